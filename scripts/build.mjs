@@ -1,0 +1,59 @@
+//! Builds the release worker (wasm-opt on) with a configuration bundled in. Skips the build when
+//! no input changed since the last one into the same directory.
+//!
+//!   node scripts/build.mjs [--config mcp-edge.json] [--out-dir build]
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { root, run, setup } from './setup.mjs';
+
+function files(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(join(dir, e.name)) : [join(dir, e.name)],
+  );
+}
+
+function inputsHash(config) {
+  const hash = createHash('sha256');
+  const inputs = [...files(join(root, 'src')).sort(), 'Cargo.toml', 'Cargo.lock', 'build.rs', 'wrangler.toml', config];
+  for (const f of inputs) {
+    const path = resolve(root, f);
+    hash.update(path).update(existsSync(path) ? readFileSync(path) : '');
+  }
+  return hash.digest('hex');
+}
+
+export function build({ config = 'mcp-edge.json', outDir = 'build' } = {}) {
+  const configPath = resolve(root, config);
+  const stamp = join(root, outDir, '.inputs');
+  const hash = inputsHash(configPath);
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(join(root, outDir, 'index.js'))) {
+    return join(root, outDir);
+  }
+  const bin = (name) => join(root, 'node_modules', '.bin', name);
+  run('worker-build', ['--release', '--out-dir', outDir], {
+    env: {
+      ...process.env,
+      MCP_EDGE_CONFIG: configPath,
+      // worker-build would download these; the registries' copies are used instead.
+      WASM_BINDGEN_BIN: 'wasm-bindgen',
+      ESBUILD_BIN: bin('esbuild'),
+      WASM_OPT_BIN: bin('wasm-opt'),
+    },
+  });
+  writeFileSync(stamp, hash);
+  return join(root, outDir);
+}
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : fallback;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  setup();
+  const out = build({ config: arg('--config', 'mcp-edge.json'), outDir: arg('--out-dir', 'build') });
+  const wasm = readdirSync(out).filter((f) => f.endsWith('.wasm'));
+  for (const w of wasm) console.error(`[build] ${join(out, w)}: ${statSync(join(out, w)).size} bytes`);
+}

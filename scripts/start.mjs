@@ -1,0 +1,28 @@
+//! `npm start`: installs what is missing, builds the release worker, starts the demo upstream,
+//! and serves MCP with `wrangler dev` on http://127.0.0.1:${PORT:-8787}/mcp.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { root, setup } from './setup.mjs';
+import { build } from './build.mjs';
+import { startDemoUpstream } from '../examples/default/upstream.mjs';
+
+setup();
+build();
+const port = Number(process.env.PORT || 8787);
+const upstreamPort = Number(process.env.DEMO_UPSTREAM_PORT || 8788);
+const upstream = await startDemoUpstream(upstreamPort);
+console.error(`[start] demo upstream on http://127.0.0.1:${upstreamPort}`);
+
+const wrangler = spawn(
+  join(root, 'node_modules', '.bin', 'wrangler'),
+  ['dev', '--ip', '127.0.0.1', '--port', String(port), '--var', `DEMO_UPSTREAM_URL:http://127.0.0.1:${upstreamPort}`, '--show-interactive-dev-session=false'],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
+);
+console.error(`[start] MCP on http://127.0.0.1:${port}/mcp`);
+const stop = () => wrangler.kill('SIGTERM');
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
+wrangler.on('exit', (code) => {
+  upstream.close();
+  process.exit(code ?? 0);
+});

@@ -1,0 +1,15 @@
+//! `npm test`: installs what is missing, runs the native core tests, builds the test worker and
+//! runs the end-to-end tests against it in workerd.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { root, run, setup } from './setup.mjs';
+import { build } from './build.mjs';
+
+setup();
+run('cargo', ['test', '--quiet']);
+run('cargo', ['clippy', '--quiet', '--lib', '--target', 'wasm32-unknown-unknown', '--', '-D', 'warnings'], {
+  env: { ...process.env, MCP_EDGE_CONFIG: join(root, 'tests', 'e2e', 'config.json') },
+});
+build({ config: 'tests/e2e/config.json', outDir: 'build-test' });
+const files = readdirSync(join(root, 'tests', 'e2e')).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', 'e2e', f));
+run(process.execPath, ['--test', '--test-concurrency=2', ...files]);

@@ -1,0 +1,260 @@
+//! The declarative configuration: parsed from the bundled file, validated with precise paths,
+//! and compiled into the `Catalog` that requests are served from.
+
+pub mod model;
+
+use crate::policy::{OriginPattern, DEFAULT_ORIGINS};
+use crate::routes::RoutePattern;
+use crate::tools::Tool;
+
+/// A configuration fault: where (`servers[0].tools[1].http.url`) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn at(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        ConfigError { path: path.into(), message: message.into() }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() || self.path == "." {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// Every configured server, ready to serve.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub servers: Vec<Server>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub name: String,
+    pub version: String,
+    pub title: Option<String>,
+    pub instructions: Option<String>,
+    pub route: RoutePattern,
+    pub stream_route: RoutePattern,
+    pub origins: Vec<OriginPattern>,
+    pub idle_timeout_ms: u64,
+    pub max_body_bytes: u64,
+    pub max_reply_bytes: u64,
+    pub tools_page_size: Option<usize>,
+    pub tools: Vec<Tool>,
+}
+
+impl Server {
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+/// Which endpoint of a server a path named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Mcp,
+    Stream,
+}
+
+impl Catalog {
+    /// Finds the server and endpoint for a request path.
+    pub fn route(&self, path: &str) -> Option<(usize, Endpoint, crate::routes::RouteParams)> {
+        self.servers.iter().enumerate().find_map(|(i, s)| {
+            if let Some(params) = s.route.matches(path) {
+                return Some((i, Endpoint::Mcp, params));
+            }
+            s.stream_route.matches(path).map(|params| (i, Endpoint::Stream, params))
+        })
+    }
+}
+
+/// Parses and validates a configuration file's text.
+pub fn load(text: &str) -> Result<Catalog, ConfigError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let file: model::ConfigFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        ConfigError::at(path, e.into_inner().to_string())
+    })?;
+    compile(file)
+}
+
+fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
+    if file.servers.is_empty() {
+        return Err(ConfigError::at("servers", "at least one server is required"));
+    }
+    let mut servers: Vec<Server> = Vec::new();
+    for (i, s) in file.servers.into_iter().enumerate() {
+        let server = compile_server(s, &format!("servers[{i}]"))?;
+        for (j, earlier) in servers.iter().enumerate() {
+            let routes = [&earlier.route, &earlier.stream_route];
+            if routes.iter().any(|r| r.overlaps(&server.route) || r.overlaps(&server.stream_route)) {
+                return Err(ConfigError::at(format!("servers[{i}].route"), format!("overlaps the routes of servers[{j}]")));
+            }
+        }
+        servers.push(server);
+    }
+    Ok(Catalog { servers })
+}
+
+fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {
+    let route = RoutePattern::parse(&s.route).map_err(|e| ConfigError::at(format!("{path}.route"), e))?;
+    let stream_route = match &s.stream_route {
+        Some(r) => RoutePattern::parse(r).map_err(|e| ConfigError::at(format!("{path}.streamRoute"), e))?,
+        None => route.sibling("stream"),
+    };
+    if route.overlaps(&stream_route) {
+        return Err(ConfigError::at(format!("{path}.streamRoute"), "must differ from route"));
+    }
+    if s.name.trim().is_empty() {
+        return Err(ConfigError::at(format!("{path}.name"), "must not be empty"));
+    }
+    if s.version.trim().is_empty() {
+        return Err(ConfigError::at(format!("{path}.version"), "must not be empty"));
+    }
+    let origin_sources: Vec<String> = match s.allowed_origins {
+        Some(list) => list,
+        None => DEFAULT_ORIGINS.iter().map(|o| o.to_string()).collect(),
+    };
+    let origins = origin_sources
+        .iter()
+        .enumerate()
+        .map(|(i, o)| OriginPattern::parse(o).map_err(|e| ConfigError::at(format!("{path}.allowedOrigins[{i}]"), e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let positive = |value: u64, field: &str| {
+        if value == 0 {
+            Err(ConfigError::at(format!("{path}.{field}"), "must be greater than 0"))
+        } else {
+            Ok(value)
+        }
+    };
+    let idle_timeout_ms = positive(s.sessions.idle_timeout_ms, "sessions.idleTimeoutMs")?;
+    let max_body_bytes = positive(s.limits.max_body_bytes, "limits.maxBodyBytes")?;
+    let max_reply_bytes = positive(s.limits.max_reply_bytes, "limits.maxReplyBytes")?;
+    if s.limits.tools_page_size == Some(0) {
+        return Err(ConfigError::at(format!("{path}.limits.toolsPageSize"), "must be greater than 0"));
+    }
+    let route_params: Vec<String> = route.params().map(str::to_string).collect();
+    let mut tools: Vec<Tool> = Vec::new();
+    for (i, t) in s.tools.into_iter().enumerate() {
+        let tool_path = format!("{path}.tools[{i}]");
+        if tools.iter().any(|existing| existing.name == t.name) {
+            return Err(ConfigError::at(format!("{tool_path}.name"), format!("duplicate tool name {:?}", t.name)));
+        }
+        tools.push(Tool::compile(t, &tool_path, &route_params)?);
+    }
+    Ok(Server {
+        name: s.name,
+        version: s.version,
+        title: s.title,
+        instructions: s.instructions,
+        route,
+        stream_route,
+        origins,
+        idle_timeout_ms,
+        max_body_bytes,
+        max_reply_bytes,
+        tools_page_size: s.limits.tools_page_size,
+        tools,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        load(text).map(|_| ()).unwrap_err().to_string()
+    }
+
+    const TOOL: &str = r#"{"name":"weather","inputSchema":{"type":"object","properties":{"city":{"type":"string"}}},"http":{"url":"https://api.example.com/w/{city}"}}"#;
+
+    fn with_tool(tool: &str) -> String {
+        format!(r#"{{"servers":[{{"name":"s","version":"1","tools":[{TOOL},{tool}]}}]}}"#)
+    }
+
+    #[test]
+    fn a_minimal_config_gets_defaults() {
+        let c = load(r#"{"servers":[{"name":"s","version":"1"}]}"#).unwrap();
+        let s = &c.servers[0];
+        assert_eq!(s.route.as_str(), "/mcp");
+        assert_eq!(s.stream_route.as_str(), "/stream");
+        assert_eq!(s.idle_timeout_ms, 1_800_000);
+        assert_eq!(s.origins.len(), 3);
+        assert_eq!(c.route("/stream").map(|r| r.1), Some(Endpoint::Stream));
+        assert_eq!(c.route("/mcp").map(|r| r.1), Some(Endpoint::Mcp));
+        assert!(c.route("/other").is_none());
+    }
+
+    #[test]
+    fn unknown_template_argument_names_the_path() {
+        let bad = r#"{"name":"w2","inputSchema":{"type":"object","properties":{"city":{"type":"string"}}},"http":{"url":"https://api.example.com/w/{cty}"}}"#;
+        assert_eq!(err(&with_tool(bad)), r#"servers[0].tools[1].http.url: unknown argument "cty" in template"#);
+    }
+
+    #[test]
+    fn structural_errors_name_the_path() {
+        assert!(err(r#"{"servers":[{"name":"s"}]}"#).starts_with("servers[0]: missing field `version`"));
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"a","http":{"url":"https://x/","timeoutMs":"x"}}]}]}"#)
+            .starts_with("servers[0].tools[0].http.timeoutMs: invalid type"));
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"a","http":{"urll":"x"}}]}]}"#)
+            .starts_with("servers[0].tools[0].http.urll: unknown field `urll`"));
+        assert_eq!(err(r#"{"servers":[]}"#), "servers: at least one server is required");
+        assert!(err("{").contains("EOF"));
+    }
+
+    #[test]
+    fn semantic_errors_name_the_path() {
+        let cases = [
+            (r#"{"name":"a b","http":{"url":"https://x/"}}"#, "servers[0].tools[1].name: "),
+            (r#"{"name":"weather","http":{"url":"https://x/"}}"#, "servers[0].tools[1].name: duplicate tool name \"weather\""),
+            (r#"{"name":"a","http":{"method":"FETCH","url":"https://x/"}}"#, "servers[0].tools[1].http.method: "),
+            (r#"{"name":"a","http":{"url":"ftp://x/"}}"#, "servers[0].tools[1].http.url: "),
+            (r#"{"name":"a","http":{"url":"https://x/{"}}"#, "servers[0].tools[1].http.url: unclosed"),
+            (r#"{"name":"a","http":{"url":"https://x/","timeoutMs":0}}"#, "servers[0].tools[1].http.timeoutMs: "),
+            (r#"{"name":"a","inputSchema":{"type":"string"},"http":{"url":"https://x/"}}"#, "servers[0].tools[1].inputSchema: "),
+            (r#"{"name":"a","http":{"url":"https://x/","headers":{"X-A":"{+env.K}"}}}"#, "servers[0].tools[1].http.headers.X-A: "),
+            (r#"{"name":"a","http":{"url":"https://x/","headers":{"Bad Name":"v"}}}"#, "servers[0].tools[1].http.headers.Bad Name: "),
+            (r#"{"name":"a","http":{"url":"https://x/","body":{"k":["{nope}"]}}}"#, "servers[0].tools[1].http.body.k[0]: unknown argument \"nope\""),
+            (r#"{"name":"a","http":{"url":"https://x/","headers":{"A":"{env.bad-name}"}}}"#, "servers[0].tools[1].http.headers.A: invalid variable"),
+        ];
+        for (tool, prefix) in cases {
+            let got = err(&with_tool(tool));
+            assert!(got.starts_with(prefix), "{tool}\n  got: {got}\n want: {prefix}…");
+        }
+    }
+
+    #[test]
+    fn arguments_cannot_reach_the_authority() {
+        let schema = r#""inputSchema":{"type":"object","properties":{"h":{"type":"string"}}}"#;
+        for url in ["https://x{h}/", "https://x{+h}", "{+env.BASE}{+h}", "https://x{.h}/"] {
+            let tool = format!(r#"{{"name":"a",{schema},"http":{{"url":"{url}"}}}}"#);
+            let got = err(&with_tool(&tool));
+            assert!(got.contains("before the host is complete"), "{url}: {got}");
+        }
+        for url in ["https://x/{h}", "https://x{/h}", "https://x{?h}", "{+env.BASE}/{+h}", "https://x:8080/a{#h}"] {
+            let tool = format!(r#"{{"name":"a",{schema},"http":{{"url":"{url}"}}}}"#);
+            assert!(load(&with_tool(&tool)).is_ok(), "{url}");
+        }
+    }
+
+    #[test]
+    fn server_level_errors() {
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","route":"mcp"}]}"#).starts_with("servers[0].route: "));
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","allowedOrigins":["nope"]}]}"#).starts_with("servers[0].allowedOrigins[0]: "));
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","sessions":{"idleTimeoutMs":0}}]}"#).starts_with("servers[0].sessions.idleTimeoutMs: "));
+        assert_eq!(
+            err(r#"{"servers":[{"name":"s","version":"1"},{"name":"t","version":"1"}]}"#),
+            "servers[1].route: overlaps the routes of servers[0]"
+        );
+        assert!(load(r#"{"servers":[{"name":"s","version":"1"},{"name":"t","version":"1","route":"/t/{id}/mcp"}]}"#).is_ok());
+    }
+}

@@ -1,0 +1,99 @@
+//! The Worker's fetch handler: preflight, Origin check, routing, and one log line per request.
+
+use serde::Serialize;
+use worker::{console_log, event, Context, Env, Method, Request, Response, ResponseBuilder};
+
+use super::http::{error_response, with_headers};
+use super::{catalog, now_ms, streamable};
+use crate::config::Endpoint;
+use crate::error::Error;
+use crate::policy::{self, OriginDecision};
+
+/// One structured log line per request. Argument values and secrets never go in it.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestLog {
+    pub request_id: String,
+    pub http: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    pub status: u16,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl From<worker::Error> for Error {
+    fn from(e: worker::Error) -> Self {
+        Error::Internal(e.to_string())
+    }
+}
+
+#[event(fetch)]
+pub async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+    let started = now_ms();
+    let mut log = RequestLog {
+        request_id: req.headers().get("cf-ray").ok().flatten().or_else(|| super::streamable::random_id().ok()).unwrap_or_default(),
+        http: format!("{} {}", req.method(), req.path()),
+        ..RequestLog::default()
+    };
+    let response = match handle(req, &env, &mut log).await {
+        Ok(response) => response,
+        Err(error) => {
+            log.error = Some(error.message());
+            error_response(&error)?
+        }
+    };
+    log.status = response.status_code();
+    log.duration_ms = now_ms().saturating_sub(started);
+    console_log!("{}", serde_json::to_string(&log).unwrap_or_default());
+    Ok(response)
+}
+
+async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Response, Error> {
+    let catalog = catalog()?;
+    let url = req.url()?;
+    let route = catalog.route(url.path());
+    let server_index = route.as_ref().map_or(0, |r| r.0);
+    let Some(server) = catalog.servers.get(server_index) else {
+        return Err(Error::RouteNotFound(url.path().to_string()));
+    };
+    // The Origin check comes before anything reads the body: DNS rebinding defence.
+    let origin = req.headers().get("origin")?;
+    let decision = policy::check_origin(origin.as_deref(), &server.origins, &url.origin().ascii_serialization());
+    if let OriginDecision::Forbidden(o) = &decision {
+        return Err(Error::OriginForbidden(o.clone()));
+    }
+    if req.method() == Method::Options {
+        let headers = worker::Headers::new();
+        for (name, value) in policy::preflight_headers(&decision) {
+            headers.set(name, &value)?;
+        }
+        return Ok(ResponseBuilder::new().with_status(204).with_headers(headers).empty());
+    }
+    let response = match route {
+        None => error_response(&Error::RouteNotFound(url.path().to_string()))?,
+        Some((index, endpoint, params)) => {
+            let result = match (req.method(), endpoint) {
+                (Method::Post, _) => streamable::post(req, env, index, endpoint, params, log).await,
+                (Method::Delete, Endpoint::Mcp) => streamable::delete(req, env, index, log).await,
+                // GET /mcp (the server-to-client stream) comes with resumability; clients treat
+                // 405 as "no stream offered".
+                (_, Endpoint::Mcp) => Err(Error::MethodNotAllowed("POST, DELETE, OPTIONS")),
+                (_, Endpoint::Stream) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
+            };
+            match result {
+                Ok(response) => response,
+                Err(error) => {
+                    log.error = Some(error.message());
+                    error_response(&error)?
+                }
+            }
+        }
+    };
+    Ok(with_headers(response, &policy::cors_headers(&decision))?)
+}

@@ -1,0 +1,44 @@
+//! Small HTTP helpers shared by the edge: error bodies, header copying, the internal hop.
+
+use worker::{Headers, Response, ResponseBuilder, Result};
+
+use crate::error::Error;
+use crate::jsonrpc;
+
+/// Headers that tell the session object what the Worker already decided.
+pub const OP: &str = "x-mcp-edge-op";
+pub const SERVER: &str = "x-mcp-edge-server";
+pub const FRAMING: &str = "x-mcp-edge-framing";
+pub const ROUTE: &str = "x-mcp-edge-route";
+/// Present when the body is NDJSON: one message per line.
+pub const NDJSON_BODY: &str = "x-mcp-edge-ndjson";
+pub const SESSION_ID: &str = "mcp-session-id";
+
+/// The whole answer to a request that failed: a JSON-RPC error with `id: null`.
+pub fn error_response(error: &Error) -> Result<Response> {
+    let headers = Headers::new();
+    headers.set("Content-Type", "application/json")?;
+    if let Error::MethodNotAllowed(allow) = error {
+        headers.set("Allow", allow)?;
+    }
+    let body = jsonrpc::failure(&serde_json::Value::Null, error);
+    Ok(ResponseBuilder::new().with_status(error.http_status()).with_headers(headers).fixed(body.into_bytes()))
+}
+
+/// Returns the response with extra headers. A fetched response's headers are immutable, so
+/// they are copied into a new set first.
+pub fn with_headers(response: Response, extra: &[(&str, String)]) -> Result<Response> {
+    if extra.is_empty() {
+        return Ok(response);
+    }
+    let status = response.status_code();
+    let headers = Headers::new();
+    for (name, value) in response.headers().entries() {
+        headers.append(&name, &value)?;
+    }
+    for (name, value) in extra {
+        headers.set(name, value)?;
+    }
+    let (_, body) = response.into_parts();
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).body(body))
+}

@@ -1,0 +1,26 @@
+//! The edge: the only code that imports `worker`. It carries out what the core decides.
+
+mod entry;
+mod http;
+mod session_object;
+mod streamable;
+mod upstream;
+mod writer;
+
+use std::sync::OnceLock;
+
+use crate::config::{self, Catalog};
+
+/// The bundled configuration, compiled once per isolate. An invalid one is kept as its message,
+/// so every request can report it instead of half-working.
+fn catalog() -> Result<&'static Catalog, crate::error::Error> {
+    static CATALOG: OnceLock<Result<Catalog, String>> = OnceLock::new();
+    CATALOG
+        .get_or_init(|| config::load(crate::BUNDLED_CONFIG).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|message| crate::error::Error::Config(message.clone()))
+}
+
+fn now_ms() -> u64 {
+    worker::Date::now().as_millis()
+}

@@ -1,0 +1,234 @@
+//! The session's Durable Object: its home for state, and the writer of its response streams.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::stream::FuturesUnordered;
+use futures::StreamExt;
+use worker::{durable_object, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
+
+use super::http::{error_response, FRAMING, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::{catalog, now_ms, upstream, writer};
+use crate::config::Server;
+use crate::dispatch::{self, Action, Environment, PendingCall};
+use crate::error::Error;
+use crate::framing;
+use crate::jsonrpc::{self, Message};
+use crate::negotiate::Framing;
+use crate::routes::RouteParams;
+use crate::session::Session;
+
+const STATE_KEY: &str = "session";
+
+#[durable_object]
+pub struct McpSession {
+    state: State,
+    env: Env,
+    /// The stored session, read once per object lifetime; `None` inside means "known absent".
+    cached: RefCell<Option<Option<Session>>>,
+    /// Requests being served, including streams still writing: a busy session never expires.
+    busy: Rc<Cell<u32>>,
+}
+
+impl DurableObject for McpSession {
+    fn new(state: State, env: Env) -> Self {
+        McpSession { state, env, cached: RefCell::new(None), busy: Rc::new(Cell::new(0)) }
+    }
+
+    async fn fetch(&self, req: Request) -> worker::Result<Response> {
+        match self.serve(req).await {
+            Ok(response) => Ok(response),
+            Err(error) => error_response(&error),
+        }
+    }
+
+    async fn alarm(&self) -> worker::Result<Response> {
+        let Some(session) = self.load().await.map_err(|e| worker::Error::RustError(e.message()))? else {
+            return Response::empty();
+        };
+        let idle = server_named(&session.server).map(|s| s.idle_timeout_ms);
+        let now = now_ms();
+        match idle {
+            Some(idle) if !session.is_expired(now, idle, self.busy.get() > 0) => {
+                let wait = session.expires_at(idle).saturating_sub(now).max(1_000);
+                self.state.storage().set_alarm(Duration::from_millis(wait)).await?;
+            }
+            // Expired, or its server is no longer configured: the session ends.
+            _ => self.end().await.map_err(|e| worker::Error::RustError(e.message()))?,
+        }
+        Response::empty()
+    }
+}
+
+impl McpSession {
+    async fn serve(&self, mut req: Request) -> Result<Response, Error> {
+        let headers = req.headers();
+        let op = headers.get(OP)?.unwrap_or_default();
+        let session_id = headers.get(SESSION_ID)?.unwrap_or_default();
+        let server_index: usize = headers.get(SERVER)?.and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
+        let framing = headers.get(FRAMING)?.as_deref().and_then(Framing::from_name).unwrap_or(Framing::Json);
+        let ndjson_body = headers.get(NDJSON_BODY)?.is_some();
+        let route: RouteParams = headers.get(ROUTE)?.and_then(|r| serde_json::from_str(&r).ok()).unwrap_or_default();
+        let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("unknown server index".into()))?;
+
+        match op.as_str() {
+            "initialize" => {
+                let body = req.bytes().await?;
+                let parsed = jsonrpc::parse_body(&body, false)?;
+                let Some(Ok(Message::Request(request))) = parsed.messages.into_iter().next() else {
+                    return Err(Error::InvalidRequest("initialize expected".into()));
+                };
+                let now = now_ms();
+                let (reply, session) = dispatch::initialize(server, &request, &session_id, now);
+                self.save(&session).await?;
+                self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
+                respond(framing, &session_id, vec![reply], false)
+            }
+            "message" => {
+                let mut session = self.session_for(server).await?;
+                session.touch(now_ms());
+                self.save(&session).await?;
+                let body = req.bytes().await?;
+                let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
+                let secret = |name: &str| self.env.var(name).ok().map(|v| v.to_string());
+                let env = Environment { secret: &secret, route: &route };
+                let actions: Vec<Action> = parsed.messages.into_iter().map(|m| dispatch::handle(server, &session, m, &env)).collect();
+                if actions.iter().all(|a| *a == Action::Nothing) {
+                    return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(&session_id, None)?).empty());
+                }
+                self.run(server, session, &session_id, framing, actions, parsed.batch).await
+            }
+            "delete" => {
+                self.session_for(server).await?;
+                self.end().await?;
+                Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
+            }
+            other => Err(Error::Internal(format!("unknown operation {other:?}"))),
+        }
+    }
+
+    /// Carries out a request's actions. Streams are answered at once and written as each reply
+    /// is ready; JSON waits for all of them.
+    async fn run(&self, server: &'static Server, session: Session, session_id: &str, framing: Framing, actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
+        let limit = server.max_reply_bytes;
+        if !framing.is_stream() {
+            let _busy = BusyGuard::enter(&self.busy);
+            let mut replies = Vec::new();
+            for action in actions {
+                match action {
+                    Action::Reply(text) => replies.push(text),
+                    Action::Call(call) => replies.push(complete(&session, &call, limit).await),
+                    Action::Nothing => {}
+                }
+            }
+            return respond(framing, session_id, replies, batch);
+        }
+        let (out, readable) = writer::open(framing)?;
+        let busy = BusyGuard::enter(&self.busy);
+        wasm_bindgen_futures::spawn_local(async move {
+            let _busy = busy;
+            let session = &session;
+            let mut calls = FuturesUnordered::new();
+            for action in actions {
+                match action {
+                    Action::Reply(text) => {
+                        out.send_line(&text).await;
+                    }
+                    Action::Call(call) => {
+                        if let Some(token) = &call.progress_token {
+                            out.send_line(&dispatch::progress(token, 0, &format!("calling {}", call.tool))).await;
+                        }
+                        calls.push(async move { complete(session, &call, limit).await });
+                    }
+                    Action::Nothing => {}
+                }
+            }
+            while let Some(reply) = calls.next().await {
+                out.send_line(&reply).await;
+            }
+            out.close().await;
+        });
+        let headers = session_headers(session_id, Some(framing))?;
+        Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
+    }
+
+    /// The session this request names, if it is alive and belongs to this server.
+    async fn session_for(&self, server: &Server) -> Result<Session, Error> {
+        match self.load().await? {
+            Some(session) if session.server == server.name && session.is_compatible() => Ok(session),
+            _ => Err(Error::SessionNotFound),
+        }
+    }
+
+    async fn load(&self) -> Result<Option<Session>, Error> {
+        if let Some(known) = self.cached.borrow().as_ref() {
+            return Ok(known.clone());
+        }
+        let stored: Option<Session> = self.state.storage().get(STATE_KEY).await?;
+        *self.cached.borrow_mut() = Some(stored.clone());
+        Ok(stored)
+    }
+
+    async fn save(&self, session: &Session) -> Result<(), Error> {
+        *self.cached.borrow_mut() = Some(Some(session.clone()));
+        self.state.storage().put(STATE_KEY, session).await?;
+        Ok(())
+    }
+
+    async fn end(&self) -> Result<(), Error> {
+        *self.cached.borrow_mut() = Some(None);
+        let storage = self.state.storage();
+        storage.delete_alarm().await?;
+        storage.delete_all().await?;
+        Ok(())
+    }
+}
+
+async fn complete(session: &Session, call: &PendingCall, limit: u64) -> String {
+    let upstream = upstream::perform(&call.http, limit).await;
+    dispatch::finish(session, call, &upstream)
+}
+
+fn server_named(name: &str) -> Option<&'static Server> {
+    catalog().ok()?.servers.iter().find(|s| s.name == name)
+}
+
+/// Headers of every answer in a session: its id, and for streams the anti-buffering set.
+fn session_headers(session_id: &str, framing: Option<Framing>) -> Result<Headers, Error> {
+    let headers = Headers::new();
+    headers.set("Mcp-Session-Id", session_id)?;
+    if let Some(framing) = framing {
+        headers.set("Content-Type", framing.content_type())?;
+        if framing.is_stream() {
+            headers.set("Cache-Control", "no-cache")?;
+            headers.set("X-Accel-Buffering", "no")?;
+        }
+    }
+    Ok(headers)
+}
+
+/// Answers with all replies at once: a JSON body, or a stream that is already complete.
+fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: bool) -> Result<Response, Error> {
+    let body: Vec<u8> = match framing {
+        Framing::Json => framing::json_body(&replies, batch),
+        streaming => replies.iter().flat_map(|r| framing::stream_chunk(streaming, r)).collect(),
+    };
+    Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(session_id, Some(framing))?).fixed(body))
+}
+
+/// Counts a request as in flight for as long as it lives.
+struct BusyGuard(Rc<Cell<u32>>);
+
+impl BusyGuard {
+    fn enter(busy: &Rc<Cell<u32>>) -> BusyGuard {
+        busy.set(busy.get() + 1);
+        BusyGuard(busy.clone())
+    }
+}
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        self.0.set(self.0.get().saturating_sub(1));
+    }
+}

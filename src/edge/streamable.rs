@@ -1,0 +1,129 @@
+//! Streamable HTTP at the edge: POST and DELETE on `/mcp`, and the `/stream` alias. The Worker
+//! checks headers, limits and JSON-RPC shape, then hands the body to the session's object.
+
+use futures::StreamExt;
+use worker::{Env, Headers, Method, Request, RequestInit, Response};
+
+use super::entry::RequestLog;
+use super::http::{FRAMING, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::catalog;
+use crate::config::Endpoint;
+use crate::error::Error;
+use crate::jsonrpc::{self, Message};
+use crate::negotiate::{self, is_ndjson_type, media_type};
+use crate::routes::RouteParams;
+
+/// The Durable Object namespace binding that holds sessions.
+pub const SESSIONS_BINDING: &str = "MCP_SESSIONS";
+
+pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
+    let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
+    let headers = req.headers();
+    let content_type = headers.get("content-type")?;
+    let media = content_type.as_deref().map(media_type);
+    let ndjson_body = media.as_deref().is_some_and(is_ndjson_type);
+    if !matches!(media.as_deref(), None | Some("application/json")) && !ndjson_body {
+        return Err(Error::UnsupportedMediaType(content_type.unwrap_or_default()));
+    }
+    let framing = negotiate::framing(headers.get("accept")?.as_deref(), content_type.as_deref(), endpoint == Endpoint::Stream)?;
+    let session_header = headers.get(SESSION_ID)?;
+    let declared = headers.get("content-length")?.and_then(|l| l.parse::<u64>().ok());
+    if declared.is_some_and(|len| len > server.max_body_bytes) {
+        return Err(Error::PayloadTooLarge(server.max_body_bytes));
+    }
+    let body = read_limited(&mut req, server.max_body_bytes).await?;
+    let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
+
+    let first = parsed.messages.first();
+    if let Some(Ok(Message::Request(r))) = first {
+        log.method = Some(if parsed.batch { "batch".into() } else { r.method.clone() });
+        if r.method == "tools/call" {
+            log.tool = r.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()).map(str::to_string);
+        }
+    } else if let Some(Ok(Message::Notification(n))) = first {
+        log.method = Some(n.method.clone());
+    }
+    // One malformed message is answered here; it needs no session.
+    if let (false, Some(Err((id, error)))) = (parsed.batch, first) {
+        let status = if error.code() == crate::error::code::PARSE_ERROR { 400 } else { error.http_status() };
+        let headers = Headers::new();
+        headers.set("Content-Type", "application/json")?;
+        return Ok(worker::ResponseBuilder::new()
+            .with_status(status)
+            .with_headers(headers)
+            .fixed(jsonrpc::failure(id, error).into_bytes()));
+    }
+    let initialize = !parsed.batch && matches!(first, Some(Ok(Message::Request(r))) if r.method == "initialize");
+    let (op, session_id) = if initialize {
+        ("initialize", random_id()?)
+    } else {
+        let id = session_header.ok_or(Error::SessionRequired)?;
+        if !valid_session_id(&id) {
+            return Err(Error::SessionNotFound);
+        }
+        ("message", id)
+    };
+    log.session_id = Some(session_id.clone());
+    let route = serde_json::to_string(&params).unwrap_or_default();
+    forward(env, &session_id, op, server_index, Some((framing.as_str(), ndjson_body)), &route, Some(body)).await
+}
+
+pub async fn delete(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
+    let id = req.headers().get(SESSION_ID)?.ok_or(Error::SessionRequired)?;
+    if !valid_session_id(&id) {
+        return Err(Error::SessionNotFound);
+    }
+    log.session_id = Some(id.clone());
+    forward(env, &id, "delete", server_index, None, "[]", None).await
+}
+
+/// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
+async fn forward(env: &Env, session_id: &str, op: &str, server_index: usize, framing: Option<(&str, bool)>, route: &str, body: Option<Vec<u8>>) -> Result<Response, Error> {
+    let namespace = env.durable_object(SESSIONS_BINDING)?;
+    let stub = namespace.id_from_name(session_id)?.get_stub()?;
+    let headers = Headers::new();
+    headers.set(OP, op)?;
+    headers.set(SERVER, &server_index.to_string())?;
+    headers.set(SESSION_ID, session_id)?;
+    headers.set(ROUTE, route)?;
+    if let Some((framing, ndjson_body)) = framing {
+        headers.set(FRAMING, framing)?;
+        if ndjson_body {
+            headers.set(NDJSON_BODY, "1")?;
+        }
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_headers(headers);
+    if let Some(body) = body {
+        init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+    }
+    let request = Request::new_with_init("https://session.internal/", &init)?;
+    Ok(stub.fetch_with_request(request).await?)
+}
+
+async fn read_limited(req: &mut Request, limit: u64) -> Result<Vec<u8>, Error> {
+    let Ok(mut stream) = req.stream() else { return Ok(Vec::new()) };
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| Error::InvalidRequest(format!("reading the body failed: {e}")))?;
+        body.extend_from_slice(&chunk);
+        if body.len() as u64 > limit {
+            return Err(Error::PayloadTooLarge(limit));
+        }
+    }
+    Ok(body)
+}
+
+/// Session ids are UUIDs we issued; anything else cannot name a session. The spec allows only
+/// visible ASCII, and a bound keeps hostile ids from reaching a Durable Object name.
+fn valid_session_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
+}
+
+/// A UUID v4 from the platform CSPRNG.
+pub fn random_id() -> Result<String, Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| Error::Internal(format!("no randomness for a session id: {e}")))?;
+    Ok(uuid::Builder::from_random_bytes(bytes).into_uuid().to_string())
+}
+

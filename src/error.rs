@@ -1,0 +1,149 @@
+//! One error type for every way a request can fail, and the one place it maps to JSON-RPC and HTTP.
+
+use serde::Serialize;
+
+/// JSON-RPC 2.0 and MCP error codes, named as the specs name them.
+pub mod code {
+    pub const PARSE_ERROR: i64 = -32700;
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// Server-defined range: transport-level refusals (missing session id, bad headers).
+    pub const BAD_REQUEST: i64 = -32000;
+    /// Server-defined range: the session id names no live session.
+    pub const SESSION_NOT_FOUND: i64 = -32001;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The body is not JSON at all.
+    Parse(String),
+    /// JSON, but not a valid JSON-RPC message.
+    InvalidRequest(String),
+    MethodNotFound(String),
+    InvalidParams(String),
+    Internal(String),
+    /// A request other than `initialize` came without `Mcp-Session-Id`.
+    SessionRequired,
+    /// The session id is unknown, deleted or expired.
+    SessionNotFound,
+    /// A browser origin that the server does not allow (DNS rebinding defence).
+    OriginForbidden(String),
+    /// The HTTP method is not served on this route; carries the `Allow` value.
+    MethodNotAllowed(&'static str),
+    /// The `Accept` header allows none of the framings we speak.
+    NotAcceptable(String),
+    UnsupportedMediaType(String),
+    PayloadTooLarge(u64),
+    /// No configured server lives at this path.
+    RouteNotFound(String),
+    /// The bundled configuration is invalid; every request reports it.
+    Config(String),
+}
+
+impl Error {
+    pub fn code(&self) -> i64 {
+        match self {
+            Error::Parse(_) => code::PARSE_ERROR,
+            Error::InvalidRequest(_) => code::INVALID_REQUEST,
+            Error::MethodNotFound(_) => code::METHOD_NOT_FOUND,
+            Error::InvalidParams(_) => code::INVALID_PARAMS,
+            Error::Internal(_) | Error::Config(_) => code::INTERNAL_ERROR,
+            Error::SessionNotFound => code::SESSION_NOT_FOUND,
+            Error::SessionRequired
+            | Error::OriginForbidden(_)
+            | Error::MethodNotAllowed(_)
+            | Error::NotAcceptable(_)
+            | Error::UnsupportedMediaType(_)
+            | Error::PayloadTooLarge(_)
+            | Error::RouteNotFound(_) => code::BAD_REQUEST,
+        }
+    }
+
+    /// The HTTP status when this error is the whole answer to a request. Errors that answer one
+    /// well-formed JSON-RPC request (unknown method, bad params) travel in a 200 like any reply.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            Error::Parse(_) | Error::InvalidRequest(_) | Error::SessionRequired => 400,
+            Error::MethodNotFound(_) | Error::InvalidParams(_) => 200,
+            Error::Internal(_) | Error::Config(_) => 500,
+            Error::SessionNotFound | Error::RouteNotFound(_) => 404,
+            Error::OriginForbidden(_) => 403,
+            Error::MethodNotAllowed(_) => 405,
+            Error::NotAcceptable(_) => 406,
+            Error::PayloadTooLarge(_) => 413,
+            Error::UnsupportedMediaType(_) => 415,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            Error::Parse(detail) => format!("Parse error: {detail}"),
+            Error::InvalidRequest(detail) => format!("Invalid Request: {detail}"),
+            Error::MethodNotFound(method) => format!("Method not found: {method}"),
+            Error::InvalidParams(detail) => format!("Invalid params: {detail}"),
+            Error::Internal(detail) => format!("Internal error: {detail}"),
+            Error::Config(detail) => format!("Invalid configuration: {detail}"),
+            Error::SessionRequired => "Bad Request: Mcp-Session-Id header is required".into(),
+            Error::SessionNotFound => "Session not found".into(),
+            Error::OriginForbidden(origin) => format!("Forbidden: origin {origin} is not allowed"),
+            Error::MethodNotAllowed(allow) => format!("Method not allowed; allowed: {allow}"),
+            Error::NotAcceptable(accept) => format!(
+                "Not Acceptable: Accept must list application/json, text/event-stream or application/x-ndjson (got {accept:?})"
+            ),
+            Error::UnsupportedMediaType(ct) => format!(
+                "Unsupported Media Type: Content-Type must be application/json or application/x-ndjson (got {ct:?})"
+            ),
+            Error::PayloadTooLarge(limit) => {
+                format!("Payload Too Large: the request body exceeds {limit} bytes")
+            }
+            Error::RouteNotFound(path) => format!("Not Found: no MCP server at {path}"),
+        }
+    }
+
+    pub fn to_object(&self) -> ErrorObject {
+        ErrorObject { code: self.code(), message: self.message() }
+    }
+}
+
+/// The `error` member of a JSON-RPC error response.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ErrorObject {
+    pub code: i64,
+    pub message: String,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_errors_match_the_transport_contract() {
+        assert_eq!(Error::SessionRequired.code(), -32000);
+        assert_eq!(Error::SessionRequired.http_status(), 400);
+        assert_eq!(Error::SessionRequired.message(), "Bad Request: Mcp-Session-Id header is required");
+        assert_eq!(Error::SessionNotFound.code(), -32001);
+        assert_eq!(Error::SessionNotFound.http_status(), 404);
+        assert_eq!(Error::SessionNotFound.message(), "Session not found");
+    }
+
+    #[test]
+    fn standard_codes() {
+        assert_eq!(Error::Parse("x".into()).code(), -32700);
+        assert_eq!(Error::InvalidRequest("x".into()).code(), -32600);
+        assert_eq!(Error::MethodNotFound("x".into()).code(), -32601);
+        assert_eq!(Error::InvalidParams("x".into()).code(), -32602);
+        assert_eq!(Error::Internal("x".into()).code(), -32603);
+        assert_eq!(Error::Parse("x".into()).http_status(), 400);
+        assert_eq!(Error::MethodNotFound("x".into()).http_status(), 200);
+    }
+}

@@ -1,0 +1,38 @@
+//! mcp-edge: a Model Context Protocol server for Cloudflare Workers that turns HTTP endpoints
+//! into MCP tools.
+//!
+//! # Layout
+//!
+//! A pure core (no `async`, clock, randomness or I/O) and a thin edge that owns all of those.
+//!
+//! - [`jsonrpc`]: JSON-RPC 2.0 envelopes; params stay raw until the method is known.
+//! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
+//! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
+//! - [`framing`]: the exact bytes of an SSE event, an NDJSON line, a JSON body.
+//! - [`protocol`]: MCP messages by area (lifecycle, tools).
+//! - [`session`]: what a session persists, and when it expires.
+//! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
+//! - [`config`]: the bundled configuration, validated with precise paths.
+//! - [`tools`]: templates, argument validation, HTTP request rendering, reply mapping.
+//! - [`routes`]: route patterns with `{param}` segments.
+//! - [`policy`]: Origin allowlists and CORS headers.
+//! - `edge` (wasm32 only): the only code that imports `worker`.
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+
+pub mod config;
+pub mod dispatch;
+pub mod error;
+pub mod framing;
+pub mod jsonrpc;
+pub mod negotiate;
+pub mod policy;
+pub mod protocol;
+pub mod routes;
+pub mod session;
+pub mod tools;
+
+#[cfg(target_arch = "wasm32")]
+mod edge;
+
+/// The configuration bundled into this build (see `build.rs`).
+pub const BUNDLED_CONFIG: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp-edge.json"));

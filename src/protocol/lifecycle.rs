@@ -1,0 +1,43 @@
+//! `initialize`: version negotiation, capabilities and server info.
+
+use serde_json::{json, Map, Value};
+
+use crate::config::Server;
+use crate::negotiate::protocol_version;
+
+/// What a client's `initialize` params tell us.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hello {
+    pub protocol_version: &'static str,
+    pub client_info: Value,
+    pub client_capabilities: Value,
+}
+
+/// Reads `initialize` params leniently: curl recipes send `{}`, and a missing or unknown
+/// version gets our latest, as the spec says.
+pub fn hello(params: Option<&Value>) -> Hello {
+    let field = |name: &str| params.and_then(|p| p.get(name)).cloned().unwrap_or_else(|| json!({}));
+    let requested = params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str);
+    Hello {
+        protocol_version: protocol_version(requested),
+        client_info: field("clientInfo"),
+        client_capabilities: field("capabilities"),
+    }
+}
+
+pub fn initialize_result(server: &Server, version: &str) -> Value {
+    let mut info = Map::new();
+    info.insert("name".into(), json!(server.name));
+    info.insert("version".into(), json!(server.version));
+    if let Some(title) = &server.title {
+        info.insert("title".into(), json!(title));
+    }
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), json!(version));
+    result.insert("capabilities".into(), json!({"tools": {"listChanged": false}}));
+    result.insert("serverInfo".into(), Value::Object(info));
+    if let Some(instructions) = &server.instructions {
+        result.insert("instructions".into(), json!(instructions));
+    }
+    Value::Object(result)
+}

@@ -1,0 +1,96 @@
+//! Session state and its transitions. Time is always an argument; nothing here reads a clock.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Bumped when the stored shape changes incompatibly; new optional fields need no bump.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The principal of requests that carry no credentials (auth comes with issue 6).
+pub const ANONYMOUS: &str = "anonymous";
+
+/// What a session's Durable Object persists, so an evicted object resumes exactly.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    pub schema: u32,
+    pub id: String,
+    /// The configured server (by name) the session was created on.
+    pub server: String,
+    pub principal: String,
+    pub protocol_version: String,
+    #[serde(default)]
+    pub client_info: Value,
+    #[serde(default)]
+    pub client_capabilities: Value,
+    pub created_ms: u64,
+    pub last_used_ms: u64,
+}
+
+impl Session {
+    pub fn new(id: &str, server: &str, protocol_version: &str, client_info: Value, client_capabilities: Value, now_ms: u64) -> Session {
+        Session {
+            schema: SCHEMA_VERSION,
+            id: id.to_string(),
+            server: server.to_string(),
+            principal: ANONYMOUS.to_string(),
+            protocol_version: protocol_version.to_string(),
+            client_info,
+            client_capabilities,
+            created_ms: now_ms,
+            last_used_ms: now_ms,
+        }
+    }
+
+    pub fn touch(&mut self, now_ms: u64) {
+        self.last_used_ms = self.last_used_ms.max(now_ms);
+    }
+
+    /// When the session expires if nothing else happens.
+    pub fn expires_at(&self, idle_timeout_ms: u64) -> u64 {
+        self.last_used_ms.saturating_add(idle_timeout_ms)
+    }
+
+    /// Whether the session has been idle long enough to end. A session with a call in flight or a
+    /// stream open is never idle.
+    pub fn is_expired(&self, now_ms: u64, idle_timeout_ms: u64, busy: bool) -> bool {
+        !busy && now_ms >= self.expires_at(idle_timeout_ms)
+    }
+
+    /// Whether this stored state can be served by this build.
+    pub fn is_compatible(&self) -> bool {
+        self.schema <= SCHEMA_VERSION
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn expiry_follows_last_use() {
+        let mut s = Session::new("id", "srv", "2025-11-25", json!({}), json!({}), 1_000);
+        assert_eq!(s.expires_at(500), 1_500);
+        assert!(!s.is_expired(1_499, 500, false));
+        assert!(s.is_expired(1_500, 500, false));
+        assert!(!s.is_expired(9_999, 500, true));
+        s.touch(2_000);
+        s.touch(1_800); // clocks of two requests may interleave; last use never goes back
+        assert_eq!(s.last_used_ms, 2_000);
+        assert!(!s.is_expired(2_400, 500, false));
+    }
+
+    #[test]
+    fn stored_shape_is_stable() {
+        let s = Session::new("id", "srv", "2025-06-18", json!({"name": "c"}), json!({}), 5);
+        let text = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            text,
+            r#"{"schema":1,"id":"id","server":"srv","principal":"anonymous","protocolVersion":"2025-06-18","clientInfo":{"name":"c"},"clientCapabilities":{},"createdMs":5,"lastUsedMs":5}"#
+        );
+        let back: Session = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, s);
+        assert!(back.is_compatible());
+    }
+}

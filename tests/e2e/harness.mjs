@@ -1,0 +1,106 @@
+//! Serves the built test worker (build-test/, bundled with tests/e2e/config.json) in workerd
+//! through Miniflare, with a real upstream on 127.0.0.1.
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Miniflare } from 'miniflare';
+import { startTestUpstream } from './upstream.mjs';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const buildDir = join(root, 'build-test');
+export const API_KEY = 'test-key-7f3a';
+
+export function freshPersistDir() {
+  return mkdtempSync(join(tmpdir(), 'mcp-edge-do-'));
+}
+
+/** Starts Miniflare on the test build. `persist` keeps Durable Object state in a directory. */
+export async function startMiniflare({ upstreamUrl, persist = false } = {}) {
+  if (!existsSync(join(buildDir, 'index.js'))) {
+    throw new Error('build-test/ is missing: run `npm test`, which builds it first');
+  }
+  const logs = [];
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: buildDir,
+    scriptPath: join(buildDir, 'index.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
+    compatibilityDate: '2026-04-01',
+    durableObjects: { MCP_SESSIONS: 'McpSession' },
+    durableObjectsPersist: persist,
+    bindings: { UPSTREAM_URL: upstreamUrl, API_KEY },
+    host: '127.0.0.1',
+    port: 0,
+    handleRuntimeStdio(stdout, stderr) {
+      for (const stream of [stdout, stderr]) {
+        stream.setEncoding('utf8');
+        let rest = '';
+        stream.on('data', (chunk) => {
+          const lines = (rest + chunk).split('\n');
+          rest = lines.pop();
+          logs.push(...lines);
+        });
+      }
+    },
+  });
+  const url = await mf.ready;
+  return { mf, url: new URL(url), logs };
+}
+
+/** A worker with its own upstream; `close()` ends both. */
+export async function startServer(options = {}) {
+  const upstream = await startTestUpstream();
+  const worker = await startMiniflare({ ...options, upstreamUrl: upstream.url });
+  return {
+    upstream,
+    ...worker,
+    mcpUrl: new URL('/mcp', worker.url),
+    async close() {
+      await worker.mf.dispose();
+      await upstream.close();
+    },
+  };
+}
+
+export const INIT = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } },
+};
+
+/** POSTs JSON-RPC to the server. */
+export function post(url, body, headers = {}) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** Initializes a session and sends `notifications/initialized`; returns the session id. */
+export async function openSession(url, protocolVersion = '2025-11-25') {
+  const res = await post(url, { ...INIT, params: { ...INIT.params, protocolVersion } });
+  if (res.status !== 200) throw new Error(`initialize: HTTP ${res.status} ${await res.text()}`);
+  await res.text();
+  const id = res.headers.get('mcp-session-id');
+  const ack = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': id });
+  if (ack.status !== 202) throw new Error(`initialized: HTTP ${ack.status}`);
+  return id;
+}
+
+/** Reads a streamed body line by line, as a plain streaming client would. */
+export async function* lines(res) {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let i;
+    while ((i = buffer.indexOf('\n')) >= 0) {
+      yield buffer.slice(0, i);
+      buffer = buffer.slice(i + 1);
+    }
+  }
+  if (buffer) yield buffer;
+}

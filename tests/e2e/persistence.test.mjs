@@ -1,0 +1,29 @@
+// Sessions live in Durable Object storage: they survive a restart of the runtime.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMiniflare, freshPersistDir, post, openSession } from './harness.mjs';
+import { startTestUpstream } from './upstream.mjs';
+
+test('a session still works after workerd restarts with persisted Durable Object state', async () => {
+  const upstream = await startTestUpstream();
+  const persist = freshPersistDir();
+  const first = await startMiniflare({ upstreamUrl: upstream.url, persist });
+  const url = new URL('/mcp', first.url);
+  const sid = await openSession(url, '2025-06-18');
+  await first.mf.dispose();
+
+  const second = await startMiniflare({ upstreamUrl: upstream.url, persist });
+  try {
+    const url2 = new URL('/mcp', second.url);
+    const res = await post(url2, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'after restart' } } }, { 'mcp-session-id': sid });
+    assert.equal(res.status, 200);
+    const { result } = await res.json();
+    // The negotiated version survived too: 2025-06-18 gets structuredContent.
+    assert.deepEqual(result.structuredContent, { message: 'after restart' });
+    const unknown = await post(url2, { jsonrpc: '2.0', id: 2, method: 'ping' }, { 'mcp-session-id': 'f0f0f0f0-0000-4000-8000-000000000000' });
+    assert.equal(unknown.status, 404);
+  } finally {
+    await second.mf.dispose();
+    await upstream.close();
+  }
+});

@@ -1,0 +1,48 @@
+//! A real HTTP upstream on 127.0.0.1 for the end-to-end tests: the demo endpoints plus ones that
+//! fail, hang, lie about JSON, or wait for the test to release them.
+import { createServer } from 'node:http';
+import { demoHandler } from '../../examples/default/upstream.mjs';
+
+export async function startTestUpstream() {
+  const held = new Map(); // key → [res]
+  const seen = []; // requests as the upstream saw them
+  const server = createServer((req, res) => {
+    const url = new URL(req.url, 'http://upstream');
+    seen.push({ method: req.method, url: req.url, headers: req.headers });
+    if (url.pathname === '/fail') {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('upstream exploded');
+    } else if (url.pathname === '/slow') {
+      // Never answers; the worker's timeout must end the call.
+      req.on('close', () => res.destroy());
+    } else if (url.pathname === '/bad-json') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"oops": ');
+    } else if (url.pathname.startsWith('/inspect/')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ path: url.pathname, query: url.search }));
+    } else if (url.pathname.startsWith('/hold/')) {
+      const key = decodeURIComponent(url.pathname.slice('/hold/'.length));
+      held.set(key, [...(held.get(key) ?? []), res]);
+    } else {
+      demoHandler(req, res);
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    seen,
+    /** Resolves once a request for `key` is being held. */
+    async waitForHold(key) {
+      while (!held.get(key)?.length) await new Promise((r) => setTimeout(r, 10));
+    },
+    release(key, text) {
+      for (const res of held.get(key) ?? []) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end(text);
+      }
+      held.delete(key);
+    },
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
+  };
+}
