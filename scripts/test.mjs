@@ -7,9 +7,13 @@ import { build } from './build.mjs';
 
 setup();
 run('cargo', ['test', '--quiet']);
+run('cargo', ['clippy', '--quiet', '--all-targets', '--', '-D', 'warnings']);
 run('cargo', ['clippy', '--quiet', '--lib', '--target', 'wasm32-unknown-unknown', '--', '-D', 'warnings'], {
   env: { ...process.env, MCP_EDGE_CONFIG: join(root, 'tests', 'e2e', 'config.json') },
 });
 build({ config: 'tests/e2e/config.json', outDir: 'build-test' });
+build({ config: 'tests/e2e/invalid-config.json', outDir: 'build-test-invalid' });
+// The default build, which tests/e2e/start.test.mjs serves through `npm start`.
+build();
 const files = readdirSync(join(root, 'tests', 'e2e')).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', 'e2e', f));
-run(process.execPath, ['--test', '--test-concurrency=2', ...files]);
+run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...files]);

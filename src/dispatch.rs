@@ -109,7 +109,7 @@ pub fn progress(token: &Value, progress: u64, message: &str) -> String {
 /// Answers `initialize` and creates the session it starts.
 pub fn initialize(server: &Server, req: &Request, session_id: &str, now_ms: u64) -> (String, Session) {
     let hello = lifecycle::hello(req.params.as_ref());
-    let session = Session::new(session_id, &server.name, hello.protocol_version, hello.client_info, hello.client_capabilities, now_ms);
+    let session = Session::new(session_id, server.route.as_str(), hello.protocol_version, hello.client_info, hello.client_capabilities, now_ms);
     let reply = jsonrpc::success(&req.id, lifecycle::initialize_result(server, hello.protocol_version));
     (reply, session)
 }

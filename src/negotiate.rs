@@ -131,7 +131,8 @@ mod tests {
     #[test]
     fn negotiation_table() {
         let ok = |accept: Option<&str>, ct: Option<&str>, stream: bool| framing(accept, ct, stream).ok();
-        let table: &[(Option<&str>, Option<&str>, bool, Option<Framing>)] = &[
+        type Case<'a> = (Option<&'a str>, Option<&'a str>, bool, Option<Framing>);
+        let table: &[Case] = &[
             // seed 003: NDJSON by Accept, either spelling
             (Some("application/x-ndjson"), None, false, Some(Ndjson)),
             (Some("application/ndjson"), None, false, Some(Ndjson)),

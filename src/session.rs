@@ -15,7 +15,7 @@ pub const ANONYMOUS: &str = "anonymous";
 pub struct Session {
     pub schema: u32,
     pub id: String,
-    /// The configured server (by name) the session was created on.
+    /// The route of the configured server the session was created on (routes are unique).
     pub server: String,
     pub principal: String,
     pub protocol_version: String,

@@ -15,7 +15,7 @@ use crate::dispatch::{self, Action, Environment, PendingCall};
 use crate::error::Error;
 use crate::framing;
 use crate::jsonrpc::{self, Message};
-use crate::negotiate::Framing;
+use crate::negotiate::{at_least, Framing};
 use crate::routes::RouteParams;
 use crate::session::Session;
 
@@ -29,11 +29,13 @@ pub struct McpSession {
     cached: RefCell<Option<Option<Session>>>,
     /// Requests being served, including streams still writing: a busy session never expires.
     busy: Rc<Cell<u32>>,
+    /// When the last request finished. Idle time counts from here, not from its start.
+    last_activity: Rc<Cell<u64>>,
 }
 
 impl DurableObject for McpSession {
     fn new(state: State, env: Env) -> Self {
-        McpSession { state, env, cached: RefCell::new(None), busy: Rc::new(Cell::new(0)) }
+        McpSession { state, env, cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)) }
     }
 
     async fn fetch(&self, req: Request) -> worker::Result<Response> {
@@ -44,13 +46,19 @@ impl DurableObject for McpSession {
     }
 
     async fn alarm(&self) -> worker::Result<Response> {
-        let Some(session) = self.load().await.map_err(|e| worker::Error::RustError(e.message()))? else {
+        let Some(mut session) = self.load().await.map_err(|e| worker::Error::RustError(e.message()))? else {
             return Response::empty();
         };
-        let idle = server_named(&session.server).map(|s| s.idle_timeout_ms);
+        let idle = server_at(&session.server).map(|s| s.idle_timeout_ms);
         let now = now_ms();
+        let busy = self.busy.get() > 0;
+        if busy || self.last_activity.get() > session.last_used_ms {
+            // Persist what only memory knew, so an eviction does not shorten the session.
+            session.touch(if busy { now } else { self.last_activity.get() });
+            self.save(&session).await.map_err(|e| worker::Error::RustError(e.message()))?;
+        }
         match idle {
-            Some(idle) if !session.is_expired(now, idle, self.busy.get() > 0) => {
+            Some(idle) if !session.is_expired(now, idle, busy) => {
                 let wait = session.expires_at(idle).saturating_sub(now).max(1_000);
                 self.state.storage().set_alarm(Duration::from_millis(wait)).await?;
             }
@@ -91,6 +99,10 @@ impl McpSession {
                 self.save(&session).await?;
                 let body = req.bytes().await?;
                 let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
+                // JSON-RPC batching was removed in 2025-06-18; NDJSON lines are not a batch.
+                if parsed.batch && !ndjson_body && at_least(&session.protocol_version, "2025-06-18") {
+                    return Err(Error::InvalidRequest(format!("batches are not supported in protocol version {}", session.protocol_version)));
+                }
                 let secret = |name: &str| self.env.var(name).ok().map(|v| v.to_string());
                 let env = Environment { secret: &secret, route: &route };
                 let actions: Vec<Action> = parsed.messages.into_iter().map(|m| dispatch::handle(server, &session, m, &env)).collect();
@@ -113,19 +125,21 @@ impl McpSession {
     async fn run(&self, server: &'static Server, session: Session, session_id: &str, framing: Framing, actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
         let limit = server.max_reply_bytes;
         if !framing.is_stream() {
-            let _busy = BusyGuard::enter(&self.busy);
-            let mut replies = Vec::new();
-            for action in actions {
+            let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
+            let session = &session;
+            // Calls run concurrently; replies keep the order of their requests.
+            let replies = futures::future::join_all(actions.into_iter().map(|action| async move {
                 match action {
-                    Action::Reply(text) => replies.push(text),
-                    Action::Call(call) => replies.push(complete(&session, &call, limit).await),
-                    Action::Nothing => {}
+                    Action::Reply(text) => Some(text),
+                    Action::Call(call) => Some(complete(session, &call, limit).await),
+                    Action::Nothing => None,
                 }
-            }
-            return respond(framing, session_id, replies, batch);
+            }))
+            .await;
+            return respond(framing, session_id, replies.into_iter().flatten().collect(), batch);
         }
         let (out, readable) = writer::open(framing)?;
-        let busy = BusyGuard::enter(&self.busy);
+        let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             let session = &session;
@@ -156,7 +170,7 @@ impl McpSession {
     /// The session this request names, if it is alive and belongs to this server.
     async fn session_for(&self, server: &Server) -> Result<Session, Error> {
         match self.load().await? {
-            Some(session) if session.server == server.name && session.is_compatible() => Ok(session),
+            Some(session) if session.server == server.route.as_str() && session.is_compatible() => Ok(session),
             _ => Err(Error::SessionNotFound),
         }
     }
@@ -190,8 +204,8 @@ async fn complete(session: &Session, call: &PendingCall, limit: u64) -> String {
     dispatch::finish(session, call, &upstream)
 }
 
-fn server_named(name: &str) -> Option<&'static Server> {
-    catalog().ok()?.servers.iter().find(|s| s.name == name)
+fn server_at(route: &str) -> Option<&'static Server> {
+    catalog().ok()?.servers.iter().find(|s| s.route.as_str() == route)
 }
 
 /// Headers of every answer in a session: its id, and for streams the anti-buffering set.
@@ -217,18 +231,22 @@ fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: bool
     Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(session_id, Some(framing))?).fixed(body))
 }
 
-/// Counts a request as in flight for as long as it lives.
-struct BusyGuard(Rc<Cell<u32>>);
+/// Counts a request as in flight for as long as it lives, and notes when it ended.
+struct BusyGuard {
+    busy: Rc<Cell<u32>>,
+    last_activity: Rc<Cell<u64>>,
+}
 
 impl BusyGuard {
-    fn enter(busy: &Rc<Cell<u32>>) -> BusyGuard {
+    fn enter(busy: &Rc<Cell<u32>>, last_activity: &Rc<Cell<u64>>) -> BusyGuard {
         busy.set(busy.get() + 1);
-        BusyGuard(busy.clone())
+        BusyGuard { busy: busy.clone(), last_activity: last_activity.clone() }
     }
 }
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
-        self.0.set(self.0.get().saturating_sub(1));
+        self.busy.set(self.busy.get().saturating_sub(1));
+        self.last_activity.set(now_ms());
     }
 }

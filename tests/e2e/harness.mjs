@@ -9,6 +9,8 @@ import { startTestUpstream } from './upstream.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const buildDir = join(root, 'build-test');
+/** The same worker built with tests/e2e/invalid-config.json. */
+export const invalidBuildDir = join(root, 'build-test-invalid');
 export const API_KEY = 'test-key-7f3a';
 
 export function freshPersistDir() {
@@ -16,15 +18,15 @@ export function freshPersistDir() {
 }
 
 /** Starts Miniflare on the test build. `persist` keeps Durable Object state in a directory. */
-export async function startMiniflare({ upstreamUrl, persist = false } = {}) {
-  if (!existsSync(join(buildDir, 'index.js'))) {
-    throw new Error('build-test/ is missing: run `npm test`, which builds it first');
+export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persist = false, dir = buildDir } = {}) {
+  if (!existsSync(join(dir, 'index.js'))) {
+    throw new Error(`${dir} is missing: run \`npm test\`, which builds it first`);
   }
   const logs = [];
   const mf = new Miniflare({
     modules: true,
-    modulesRoot: buildDir,
-    scriptPath: join(buildDir, 'index.js'),
+    modulesRoot: dir,
+    scriptPath: join(dir, 'index.js'),
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
     compatibilityDate: '2026-04-01',
     durableObjects: { MCP_SESSIONS: 'McpSession' },

@@ -228,3 +228,27 @@ test('one structured log line per request, without argument values or secrets', 
   assert.ok(!all.includes('very-private-argument'));
   assert.ok(!all.includes('test-key-7f3a'));
 });
+
+test('JSON batches: an array of replies in request order for 2025-03-26, 400 from 2025-06-18 on', async () => {
+  const old = await openSession(url, '2025-03-26');
+  const batch = [
+    { jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'echo', arguments: { message: 'first' } } },
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { jsonrpc: '2.0', id: 'b', method: 'ping' },
+    { jsonrpc: '2.0', id: 'c', method: 'nope' },
+  ];
+  const res = await post(url, batch, { 'mcp-session-id': old });
+  assert.equal(res.status, 200);
+  const replies = await res.json();
+  assert.deepEqual(replies.map((r) => r.id), ['a', 'b', 'c']);
+  assert.deepEqual(replies[0].result.content, [{ type: 'text', text: '{"message":"first"}' }]);
+  assert.equal(replies[2].error.code, -32601);
+
+  const refused = await post(url, batch, { 'mcp-session-id': sid });
+  assert.equal(refused.status, 400);
+  assert.deepEqual(await refused.json(), {
+    jsonrpc: '2.0',
+    id: null,
+    error: { code: -32600, message: 'Invalid Request: batches are not supported in protocol version 2025-11-25' },
+  });
+});
