@@ -81,7 +81,7 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
         return Err(Error::InvalidParams(message));
     }
     let mut bindings = Bindings::new();
-    for name in &tool.secrets {
+    for name in &tool.request.secrets {
         if let Some(value) = (env.secret)(name) {
             bindings.insert(format!("env.{name}"), Value::String(value));
         }
