@@ -6,7 +6,8 @@ use crate::config::Server;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::negotiate::at_least;
-use crate::protocol::{lifecycle, tools as tools_protocol};
+use crate::protocol::resources::{self, Read};
+use crate::protocol::{completion, lifecycle, logging, prompts, tools as tools_protocol};
 use crate::routes::RouteParams;
 use crate::session::Session;
 use crate::tools::reply::{self, Upstream};
@@ -26,9 +27,26 @@ pub enum Action {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingCall {
     pub id: Value,
-    pub tool: String,
+    pub kind: CallKind,
     pub http: HttpCall,
     pub progress_token: Option<Value>,
+}
+
+/// What an upstream call answers, which decides how its reply is mapped.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallKind {
+    Tool(String),
+    Resource { uri: String, mime_type: Option<String> },
+}
+
+impl PendingCall {
+    /// The tool or resource, for progress messages and logs.
+    pub fn label(&self) -> &str {
+        match &self.kind {
+            CallKind::Tool(name) => name,
+            CallKind::Resource { uri, .. } => uri,
+        }
+    }
 }
 
 /// Where the edge gets template values that are not arguments.
@@ -39,7 +57,8 @@ pub struct Environment<'a> {
 }
 
 /// Handles one parsed message of an established session.
-pub fn handle(server: &Server, session: &Session, parsed: Parsed, env: &Environment<'_>) -> Action {
+/// Methods may change the session (log level, subscriptions); the caller persists it.
+pub fn handle(server: &Server, session: &mut Session, parsed: Parsed, env: &Environment<'_>) -> Action {
     match parsed {
         Err((id, error)) => Action::Reply(jsonrpc::failure(&id, &error)),
         Ok(Message::Notification(_) | Message::Response { .. }) => Action::Nothing,
@@ -50,12 +69,47 @@ pub fn handle(server: &Server, session: &Session, parsed: Parsed, env: &Environm
     }
 }
 
-fn request(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
+fn request(server: &Server, session: &mut Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
     let params = req.params.as_ref();
     let result = match req.method.as_str() {
         "ping" => json!({}),
         "tools/list" => tools_protocol::list(server, params)?,
         "tools/call" => return call(server, session, req, env),
+        "resources/list" => resources::list(server, params)?,
+        "resources/templates/list" => resources::templates_list(server, params)?,
+        "resources/read" => match resources::read(server, params, &|request| bindings(&request.secrets, env))? {
+            Read::Ready(result) => result,
+            Read::Fetch { call, uri, mime_type } => {
+                let kind = CallKind::Resource { uri, mime_type };
+                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, http: call, progress_token: None })));
+            }
+        },
+        "resources/subscribe" => {
+            let uri = crate::protocol::required_str(params, "uri")?;
+            if !resources::exists(server, uri) {
+                return Err(Error::ResourceNotFound(uri.to_string()));
+            }
+            if !session.subscriptions.iter().any(|s| s == uri) {
+                session.subscriptions.push(uri.to_string());
+            }
+            json!({})
+        }
+        "resources/unsubscribe" => {
+            let uri = crate::protocol::required_str(params, "uri")?;
+            session.subscriptions.retain(|s| s != uri);
+            json!({})
+        }
+        "prompts/list" => prompts::list(server, params)?,
+        "prompts/get" => prompts::get(server, params)?,
+        "completion/complete" => completion::complete(server, params)?,
+        "logging/setLevel" => {
+            let level = crate::protocol::required_str(params, "level")?;
+            if logging::severity(level).is_none() {
+                return Err(Error::InvalidParams(format!("unknown log level {level:?}; use one of {}", logging::LEVELS.join(", "))));
+            }
+            session.log_level = Some(level.to_string());
+            json!({})
+        }
         "initialize" => {
             return Err(Error::InvalidRequest("initialize must be sent alone, without Mcp-Session-Id".into()));
         }
@@ -80,8 +134,17 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
         }
         return Err(Error::InvalidParams(message));
     }
+    let empty = serde_json::Map::new();
+    let args = params.arguments.as_object().unwrap_or(&empty);
+    let http = tool.prepare(args, &bindings(&tool.request.secrets, env))?;
+    let kind = CallKind::Tool(tool.name.clone());
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, http, progress_token: params.progress_token })))
+}
+
+/// The secrets a request template names, read from the environment, and the route parameters.
+fn bindings(secrets: &[String], env: &Environment<'_>) -> Bindings {
     let mut bindings = Bindings::new();
-    for name in &tool.request.secrets {
+    for name in secrets {
         if let Some(value) = (env.secret)(name) {
             bindings.insert(format!("env.{name}"), Value::String(value));
         }
@@ -89,16 +152,21 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     for (name, value) in env.route {
         bindings.insert(format!("route.{name}"), Value::String(value.clone()));
     }
-    let empty = serde_json::Map::new();
-    let args = params.arguments.as_object().unwrap_or(&empty);
-    let http = tool.prepare(args, &bindings)?;
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), tool: tool.name.clone(), http, progress_token: params.progress_token })))
+    bindings
 }
 
-/// The reply to a tool call once its upstream has answered.
+/// The reply to a call once its upstream has answered.
 pub fn finish(session: &Session, call: &PendingCall, upstream: &Upstream) -> String {
-    let structured = at_least(&session.protocol_version, "2025-06-18");
-    jsonrpc::success(&call.id, reply::to_result(upstream, structured))
+    match &call.kind {
+        CallKind::Tool(_) => {
+            let structured = at_least(&session.protocol_version, "2025-06-18");
+            jsonrpc::success(&call.id, reply::to_result(upstream, structured))
+        }
+        CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {
+            Ok(result) => jsonrpc::success(&call.id, result),
+            Err(error) => jsonrpc::failure(&call.id, &error),
+        },
+    }
 }
 
 /// `notifications/progress` for a call that carries a progress token.
@@ -136,13 +204,14 @@ mod tests {
     }
 
     fn run(server: &Server, session: &Session, msg: Value) -> Action {
+        let mut session = session.clone();
         let secret = |name: &str| match name {
             "BASE" => Some("http://127.0.0.1:9".to_string()),
             "KEY" => Some("k".to_string()),
             _ => None,
         };
         let route = Vec::new();
-        handle(server, session, parse_message(msg), &Environment { secret: &secret, route: &route })
+        handle(server, &mut session, parse_message(msg), &Environment { secret: &secret, route: &route })
     }
 
     fn reply(action: Action) -> Value {
@@ -159,7 +228,7 @@ mod tests {
         let (text, session) = initialize(&s, &req, "abc", 42);
         assert_eq!(
             text,
-            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"demo","version":"1.2.3","title":"Demo"}}}"#
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26","capabilities":{"tools":{"listChanged":false},"logging":{}},"serverInfo":{"name":"demo","version":"1.2.3","title":"Demo"}}}"#
         );
         assert_eq!((session.id.as_str(), session.protocol_version.as_str(), session.created_ms), ("abc", "2025-03-26", 42));
         assert_eq!(session.client_info, json!({"name":"c","version":"1"}));
@@ -234,9 +303,99 @@ mod tests {
         assert_eq!(no_name["error"]["code"], -32602);
     }
 
+    fn catalog_server() -> Server {
+        let text = r#"{"servers":[{"name":"r","version":"1",
+            "resources":[
+              {"uri":"test://text","name":"text","description":"d","mimeType":"text/plain","text":"hello"},
+              {"uri":"test://bin","name":"bin","mimeType":"image/png","blob":"iVBORw0KGgo="},
+              {"uri":"test://live","name":"live","http":{"method":"GET","url":"https://up.test/live","headers":{"K":"{env.KEY}"}}}],
+            "resourceTemplates":[{"uriTemplate":"test://item/{id}/data","name":"item","mimeType":"application/json",
+              "http":{"method":"GET","url":"{+env.BASE}/items/{id}"},"completions":{"id":["123","124","200"]}}],
+            "prompts":[
+              {"name":"greet","description":"Greets","arguments":[{"name":"who","required":true,"completions":["world","wide","zebra"]},{"name":"tone"}],
+               "messages":[{"role":"user","content":{"type":"text","text":"Say hi to {who}"}},
+                           {"role":"user","content":{"type":"resource","resource":{"uri":"{who}","mimeType":"text/plain","text":"fixed"}}}]}]}]}"#;
+        config::load(text).unwrap().servers.remove(0)
+    }
+
+    #[test]
+    fn resources_list_read_and_subscribe() {
+        let s = catalog_server();
+        let mut sess = session("2025-11-25");
+        let list = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":1,"method":"resources/list"})));
+        assert_eq!(list["result"]["resources"][0], json!({"uri":"test://text","name":"text","description":"d","mimeType":"text/plain"}));
+        assert_eq!(list["result"]["resources"].as_array().unwrap().len(), 3);
+        let templates = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":1,"method":"resources/templates/list"})));
+        assert_eq!(templates["result"]["resourceTemplates"][0]["uriTemplate"], "test://item/{id}/data");
+        let text = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://text"}})));
+        assert_eq!(text["result"], json!({"contents":[{"uri":"test://text","mimeType":"text/plain","text":"hello"}]}));
+        let bin = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"test://bin"}})));
+        assert_eq!(bin["result"]["contents"][0]["blob"], "iVBORw0KGgo=");
+        let Action::Call(call) = run(&s, &sess, json!({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://item/123/data"}})) else { panic!() };
+        assert_eq!(call.http.url, "http://127.0.0.1:9/items/123");
+        let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"id":"123"}"#.to_vec(), truncated_at: None };
+        assert_eq!(finish(&sess, &call, &up), r#"{"jsonrpc":"2.0","id":4,"result":{"contents":[{"uri":"test://item/123/data","mimeType":"application/json","text":"{\"id\":\"123\"}"}]}}"#);
+        let png = Upstream::Reply { status: 200, content_type: Some("image/png".into()), body: vec![0x89, b'P', b'N', b'G'], truncated_at: None };
+        let live = PendingCall { kind: CallKind::Resource { uri: "test://live".into(), mime_type: None }, ..(*call).clone() };
+        assert!(finish(&sess, &live, &png).contains(r#""mimeType":"image/png","blob":"iVBORw=="#));
+        let failed = finish(&sess, &live, &Upstream::Failed("refused".into()));
+        assert!(failed.contains(r#""code":-32603"#), "{failed}");
+        let missing = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://nope"}})));
+        assert_eq!(missing["error"], json!({"code":-32002,"message":"Resource not found: test://nope"}));
+        // The live resource needs the KEY secret, which this environment has.
+        assert!(matches!(run(&s, &sess, json!({"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"test://live"}})), Action::Call(_)));
+
+        let secret = |_: &str| None;
+        let route = Vec::new();
+        let env = Environment { secret: &secret, route: &route };
+        let sub = |sess: &mut Session, method: &str, uri: &str| handle(&s, sess, parse_message(json!({"jsonrpc":"2.0","id":7,"method":method,"params":{"uri":uri}})), &env);
+        assert_eq!(sub(&mut sess, "resources/subscribe", "test://item/9/data"), Action::Reply(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.into()));
+        sub(&mut sess, "resources/subscribe", "test://text");
+        sub(&mut sess, "resources/subscribe", "test://text");
+        assert_eq!(sess.subscriptions, ["test://item/9/data", "test://text"]);
+        sub(&mut sess, "resources/unsubscribe", "test://item/9/data");
+        assert_eq!(sess.subscriptions, ["test://text"]);
+        let Action::Reply(unknown) = sub(&mut sess, "resources/subscribe", "test://nope") else { panic!() };
+        assert!(unknown.contains("-32002"));
+    }
+
+    #[test]
+    fn prompts_completion_and_logging() {
+        let s = catalog_server();
+        let mut sess = session("2025-11-25");
+        let list = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":1,"method":"prompts/list"})));
+        assert_eq!(list["result"]["prompts"][0], json!({"name":"greet","description":"Greets","arguments":[{"name":"who","required":true},{"name":"tone","required":false}]}));
+        let got = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"greet","arguments":{"who":"Ada"}}})));
+        assert_eq!(got["result"], json!({"description":"Greets","messages":[
+            {"role":"user","content":{"type":"text","text":"Say hi to Ada"}},
+            {"role":"user","content":{"type":"resource","resource":{"uri":"Ada","mimeType":"text/plain","text":"fixed"}}}]}));
+        let missing = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"greet"}})));
+        assert_eq!(missing["error"]["code"], -32602);
+        let unknown = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"nope"}})));
+        assert_eq!(unknown["error"]["code"], -32602);
+
+        let complete = |r: Value, name: &str, value: &str| reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":4,"method":"completion/complete","params":{"ref":r,"argument":{"name":name,"value":value}}})));
+        assert_eq!(complete(json!({"type":"ref/prompt","name":"greet"}), "who", "W")["result"], json!({"completion":{"values":["world","wide"],"total":2,"hasMore":false}}));
+        assert_eq!(complete(json!({"type":"ref/prompt","name":"greet"}), "tone", "")["result"]["completion"]["values"], json!([]));
+        assert_eq!(complete(json!({"type":"ref/resource","uri":"test://item/{id}/data"}), "id", "12")["result"]["completion"]["values"], json!(["123","124"]));
+        assert_eq!(complete(json!({"type":"ref/prompt","name":"nope"}), "who", "")["error"]["code"], -32602);
+
+        let secret = |_: &str| None;
+        let route = Vec::new();
+        let env = Environment { secret: &secret, route: &route };
+        let set = handle(&s, &mut sess, parse_message(json!({"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"warning"}})), &env);
+        assert_eq!(set, Action::Reply(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#.into()));
+        assert_eq!(sess.log_level.as_deref(), Some("warning"));
+        let bad = handle(&s, &mut sess, parse_message(json!({"jsonrpc":"2.0","id":6,"method":"logging/setLevel","params":{"level":"loud"}})), &env);
+        assert!(matches!(bad, Action::Reply(t) if t.contains("-32602")));
+
+        let caps = lifecycle::capabilities(&s);
+        assert_eq!(caps, json!({"tools":{"listChanged":false},"logging":{},"resources":{"subscribe":true,"listChanged":false},"prompts":{"listChanged":false},"completions":{}}));
+    }
+
     #[test]
     fn structured_content_only_from_2025_06_18() {
-        let call = PendingCall { id: json!(1), tool: "t".into(), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1 }, progress_token: None };
+        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1 }, progress_token: None };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
         assert!(finish(&session("2025-06-18"), &call, &up).contains("structuredContent"));
         assert!(!finish(&session("2025-03-26"), &call, &up).contains("structuredContent"));

@@ -13,6 +13,8 @@ pub mod code {
     pub const BAD_REQUEST: i64 = -32000;
     /// Server-defined range: the session id names no live session.
     pub const SESSION_NOT_FOUND: i64 = -32001;
+    /// MCP: the URI names no resource.
+    pub const RESOURCE_NOT_FOUND: i64 = -32002;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +25,7 @@ pub enum Error {
     InvalidRequest(String),
     MethodNotFound(String),
     InvalidParams(String),
+    ResourceNotFound(String),
     Internal(String),
     /// A request other than `initialize` came without `Mcp-Session-Id`.
     SessionRequired,
@@ -49,6 +52,7 @@ impl Error {
             Error::InvalidRequest(_) => code::INVALID_REQUEST,
             Error::MethodNotFound(_) => code::METHOD_NOT_FOUND,
             Error::InvalidParams(_) => code::INVALID_PARAMS,
+            Error::ResourceNotFound(_) => code::RESOURCE_NOT_FOUND,
             Error::Internal(_) | Error::Config(_) => code::INTERNAL_ERROR,
             Error::SessionNotFound => code::SESSION_NOT_FOUND,
             Error::SessionRequired
@@ -66,7 +70,7 @@ impl Error {
     pub fn http_status(&self) -> u16 {
         match self {
             Error::Parse(_) | Error::InvalidRequest(_) | Error::SessionRequired => 400,
-            Error::MethodNotFound(_) | Error::InvalidParams(_) => 200,
+            Error::MethodNotFound(_) | Error::InvalidParams(_) | Error::ResourceNotFound(_) => 200,
             Error::Internal(_) | Error::Config(_) => 500,
             Error::SessionNotFound | Error::RouteNotFound(_) => 404,
             Error::OriginForbidden(_) => 403,
@@ -83,6 +87,7 @@ impl Error {
             Error::InvalidRequest(detail) => format!("Invalid Request: {detail}"),
             Error::MethodNotFound(method) => format!("Method not found: {method}"),
             Error::InvalidParams(detail) => format!("Invalid params: {detail}"),
+            Error::ResourceNotFound(uri) => format!("Resource not found: {uri}"),
             Error::Internal(detail) => format!("Internal error: {detail}"),
             Error::Config(detail) => format!("Invalid configuration: {detail}"),
             Error::SessionRequired => "Bad Request: Mcp-Session-Id header is required".into(),

@@ -8,8 +8,9 @@
 //! - [`jsonrpc`]: JSON-RPC 2.0 envelopes; params stay raw until the method is known.
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
+//! - [`base64`]: binary content as MCP carries it.
 //! - [`framing`]: the exact bytes of an SSE event, an NDJSON line, a JSON body.
-//! - [`protocol`]: MCP messages by area (lifecycle, tools).
+//! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
 //! - [`session`]: what a session persists, and when it expires.
 //! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
 //! - [`config`]: the bundled configuration, validated with precise paths.
@@ -19,6 +20,7 @@
 //! - `edge` (wasm32 only): the only code that imports `worker`.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
+pub mod base64;
 pub mod config;
 pub mod dispatch;
 pub mod error;

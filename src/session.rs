@@ -25,6 +25,12 @@ pub struct Session {
     pub client_capabilities: Value,
     pub created_ms: u64,
     pub last_used_ms: u64,
+    /// The minimum level of `notifications/message` the client asked for with `logging/setLevel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<String>,
+    /// Resource URIs the client subscribed to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscriptions: Vec<String>,
 }
 
 impl Session {
@@ -39,6 +45,8 @@ impl Session {
             client_capabilities,
             created_ms: now_ms,
             last_used_ms: now_ms,
+            log_level: None,
+            subscriptions: Vec::new(),
         }
     }
 

@@ -3,7 +3,11 @@
 
 pub mod model;
 
+use serde_json::Value;
+
 use crate::policy::{OriginPattern, DEFAULT_ORIGINS};
+use crate::protocol::prompts::Prompt;
+use crate::protocol::resources::{Resource, ResourceTemplate};
 use crate::routes::RoutePattern;
 use crate::tools::Tool;
 
@@ -50,6 +54,14 @@ pub struct Server {
     pub max_reply_bytes: u64,
     pub tools_page_size: Option<usize>,
     pub tools: Vec<Tool>,
+    pub resources: Vec<Resource>,
+    pub resource_templates: Vec<ResourceTemplate>,
+    pub prompts: Vec<Prompt>,
+    /// The list results' entries, built once.
+    pub tool_listings: Vec<Value>,
+    pub resource_listings: Vec<Value>,
+    pub template_listings: Vec<Value>,
+    pub prompt_listings: Vec<Value>,
 }
 
 impl Server {
@@ -151,6 +163,28 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         }
         tools.push(Tool::compile(t, &tool_path, &route_params)?);
     }
+    let mut resources: Vec<Resource> = Vec::new();
+    for (i, r) in s.resources.iter().enumerate() {
+        let at = format!("{path}.resources[{i}]");
+        if resources.iter().any(|existing| existing.uri == r.uri) {
+            return Err(ConfigError::at(format!("{at}.uri"), format!("duplicate resource URI {:?}", r.uri)));
+        }
+        resources.push(Resource::compile(r, &at, &route_params)?);
+    }
+    let resource_templates = s
+        .resource_templates
+        .iter()
+        .enumerate()
+        .map(|(i, t)| ResourceTemplate::compile(t, &format!("{path}.resourceTemplates[{i}]"), &route_params))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut prompts: Vec<Prompt> = Vec::new();
+    for (i, p) in s.prompts.iter().enumerate() {
+        let at = format!("{path}.prompts[{i}]");
+        if prompts.iter().any(|existing| existing.name == p.name) {
+            return Err(ConfigError::at(format!("{at}.name"), format!("duplicate prompt name {:?}", p.name)));
+        }
+        prompts.push(Prompt::compile(p, &at)?);
+    }
     Ok(Server {
         name: s.name,
         version: s.version,
@@ -163,7 +197,14 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         max_body_bytes,
         max_reply_bytes,
         tools_page_size: s.limits.tools_page_size,
+        tool_listings: tools.iter().map(|t| t.listing.clone()).collect(),
+        resource_listings: resources.iter().map(|r| r.listing.clone()).collect(),
+        template_listings: resource_templates.iter().map(|t| t.listing.clone()).collect(),
+        prompt_listings: prompts.iter().map(|p| p.listing.clone()).collect(),
         tools,
+        resources,
+        resource_templates,
+        prompts,
     })
 }
 
@@ -243,6 +284,26 @@ mod tests {
         for url in ["https://x/{h}", "https://x{/h}", "https://x{?h}", "{+env.BASE}/{+h}", "https://x:8080/a{#h}"] {
             let tool = format!(r#"{{"name":"a",{schema},"http":{{"url":"{url}"}}}}"#);
             assert!(load(&with_tool(&tool)).is_ok(), "{url}");
+        }
+    }
+
+    #[test]
+    fn resource_and_prompt_errors_name_the_path() {
+        let server = |body: &str| format!(r#"{{"servers":[{{"name":"s","version":"1",{body}}}]}}"#);
+        let cases = [
+            (r#""resources":[{"uri":"a://x","name":"x","text":"t","blob":"AA=="}]"#, "servers[0].resources[0].uri: a resource needs exactly one of text, blob or http"),
+            (r#""resources":[{"uri":"a://x","name":"x","blob":"not base64"}]"#, "servers[0].resources[0].blob: must be padded standard base64"),
+            (r#""resources":[{"uri":"a://x","name":"x","text":"1"},{"uri":"a://x","name":"y","text":"2"}]"#, "servers[0].resources[1].uri: duplicate resource URI \"a://x\""),
+            (r#""resourceTemplates":[{"uriTemplate":"a://{x}{y}","name":"t","http":{"url":"https://h/{x}"}}]"#, "servers[0].resourceTemplates[0].uriTemplate: only literals"),
+            (r#""resourceTemplates":[{"uriTemplate":"a://{x}","name":"t","http":{"url":"https://h/{z}"}}]"#, "servers[0].resourceTemplates[0].http.url: unknown argument \"z\" in template"),
+            (r#""resourceTemplates":[{"uriTemplate":"a://{x}","name":"t","http":{"url":"https://h/{x}"},"completions":{"q":[]}}]"#, "servers[0].resourceTemplates[0].completions.q: "),
+            (r#""prompts":[{"name":"p","messages":[{"role":"user","content":{"type":"text","text":"{env.KEY}"}}]}]"#, "servers[0].prompts[0].messages: prompts cannot use secrets"),
+            (r#""prompts":[{"name":"p","messages":[{"role":"user","content":{"type":"text","text":"{who}"}}]}]"#, "servers[0].prompts[0].messages[0].content.text: unknown argument \"who\""),
+            (r#""prompts":[{"name":"p","messages":[{"role":"system","content":{}}]}]"#, "servers[0].prompts[0].messages[0]: needs \"role\""),
+        ];
+        for (body, prefix) in cases {
+            let got = err(&server(body));
+            assert!(got.starts_with(prefix), "{body}\n  got: {got}\n want: {prefix}…");
         }
     }
 

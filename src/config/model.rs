@@ -38,6 +38,12 @@ pub struct ServerConfig {
     pub limits: LimitsConfig,
     #[serde(default)]
     pub tools: Vec<ToolConfig>,
+    #[serde(default)]
+    pub resources: Vec<ResourceConfig>,
+    #[serde(default)]
+    pub resource_templates: Vec<ResourceTemplateConfig>,
+    #[serde(default)]
+    pub prompts: Vec<PromptConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -105,6 +111,74 @@ pub struct HttpConfig {
     pub body: Option<Value>,
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+}
+
+/// A resource with a fixed URI: inline `text` or base64 `blob`, or fetched with `http`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceConfig {
+    pub uri: String,
+    pub name: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub mime_type: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub blob: Option<String>,
+    #[serde(default)]
+    pub http: Option<HttpConfig>,
+}
+
+/// Resources whose URIs match an RFC 6570 template; each read is fetched with `http`, whose
+/// templates may use the URI's variables.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceTemplateConfig {
+    pub uri_template: String,
+    pub name: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub mime_type: Option<String>,
+    pub http: HttpConfig,
+    /// Values offered by `completion/complete` for each URI variable.
+    #[serde(default)]
+    pub completions: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PromptConfig {
+    pub name: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub arguments: Vec<PromptArgumentConfig>,
+    /// Prompt messages as MCP defines them; their strings are text templates over the arguments.
+    pub messages: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PromptArgumentConfig {
+    pub name: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub required: bool,
+    /// Values offered by `completion/complete` for this argument.
+    #[serde(default)]
+    pub completions: Vec<String>,
 }
 
 fn default_route() -> String {

@@ -105,7 +105,11 @@ impl McpSession {
                 }
                 let secret = |name: &str| self.env.var(name).ok().map(|v| v.to_string());
                 let env = Environment { secret: &secret, route: &route };
-                let actions: Vec<Action> = parsed.messages.into_iter().map(|m| dispatch::handle(server, &session, m, &env)).collect();
+                let before = session.clone();
+                let actions: Vec<Action> = parsed.messages.into_iter().map(|m| dispatch::handle(server, &mut session, m, &env)).collect();
+                if session != before {
+                    self.save(&session).await?;
+                }
                 if actions.iter().all(|a| *a == Action::Nothing) {
                     return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(&session_id, None)?).empty());
                 }
@@ -151,7 +155,7 @@ impl McpSession {
                     }
                     Action::Call(call) => {
                         if let Some(token) = &call.progress_token {
-                            out.send_line(&dispatch::progress(token, 0, &format!("calling {}", call.tool))).await;
+                            out.send_line(&dispatch::progress(token, 0, &format!("calling {}", call.label()))).await;
                         }
                         calls.push(async move { complete(session, &call, limit).await });
                     }

@@ -25,6 +25,25 @@ pub fn hello(params: Option<&Value>) -> Hello {
     }
 }
 
+/// What this server offers: tools always, and logging, since upstreams may send log lines; the
+/// rest only when configured.
+pub fn capabilities(server: &Server) -> Value {
+    let mut caps = Map::new();
+    caps.insert("tools".into(), json!({"listChanged": false}));
+    caps.insert("logging".into(), json!({}));
+    if !server.resources.is_empty() || !server.resource_templates.is_empty() {
+        caps.insert("resources".into(), json!({"subscribe": true, "listChanged": false}));
+    }
+    if !server.prompts.is_empty() {
+        caps.insert("prompts".into(), json!({"listChanged": false}));
+    }
+    let completions = server.prompts.iter().any(|p| !p.completions.is_empty()) || server.resource_templates.iter().any(|t| !t.completions.is_empty());
+    if completions {
+        caps.insert("completions".into(), json!({}));
+    }
+    Value::Object(caps)
+}
+
 pub fn initialize_result(server: &Server, version: &str) -> Value {
     let mut info = Map::new();
     info.insert("name".into(), json!(server.name));
@@ -34,7 +53,7 @@ pub fn initialize_result(server: &Server, version: &str) -> Value {
     }
     let mut result = Map::new();
     result.insert("protocolVersion".into(), json!(version));
-    result.insert("capabilities".into(), json!({"tools": {"listChanged": false}}));
+    result.insert("capabilities".into(), capabilities(server));
     result.insert("serverInfo".into(), Value::Object(info));
     if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), json!(instructions));

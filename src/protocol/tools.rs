@@ -1,30 +1,12 @@
 //! `tools/list` (with cursors) and decoding `tools/call` params.
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::config::Server;
 use crate::error::Error;
 
-/// One page of `tools/list`. Cursors are offsets, opaque to clients.
 pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
-    let cursor = params.and_then(|p| p.get("cursor"));
-    let start = match cursor {
-        None | Some(Value::Null) => 0,
-        Some(Value::String(c)) => c
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| n <= server.tools.len())
-            .ok_or_else(|| Error::InvalidParams(format!("invalid cursor {c:?}")))?,
-        Some(_) => return Err(Error::InvalidParams("cursor must be a string".into())),
-    };
-    let size = server.tools_page_size.unwrap_or(usize::MAX);
-    let end = start.saturating_add(size).min(server.tools.len());
-    let tools: Vec<&Value> = server.tools.get(start..end).unwrap_or_default().iter().map(|t| &t.listing).collect();
-    Ok(if end < server.tools.len() {
-        json!({"tools": tools, "nextCursor": end.to_string()})
-    } else {
-        json!({"tools": tools})
-    })
+    super::page("tools", &server.tool_listings, params, server.tools_page_size)
 }
 
 /// The decoded params of `tools/call`.

@@ -120,6 +120,52 @@ impl Template {
         }
     }
 
+    /// Whether `match_uri` can serve this template: simple single-variable expressions, each
+    /// followed by a literal or the end.
+    pub fn is_matchable(&self) -> bool {
+        let mut previous_was_expr = false;
+        self.parts.iter().all(|p| match p {
+            Part::Literal(_) => {
+                previous_was_expr = false;
+                true
+            }
+            Part::Expr { op, vars } => {
+                let ok = !previous_was_expr && *op == Op::Simple && matches!(vars.as_slice(), [v] if v.modifier == Modifier::None);
+                previous_was_expr = true;
+                ok
+            }
+        })
+    }
+
+    /// Matches a URI against a template of literals and simple `{var}` expressions (RFC 6570
+    /// level 1), returning the variables' values. A value never spans a `/`.
+    pub fn match_uri(&self, uri: &str) -> Option<Vec<(String, String)>> {
+        let mut rest = uri;
+        let mut vars = Vec::new();
+        let mut parts = self.parts.iter().peekable();
+        while let Some(part) = parts.next() {
+            match part {
+                Part::Literal(text) => rest = rest.strip_prefix(text.as_str())?,
+                Part::Expr { op: Op::Simple, vars: specs } => {
+                    let [spec] = specs.as_slice() else { return None };
+                    let end = match parts.peek() {
+                        Some(Part::Literal(next)) => rest.find(next.as_str())?,
+                        Some(Part::Expr { .. }) => return None,
+                        None => rest.len(),
+                    };
+                    let value = rest.get(..end)?;
+                    if value.is_empty() || value.contains('/') {
+                        return None;
+                    }
+                    vars.push((spec.name.clone(), value.to_string()));
+                    rest = rest.get(end..)?;
+                }
+                Part::Expr { .. } => return None,
+            }
+        }
+        rest.is_empty().then_some(vars)
+    }
+
     /// Expands the template; `lookup` returns a variable's value, or `None` when it is undefined.
     pub fn expand<'v>(&self, context: Context, lookup: impl Fn(&str) -> Option<&'v Value>) -> String {
         let mut out = String::new();
@@ -430,6 +476,18 @@ mod tests {
         assert!(Template::parse("/a/{}", Context::Url).unwrap_err().contains("empty"));
         assert!(Template::parse("/a/{a-b}", Context::Url).unwrap_err().contains("invalid variable"));
         assert!(Template::parse("/a/{x:0}", Context::Url).unwrap_err().contains("prefix"));
+    }
+
+    #[test]
+    fn uri_matching() {
+        let t = Template::parse("test://template/{id}/data", Context::Url).unwrap();
+        assert_eq!(t.match_uri("test://template/123/data"), Some(vec![("id".into(), "123".into())]));
+        assert_eq!(t.match_uri("test://template/1/2/data"), None);
+        assert_eq!(t.match_uri("test://template//data"), None);
+        assert_eq!(t.match_uri("test://template/123/datax"), None);
+        let t = Template::parse("file:///{dir}/{name}", Context::Url).unwrap();
+        assert_eq!(t.match_uri("file:///a/b.txt"), Some(vec![("dir".into(), "a".into()), ("name".into(), "b.txt".into())]));
+        assert_eq!(Template::parse("x://{a}{b}", Context::Url).unwrap().match_uri("x://ab"), None);
     }
 
     #[test]

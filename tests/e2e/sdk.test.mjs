@@ -27,7 +27,7 @@ for (const [label, Client, Transport, version] of clients) {
     try {
       assert.match(transport.sessionId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       assert.deepEqual(client.getServerVersion(), { name: 'mcp-edge-test', version: '0.0.1' });
-      assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false } });
+      assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false }, logging: {} });
       assert.equal(transport.protocolVersion ?? version, version);
 
       const { tools } = await client.listTools();

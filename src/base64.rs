@@ -1,0 +1,50 @@
+//! Standard base64 (RFC 4648, padded): binary upstream replies become image, audio and blob content.
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+pub fn encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let byte = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
+        let n = (byte(0) << 16) | (byte(1) << 8) | byte(2);
+        // `& 63` keeps the index inside the 64-entry alphabet.
+        let sextet = |shift: u32| char::from(ALPHABET.get(((n >> shift) & 63) as usize).copied().unwrap_or(b'A'));
+        out.push(sextet(18));
+        out.push(sextet(12));
+        out.push(if chunk.len() > 1 { sextet(6) } else { '=' });
+        out.push(if chunk.len() > 2 { sextet(0) } else { '=' });
+    }
+    out
+}
+
+/// Whether `text` is padded standard base64, as MCP's `blob` and `data` fields require.
+pub fn is_valid(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return false;
+    }
+    let padding = bytes.iter().rev().take_while(|&&b| b == b'=').count();
+    padding <= 2
+        && bytes
+            .iter()
+            .take(bytes.len() - padding)
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc4648_vectors() {
+        let cases = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")];
+        for (plain, encoded) in cases {
+            assert_eq!(encode(plain.as_bytes()), encoded);
+            assert!(is_valid(encoded));
+        }
+        assert_eq!(encode(&[0xff, 0xfe, 0x00]), "//4A");
+        assert!(!is_valid("Zm9"));
+        assert!(!is_valid("Zm9v!A=="));
+        assert!(!is_valid("Z==="));
+    }
+}

@@ -1,0 +1,185 @@
+//! Resources: static or fetched, resource templates, reads, and subscriptions.
+
+use serde_json::{json, Map, Value};
+
+use crate::config::model::{ResourceConfig, ResourceTemplateConfig};
+use crate::config::{ConfigError, Server};
+use crate::error::Error;
+use crate::tools::reply::Upstream;
+use crate::tools::template::{Context, Template};
+use crate::tools::{Bindings, HttpCall, RequestTemplate, Scope};
+
+#[derive(Debug, Clone)]
+pub struct Resource {
+    pub uri: String,
+    pub listing: Value,
+    mime_type: Option<String>,
+    source: Source,
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    Text(String),
+    Blob(String),
+    Http(RequestTemplate),
+}
+
+#[derive(Debug, Clone)]
+pub struct ResourceTemplate {
+    uri_template: Template,
+    pub listing: Value,
+    mime_type: Option<String>,
+    request: RequestTemplate,
+    pub completions: Vec<(String, Vec<String>)>,
+}
+
+fn listing(fields: &[(&str, Option<&String>)]) -> Value {
+    let mut map = Map::new();
+    for (key, value) in fields {
+        if let Some(v) = value {
+            map.insert((*key).to_string(), json!(v));
+        }
+    }
+    Value::Object(map)
+}
+
+impl Resource {
+    pub fn compile(r: &ResourceConfig, path: &str, route_params: &[String]) -> Result<Resource, ConfigError> {
+        let scope = Scope { path, arguments: &[], route_params };
+        if !r.uri.contains(':') {
+            return Err(scope.error("uri", format!("{:?} is not an absolute URI", r.uri)));
+        }
+        let source = match (&r.text, &r.blob, &r.http) {
+            (Some(text), None, None) => Source::Text(text.clone()),
+            (None, Some(blob), None) if crate::base64::is_valid(blob) => Source::Blob(blob.clone()),
+            (None, Some(_), None) => return Err(scope.error("blob", "must be padded standard base64")),
+            (None, None, Some(http)) => Source::Http(RequestTemplate::compile(http, &scope, "http")?),
+            _ => return Err(scope.error("uri", "a resource needs exactly one of text, blob or http")),
+        };
+        let listing = listing(&[
+            ("uri", Some(&r.uri)),
+            ("name", Some(&r.name)),
+            ("title", r.title.as_ref()),
+            ("description", r.description.as_ref()),
+            ("mimeType", r.mime_type.as_ref()),
+        ]);
+        Ok(Resource { uri: r.uri.clone(), listing, mime_type: r.mime_type.clone(), source })
+    }
+}
+
+impl ResourceTemplate {
+    pub fn compile(r: &ResourceTemplateConfig, path: &str, route_params: &[String]) -> Result<ResourceTemplate, ConfigError> {
+        let uri_template = Template::parse(&r.uri_template, Context::Url).map_err(|e| ConfigError::at(format!("{path}.uriTemplate"), e))?;
+        let variables: Vec<String> = uri_template.variables().map(str::to_string).collect();
+        if !uri_template.is_matchable() {
+            // Reads match URIs against the template, which needs separated simple expressions.
+            return Err(ConfigError::at(format!("{path}.uriTemplate"), "only literals and simple {var} expressions separated by literals can be matched"));
+        }
+        let scope = Scope { path, arguments: &variables, route_params };
+        let request = RequestTemplate::compile(&r.http, &scope, "http")?;
+        for name in r.completions.keys() {
+            if !variables.contains(name) {
+                return Err(scope.error(&format!("completions.{name}"), format!("{name:?} is not a variable of the URI template")));
+            }
+        }
+        let listing = listing(&[
+            ("uriTemplate", Some(&r.uri_template)),
+            ("name", Some(&r.name)),
+            ("title", r.title.as_ref()),
+            ("description", r.description.as_ref()),
+            ("mimeType", r.mime_type.as_ref()),
+        ]);
+        Ok(ResourceTemplate {
+            uri_template,
+            listing,
+            mime_type: r.mime_type.clone(),
+            request,
+            completions: r.completions.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        })
+    }
+
+    pub fn matches(&self, uri: &str) -> Option<Vec<(String, String)>> {
+        self.uri_template.match_uri(uri)
+    }
+
+    pub fn uri_template(&self) -> &str {
+        self.listing.get("uriTemplate").and_then(Value::as_str).unwrap_or("")
+    }
+}
+
+pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
+    super::page("resources", &server.resource_listings, params, None)
+}
+
+pub fn templates_list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
+    super::page("resourceTemplates", &server.template_listings, params, None)
+}
+
+/// What reading a resource takes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    Ready(Value),
+    Fetch { call: HttpCall, uri: String, mime_type: Option<String> },
+}
+
+/// Reads a resource; `bindings` supplies the secrets and route parameters a request needs.
+pub fn read(server: &Server, params: Option<&Value>, bindings: &dyn Fn(&RequestTemplate) -> Bindings) -> Result<Read, Error> {
+    let uri = super::required_str(params, "uri")?;
+    if let Some(r) = server.resources.iter().find(|r| r.uri == uri) {
+        let mime = r.mime_type.as_deref();
+        return Ok(match &r.source {
+            Source::Text(text) => Read::Ready(contents(uri, mime, "text", text)),
+            Source::Blob(blob) => Read::Ready(contents(uri, mime, "blob", blob)),
+            Source::Http(request) => Read::Fetch {
+                call: request.render(&format!("resource {uri:?}"), &Map::new(), &bindings(request))?,
+                uri: uri.to_string(),
+                mime_type: r.mime_type.clone(),
+            },
+        });
+    }
+    for t in &server.resource_templates {
+        if let Some(vars) = t.matches(uri) {
+            let args: Map<String, Value> = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
+            let call = t.request.render(&format!("resource {uri:?}"), &args, &bindings(&t.request))?;
+            return Ok(Read::Fetch { call, uri: uri.to_string(), mime_type: t.mime_type.clone() });
+        }
+    }
+    Err(Error::ResourceNotFound(uri.to_string()))
+}
+
+/// Whether a URI names a configured resource or matches a template.
+pub fn exists(server: &Server, uri: &str) -> bool {
+    server.resources.iter().any(|r| r.uri == uri) || server.resource_templates.iter().any(|t| t.matches(uri).is_some())
+}
+
+fn contents(uri: &str, mime_type: Option<&str>, kind: &str, value: &str) -> Value {
+    let mut item = Map::new();
+    item.insert("uri".into(), json!(uri));
+    if let Some(m) = mime_type {
+        item.insert("mimeType".into(), json!(m));
+    }
+    item.insert(kind.into(), json!(value));
+    json!({"contents": [item]})
+}
+
+/// The `resources/read` result from a fetched reply: text for text and JSON, a base64 blob
+/// otherwise. The configured MIME type wins over the reply's.
+pub fn from_reply(uri: &str, configured: Option<&str>, upstream: &Upstream) -> Result<Value, Error> {
+    match upstream {
+        Upstream::Reply { status, content_type, body, truncated_at: None } if (200..300).contains(status) => {
+            let reply_mime = content_type.as_deref().map(crate::negotiate::media_type);
+            let mime = configured.map(str::to_string).or(reply_mime);
+            let textual = mime.as_deref().is_none_or(|m| m.starts_with("text/") || m == "application/json" || m.ends_with("+json") || m.ends_with("+xml"));
+            match std::str::from_utf8(body) {
+                Ok(text) if textual => Ok(contents(uri, mime.as_deref(), "text", text)),
+                _ => Ok(contents(uri, mime.as_deref(), "blob", &crate::base64::encode(body))),
+            }
+        }
+        Upstream::Reply { status, truncated_at: Some(limit), .. } => {
+            Err(Error::Internal(format!("resource {uri}: the upstream reply (HTTP {status}) exceeds the {limit}-byte limit")))
+        }
+        Upstream::Reply { status, .. } => Err(Error::Internal(format!("resource {uri}: the upstream answered HTTP {status}"))),
+        Upstream::TimedOut { after_ms } => Err(Error::Internal(format!("resource {uri}: the upstream did not answer within {after_ms} ms"))),
+        Upstream::Failed(reason) => Err(Error::Internal(format!("resource {uri}: the upstream request failed: {reason}"))),
+    }
+}
