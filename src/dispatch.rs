@@ -28,6 +28,8 @@ pub enum Action {
 pub struct PendingCall {
     pub id: Value,
     pub kind: CallKind,
+    /// The tool's arguments, which a follow-up call after client input sends again.
+    pub arguments: Value,
     pub http: HttpCall,
     pub progress_token: Option<Value>,
 }
@@ -81,7 +83,7 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
             Read::Ready(result) => result,
             Read::Fetch { call, uri, mime_type } => {
                 let kind = CallKind::Resource { uri, mime_type };
-                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, http: call, progress_token: None })));
+                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None })));
             }
         },
         "resources/subscribe" => {
@@ -138,7 +140,7 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     let args = params.arguments.as_object().unwrap_or(&empty);
     let http = tool.prepare(args, &bindings(&tool.request.secrets, env))?;
     let kind = CallKind::Tool(tool.name.clone());
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, http, progress_token: params.progress_token })))
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments.clone(), http, progress_token: params.progress_token })))
 }
 
 /// The secrets a request template names, read from the environment, and the route parameters.
@@ -395,7 +397,7 @@ mod tests {
 
     #[test]
     fn structured_content_only_from_2025_06_18() {
-        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1 }, progress_token: None };
+        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1 }, progress_token: None };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
         assert!(finish(&session("2025-06-18"), &call, &up).contains("structuredContent"));
         assert!(!finish(&session("2025-03-26"), &call, &up).contains("structuredContent"));

@@ -33,6 +33,8 @@ pub enum Error {
     SessionNotFound,
     /// A browser origin that the server does not allow (DNS rebinding defence).
     OriginForbidden(String),
+    /// A local server reached under a host name that is not loopback nor configured.
+    HostForbidden(String),
     /// The HTTP method is not served on this route; carries the `Allow` value.
     MethodNotAllowed(&'static str),
     /// The `Accept` header allows none of the framings we speak.
@@ -57,6 +59,7 @@ impl Error {
             Error::SessionNotFound => code::SESSION_NOT_FOUND,
             Error::SessionRequired
             | Error::OriginForbidden(_)
+            | Error::HostForbidden(_)
             | Error::MethodNotAllowed(_)
             | Error::NotAcceptable(_)
             | Error::UnsupportedMediaType(_)
@@ -73,7 +76,7 @@ impl Error {
             Error::MethodNotFound(_) | Error::InvalidParams(_) | Error::ResourceNotFound(_) => 200,
             Error::Internal(_) | Error::Config(_) => 500,
             Error::SessionNotFound | Error::RouteNotFound(_) => 404,
-            Error::OriginForbidden(_) => 403,
+            Error::OriginForbidden(_) | Error::HostForbidden(_) => 403,
             Error::MethodNotAllowed(_) => 405,
             Error::NotAcceptable(_) => 406,
             Error::PayloadTooLarge(_) => 413,
@@ -93,6 +96,7 @@ impl Error {
             Error::SessionRequired => "Bad Request: Mcp-Session-Id header is required".into(),
             Error::SessionNotFound => "Session not found".into(),
             Error::OriginForbidden(origin) => format!("Forbidden: origin {origin} is not allowed"),
+            Error::HostForbidden(host) => format!("Forbidden: host {host:?} is not allowed for a local server"),
             Error::MethodNotAllowed(allow) => format!("Method not allowed; allowed: {allow}"),
             Error::NotAcceptable(accept) => format!(
                 "Not Acceptable: Accept must list application/json, text/event-stream or application/x-ndjson (got {accept:?})"

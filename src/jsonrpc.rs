@@ -12,8 +12,9 @@ use crate::error::{Error, ErrorObject};
 pub enum Message {
     Request(Request),
     Notification(Notification),
-    /// A reply to a server-to-client request (sampling, elicitation, roots).
-    Response { id: Value },
+    /// A reply to a server-to-client request (sampling, elicitation, roots): its result, or its
+    /// error object.
+    Response { id: Value, result: Result<Value, Value> },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -106,10 +107,9 @@ pub fn parse_message(value: Value) -> Parsed {
             (Some(_), None) => fail("\"id\" must be a string or a number"),
         };
     }
-    match valid_id {
-        Some(id) if obj.contains_key("result") ^ obj.contains_key("error") => {
-            Ok(Message::Response { id })
-        }
+    match (valid_id.clone(), obj.remove("result"), obj.remove("error")) {
+        (Some(id), Some(result), None) => Ok(Message::Response { id, result: Ok(result) }),
+        (Some(id), None, Some(error)) => Ok(Message::Response { id, result: Err(error) }),
         _ => fail("a message needs \"method\", or an \"id\" with \"result\" or \"error\""),
     }
 }
@@ -126,6 +126,19 @@ struct Failure<'a> {
     jsonrpc: &'static str,
     id: &'a Value,
     error: ErrorObject,
+}
+
+#[derive(Serialize)]
+struct OutgoingRequest<'a, P: Serialize> {
+    jsonrpc: &'static str,
+    id: &'a str,
+    method: &'a str,
+    params: P,
+}
+
+/// A server-to-client request.
+pub fn request<P: Serialize>(id: &str, method: &str, params: P) -> String {
+    to_json(&OutgoingRequest { jsonrpc: "2.0", id, method, params })
 }
 
 #[derive(Serialize)]
@@ -181,7 +194,11 @@ mod tests {
             one(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
             Ok(Message::Notification(Notification { method: "notifications/initialized".into(), params: None }))
         );
-        assert_eq!(one(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#), Ok(Message::Response { id: json!("a") }));
+        assert_eq!(one(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#), Ok(Message::Response { id: json!("a"), result: Ok(json!({})) }));
+        assert_eq!(
+            one(r#"{"jsonrpc":"2.0","id":"b","error":{"code":-1,"message":"no"}}"#),
+            Ok(Message::Response { id: json!("b"), result: Err(json!({"code":-1,"message":"no"})) })
+        );
     }
 
     #[test]
@@ -242,6 +259,7 @@ mod tests {
             failure(&Value::Null, &Error::SessionNotFound),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#
         );
+        assert_eq!(request("s1", "elicitation/create", json!({})), r#"{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{}}"#);
         assert_eq!(
             notification("notifications/progress", json!({"progressToken":"t","progress":0})),
             r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":0}}"#

@@ -71,6 +71,33 @@ fn split_origin(origin: &str) -> Option<(&str, &str, Option<&str>)> {
     (!host.is_empty()).then_some((scheme, host, port))
 }
 
+/// Whether an address is loopback: 127.0.0.0/8 or ::1.
+pub fn is_loopback_ip(ip: &str) -> bool {
+    ip == "::1" || ip.strip_prefix("127.").is_some_and(|rest| rest.split('.').count() == 3)
+}
+
+/// The host name of a `Host` header value, without the port, lower-cased.
+fn host_name(host: &str) -> String {
+    let host = host.trim().to_ascii_lowercase();
+    if host.starts_with('[') {
+        return host.split(']').next().map(|h| format!("{h}]")).unwrap_or(host);
+    }
+    host.split(':').next().unwrap_or("").to_string()
+}
+
+/// DNS rebinding defence for local servers. A request that reached us over loopback (so the
+/// server runs on this machine: `wrangler dev`, Miniflare) must name a loopback host or a
+/// configured one. In production Cloudflare routes by hostname and no client is loopback, so
+/// `wrangler deploy` needs no configuration.
+pub fn host_allowed(host: Option<&str>, client_ip: Option<&str>, allowed_hosts: &[String]) -> bool {
+    if !client_ip.is_none_or(is_loopback_ip) {
+        return true;
+    }
+    let Some(host) = host else { return false };
+    let name = host_name(host);
+    matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]") || allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
+}
+
 /// What the Origin check decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OriginDecision {
@@ -156,6 +183,25 @@ mod tests {
         assert!(OriginPattern::parse("https://a.test/path").is_err());
         assert!(OriginPattern::parse("a.test").is_err());
         assert!(OriginPattern::parse("https://a.test:x").is_err());
+    }
+
+    #[test]
+    fn host_check_applies_to_loopback_clients_only() {
+        let none: Vec<String> = Vec::new();
+        assert!(host_allowed(Some("localhost:8787"), Some("127.0.0.1"), &none));
+        assert!(host_allowed(Some("127.0.0.1:8787"), Some("127.0.0.1"), &none));
+        assert!(host_allowed(Some("[::1]:8787"), Some("::1"), &none));
+        assert!(host_allowed(Some("LOCALHOST"), Some("127.0.0.5"), &none));
+        assert!(!host_allowed(Some("evil.example.com"), Some("127.0.0.1"), &none));
+        assert!(!host_allowed(Some("localhost.evil.com:80"), Some("127.0.0.1"), &none));
+        assert!(!host_allowed(None, Some("127.0.0.1"), &none));
+        assert!(!host_allowed(Some("evil.example.com"), None, &none));
+        assert!(host_allowed(Some("mcp.internal:8787"), Some("127.0.0.1"), &["mcp.internal".to_string()]));
+        // Production: the client is never loopback, and Cloudflare has routed by hostname.
+        assert!(host_allowed(Some("my-worker.example.workers.dev"), Some("203.0.113.9"), &none));
+        assert!(host_allowed(Some("anything"), Some("2001:db8::1"), &none));
+        assert!(!is_loopback_ip("127.0.0"));
+        assert!(!is_loopback_ip("128.0.0.1"));
     }
 
     #[test]

@@ -32,6 +32,9 @@ pub struct ServerConfig {
     /// Browser origins allowed to call this server. Absent: loopback and the server's own origin.
     #[serde(default)]
     pub allowed_origins: Option<Vec<String>>,
+    /// Host names, besides loopback ones, under which a local server (`wrangler dev`) may be reached.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
     #[serde(default)]
     pub sessions: SessionsConfig,
     #[serde(default)]
@@ -93,7 +96,19 @@ pub struct ToolConfig {
     pub input_schema: Value,
     #[serde(default)]
     pub annotations: Option<Value>,
+    /// `map` (default): the reply is mapped by content type. `passthrough`: the reply's JSON is
+    /// an MCP CallToolResult (or an input request), validated and passed through.
+    #[serde(default)]
+    pub result: ResultModeConfig,
     pub http: HttpConfig,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ResultModeConfig {
+    #[default]
+    Map,
+    Passthrough,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -62,7 +62,11 @@ async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Respons
     let Some(server) = catalog.servers.get(server_index) else {
         return Err(Error::RouteNotFound(url.path().to_string()));
     };
-    // The Origin check comes before anything reads the body: DNS rebinding defence.
+    // Host and Origin checks come before anything reads the body: DNS rebinding defence.
+    let host = req.headers().get("host")?;
+    if !policy::host_allowed(host.as_deref(), req.headers().get("cf-connecting-ip")?.as_deref(), &server.allowed_hosts) {
+        return Err(Error::HostForbidden(host.unwrap_or_default()));
+    }
     let origin = req.headers().get("origin")?;
     let decision = policy::check_origin(origin.as_deref(), &server.origins, &url.origin().ascii_serialization());
     if let OriginDecision::Forbidden(o) = &decision {

@@ -9,9 +9,10 @@ use futures::StreamExt;
 use worker::{durable_object, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
 use super::http::{error_response, FRAMING, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
-use super::{catalog, now_ms, upstream, writer};
+use super::calls::{self, CallContext, Inputs};
+use super::{catalog, now_ms, writer};
 use crate::config::Server;
-use crate::dispatch::{self, Action, Environment, PendingCall};
+use crate::dispatch::{self, Action, Environment};
 use crate::error::Error;
 use crate::framing;
 use crate::jsonrpc::{self, Message};
@@ -31,11 +32,13 @@ pub struct McpSession {
     busy: Rc<Cell<u32>>,
     /// When the last request finished. Idle time counts from here, not from its start.
     last_activity: Rc<Cell<u64>>,
+    /// Requests sent to the client whose answers calls are waiting for.
+    inputs: Inputs,
 }
 
 impl DurableObject for McpSession {
     fn new(state: State, env: Env) -> Self {
-        McpSession { state, env, cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)) }
+        McpSession { state, env, cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default() }
     }
 
     async fn fetch(&self, req: Request) -> worker::Result<Response> {
@@ -105,6 +108,15 @@ impl McpSession {
                 }
                 let secret = |name: &str| self.env.var(name).ok().map(|v| v.to_string());
                 let env = Environment { secret: &secret, route: &route };
+                // Answers to our requests complete the calls waiting for them.
+                for message in &parsed.messages {
+                    if let Ok(Message::Response { id, result }) = message {
+                        let waiting = id.as_str().and_then(|id| self.inputs.borrow_mut().remove(id));
+                        if let Some(sender) = waiting {
+                            let _ = sender.send(result.clone());
+                        }
+                    }
+                }
                 let before = session.clone();
                 let actions: Vec<Action> = parsed.messages.into_iter().map(|m| dispatch::handle(server, &mut session, m, &env)).collect();
                 if session != before {
@@ -127,15 +139,15 @@ impl McpSession {
     /// Carries out a request's actions. Streams are answered at once and written as each reply
     /// is ready; JSON waits for all of them.
     async fn run(&self, server: &'static Server, session: Session, session_id: &str, framing: Framing, actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
-        let limit = server.max_reply_bytes;
         if !framing.is_stream() {
             let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
-            let session = &session;
+            let ctx = CallContext { server, session: &session, out: None, inputs: &self.inputs };
+            let ctx = &ctx;
             // Calls run concurrently; replies keep the order of their requests.
             let replies = futures::future::join_all(actions.into_iter().map(|action| async move {
                 match action {
                     Action::Reply(text) => Some(text),
-                    Action::Call(call) => Some(complete(session, &call, limit).await),
+                    Action::Call(call) => Some(calls::complete(ctx, &call).await),
                     Action::Nothing => None,
                 }
             }))
@@ -144,25 +156,22 @@ impl McpSession {
         }
         let (out, readable) = writer::open(framing)?;
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+        let inputs = self.inputs.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
-            let session = &session;
-            let mut calls = FuturesUnordered::new();
+            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: &inputs };
+            let ctx = &ctx;
+            let mut pending = FuturesUnordered::new();
             for action in actions {
                 match action {
                     Action::Reply(text) => {
                         out.send_line(&text).await;
                     }
-                    Action::Call(call) => {
-                        if let Some(token) = &call.progress_token {
-                            out.send_line(&dispatch::progress(token, 0, &format!("calling {}", call.label()))).await;
-                        }
-                        calls.push(async move { complete(session, &call, limit).await });
-                    }
+                    Action::Call(call) => pending.push(async move { calls::complete(ctx, &call).await }),
                     Action::Nothing => {}
                 }
             }
-            while let Some(reply) = calls.next().await {
+            while let Some(reply) = pending.next().await {
                 out.send_line(&reply).await;
             }
             out.close().await;
@@ -201,11 +210,6 @@ impl McpSession {
         storage.delete_all().await?;
         Ok(())
     }
-}
-
-async fn complete(session: &Session, call: &PendingCall, limit: u64) -> String {
-    let upstream = upstream::perform(&call.http, limit).await;
-    dispatch::finish(session, call, &upstream)
 }
 
 fn server_at(route: &str) -> Option<&'static Server> {

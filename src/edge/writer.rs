@@ -33,7 +33,7 @@ impl LineWriter {
         JsFuture::from(self.writer.write_with_chunk(&chunk)).await.is_ok()
     }
 
-    pub async fn close(self) {
+    pub async fn close(&self) {
         let _ = JsFuture::from(self.writer.close()).await;
     }
 }

@@ -4,6 +4,7 @@
 pub mod reply;
 pub mod request;
 pub mod schema;
+pub mod stream;
 pub mod template;
 
 use serde_json::{json, Map, Value};
@@ -20,6 +21,7 @@ pub struct Tool {
     pub listing: Value,
     pub input_schema: Value,
     pub request: RequestTemplate,
+    pub result_mode: reply::ResultMode,
 }
 
 impl Tool {
@@ -55,7 +57,11 @@ impl Tool {
         if let Some(annotations) = &t.annotations {
             listing.insert("annotations".into(), annotations.clone());
         }
-        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request })
+        let result_mode = match t.result {
+            crate::config::model::ResultModeConfig::Map => reply::ResultMode::Map,
+            crate::config::model::ResultModeConfig::Passthrough => reply::ResultMode::Passthrough,
+        };
+        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, result_mode })
     }
 
     /// Renders the HTTP request for one call. Arguments must already be validated.

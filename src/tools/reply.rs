@@ -20,9 +20,22 @@ pub enum Upstream {
 /// How much of a failing body an error message quotes.
 const EXCERPT_BYTES: usize = 512;
 
+/// How a tool's successful upstream reply becomes its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultMode {
+    /// JSON → structuredContent and text, text → text, images and audio → their content.
+    Map,
+    /// The upstream's JSON body is itself a `CallToolResult`, validated and passed through.
+    Passthrough,
+}
+
 /// Builds the tool result. `structured` is false for sessions older than 2025-06-18, which
 /// predate `structuredContent`.
 pub fn to_result(upstream: &Upstream, structured: bool) -> Value {
+    to_result_with(upstream, ResultMode::Map, structured)
+}
+
+pub fn to_result_with(upstream: &Upstream, mode: ResultMode, structured: bool) -> Value {
     match upstream {
         Upstream::TimedOut { after_ms } => error_result(format!("The upstream did not answer within {after_ms} ms.")),
         Upstream::Failed(reason) => error_result(format!("The upstream request failed: {reason}")),
@@ -33,13 +46,91 @@ pub fn to_result(upstream: &Upstream, structured: bool) -> Value {
             let ct = content_type.as_deref().unwrap_or("no content type");
             error_result(format!("The upstream answered HTTP {status} ({ct}): {}", excerpt(body)))
         }
-        Upstream::Reply { content_type, body, status, .. } => success(*status, content_type.as_deref(), body, structured),
+        Upstream::Reply { content_type, body, status, .. } => match mode {
+            ResultMode::Map => success(*status, content_type.as_deref(), body, structured),
+            ResultMode::Passthrough => match serde_json::from_slice::<Value>(body) {
+                Ok(value) => passthrough(value, structured),
+                Err(e) => error_result(format!("The upstream answered HTTP {status} with invalid JSON ({e}): {}", excerpt(body))),
+            },
+        },
+    }
+}
+
+/// What a whole (non-streamed) reply means for the call: its result, or, for passthrough tools,
+/// possibly a request for client input.
+pub fn outcome(upstream: &Upstream, mode: ResultMode, structured: bool) -> super::stream::Event {
+    if let (ResultMode::Passthrough, Upstream::Reply { status: 200..=299, body, truncated_at: None, .. }) = (mode, upstream) {
+        if let Ok(value) = serde_json::from_slice::<Value>(body) {
+            if value.get("input").is_some() {
+                if let Some(event) = super::stream::classify(&value, structured) {
+                    return event;
+                }
+            }
+        }
+    }
+    super::stream::Event::Result(to_result_with(upstream, mode, structured))
+}
+
+/// Validates an upstream's `CallToolResult` and passes it through.
+pub fn passthrough(mut value: Value, structured: bool) -> Value {
+    if let Err(why) = check_call_tool_result(&value) {
+        return error_result(format!("The upstream returned an invalid CallToolResult: {why}"));
+    }
+    if !structured {
+        if let Some(obj) = value.as_object_mut() {
+            obj.remove("structuredContent");
+        }
+    }
+    value
+}
+
+fn check_call_tool_result(value: &Value) -> Result<(), String> {
+    let obj = value.as_object().ok_or("it is not an object")?;
+    let content = obj.get("content").and_then(Value::as_array).ok_or("\"content\" must be an array")?;
+    for (i, item) in content.iter().enumerate() {
+        check_content(item).map_err(|why| format!("content[{i}]: {why}"))?;
+    }
+    if obj.get("isError").is_some_and(|v| !v.is_boolean()) {
+        return Err("\"isError\" must be a boolean".into());
+    }
+    if obj.get("structuredContent").is_some_and(|v| !v.is_object()) {
+        return Err("\"structuredContent\" must be an object".into());
+    }
+    Ok(())
+}
+
+/// Checks one content block against the shapes MCP defines.
+pub fn check_content(item: &Value) -> Result<(), String> {
+    let field = |name: &str| item.get(name).and_then(Value::as_str);
+    let base64 = |name: &str| field(name).is_some_and(crate::base64::is_valid);
+    match field("type") {
+        Some("text") if field("text").is_some() => Ok(()),
+        Some("image" | "audio") if base64("data") && field("mimeType").is_some() => Ok(()),
+        Some("resource_link") if field("uri").is_some() && field("name").is_some() => Ok(()),
+        Some("resource") => {
+            let r = item.get("resource").ok_or("a resource block needs \"resource\"")?;
+            let has_uri = r.get("uri").and_then(Value::as_str).is_some();
+            let text = r.get("text").and_then(Value::as_str).is_some();
+            let blob = r.get("blob").and_then(Value::as_str).is_some_and(crate::base64::is_valid);
+            if has_uri && (text ^ blob) {
+                Ok(())
+            } else {
+                Err("an embedded resource needs \"uri\" and either \"text\" or base64 \"blob\"".into())
+            }
+        }
+        Some(kind @ ("text" | "image" | "audio" | "resource_link")) => Err(format!("a {kind} block is missing a required field")),
+        Some(other) => Err(format!("unknown content type {other:?}")),
+        None => Err("missing \"type\"".into()),
     }
 }
 
 fn success(status: u16, content_type: Option<&str>, body: &[u8], structured: bool) -> Value {
     let media = content_type.map(crate::negotiate::media_type).unwrap_or_default();
     let is_json = media == "application/json" || media.ends_with("+json");
+    if media.starts_with("image/") || media.starts_with("audio/") {
+        let kind = if media.starts_with("image/") { "image" } else { "audio" };
+        return json!({"content": [{"type": kind, "data": crate::base64::encode(body), "mimeType": media}]});
+    }
     let Ok(text) = std::str::from_utf8(body) else {
         let ct = content_type.unwrap_or("no content type");
         return error_result(format!("The upstream answered HTTP {status} with {} bytes of {ct} that are not UTF-8 text.", body.len()));
@@ -99,6 +190,40 @@ mod tests {
         assert_eq!(r.to_string(), r#"{"content":[{"type":"text","text":"{\"a\":1}"}]}"#);
         let r = to_result(&reply(200, "application/json", b"[1, 2]"), true);
         assert_eq!(r.to_string(), r#"{"content":[{"type":"text","text":"[1,2]"}]}"#);
+    }
+
+    #[test]
+    fn images_and_audio_become_their_content() {
+        let r = to_result(&reply(200, "image/png", &[1, 2, 3]), true);
+        assert_eq!(r, json!({"content": [{"type": "image", "data": "AQID", "mimeType": "image/png"}]}));
+        let r = to_result(&reply(200, "audio/wav; codecs=1", &[0xff]), true);
+        assert_eq!(r, json!({"content": [{"type": "audio", "data": "/w==", "mimeType": "audio/wav"}]}));
+    }
+
+    #[test]
+    fn passthrough_validates_the_result() {
+        let body = br#"{"content":[{"type":"text","text":"a"},{"type":"image","data":"AQID","mimeType":"image/png"},
+            {"type":"resource","resource":{"uri":"x://y","mimeType":"application/json","text":"{}"}}],"structuredContent":{"k":1}}"#;
+        let r = to_result_with(&reply(200, "application/json", body), ResultMode::Passthrough, true);
+        assert_eq!(r["content"].as_array().unwrap().len(), 3);
+        assert_eq!(r["structuredContent"], json!({"k": 1}));
+        let r = to_result_with(&reply(200, "application/json", body), ResultMode::Passthrough, false);
+        assert!(r.get("structuredContent").is_none());
+        let err = to_result_with(&reply(200, "application/json", br#"{"isError":true,"content":[{"type":"text","text":"bad"}]}"#), ResultMode::Passthrough, true);
+        assert_eq!(err, json!({"isError": true, "content": [{"type": "text", "text": "bad"}]}));
+        let cases = [
+            (r#"{"content":"x"}"#, "\"content\" must be an array"),
+            (r#"{"content":[{"type":"image","data":"!!","mimeType":"image/png"}]}"#, "content[0]: a image block is missing a required field"),
+            (r#"{"content":[{"type":"video"}]}"#, "content[0]: unknown content type \"video\""),
+            (r#"{"content":[{"type":"resource","resource":{"uri":"a://b"}}]}"#, "content[0]: an embedded resource needs"),
+            (r#"{"content":[],"isError":"yes"}"#, "\"isError\" must be a boolean"),
+        ];
+        for (body, why) in cases {
+            let r = to_result_with(&reply(200, "application/json", body.as_bytes()), ResultMode::Passthrough, true);
+            assert_eq!(r["isError"], true);
+            let text = r["content"][0]["text"].as_str().unwrap();
+            assert!(text.starts_with(&format!("The upstream returned an invalid CallToolResult: {why}")), "{text}");
+        }
     }
 
     #[test]

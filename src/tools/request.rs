@@ -53,6 +53,16 @@ pub struct HttpCall {
     pub timeout_ms: u64,
 }
 
+impl HttpCall {
+    /// The follow-up request that carries a client's answer back to the upstream: a JSON POST
+    /// to the same URL with the same headers.
+    pub fn follow_up(&self, body: String) -> HttpCall {
+        let mut headers: Vec<(String, String)> = self.headers.iter().filter(|(n, _)| !n.eq_ignore_ascii_case("content-type")).cloned().collect();
+        headers.push(("Content-Type".into(), "application/json".into()));
+        HttpCall { method: "POST".into(), url: self.url.clone(), headers, body: Some(body), timeout_ms: self.timeout_ms }
+    }
+}
+
 /// Which names a template may use, and where a fault is reported.
 pub struct Scope<'a> {
     /// `servers[0].tools[1]`: the field names are appended.

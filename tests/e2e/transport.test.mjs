@@ -106,19 +106,22 @@ test('an NDJSON body gets one reply line per request, each as soon as it is read
 test('streamed lines pass through compression one by one (Accept-Encoding: gzip)', async () => {
   for (const accept of ['application/x-ndjson', 'text/event-stream']) {
     const key = `gzip-${accept}`;
-    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hold', arguments: { key }, _meta: { progressToken: 'tok' } } };
+    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'stream_hold', arguments: { key }, _meta: { progressToken: 'tok' } } };
     const res = await post(url, call, { accept, 'accept-encoding': 'gzip', 'mcp-session-id': sid });
     assert.equal(res.status, 200);
     const reader = lines(res);
-    // The progress notification must arrive while the upstream is still held.
-    let first = (await reader.next()).value;
-    if (accept === 'text/event-stream') first = first.replace(/^data: /, '');
-    assert.deepEqual(JSON.parse(first), { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok', progress: 0, message: 'calling hold' } });
+    const next = async () => {
+      for (;;) {
+        const { value } = await reader.next();
+        if (value && value !== '') return JSON.parse(value.replace(/^data: /, ''));
+      }
+    };
+    // The upstream's progress and log lines arrive while its result is still held back.
     await server.upstream.waitForHold(key);
+    assert.deepEqual(await next(), { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 'tok', progress: 1, total: 2, message: 'started' } });
+    assert.deepEqual(await next(), { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'upstream', data: 'working' } });
     server.upstream.release(key, 'done');
-    const rest = [];
-    for await (const line of reader) rest.push(line);
-    assert.ok(rest.some((l) => l.includes('"text":"done"')), rest.join('|'));
+    assert.deepEqual(await next(), { jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'done' }] } });
   }
 });
 
@@ -251,4 +254,23 @@ test('JSON batches: an array of replies in request order for 2025-03-26, 400 fro
     id: null,
     error: { code: -32600, message: 'Invalid Request: batches are not supported in protocol version 2025-11-25' },
   });
+});
+
+test('DNS rebinding: a loopback request under a foreign Host gets 403 before its body is read', async () => {
+  const { request } = await import('node:http');
+  const send = (host) =>
+    new Promise((resolve, reject) => {
+      const req = request(url, { method: 'POST', agent: false, headers: { host, 'content-type': 'application/json' } }, (res) => {
+        let body = '';
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode, body }));
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
+    });
+  const evil = await send('evil.example.com');
+  assert.equal(evil.status, 403);
+  assert.deepEqual(JSON.parse(evil.body), { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Forbidden: host "evil.example.com" is not allowed for a local server' } });
+  const local = await send(`localhost:${url.port}`);
+  assert.equal(local.status, 400, 'a loopback Host passes the check (and then needs a session)');
 });

@@ -23,7 +23,21 @@ export async function startTestUpstream() {
       res.end(JSON.stringify({ path: url.pathname, query: url.search }));
     } else if (url.pathname.startsWith('/hold/')) {
       const key = decodeURIComponent(url.pathname.slice('/hold/'.length));
-      held.set(key, [...(held.get(key) ?? []), res]);
+      const release = (text) => {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.end(text);
+      };
+      held.set(key, [...(held.get(key) ?? []), release]);
+    } else if (url.pathname.startsWith('/stream-hold/')) {
+      // The line protocol: a progress line now, the result when the test releases it.
+      const key = decodeURIComponent(url.pathname.slice('/stream-hold/'.length));
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      res.write(JSON.stringify({ progress: 1, total: 2, message: 'started' }) + '\n');
+      res.write(JSON.stringify({ log: { level: 'info', data: 'working', logger: 'upstream' } }) + '\n');
+      const release = (text) => {
+        res.end(JSON.stringify({ result: { content: [{ type: 'text', text }] } }) + '\n');
+      };
+      held.set(key, [...(held.get(key) ?? []), release]);
     } else {
       demoHandler(req, res);
     }
@@ -37,10 +51,7 @@ export async function startTestUpstream() {
       while (!held.get(key)?.length) await new Promise((r) => setTimeout(r, 10));
     },
     release(key, text) {
-      for (const res of held.get(key) ?? []) {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.end(text);
-      }
+      for (const release of held.get(key) ?? []) release(text);
       held.delete(key);
     },
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),

@@ -1,0 +1,182 @@
+//! The fixture upstream for the MCP conformance suite. Every fixture tool, resource and prompt
+//! of mcp-edge.json beside this file is served from configuration plus these endpoints, the way a
+//! real deployment would use n8n webhooks.
+//!
+//!   node examples/conformance/upstream.mjs     (port: CONFORMANCE_UPSTREAM_PORT, default 8790)
+import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+
+// A 1x1 red PNG and a tiny silent WAV.
+export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64');
+export const WAV = Buffer.from('UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQIAAACAgA==', 'base64');
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function body(req) {
+  const chunks = [];
+  for await (const c of req) chunks.push(c);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? JSON.parse(text) : {};
+}
+
+function json(res, value, status = 200) {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(value));
+}
+
+const text = (t) => ({ content: [{ type: 'text', text: t }] });
+
+/** Tools that ask the client for input: the first call asks, the follow-up answers. */
+function inputTool(ask, answer) {
+  return async (req, res) => {
+    const b = await body(req);
+    if (!b.input) return json(res, { input: ask(b.arguments ?? b), state: { step: 1 } });
+    if (b.input.error) return json(res, { ...text(`The client refused: ${JSON.stringify(b.input.error)}`), isError: true });
+    return json(res, answer(b.input.result));
+  };
+}
+
+const routes = {
+  'GET /simple-text': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end('This is a simple text response for testing.');
+  },
+  'GET /image': (req, res) => {
+    res.writeHead(200, { 'content-type': 'image/png' });
+    res.end(PNG);
+  },
+  'GET /audio': (req, res) => {
+    res.writeHead(200, { 'content-type': 'audio/wav' });
+    res.end(WAV);
+  },
+  'GET /embedded-resource': (req, res) =>
+    json(res, { content: [{ type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } }] }),
+  'GET /mixed-content': (req, res) =>
+    json(res, {
+      content: [
+        { type: 'text', text: 'Multiple content types test:' },
+        { type: 'image', data: PNG.toString('base64'), mimeType: 'image/png' },
+        { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"test":"data","value":123}' } },
+      ],
+    }),
+  'GET /error': (req, res) => json(res, { ...text('This tool intentionally returns an error for testing'), isError: true }),
+  'GET /logging': async (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    for (const [i, message] of ['Tool execution started', 'Tool processing data', 'Tool execution completed'].entries()) {
+      if (i > 0) await sleep(50);
+      res.write(JSON.stringify({ log: { level: 'info', data: message } }) + '\n');
+    }
+    res.end(JSON.stringify({ result: text('Tool with logging executed successfully') }) + '\n');
+  },
+  'GET /progress': async (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    for (const [i, progress] of [0, 50, 100].entries()) {
+      if (i > 0) await sleep(50);
+      res.write(JSON.stringify({ progress, total: 100 }) + '\n');
+    }
+    res.end(JSON.stringify({ result: text('Tool with progress executed successfully') }) + '\n');
+  },
+  'POST /sampling': inputTool(
+    (args) => ({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: args.prompt } }], maxTokens: 100 } }),
+    (result) => text(`LLM response: ${result?.content?.text ?? JSON.stringify(result)}`),
+  ),
+  'POST /elicitation': inputTool(
+    (args) => ({
+      method: 'elicitation/create',
+      params: {
+        message: args.message,
+        requestedSchema: {
+          type: 'object',
+          properties: { username: { type: 'string', description: "User's response" }, email: { type: 'string', description: "User's email address" } },
+          required: ['username', 'email'],
+        },
+      },
+    }),
+    (result) => text(`User response: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`),
+  ),
+  'POST /elicitation-defaults': inputTool(
+    () => ({
+      method: 'elicitation/create',
+      params: {
+        message: 'Please review and update the form fields with defaults',
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            name: { type: 'string', description: 'User name', default: 'John Doe' },
+            age: { type: 'integer', description: 'User age', default: 30 },
+            score: { type: 'number', description: 'User score', default: 95.5 },
+            status: { type: 'string', description: 'User status', enum: ['active', 'inactive', 'pending'], default: 'active' },
+            verified: { type: 'boolean', description: 'Verification status', default: true },
+          },
+        },
+      },
+    }),
+    (result) => text(`Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`),
+  ),
+  'POST /elicitation-enums': inputTool(
+    () => ({
+      method: 'elicitation/create',
+      params: {
+        message: 'Please select options from the enum fields',
+        requestedSchema: {
+          type: 'object',
+          properties: {
+            untitledSingle: { type: 'string', description: 'Select one option', enum: ['option1', 'option2', 'option3'] },
+            titledSingle: {
+              type: 'string',
+              description: 'Select one option with titles',
+              oneOf: [{ const: 'value1', title: 'First Option' }, { const: 'value2', title: 'Second Option' }, { const: 'value3', title: 'Third Option' }],
+            },
+            legacyEnum: { type: 'string', description: 'Select one option (legacy)', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
+            untitledMulti: { type: 'array', description: 'Select multiple options', minItems: 1, maxItems: 3, items: { type: 'string', enum: ['option1', 'option2', 'option3'] } },
+            titledMulti: {
+              type: 'array',
+              description: 'Select multiple options with titles',
+              minItems: 1,
+              maxItems: 3,
+              items: { anyOf: [{ const: 'value1', title: 'First Choice' }, { const: 'value2', title: 'Second Choice' }, { const: 'value3', title: 'Third Choice' }] },
+            },
+          },
+          required: [],
+        },
+      },
+    }),
+    (result) => text(`Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`),
+  ),
+  'POST /reconnection': async (req, res) => {
+    await sleep(400);
+    json(res, text('Reconnection test completed successfully'));
+  },
+  'POST /json-schema': async (req, res) => json(res, { received: (await body(req)) }),
+  'GET /watched-resource': (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('Watched resource content');
+  },
+};
+
+export function conformanceHandler(req, res) {
+  const url = new URL(req.url, 'http://upstream');
+  const template = url.pathname.match(/^\/template\/([^/]+)\/data$/);
+  if (req.method === 'GET' && template) {
+    const id = decodeURIComponent(template[1]);
+    return json(res, { id, templateTest: true, data: `Data for ID: ${id}` });
+  }
+  const route = routes[`${req.method} ${url.pathname}`];
+  if (!route) return json(res, { error: `no route ${req.method} ${url.pathname}` }, 404);
+  Promise.resolve(route(req, res)).catch((e) => {
+    if (!res.headersSent) json(res, { error: String(e) }, 500);
+  });
+}
+
+export function startConformanceUpstream(port = 0) {
+  return new Promise((resolve, reject) => {
+    const server = createServer(conformanceHandler);
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const server = await startConformanceUpstream(Number(process.env.CONFORMANCE_UPSTREAM_PORT || 8790));
+  console.error(`[conformance-upstream] http://127.0.0.1:${server.address().port}`);
+}

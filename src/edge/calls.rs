@@ -1,0 +1,89 @@
+//! Carries out one pending call: the upstream fetch, its streamed progress and logs, and the
+//! round trips to the client when the upstream asks for input (sampling, elicitation).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::channel::oneshot;
+use futures::future::{select, Either};
+use serde_json::Value;
+use worker::Delay;
+
+use super::upstream::{self, ToolReading};
+use super::writer::LineWriter;
+use crate::config::Server;
+use crate::dispatch::{self, CallKind, PendingCall};
+use crate::jsonrpc;
+use crate::negotiate::at_least;
+use crate::session::Session;
+use crate::tools::reply::{error_result, ResultMode};
+use crate::tools::stream::{follow_up_body, required_capability, Event, LineReader};
+
+/// Requests sent to the client and not yet answered, by id. The client's answer arrives in a
+/// later POST to the same session object, which completes the waiting call.
+pub type Inputs = Rc<RefCell<HashMap<String, oneshot::Sender<Result<Value, Value>>>>>;
+
+/// How many input round trips one call may make before it is stopped.
+const MAX_ROUNDS: usize = 8;
+
+pub struct CallContext<'a> {
+    pub server: &'static Server,
+    pub session: &'a Session,
+    /// The reply stream; `None` when the reply is one buffered JSON body.
+    pub out: Option<&'a LineWriter>,
+    pub inputs: &'a Inputs,
+}
+
+/// Runs the call to its end and returns its JSON-RPC reply.
+pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> String {
+    let limit = ctx.server.max_reply_bytes;
+    let CallKind::Tool(name) = &call.kind else {
+        let upstream = upstream::perform(&call.http, limit).await;
+        return dispatch::finish(ctx.session, call, &upstream);
+    };
+    let mode = ctx.server.tool(name).map_or(ResultMode::Map, |t| t.result_mode);
+    let structured = at_least(&ctx.session.protocol_version, "2025-06-18");
+    let mut http = call.http.clone();
+    for _ in 0..MAX_ROUNDS {
+        let reading = ToolReading {
+            max_reply_bytes: limit,
+            mode,
+            structured,
+            out: ctx.out,
+            reader: LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone(), structured),
+        };
+        match upstream::perform_tool(&http, reading).await {
+            Event::Input { method, params, state } => match ask(ctx, &method, params, http.timeout_ms).await {
+                Ok(answer) => http = call.http.follow_up(follow_up_body(&call.arguments, &state, &answer)),
+                Err(why) => return jsonrpc::success(&call.id, error_result(why)),
+            },
+            Event::Result(result) => return jsonrpc::success(&call.id, result),
+            Event::Notify(_) => {}
+        }
+    }
+    jsonrpc::success(&call.id, error_result(format!("The upstream asked for input more than {MAX_ROUNDS} times.")))
+}
+
+/// Sends a request to the client on the call's stream and waits for its answer.
+async fn ask(ctx: &CallContext<'_>, method: &str, params: Value, timeout_ms: u64) -> Result<Result<Value, Value>, String> {
+    let Some(out) = ctx.out else {
+        return Err(format!("This tool needs {method} from the client, which requires a streaming response (Accept: text/event-stream)."));
+    };
+    let capability = required_capability(method);
+    if ctx.session.client_capabilities.get(capability).is_none() {
+        return Err(format!("This tool needs {method}, but the client did not declare the {capability} capability."));
+    }
+    let id = format!("mcp-edge-{}", super::streamable::random_id().map_err(|e| e.message())?);
+    let (sender, receiver) = oneshot::channel();
+    ctx.inputs.borrow_mut().insert(id.clone(), sender);
+    out.send_line(&jsonrpc::request(&id, method, params)).await;
+    let answer = select(receiver, Delay::from(Duration::from_millis(timeout_ms))).await;
+    ctx.inputs.borrow_mut().remove(&id);
+    match answer {
+        Either::Left((Ok(answer), _)) => Ok(answer),
+        Either::Left((Err(_), _)) => Err(format!("The {method} request was abandoned.")),
+        Either::Right(_) => Err(format!("The client did not answer {method} within {timeout_ms} ms.")),
+    }
+}

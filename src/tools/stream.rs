@@ -1,0 +1,256 @@
+//! The upstream line protocol. An upstream that answers `application/x-ndjson` (or
+//! `text/event-stream`, one message per `data:` event) may report progress and log messages
+//! while it works, and ends with its result, or with a request for client input:
+//!
+//! ```text
+//! {"progress": 50, "total": 100, "message": "halfway"}      → notifications/progress
+//! {"log": {"level": "info", "data": "step 1", "logger": "x"}} → notifications/message
+//! {"result": {"content": [{"type": "text", "text": "done"}]}} → the CallToolResult
+//! {"input": {"method": "elicitation/create", "params": {…}}, "state": …}
+//! ```
+//!
+//! A passthrough tool's single JSON body may also be an `{"input": …}` message.
+
+use serde_json::{json, Value};
+
+use super::reply::{error_result, passthrough};
+use crate::jsonrpc;
+use crate::protocol::logging;
+
+/// What one message of the upstream asks of the edge.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Send this JSON-RPC notification to the client now.
+    Notify(String),
+    /// The call's result; the call is over.
+    Result(Value),
+    /// Ask the client (sampling or elicitation), then call the upstream again with the answer.
+    Input { method: String, params: Value, state: Value },
+}
+
+/// Reads an upstream's stream chunk by chunk and turns its lines into events.
+#[derive(Debug)]
+pub struct LineReader {
+    sse: bool,
+    buffer: Vec<u8>,
+    /// SSE `data:` lines of the event being read.
+    data: Vec<String>,
+    progress_token: Option<Value>,
+    last_progress: Option<f64>,
+    log_level: Option<String>,
+    structured: bool,
+    done: bool,
+}
+
+impl LineReader {
+    pub fn new(sse: bool, progress_token: Option<Value>, log_level: Option<String>, structured: bool) -> LineReader {
+        LineReader { sse, buffer: Vec::new(), data: Vec::new(), progress_token, last_progress: None, log_level, structured, done: false }
+    }
+
+    /// Whether a terminal event (result or input) has been produced.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// Feeds bytes as they arrive; returns the events of every complete line.
+    pub fn feed(&mut self, chunk: &[u8]) -> Vec<Event> {
+        self.buffer.extend_from_slice(chunk);
+        let mut events = Vec::new();
+        while let Some(pos) = self.buffer.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.buffer.drain(..=pos).collect();
+            let text = String::from_utf8_lossy(&line);
+            let text = text.trim_end_matches(['\n', '\r']);
+            events.extend(self.line(text));
+        }
+        events
+    }
+
+    /// The stream ended: flushes what is left, and makes sure the call has an outcome.
+    pub fn finish(&mut self) -> Vec<Event> {
+        let rest = String::from_utf8_lossy(&std::mem::take(&mut self.buffer)).to_string();
+        let mut events: Vec<Event> = self.line(rest.trim_end_matches('\r')).into_iter().collect();
+        if self.sse {
+            events.extend(self.line(""));
+        }
+        if !self.done {
+            self.done = true;
+            events.push(Event::Result(error_result("The upstream stream ended without a result.".into())));
+        }
+        events
+    }
+
+    fn line(&mut self, line: &str) -> Option<Event> {
+        if self.done {
+            return None;
+        }
+        if self.sse {
+            // An empty line ends an SSE event; other fields (id, event, retry, comments) do not matter here.
+            if line.is_empty() {
+                let data = std::mem::take(&mut self.data).join("\n");
+                return if data.is_empty() { None } else { self.message(&data) };
+            }
+            if let Some(value) = line.strip_prefix("data:") {
+                self.data.push(value.strip_prefix(' ').unwrap_or(value).to_string());
+            }
+            return None;
+        }
+        if line.trim().is_empty() {
+            return None;
+        }
+        self.message(line)
+    }
+
+    fn message(&mut self, text: &str) -> Option<Event> {
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            self.done = true;
+            return Some(Event::Result(error_result(format!("The upstream sent a line that is not JSON: {}", text.chars().take(200).collect::<String>()))));
+        };
+        if let Some(event) = classify(&value, self.structured) {
+            self.done = true;
+            return Some(event);
+        }
+        self.notification(&value)
+    }
+
+    /// Progress and log lines, filtered by the request's token and the session's log level.
+    fn notification(&mut self, value: &Value) -> Option<Event> {
+        if let Some(progress) = value.get("progress").and_then(Value::as_f64) {
+            let token = self.progress_token.as_ref()?;
+            // Progress must increase; a line that does not is dropped.
+            if self.last_progress.is_some_and(|last| progress <= last) {
+                return None;
+            }
+            self.last_progress = Some(progress);
+            let mut params = serde_json::Map::new();
+            params.insert("progressToken".into(), token.clone());
+            for key in ["progress", "total", "message"] {
+                if let Some(v) = value.get(key) {
+                    params.insert(key.into(), v.clone());
+                }
+            }
+            let params = Value::Object(params);
+            return Some(Event::Notify(jsonrpc::notification("notifications/progress", params)));
+        }
+        let log = value.get("log")?;
+        let level = log.get("level").and_then(Value::as_str).unwrap_or("info");
+        if !logging::passes(self.log_level.as_deref(), level) {
+            return None;
+        }
+        let data = log.get("data").cloned().unwrap_or(Value::Null);
+        let params = logging::message(level, log.get("logger").and_then(Value::as_str), &data);
+        Some(Event::Notify(jsonrpc::notification("notifications/message", params)))
+    }
+}
+
+/// The terminal meaning of one message, if it has one: a result or an input request.
+pub fn classify(value: &Value, structured: bool) -> Option<Event> {
+    if let Some(result) = value.get("result") {
+        return Some(Event::Result(passthrough(result.clone(), structured)));
+    }
+    let input = value.get("input")?;
+    let method = input.get("method").and_then(Value::as_str);
+    let params = input.get("params").filter(|p| p.is_object());
+    Some(match (method, params) {
+        (Some(m @ ("sampling/createMessage" | "elicitation/create")), Some(p)) => {
+            Event::Input { method: m.to_string(), params: p.clone(), state: value.get("state").cloned().unwrap_or(Value::Null) }
+        }
+        _ => Event::Result(error_result(
+            "The upstream asked for input with an unsupported request; use sampling/createMessage or elicitation/create with params.".into(),
+        )),
+    })
+}
+
+/// The capability a client must have declared for an input request.
+pub fn required_capability(method: &str) -> &'static str {
+    if method == "sampling/createMessage" {
+        "sampling"
+    } else {
+        "elicitation"
+    }
+}
+
+/// The JSON body of the follow-up call that carries the client's answer back to the upstream.
+pub fn follow_up_body(arguments: &Value, state: &Value, answer: &Result<Value, Value>) -> String {
+    let input = match answer {
+        Ok(result) => json!({"state": state, "result": result}),
+        Err(error) => json!({"state": state, "error": error}),
+    };
+    json!({"arguments": arguments, "input": input}).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notifies(events: &[Event]) -> Vec<Value> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Notify(text) => Some(serde_json::from_str(text).unwrap()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ndjson_progress_logs_and_result() {
+        let mut r = LineReader::new(false, Some(json!("tok")), Some("info".into()), true);
+        let mut events = r.feed(b"{\"progress\":0,\"total\":100}\n{\"progress\":50,\"total\":100,\"message\":\"half\"}\n{\"prog");
+        events.extend(r.feed(b"ress\":50}\n{\"log\":{\"level\":\"debug\",\"data\":\"hidden\"}}\n{\"log\":{\"level\":\"info\",\"data\":\"shown\",\"logger\":\"t\"}}\n"));
+        assert_eq!(
+            notifies(&events),
+            [
+                json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":0,"total":100}}),
+                json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"tok","progress":50,"total":100,"message":"half"}}),
+                json!({"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"t","data":"shown"}}),
+            ]
+        );
+        assert!(!r.is_done());
+        let end = r.feed(b"{\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"done\"}]}}");
+        assert!(end.is_empty(), "no newline yet");
+        let end = r.finish();
+        assert_eq!(end, [Event::Result(json!({"content":[{"type":"text","text":"done"}]}))]);
+        assert!(r.is_done());
+    }
+
+    #[test]
+    fn progress_needs_a_token() {
+        let mut r = LineReader::new(false, None, None, true);
+        assert!(r.feed(b"{\"progress\":1}\n").is_empty());
+    }
+
+    #[test]
+    fn sse_data_events() {
+        let mut r = LineReader::new(true, Some(json!(1)), None, true);
+        let events = r.feed(b": comment\nid: 1\ndata: {\"progress\":1}\n\nevent: message\ndata: {\"result\":\n");
+        assert_eq!(notifies(&events).len(), 1);
+        let events = r.feed(b"data: {\"content\":[]}}\n\n");
+        assert_eq!(events, [Event::Result(json!({"content":[]}))]);
+    }
+
+    #[test]
+    fn a_stream_without_result_or_with_garbage_is_an_error() {
+        let mut r = LineReader::new(false, None, None, true);
+        r.feed(b"{\"log\":{\"level\":\"info\",\"data\":1}}\n");
+        let end = r.finish();
+        assert!(matches!(&end[..], [Event::Result(v)] if v["isError"] == true));
+        let mut r = LineReader::new(false, None, None, true);
+        let events = r.feed(b"not json\n{\"result\":{\"content\":[]}}\n");
+        assert!(matches!(&events[..], [Event::Result(v)] if v["content"][0]["text"].as_str().unwrap().contains("not JSON")));
+        assert!(r.finish().is_empty());
+    }
+
+    #[test]
+    fn input_requests() {
+        let mut r = LineReader::new(false, None, None, true);
+        let events = r.feed(b"{\"input\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"m\"}},\"state\":{\"step\":1}}\n");
+        assert_eq!(events, [Event::Input { method: "elicitation/create".into(), params: json!({"message":"m"}), state: json!({"step":1}) }]);
+        let bad = classify(&json!({"input":{"method":"roots/list","params":{}}}), true);
+        assert!(matches!(bad, Some(Event::Result(v)) if v["isError"] == true));
+        assert_eq!(required_capability("sampling/createMessage"), "sampling");
+        assert_eq!(
+            follow_up_body(&json!({"a":1}), &json!("s"), &Ok(json!({"action":"accept"}))),
+            r#"{"arguments":{"a":1},"input":{"state":"s","result":{"action":"accept"}}}"#
+        );
+    }
+}
