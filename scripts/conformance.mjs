@@ -11,7 +11,8 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { root, run, setup } from './setup.mjs';
 import { build } from './build.mjs';
 import { startConformanceUpstream } from '../examples/conformance/upstream.mjs';
@@ -62,26 +63,25 @@ function node22() {
   return bin;
 }
 
-function runSuite(url) {
+function runSuite(url, outputDir) {
   const node = node22();
   const cli = join(root, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
   return new Promise((resolve) => {
-    const child = spawn(node, [cli, 'server', '--url', url.href, '--suite', 'all'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-    let output = '';
-    child.stdout.on('data', (d) => {
-      output += d;
-      process.stdout.write(d);
-    });
-    child.on('exit', (code) => resolve({ code, output }));
+    const child = spawn(node, [cli, 'server', '--url', url.href, '--suite', 'all', '--output-dir', outputDir], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.on('exit', (code) => resolve(code));
   });
 }
 
-/** Reads the suite's summary: one line per scenario, then "Total: …". */
-export function summarize(output) {
-  const lines = output.split('\n').filter((l) => /^[✓✗] /.test(l));
-  const failed = lines.filter((l) => l.startsWith('✗'));
-  const warnings = (output.match(/WARNING/g) ?? []).length;
-  return { total: lines.length, passed: lines.length - failed.length, failed, warnings };
+/** Reads every scenario's checks.json: a scenario passes when no check failed or warned. */
+export function summarize(outputDir) {
+  const scenarios = readdirSync(outputDir).map((dir) => {
+    const checks = JSON.parse(readFileSync(join(outputDir, dir, 'checks.json'), 'utf8'));
+    const name = dir.replace(/^server-/, '').replace(/-\d{4}-\d{2}-\d{2}T.*$/, '');
+    const count = (status) => checks.filter((c) => c.status === status).length;
+    return { name, success: count('SUCCESS'), failures: count('FAILURE'), warnings: count('WARNING') };
+  });
+  const bad = scenarios.filter((s) => s.failures > 0 || s.warnings > 0);
+  return { scenarios, bad, warnings: scenarios.reduce((n, s) => n + s.warnings, 0) };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
@@ -93,11 +93,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.on('SIGTERM', () => stop().then(() => process.exit(0)));
   } else {
     const { url, stop } = await serveConformance(await freePort());
-    const { code, output } = await runSuite(url);
+    const outputDir = mkdtempSync(join(tmpdir(), 'mcp-edge-conformance-'));
+    const code = await runSuite(url, outputDir);
     await stop();
-    const { total, passed, failed, warnings } = summarize(output);
-    console.log(`\nconformance: ${passed} of ${total} scenarios passed, ${warnings} warnings`);
-    for (const f of failed) console.log(`  ${f}`);
-    process.exit(code === 0 && failed.length === 0 && total > 0 && warnings === 0 ? 0 : 1);
+    const { scenarios, bad, warnings } = summarize(outputDir);
+    const passed = scenarios.length - bad.length;
+    console.log(`\nconformance: ${passed} of ${scenarios.length} scenarios passed, ${warnings} warnings (details in ${outputDir})`);
+    for (const s of bad) console.log(`  ✗ ${s.name}: ${s.failures} failed, ${s.warnings} warnings`);
+    process.exit(code === 0 && bad.length === 0 && scenarios.length > 0 ? 0 : 1);
   }
 }

@@ -17,3 +17,5 @@ build({ config: 'tests/e2e/invalid-config.json', outDir: 'build-test-invalid' })
 build();
 const files = readdirSync(join(root, 'tests', 'e2e')).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', 'e2e', f));
 run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...files]);
+// The official MCP conformance suite, --suite all: every scenario must pass, with no warnings.
+run(process.execPath, [join(root, 'scripts', 'conformance.mjs')]);

@@ -40,6 +40,10 @@ pub enum Error {
     /// The `Accept` header allows none of the framings we speak.
     NotAcceptable(String),
     UnsupportedMediaType(String),
+    /// `MCP-Protocol-Version` names a version this server does not speak.
+    UnsupportedVersion(String),
+    /// The stream asked for is already open.
+    Conflict(String),
     PayloadTooLarge(u64),
     /// No configured server lives at this path.
     RouteNotFound(String),
@@ -63,6 +67,8 @@ impl Error {
             | Error::MethodNotAllowed(_)
             | Error::NotAcceptable(_)
             | Error::UnsupportedMediaType(_)
+            | Error::Conflict(_)
+            | Error::UnsupportedVersion(_)
             | Error::PayloadTooLarge(_)
             | Error::RouteNotFound(_) => code::BAD_REQUEST,
         }
@@ -72,7 +78,7 @@ impl Error {
     /// well-formed JSON-RPC request (unknown method, bad params) travel in a 200 like any reply.
     pub fn http_status(&self) -> u16 {
         match self {
-            Error::Parse(_) | Error::InvalidRequest(_) | Error::SessionRequired => 400,
+            Error::Parse(_) | Error::InvalidRequest(_) | Error::SessionRequired | Error::UnsupportedVersion(_) => 400,
             Error::MethodNotFound(_) | Error::InvalidParams(_) | Error::ResourceNotFound(_) => 200,
             Error::Internal(_) | Error::Config(_) => 500,
             Error::SessionNotFound | Error::RouteNotFound(_) => 404,
@@ -80,6 +86,7 @@ impl Error {
             Error::MethodNotAllowed(_) => 405,
             Error::NotAcceptable(_) => 406,
             Error::PayloadTooLarge(_) => 413,
+            Error::Conflict(_) => 409,
             Error::UnsupportedMediaType(_) => 415,
         }
     }
@@ -108,6 +115,8 @@ impl Error {
                 format!("Payload Too Large: the request body exceeds {limit} bytes")
             }
             Error::RouteNotFound(path) => format!("Not Found: no MCP server at {path}"),
+            Error::Conflict(detail) => format!("Conflict: {detail}"),
+            Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::negotiate::SUPPORTED_VERSIONS.join(", ")),
         }
     }
 

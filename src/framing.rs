@@ -44,6 +44,11 @@ pub fn sse_comment(text: &str) -> Vec<u8> {
     format!(": {text}\n\n").into_bytes()
 }
 
+/// A bare `retry:` field: sets the client's reconnection delay without dispatching an event.
+pub fn sse_retry(ms: u64) -> Vec<u8> {
+    format!("retry: {ms}\n\n").into_bytes()
+}
+
 /// One NDJSON line.
 pub fn ndjson_line(json: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(json.len() + 1);
@@ -88,6 +93,7 @@ mod tests {
         let multi = SseEvent { data: "a\nb\r\nc", ..Default::default() };
         assert_eq!(multi.to_bytes(), b"data: a\ndata: b\ndata: c\n\n");
         assert_eq!(sse_comment("keepalive"), b": keepalive\n\n");
+        assert_eq!(sse_retry(1500), b"retry: 1500\n\n");
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct Session {
     /// The minimum level of `notifications/message` the client asked for with `logging/setLevel`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_level: Option<String>,
+    /// SSE streams opened so far; stream ids, and so event ids, are unique within the session.
+    #[serde(default)]
+    pub streams_opened: u64,
     /// Resource URIs the client subscribed to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subscriptions: Vec<String>,
@@ -46,6 +49,7 @@ impl Session {
             created_ms: now_ms,
             last_used_ms: now_ms,
             log_level: None,
+            streams_opened: 0,
             subscriptions: Vec::new(),
         }
     }
@@ -95,7 +99,7 @@ mod tests {
         let text = serde_json::to_string(&s).unwrap();
         assert_eq!(
             text,
-            r#"{"schema":1,"id":"id","server":"srv","principal":"anonymous","protocolVersion":"2025-06-18","clientInfo":{"name":"c"},"clientCapabilities":{},"createdMs":5,"lastUsedMs":5}"#
+            r#"{"schema":1,"id":"id","server":"srv","principal":"anonymous","protocolVersion":"2025-06-18","clientInfo":{"name":"c"},"clientCapabilities":{},"createdMs":5,"lastUsedMs":5,"streamsOpened":0}"#
         );
         let back: Session = serde_json::from_str(&text).unwrap();
         assert_eq!(back, s);

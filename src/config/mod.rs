@@ -51,6 +51,8 @@ pub struct Server {
     pub origins: Vec<OriginPattern>,
     pub allowed_hosts: Vec<String>,
     pub idle_timeout_ms: u64,
+    pub keepalive_ms: u64,
+    pub retry_ms: u64,
     pub max_body_bytes: u64,
     pub max_reply_bytes: u64,
     pub tools_page_size: Option<usize>,
@@ -150,6 +152,12 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         }
     };
     let idle_timeout_ms = positive(s.sessions.idle_timeout_ms, "sessions.idleTimeoutMs")?;
+    if !(1_000..=600_000).contains(&s.sessions.keepalive_ms) {
+        return Err(ConfigError::at(format!("{path}.sessions.keepaliveMs"), "must be 1000 to 600000"));
+    }
+    if !(100..=600_000).contains(&s.sessions.retry_ms) {
+        return Err(ConfigError::at(format!("{path}.sessions.retryMs"), "must be 100 to 600000"));
+    }
     let max_body_bytes = positive(s.limits.max_body_bytes, "limits.maxBodyBytes")?;
     let max_reply_bytes = positive(s.limits.max_reply_bytes, "limits.maxReplyBytes")?;
     if s.limits.tools_page_size == Some(0) {
@@ -196,6 +204,8 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         origins,
         allowed_hosts: s.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
         idle_timeout_ms,
+        keepalive_ms: s.sessions.keepalive_ms,
+        retry_ms: s.sessions.retry_ms,
         max_body_bytes,
         max_reply_bytes,
         tools_page_size: s.limits.tools_page_size,

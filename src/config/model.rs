@@ -54,12 +54,25 @@ pub struct ServerConfig {
 pub struct SessionsConfig {
     #[serde(default = "default_idle_timeout_ms")]
     pub idle_timeout_ms: u64,
+    /// Interval of SSE keepalive comments on the GET stream.
+    #[serde(default = "default_keepalive_ms")]
+    pub keepalive_ms: u64,
+    /// The SSE `retry:` sent to 2025-11-25 clients: how long they wait before resuming.
+    #[serde(default = "default_retry_ms")]
+    pub retry_ms: u64,
 }
 
 impl Default for SessionsConfig {
     fn default() -> Self {
-        SessionsConfig { idle_timeout_ms: default_idle_timeout_ms() }
+        SessionsConfig { idle_timeout_ms: default_idle_timeout_ms(), keepalive_ms: default_keepalive_ms(), retry_ms: default_retry_ms() }
     }
+}
+
+fn default_keepalive_ms() -> u64 {
+    20_000
+}
+fn default_retry_ms() -> u64 {
+    1_000
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -100,7 +113,18 @@ pub struct ToolConfig {
     /// an MCP CallToolResult (or an input request), validated and passed through.
     #[serde(default)]
     pub result: ResultModeConfig,
+    #[serde(default)]
+    pub sse: ToolSseConfig,
     pub http: HttpConfig,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolSseConfig {
+    /// Close a 2025-11-25 client's SSE stream this long after the call starts; the client
+    /// resumes with `GET` and `Last-Event-ID` (SSE polling). Off by default.
+    #[serde(default)]
+    pub close_after_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

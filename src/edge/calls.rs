@@ -12,7 +12,7 @@ use serde_json::Value;
 use worker::Delay;
 
 use super::upstream::{self, ToolReading};
-use super::writer::LineWriter;
+use super::streams::Outlet;
 use crate::config::Server;
 use crate::dispatch::{self, CallKind, PendingCall};
 use crate::jsonrpc;
@@ -32,7 +32,7 @@ pub struct CallContext<'a> {
     pub server: &'static Server,
     pub session: &'a Session,
     /// The reply stream; `None` when the reply is one buffered JSON body.
-    pub out: Option<&'a LineWriter>,
+    pub out: Option<&'a Outlet>,
     pub inputs: &'a Inputs,
 }
 
@@ -78,7 +78,7 @@ async fn ask(ctx: &CallContext<'_>, method: &str, params: Value, timeout_ms: u64
     let id = format!("mcp-edge-{}", super::streamable::random_id().map_err(|e| e.message())?);
     let (sender, receiver) = oneshot::channel();
     ctx.inputs.borrow_mut().insert(id.clone(), sender);
-    out.send_line(&jsonrpc::request(&id, method, params)).await;
+    out.send(&jsonrpc::request(&id, method, params)).await;
     let answer = select(receiver, Delay::from(Duration::from_millis(timeout_ms))).await;
     ctx.inputs.borrow_mut().remove(&id);
     match answer {

@@ -85,9 +85,8 @@ async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Respons
             let result = match (req.method(), endpoint) {
                 (Method::Post, _) => streamable::post(req, env, index, endpoint, params, log).await,
                 (Method::Delete, Endpoint::Mcp) => streamable::delete(req, env, index, log).await,
-                // GET /mcp (the server-to-client stream) comes with resumability; clients treat
-                // 405 as "no stream offered".
-                (_, Endpoint::Mcp) => Err(Error::MethodNotAllowed("POST, DELETE, OPTIONS")),
+                (Method::Get, Endpoint::Mcp) => streamable::get(req, env, index, log).await,
+                (_, Endpoint::Mcp) => Err(Error::MethodNotAllowed("GET, POST, DELETE, OPTIONS")),
                 (_, Endpoint::Stream) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
             };
             match result {

@@ -10,6 +10,7 @@ pub const OP: &str = "x-mcp-edge-op";
 pub const SERVER: &str = "x-mcp-edge-server";
 pub const FRAMING: &str = "x-mcp-edge-framing";
 pub const ROUTE: &str = "x-mcp-edge-route";
+pub const LAST_EVENT_ID: &str = "last-event-id";
 /// Present when the body is NDJSON: one message per line.
 pub const NDJSON_BODY: &str = "x-mcp-edge-ndjson";
 pub const SESSION_ID: &str = "mcp-session-id";

@@ -5,6 +5,7 @@ mod entry;
 mod http;
 mod session_object;
 mod streamable;
+mod streams;
 mod upstream;
 mod writer;
 

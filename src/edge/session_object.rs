@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use futures::stream::FuturesUnordered;
 use futures::StreamExt;
-use worker::{durable_object, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
+use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
-use super::http::{error_response, FRAMING, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::http::{error_response, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
 use super::calls::{self, CallContext, Inputs};
+use super::streams::{parse_event_id, Outlet, Streams};
 use super::{catalog, now_ms, writer};
 use crate::config::Server;
 use crate::dispatch::{self, Action, Environment};
@@ -34,11 +35,18 @@ pub struct McpSession {
     last_activity: Rc<Cell<u64>>,
     /// Requests sent to the client whose answers calls are waiting for.
     inputs: Inputs,
+    /// SSE streams and their event logs, for resumption.
+    streams: Streams,
+    /// The standalone GET stream, if one is open: server-initiated messages go there.
+    standalone: Rc<RefCell<Option<Rc<writer::LineWriter>>>>,
 }
 
 impl DurableObject for McpSession {
     fn new(state: State, env: Env) -> Self {
-        McpSession { state, env, cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default() }
+        McpSession { state, env, cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(),
+            streams: Streams::default(),
+            standalone: Rc::default(),
+        }
     }
 
     async fn fetch(&self, req: Request) -> worker::Result<Response> {
@@ -99,6 +107,9 @@ impl McpSession {
             "message" => {
                 let mut session = self.session_for(server).await?;
                 session.touch(now_ms());
+                if framing == Framing::Sse {
+                    session.streams_opened += 1;
+                }
                 self.save(&session).await?;
                 let body = req.bytes().await?;
                 let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
@@ -127,6 +138,13 @@ impl McpSession {
                 }
                 self.run(server, session, &session_id, framing, actions, parsed.batch).await
             }
+            "get" => {
+                let mut session = self.session_for(server).await?;
+                session.touch(now_ms());
+                self.save(&session).await?;
+                let last_event_id = headers.get(LAST_EVENT_ID)?;
+                self.get(server, &session, &session_id, last_event_id.as_deref()).await
+            }
             "delete" => {
                 self.session_for(server).await?;
                 self.end().await?;
@@ -154,29 +172,103 @@ impl McpSession {
             .await;
             return respond(framing, session_id, replies.into_iter().flatten().collect(), batch);
         }
-        let (out, readable) = writer::open(framing)?;
+        let (writer, readable) = writer::open(framing)?;
+        let writer = Rc::new(writer);
+        let polling = at_least(&session.protocol_version, "2025-11-25");
+        let mut priming = None;
+        let out = if framing == Framing::Sse {
+            let id = session.streams_opened;
+            self.streams.prune(16);
+            self.streams.open(id, writer);
+            // Priming and retry follow the version negotiated at initialize: older SDKs
+            // (before 1.24, as n8n-nodes-mcp pins) fail on the empty data of a priming event.
+            priming = polling.then_some((id, server.retry_ms));
+            // A tool may close the stream early; the client resumes with Last-Event-ID.
+            let close_after = actions.iter().filter_map(|a| match a {
+                Action::Call(call) => server.tool(call.label()).and_then(|t| t.close_after_ms),
+                _ => None,
+            });
+            if let (true, Some(ms)) = (polling, close_after.min()) {
+                let streams = self.streams.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    Delay::from(Duration::from_millis(ms)).await;
+                    streams.close_early(id).await;
+                });
+            }
+            Outlet::Sse { streams: self.streams.clone(), id }
+        } else {
+            Outlet::Lines(writer)
+        };
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let inputs = self.inputs.clone();
+        let streams = self.streams.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
+            if let Some((id, retry)) = priming {
+                streams.prime(id, retry).await;
+            }
             let ctx = CallContext { server, session: &session, out: Some(&out), inputs: &inputs };
             let ctx = &ctx;
             let mut pending = FuturesUnordered::new();
             for action in actions {
                 match action {
-                    Action::Reply(text) => {
-                        out.send_line(&text).await;
-                    }
+                    Action::Reply(text) => out.send(&text).await,
                     Action::Call(call) => pending.push(async move { calls::complete(ctx, &call).await }),
                     Action::Nothing => {}
                 }
             }
             while let Some(reply) = pending.next().await {
-                out.send_line(&reply).await;
+                out.send(&reply).await;
             }
-            out.close().await;
+            out.finish().await;
         });
         let headers = session_headers(session_id, Some(framing))?;
+        Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
+    }
+
+    /// `GET /mcp`: resumes a stream after `Last-Event-ID`, or opens the standalone stream for
+    /// server-initiated messages, kept open with keepalive comments.
+    async fn get(&self, server: &'static Server, session: &Session, session_id: &str, last_event_id: Option<&str>) -> Result<Response, Error> {
+        let (writer, readable) = writer::open(Framing::Sse)?;
+        let writer = Rc::new(writer);
+        if let Some(last) = last_event_id {
+            let (stream, seq) = parse_event_id(last).ok_or_else(|| Error::InvalidRequest(format!("unknown Last-Event-ID {last:?}")))?;
+            match self.streams.attached(stream) {
+                None => return Err(Error::InvalidRequest(format!("unknown Last-Event-ID {last:?}"))),
+                Some(true) => return Err(Error::Conflict(format!("stream {stream} is already attached"))),
+                Some(false) => {}
+            }
+            let streams = self.streams.clone();
+            let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+            wasm_bindgen_futures::spawn_local(async move {
+                let _busy = busy;
+                streams.resume(stream, seq, writer).await;
+            });
+        } else {
+            if self.standalone.borrow().is_some() {
+                return Err(Error::Conflict("a GET stream is already open for this session".into()));
+            }
+            *self.standalone.borrow_mut() = Some(writer.clone());
+            let standalone = self.standalone.clone();
+            let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+            let keepalive = server.keepalive_ms;
+            let priming = at_least(&session.protocol_version, "2025-11-25").then_some(server.retry_ms);
+            wasm_bindgen_futures::spawn_local(async move {
+                let _busy = busy;
+                if let Some(retry) = priming {
+                    writer.send_bytes(&framing::sse_retry(retry)).await;
+                }
+                // Comments keep proxies from closing an idle stream; a failed write means the client left.
+                loop {
+                    Delay::from(Duration::from_millis(keepalive)).await;
+                    if !writer.send_bytes(&framing::sse_comment("keepalive")).await {
+                        break;
+                    }
+                }
+                *standalone.borrow_mut() = None;
+            });
+        }
+        let headers = session_headers(session_id, Some(Framing::Sse))?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
 

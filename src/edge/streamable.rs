@@ -5,7 +5,7 @@ use futures::StreamExt;
 use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
 use super::entry::RequestLog;
-use super::http::{FRAMING, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::http::{FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
 use super::catalog;
 use crate::config::Endpoint;
 use crate::error::Error;
@@ -33,6 +33,7 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
     }
     let body = read_limited(&mut req, server.max_body_bytes).await?;
     let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
+    check_protocol_version(&req)?;
 
     let first = parsed.messages.first();
     if let Some(Ok(Message::Request(r))) = first {
@@ -65,20 +66,57 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
     };
     log.session_id = Some(session_id.clone());
     let route = serde_json::to_string(&params).unwrap_or_default();
-    forward(env, &session_id, op, server_index, Some((framing.as_str(), ndjson_body)), &route, Some(body)).await
+    forward(env, &session_id, op, server_index, Some((framing.as_str(), ndjson_body)), &route, Some(body), None).await
 }
 
 pub async fn delete(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
+    let id = session_of(&req, log)?;
+    forward(env, &id, "delete", server_index, None, "[]", None, None).await
+}
+
+/// `GET /mcp`: the server-to-client stream, or a stream resumed with `Last-Event-ID`.
+pub async fn get(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
+    let accept = req.headers().get("accept")?.unwrap_or_default();
+    if !accept.to_ascii_lowercase().contains("text/event-stream") {
+        return Err(Error::NotAcceptable(accept));
+    }
+    let id = session_of(&req, log)?;
+    let last_event_id = req.headers().get(LAST_EVENT_ID)?;
+    forward(env, &id, "get", server_index, None, "[]", None, last_event_id.as_deref()).await
+}
+
+/// The session a request names, after the checks every session-bound request gets.
+fn session_of(req: &Request, log: &mut RequestLog) -> Result<String, Error> {
+    check_protocol_version(req)?;
     let id = req.headers().get(SESSION_ID)?.ok_or(Error::SessionRequired)?;
     if !valid_session_id(&id) {
         return Err(Error::SessionNotFound);
     }
     log.session_id = Some(id.clone());
-    forward(env, &id, "delete", server_index, None, "[]", None).await
+    Ok(id)
+}
+
+/// `MCP-Protocol-Version`, when sent, must name a version we speak. It need not equal the
+/// negotiated one: the session's own version decides how we answer.
+fn check_protocol_version(req: &Request) -> Result<(), Error> {
+    match req.headers().get("mcp-protocol-version")? {
+        Some(v) if !negotiate::SUPPORTED_VERSIONS.contains(&v.as_str()) => Err(Error::UnsupportedVersion(v)),
+        _ => Ok(()),
+    }
 }
 
 /// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
-async fn forward(env: &Env, session_id: &str, op: &str, server_index: usize, framing: Option<(&str, bool)>, route: &str, body: Option<Vec<u8>>) -> Result<Response, Error> {
+#[allow(clippy::too_many_arguments)]
+async fn forward(
+    env: &Env,
+    session_id: &str,
+    op: &str,
+    server_index: usize,
+    framing: Option<(&str, bool)>,
+    route: &str,
+    body: Option<Vec<u8>>,
+    last_event_id: Option<&str>,
+) -> Result<Response, Error> {
     let namespace = env.durable_object(SESSIONS_BINDING)?;
     let stub = namespace.id_from_name(session_id)?.get_stub()?;
     let headers = Headers::new();
@@ -86,6 +124,9 @@ async fn forward(env: &Env, session_id: &str, op: &str, server_index: usize, fra
     headers.set(SERVER, &server_index.to_string())?;
     headers.set(SESSION_ID, session_id)?;
     headers.set(ROUTE, route)?;
+    if let Some(last) = last_event_id {
+        headers.set(LAST_EVENT_ID, last)?;
+    }
     if let Some((framing, ndjson_body)) = framing {
         headers.set(FRAMING, framing)?;
         if ndjson_body {

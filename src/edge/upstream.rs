@@ -8,7 +8,7 @@ use futures::StreamExt;
 use wasm_bindgen::JsValue;
 use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
 
-use super::writer::LineWriter;
+use super::streams::Outlet;
 use crate::negotiate::{is_ndjson_type, media_type};
 use crate::tools::reply::{self, ResultMode, Upstream};
 use crate::tools::stream::{Event, LineReader};
@@ -25,7 +25,7 @@ pub struct ToolReading<'a> {
     pub mode: ResultMode,
     pub structured: bool,
     /// Where progress and log lines go while the call runs; `None` for buffered JSON replies.
-    pub out: Option<&'a LineWriter>,
+    pub out: Option<&'a Outlet>,
     pub reader: LineReader,
 }
 
@@ -73,12 +73,12 @@ async fn read_lines(mut response: worker::Response, mut reading: ToolReading<'_>
 }
 
 /// Sends notifications on; returns the terminal event if one came.
-async fn forward(events: Vec<Event>, out: Option<&LineWriter>) -> Option<Event> {
+async fn forward(events: Vec<Event>, out: Option<&Outlet>) -> Option<Event> {
     for event in events {
         match event {
             Event::Notify(line) => {
                 if let Some(out) = out {
-                    out.send_line(&line).await;
+                    out.send(&line).await;
                 }
             }
             terminal => return Some(terminal),

@@ -22,6 +22,8 @@ pub struct Tool {
     pub input_schema: Value,
     pub request: RequestTemplate,
     pub result_mode: reply::ResultMode,
+    /// Close the SSE stream this long after the call starts (SSE polling).
+    pub close_after_ms: Option<u64>,
 }
 
 impl Tool {
@@ -61,7 +63,10 @@ impl Tool {
             crate::config::model::ResultModeConfig::Map => reply::ResultMode::Map,
             crate::config::model::ResultModeConfig::Passthrough => reply::ResultMode::Passthrough,
         };
-        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, result_mode })
+        if t.sse.close_after_ms == Some(0) {
+            return Err(at("sse.closeAfterMs", "must be greater than 0".into()));
+        }
+        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, result_mode, close_after_ms: t.sse.close_after_ms })
     }
 
     /// Renders the HTTP request for one call. Arguments must already be validated.

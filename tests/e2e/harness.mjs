@@ -106,3 +106,19 @@ export async function* lines(res) {
   }
   if (buffer) yield buffer;
 }
+
+/** Reads a response as SSE events: {id, event, retry, data}. */
+export async function* sseEvents(res) {
+  let event = {};
+  for await (const line of lines(res)) {
+    if (line === '') {
+      if (Object.keys(event).length) yield event;
+      event = {};
+    } else if (!line.startsWith(':')) {
+      const i = line.indexOf(':');
+      const field = i < 0 ? line : line.slice(0, i);
+      const value = i < 0 ? '' : line.slice(i + 1).replace(/^ /, '');
+      event[field] = field === 'data' && event.data !== undefined ? `${event.data}\n${value}` : value;
+    }
+  }
+}

@@ -31,7 +31,7 @@ for (const [label, Client, Transport, version] of clients) {
       assert.equal(transport.protocolVersion ?? version, version);
 
       const { tools } = await client.listTools();
-      assert.deepEqual(tools.map((t) => t.name), ['echo', 'get_current_time', 'lookup', 'fail', 'slow', 'bad_json', 'hold', 'stream_hold']);
+      assert.deepEqual(tools.map((t) => t.name), ['echo', 'get_current_time', 'lookup', 'fail', 'slow', 'bad_json', 'hold', 'stream_hold', 'poll_hold']);
       assert.deepEqual(tools[0].inputSchema, { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
 
       const result = await client.callTool({ name: 'echo', arguments: { message: `hello from ${label}` } });

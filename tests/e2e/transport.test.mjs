@@ -13,6 +13,7 @@ before(async () => {
 });
 after(() => server.close());
 
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const list = (id = 2) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
 const echo = (id, message) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { message } } });
 
@@ -49,8 +50,9 @@ test('Accept chooses JSON, SSE or NDJSON, byte for byte', async () => {
     ['application/json', 'application/json', want],
     ['*/*', 'application/json', want],
     ['application/json, text/plain, */*', 'application/json', want],
-    ['text/event-stream', 'text/event-stream', `data: ${want}\n\n`],
-    ['application/json, text/event-stream', 'text/event-stream', `data: ${want}\n\n`],
+    // SSE in a 2025-11-25 session: a priming event (id, retry, empty data), then the reply with its id.
+    ['text/event-stream', 'text/event-stream', new RegExp(`^id: (\\d+)-0\nretry: 1000\ndata: \n\nid: \\1-1\ndata: ${escape(want)}\n\n$`)],
+    ['application/json, text/event-stream', 'text/event-stream', new RegExp(`^id: (\\d+)-0\nretry: 1000\ndata: \n\nid: \\1-1\ndata: ${escape(want)}\n\n$`)],
     ['application/x-ndjson', 'application/x-ndjson', `${want}\n`],
     ['application/ndjson', 'application/x-ndjson', `${want}\n`],
     ['text/plain', 'application/x-ndjson', `${want}\n`],
@@ -60,7 +62,8 @@ test('Accept chooses JSON, SSE or NDJSON, byte for byte', async () => {
     const res = await post(url, ping, { accept, 'mcp-session-id': sid });
     assert.equal(res.status, 200, accept);
     assert.equal(res.headers.get('content-type'), type, accept);
-    assert.equal(await res.text(), body, accept);
+    if (body instanceof RegExp) assert.match(await res.text(), body, accept);
+    else assert.equal(await res.text(), body, accept);
     if (type !== 'application/json') {
       assert.equal(res.headers.get('cache-control'), 'no-cache', accept);
       assert.equal(res.headers.get('x-accel-buffering'), 'no', accept);
@@ -83,7 +86,7 @@ test('POST /stream always streams: NDJSON unless SSE is asked for', async () => 
   assert.equal(await a.text(), '{"jsonrpc":"2.0","id":"p","result":{}}\n');
   const b = await post(stream, ping, { accept: 'text/event-stream', 'mcp-session-id': sid });
   assert.equal(b.headers.get('content-type'), 'text/event-stream');
-  assert.equal(await b.text(), 'data: {"jsonrpc":"2.0","id":"p","result":{}}\n\n');
+  assert.match(await b.text(), /^id: (\d+)-0\nretry: 1000\ndata: \n\nid: \1-1\ndata: \{"jsonrpc":"2.0","id":"p","result":\{\}\}\n\n$/);
 });
 
 test('an NDJSON body gets one reply line per request, each as soon as it is ready', async () => {
@@ -113,7 +116,9 @@ test('streamed lines pass through compression one by one (Accept-Encoding: gzip)
     const next = async () => {
       for (;;) {
         const { value } = await reader.next();
-        if (value && value !== '') return JSON.parse(value.replace(/^data: /, ''));
+        // SSE id, retry and priming lines carry no message.
+        const json = value?.replace(/^data: /, '');
+        if (json?.startsWith('{')) return JSON.parse(json);
       }
     };
     // The upstream's progress and log lines arrive while its result is still held back.
@@ -163,10 +168,13 @@ test('session errors: 400 without an id, 404 for an unknown one, DELETE then 404
 });
 
 test('HTTP errors: 405, 406, 413, 415, and 404 for other paths', async () => {
-  const get = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': sid } });
-  assert.equal(get.status, 405);
-  assert.equal(get.headers.get('allow'), 'POST, DELETE, OPTIONS');
-  assert.equal((await get.json()).error.code, -32000);
+  const put = await fetch(url, { method: 'PUT', headers: { 'mcp-session-id': sid } });
+  assert.equal(put.status, 405);
+  assert.equal(put.headers.get('allow'), 'GET, POST, DELETE, OPTIONS');
+  assert.equal((await put.json()).error.code, -32000);
+  const getStream = await fetch(new URL('/stream', url));
+  assert.equal(getStream.status, 405);
+  assert.equal(getStream.headers.get('allow'), 'POST, OPTIONS');
 
   const html = await post(url, list(), { accept: 'text/html', 'mcp-session-id': sid });
   assert.equal(html.status, 406);
