@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Miniflare } from 'miniflare';
+import { serveWorker } from './miniflare.mjs';
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { root, run, setup } from './setup.mjs';
@@ -32,18 +32,7 @@ function freePort() {
 export async function serveConformance(port) {
   const dir = build({ config: 'examples/conformance/mcp-edge.json', outDir });
   const upstream = await startConformanceUpstream(0);
-  const mf = new Miniflare({
-    modules: true,
-    modulesRoot: dir,
-    scriptPath: join(dir, 'index.js'),
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
-    compatibilityDate: '2026-04-01',
-    durableObjects: { MCP_SESSIONS: 'McpSession' },
-    bindings: { CONFORMANCE_UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}` },
-    host: '127.0.0.1',
-    port,
-    handleRuntimeStdio() {},
-  });
+  const mf = serveWorker({ dir, port, bindings: { CONFORMANCE_UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}` } });
   const url = new URL('/mcp', await mf.ready);
   return {
     url,

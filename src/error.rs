@@ -42,6 +42,8 @@ pub enum Error {
     UnsupportedMediaType(String),
     /// `MCP-Protocol-Version` names a version this server does not speak.
     UnsupportedVersion(String),
+    /// Missing or wrong credentials.
+    Unauthorized,
     /// The stream asked for is already open.
     Conflict(String),
     PayloadTooLarge(u64),
@@ -68,6 +70,7 @@ impl Error {
             | Error::NotAcceptable(_)
             | Error::UnsupportedMediaType(_)
             | Error::Conflict(_)
+            | Error::Unauthorized
             | Error::UnsupportedVersion(_)
             | Error::PayloadTooLarge(_)
             | Error::RouteNotFound(_) => code::BAD_REQUEST,
@@ -87,6 +90,7 @@ impl Error {
             Error::NotAcceptable(_) => 406,
             Error::PayloadTooLarge(_) => 413,
             Error::Conflict(_) => 409,
+            Error::Unauthorized => 401,
             Error::UnsupportedMediaType(_) => 415,
         }
     }
@@ -116,6 +120,7 @@ impl Error {
             }
             Error::RouteNotFound(path) => format!("Not Found: no MCP server at {path}"),
             Error::Conflict(detail) => format!("Conflict: {detail}"),
+            Error::Unauthorized => "Unauthorized".into(),
             Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::negotiate::SUPPORTED_VERSIONS.join(", ")),
         }
     }

@@ -48,6 +48,8 @@ pub struct Server {
     pub instructions: Option<String>,
     pub route: RoutePattern,
     pub stream_route: RoutePattern,
+    /// Where upstreams announce resource updates, and the secret that guards it.
+    pub notify: Option<(RoutePattern, String)>,
     pub origins: Vec<OriginPattern>,
     pub allowed_hosts: Vec<String>,
     pub idle_timeout_ms: u64,
@@ -78,6 +80,7 @@ impl Server {
 pub enum Endpoint {
     Mcp,
     Stream,
+    Notify,
 }
 
 impl Catalog {
@@ -87,7 +90,10 @@ impl Catalog {
             if let Some(params) = s.route.matches(path) {
                 return Some((i, Endpoint::Mcp, params));
             }
-            s.stream_route.matches(path).map(|params| (i, Endpoint::Stream, params))
+            if let Some(params) = s.stream_route.matches(path) {
+                return Some((i, Endpoint::Stream, params));
+            }
+            s.notify.as_ref().and_then(|(route, _)| route.matches(path)).map(|params| (i, Endpoint::Notify, params))
         })
     }
 }
@@ -110,8 +116,13 @@ fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
     for (i, s) in file.servers.into_iter().enumerate() {
         let server = compile_server(s, &format!("servers[{i}]"))?;
         for (j, earlier) in servers.iter().enumerate() {
-            let routes = [&earlier.route, &earlier.stream_route];
-            if routes.iter().any(|r| r.overlaps(&server.route) || r.overlaps(&server.stream_route)) {
+            let routes = |s: &Server| {
+                let mut all = vec![s.route.clone(), s.stream_route.clone()];
+                all.extend(s.notify.as_ref().map(|(r, _)| r.clone()));
+                all
+            };
+            let theirs = routes(earlier);
+            if routes(&server).iter().any(|mine| theirs.iter().any(|r| r.overlaps(mine))) {
                 return Err(ConfigError::at(format!("servers[{i}].route"), format!("overlaps the routes of servers[{j}]")));
             }
         }
@@ -129,6 +140,24 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     if route.overlaps(&stream_route) {
         return Err(ConfigError::at(format!("{path}.streamRoute"), "must differ from route"));
     }
+    let notify = match &s.notifications {
+        None => None,
+        Some(n) => {
+            let at = format!("{path}.notifications");
+            let notify_route = match &n.route {
+                Some(r) => RoutePattern::parse(r).map_err(|e| ConfigError::at(format!("{at}.route"), e))?,
+                None => route.sibling("notify"),
+            };
+            if notify_route.overlaps(&route) || notify_route.overlaps(&stream_route) {
+                return Err(ConfigError::at(format!("{at}.route"), "must differ from route and streamRoute"));
+            }
+            let valid = !n.token_secret.is_empty() && n.token_secret.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(ConfigError::at(format!("{at}.tokenSecret"), "must be a secret name (A-Z a-z 0-9 _)"));
+            }
+            Some((notify_route, n.token_secret.clone()))
+        }
+    };
     if s.name.trim().is_empty() {
         return Err(ConfigError::at(format!("{path}.name"), "must not be empty"));
     }
@@ -201,6 +230,7 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         instructions: s.instructions,
         route,
         stream_route,
+        notify,
         origins,
         allowed_hosts: s.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
         idle_timeout_ms,

@@ -37,6 +37,9 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     #[serde(default)]
     pub sessions: SessionsConfig,
+    /// Lets upstreams announce resource updates to subscribed sessions.
+    #[serde(default)]
+    pub notifications: Option<NotificationsConfig>,
     #[serde(default)]
     pub limits: LimitsConfig,
     #[serde(default)]
@@ -73,6 +76,18 @@ fn default_keepalive_ms() -> u64 {
 }
 fn default_retry_ms() -> u64 {
     1_000
+}
+
+/// `POST {route}` with `Authorization: Bearer <secret>` and `{"uri": …}` sends
+/// `notifications/resources/updated` to every session subscribed to that URI.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NotificationsConfig {
+    /// Defaults to the server's route with its last segment `notify`.
+    #[serde(default)]
+    pub route: Option<String>,
+    /// Name of the Worker secret that holds the bearer token.
+    pub token_secret: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]

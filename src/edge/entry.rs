@@ -83,11 +83,12 @@ async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Respons
         None => error_response(&Error::RouteNotFound(url.path().to_string()))?,
         Some((index, endpoint, params)) => {
             let result = match (req.method(), endpoint) {
-                (Method::Post, _) => streamable::post(req, env, index, endpoint, params, log).await,
+                (Method::Post, Endpoint::Mcp | Endpoint::Stream) => streamable::post(req, env, index, endpoint, params, log).await,
                 (Method::Delete, Endpoint::Mcp) => streamable::delete(req, env, index, log).await,
                 (Method::Get, Endpoint::Mcp) => streamable::get(req, env, index, log).await,
                 (_, Endpoint::Mcp) => Err(Error::MethodNotAllowed("GET, POST, DELETE, OPTIONS")),
-                (_, Endpoint::Stream) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
+                (Method::Post, Endpoint::Notify) => super::registry::announce(req, env, server, index).await,
+                (_, Endpoint::Stream | Endpoint::Notify) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
             };
             match result {
                 Ok(response) => response,

@@ -11,7 +11,7 @@ use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Respon
 use super::http::{error_response, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
 use super::calls::{self, CallContext, Inputs};
 use super::streams::{parse_event_id, Outlet, Streams};
-use super::{catalog, now_ms, writer};
+use super::{catalog, now_ms, registry, writer};
 use crate::config::Server;
 use crate::dispatch::{self, Action, Environment};
 use crate::error::Error;
@@ -43,8 +43,11 @@ pub struct McpSession {
 
 impl DurableObject for McpSession {
     fn new(state: State, env: Env) -> Self {
-        McpSession { state, env, cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(),
-            streams: Streams::default(),
+        McpSession {
+            streams: Streams::new(state.storage().as_raw()),
+            state,
+            env,
+            cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(),
             standalone: Rc::default(),
         }
     }
@@ -74,7 +77,14 @@ impl DurableObject for McpSession {
                 self.state.storage().set_alarm(Duration::from_millis(wait)).await?;
             }
             // Expired, or its server is no longer configured: the session ends.
-            _ => self.end().await.map_err(|e| worker::Error::RustError(e.message()))?,
+            _ => {
+                let servers = catalog().map(|c| c.servers.as_slice()).unwrap_or_default();
+                let index = servers.iter().position(|s| s.route.as_str() == session.server);
+                if let (false, Some(index), Some(server)) = (session.subscriptions.is_empty(), index, server_at(&session.server)) {
+                    registry::record(&self.env, server, index, &session.id, &[]).await.map_err(|e| worker::Error::RustError(e.message()))?;
+                }
+                self.end().await.map_err(|e| worker::Error::RustError(e.message()))?
+            }
         }
         Response::empty()
     }
@@ -86,6 +96,10 @@ impl McpSession {
         let op = headers.get(OP)?.unwrap_or_default();
         let session_id = headers.get(SESSION_ID)?.unwrap_or_default();
         let server_index: usize = headers.get(SERVER)?.and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
+        if op.starts_with("registry-") {
+            let body = req.bytes().await?;
+            return registry::serve(&self.state, &self.env, &op, server_index, &session_id, &body).await;
+        }
         let framing = headers.get(FRAMING)?.as_deref().and_then(Framing::from_name).unwrap_or(Framing::Json);
         let ndjson_body = headers.get(NDJSON_BODY)?.is_some();
         let route: RouteParams = headers.get(ROUTE)?.and_then(|r| serde_json::from_str(&r).ok()).unwrap_or_default();
@@ -133,6 +147,9 @@ impl McpSession {
                 if session != before {
                     self.save(&session).await?;
                 }
+                if session.subscriptions != before.subscriptions {
+                    registry::record(&self.env, server, server_index, &session_id, &session.subscriptions).await?;
+                }
                 if actions.iter().all(|a| *a == Action::Nothing) {
                     return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(&session_id, None)?).empty());
                 }
@@ -145,8 +162,25 @@ impl McpSession {
                 let last_event_id = headers.get(LAST_EVENT_ID)?;
                 self.get(server, &session, &session_id, last_event_id.as_deref()).await
             }
+            "notify" => {
+                // An upstream announced a change: deliver it on the GET stream if the session
+                // is subscribed and listening.
+                let session = self.session_for(server).await?;
+                let body = req.text().await?;
+                let uri = serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
+                let subscribed = uri.is_some_and(|u| session.subscriptions.contains(&u));
+                let stream = self.standalone.borrow().clone();
+                let delivered = match (subscribed, stream) {
+                    (true, Some(stream)) => stream.send_line(&body).await,
+                    _ => false,
+                };
+                Ok(ResponseBuilder::new().with_status(if delivered { 200 } else { 204 }).empty())
+            }
             "delete" => {
-                self.session_for(server).await?;
+                let session = self.session_for(server).await?;
+                if !session.subscriptions.is_empty() {
+                    registry::record(&self.env, server, server_index, &session_id, &[]).await?;
+                }
                 self.end().await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
@@ -179,7 +213,10 @@ impl McpSession {
         let out = if framing == Framing::Sse {
             let id = session.streams_opened;
             self.streams.prune(16);
-            self.streams.open(id, writer);
+            self.streams.open(id, writer, polling);
+            if polling {
+                self.streams.forget_old(id).await;
+            }
             // Priming and retry follow the version negotiated at initialize: older SDKs
             // (before 1.24, as n8n-nodes-mcp pins) fail on the empty data of a priming event.
             priming = polling.then_some((id, server.retry_ms));
@@ -233,7 +270,7 @@ impl McpSession {
         let writer = Rc::new(writer);
         if let Some(last) = last_event_id {
             let (stream, seq) = parse_event_id(last).ok_or_else(|| Error::InvalidRequest(format!("unknown Last-Event-ID {last:?}")))?;
-            match self.streams.attached(stream) {
+            match self.streams.attached(stream).await {
                 None => return Err(Error::InvalidRequest(format!("unknown Last-Event-ID {last:?}"))),
                 Some(true) => return Err(Error::Conflict(format!("stream {stream} is already attached"))),
                 Some(false) => {}

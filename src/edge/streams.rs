@@ -8,11 +8,17 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use worker::worker_sys::DurableObjectStorage;
+
 use super::writer::LineWriter;
 use crate::framing::SseEvent;
 
 /// How many events of one stream are kept for replay.
-const MAX_EVENTS: usize = 256;
+const MAX_EVENTS: u64 = 256;
+/// How many recent resumable streams keep their events in storage.
+const STORED_STREAMS: u64 = 16;
 
 #[derive(Default)]
 struct Stream {
@@ -22,11 +28,21 @@ struct Stream {
     writer: Option<Rc<LineWriter>>,
     /// The stream's work is over: a resumed GET replays and closes.
     done: bool,
+    /// Events also go to storage, so a resume survives the object's eviction. Only streams a
+    /// client is told it may resume (2025-11-25 priming) pay for those writes.
+    persist: bool,
 }
 
 /// All streams of one session object, shared by the tasks that write them.
-#[derive(Clone, Default)]
-pub struct Streams(Rc<RefCell<HashMap<u64, Stream>>>);
+#[derive(Clone)]
+pub struct Streams {
+    map: Rc<RefCell<HashMap<u64, Stream>>>,
+    storage: Rc<DurableObjectStorage>,
+}
+
+fn event_key(stream: u64, seq: u64) -> String {
+    format!("ev:{stream}:{seq:010}")
+}
 
 /// Where one stream's messages go.
 #[derive(Clone)]
@@ -63,16 +79,53 @@ pub fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 }
 
 impl Streams {
+    pub fn new(storage: &DurableObjectStorage) -> Streams {
+        // The JS object is shared, not copied: every handle writes the same storage.
+        let js: &JsValue = storage.as_ref();
+        Streams { map: Rc::default(), storage: Rc::new(js.clone().unchecked_into()) }
+    }
+
     /// Registers stream `id` on `writer`. Nothing is written yet: the response that carries
     /// the readable side must be returned first.
-    pub fn open(&self, id: u64, writer: Rc<LineWriter>) {
-        self.0.borrow_mut().insert(id, Stream { next_seq: 1, writer: Some(writer), ..Stream::default() });
+    pub fn open(&self, id: u64, writer: Rc<LineWriter>, persist: bool) {
+        self.map.borrow_mut().insert(id, Stream { next_seq: 1, writer: Some(writer), persist, ..Stream::default() });
+    }
+
+    /// Drops the stored events of the stream that falls out of the kept window.
+    pub async fn forget_old(&self, newest: u64) {
+        if let Some(old) = newest.checked_sub(STORED_STREAMS) {
+            let keys = self.stored(old).await.into_iter().map(|(seq, _)| JsValue::from_str(&event_key(old, seq)));
+            let keys: js_sys::Array = keys.collect();
+            if keys.length() > 0 {
+                if let Ok(promise) = self.storage.delete_multiple(keys.to_vec()) {
+                    let _ = JsFuture::from(promise).await;
+                }
+            }
+        }
+    }
+
+    /// The stored events of a stream, in order.
+    async fn stored(&self, id: u64) -> Vec<(u64, String)> {
+        let options = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&options, &"prefix".into(), &format!("ev:{id}:").into());
+        let Ok(promise) = self.storage.list_with_options(options) else { return Vec::new() };
+        let Ok(map) = JsFuture::from(promise).await else { return Vec::new() };
+        let map = js_sys::Map::from(map);
+        let mut events = Vec::new();
+        map.for_each(&mut |value, key| {
+            let seq = key.as_string().and_then(|k| k.rsplit(':').next().and_then(|s| s.parse().ok()));
+            if let (Some(seq), Some(json)) = (seq, value.as_string()) {
+                events.push((seq, json));
+            }
+        });
+        events.sort_unstable_by_key(|(seq, _)| *seq);
+        events
     }
 
     /// Writes the priming event (id, retry, empty data), so the client can resume even before
     /// the first message.
     pub async fn prime(&self, id: u64, retry_ms: u64) {
-        let writer = self.0.borrow().get(&id).and_then(|s| s.writer.clone());
+        let writer = self.map.borrow().get(&id).and_then(|s| s.writer.clone());
         let Some(writer) = writer else { return };
         let event_id = format!("{id}-0");
         let priming = SseEvent { id: Some(&event_id), retry_ms: Some(retry_ms), data: "", ..SseEvent::default() };
@@ -82,17 +135,28 @@ impl Streams {
     }
 
     async fn send(&self, id: u64, json: &str) {
-        let (writer, seq) = {
-            let mut map = self.0.borrow_mut();
+        let (writer, seq, persist) = {
+            let mut map = self.map.borrow_mut();
             let Some(stream) = map.get_mut(&id) else { return };
             let seq = stream.next_seq;
             stream.next_seq += 1;
             stream.events.push((seq, json.to_string()));
-            if stream.events.len() > MAX_EVENTS {
+            if stream.events.len() as u64 > MAX_EVENTS {
                 stream.events.remove(0);
             }
-            (stream.writer.clone(), seq)
+            (stream.writer.clone(), seq, stream.persist)
         };
+        if persist {
+            // Never held across the borrow above: other tasks write other streams meanwhile.
+            if let Ok(promise) = self.storage.put(&event_key(id, seq), JsValue::from_str(json)) {
+                let _ = JsFuture::from(promise).await;
+            }
+            if let Some(old) = seq.checked_sub(MAX_EVENTS) {
+                if let Ok(promise) = self.storage.delete(&event_key(id, old)) {
+                    let _ = JsFuture::from(promise).await;
+                }
+            }
+        }
         let Some(writer) = writer else { return };
         let event_id = format!("{id}-{seq}");
         let event = SseEvent { id: Some(&event_id), data: json, ..SseEvent::default() };
@@ -103,21 +167,21 @@ impl Streams {
 
     /// Closes the stream's current connection early; its events keep being logged.
     pub async fn close_early(&self, id: u64) {
-        let writer = self.0.borrow_mut().get_mut(&id).and_then(|s| s.writer.take());
+        let writer = self.map.borrow_mut().get_mut(&id).and_then(|s| s.writer.take());
         if let Some(writer) = writer {
             writer.close().await;
         }
     }
 
     fn detach(&self, id: u64) {
-        if let Some(stream) = self.0.borrow_mut().get_mut(&id) {
+        if let Some(stream) = self.map.borrow_mut().get_mut(&id) {
             stream.writer = None;
         }
     }
 
     async fn finish(&self, id: u64) {
         let writer = {
-            let mut map = self.0.borrow_mut();
+            let mut map = self.map.borrow_mut();
             let Some(stream) = map.get_mut(&id) else { return };
             stream.done = true;
             stream.writer.take()
@@ -127,19 +191,26 @@ impl Streams {
         }
     }
 
-    /// Whether the stream exists and has a connection right now.
-    pub fn attached(&self, id: u64) -> Option<bool> {
-        self.0.borrow().get(&id).map(|s| s.writer.is_some())
+    /// Whether the stream exists (in memory, or in storage after an eviction) and has a
+    /// connection right now.
+    pub async fn attached(&self, id: u64) -> Option<bool> {
+        if let Some(attached) = self.map.borrow().get(&id).map(|s| s.writer.is_some()) {
+            return Some(attached);
+        }
+        (!self.stored(id).await.is_empty()).then_some(false)
     }
 
     /// Resumes stream `id` on a new connection: replays the events after `after`, then either
-    /// closes (the work is done) or stays attached for what comes next.
+    /// closes (the work is done) or stays attached for what comes next. A stream known only
+    /// from storage belonged to an evicted object: its work is over.
     pub async fn resume(&self, id: u64, after: u64, writer: Rc<LineWriter>) {
-        let (missed, done) = {
-            let map = self.0.borrow();
-            let Some(stream) = map.get(&id) else { return };
-            let missed: Vec<(u64, String)> = stream.events.iter().filter(|(seq, _)| *seq > after).cloned().collect();
-            (missed, stream.done)
+        let in_memory = {
+            let map = self.map.borrow();
+            map.get(&id).map(|stream| (stream.events.iter().filter(|(seq, _)| *seq > after).cloned().collect::<Vec<_>>(), stream.done))
+        };
+        let (missed, done) = match in_memory {
+            Some(found) => found,
+            None => (self.stored(id).await.into_iter().filter(|(seq, _)| *seq > after).collect(), true),
         };
         for (seq, json) in missed {
             let event_id = format!("{id}-{seq}");
@@ -149,14 +220,14 @@ impl Streams {
         }
         if done {
             writer.close().await;
-        } else if let Some(stream) = self.0.borrow_mut().get_mut(&id) {
+        } else if let Some(stream) = self.map.borrow_mut().get_mut(&id) {
             stream.writer = Some(writer);
         }
     }
 
     /// Forgets finished streams that nobody is reading, keeping the newest `keep`.
     pub fn prune(&self, keep: usize) {
-        let mut map = self.0.borrow_mut();
+        let mut map = self.map.borrow_mut();
         let mut finished: Vec<u64> = map.iter().filter(|(_, s)| s.done && s.writer.is_none()).map(|(id, _)| *id).collect();
         finished.sort_unstable();
         let excess = finished.len().saturating_sub(keep);

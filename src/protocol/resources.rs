@@ -147,6 +147,11 @@ pub fn read(server: &Server, params: Option<&Value>, bindings: &dyn Fn(&RequestT
     Err(Error::ResourceNotFound(uri.to_string()))
 }
 
+/// `notifications/resources/updated` for one URI.
+pub fn updated(uri: &str) -> String {
+    crate::jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}))
+}
+
 /// Whether a URI names a configured resource or matches a template.
 pub fn exists(server: &Server, uri: &str) -> bool {
     server.resources.iter().any(|r| r.uri == uri) || server.resource_templates.iter().any(|t| t.matches(uri).is_some())

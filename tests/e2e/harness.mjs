@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Miniflare } from 'miniflare';
+import { serveWorker } from '../../scripts/miniflare.mjs';
 import { startTestUpstream } from './upstream.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -12,6 +12,7 @@ export const buildDir = join(root, 'build-test');
 /** The same worker built with tests/e2e/invalid-config.json. */
 export const invalidBuildDir = join(root, 'build-test-invalid');
 export const API_KEY = 'test-key-7f3a';
+export const NOTIFY_TOKEN = 'notify-token-91c2';
 
 export function freshPersistDir() {
   return mkdtempSync(join(tmpdir(), 'mcp-edge-do-'));
@@ -23,17 +24,10 @@ export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persi
     throw new Error(`${dir} is missing: run \`npm test\`, which builds it first`);
   }
   const logs = [];
-  const mf = new Miniflare({
-    modules: true,
-    modulesRoot: dir,
-    scriptPath: join(dir, 'index.js'),
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
-    compatibilityDate: '2026-04-01',
-    durableObjects: { MCP_SESSIONS: 'McpSession' },
-    durableObjectsPersist: persist,
-    bindings: { UPSTREAM_URL: upstreamUrl, API_KEY },
-    host: '127.0.0.1',
-    port: 0,
+  const mf = serveWorker({
+    dir,
+    persist,
+    bindings: { UPSTREAM_URL: upstreamUrl, API_KEY, NOTIFY_TOKEN },
     handleRuntimeStdio(stdout, stderr) {
       for (const stream of [stdout, stderr]) {
         stream.setEncoding('utf8');

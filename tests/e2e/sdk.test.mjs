@@ -27,11 +27,11 @@ for (const [label, Client, Transport, version] of clients) {
     try {
       assert.match(transport.sessionId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       assert.deepEqual(client.getServerVersion(), { name: 'mcp-edge-test', version: '0.0.1' });
-      assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false }, logging: {} });
+      assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false }, logging: {}, resources: { subscribe: true, listChanged: false } });
       assert.equal(transport.protocolVersion ?? version, version);
 
       const { tools } = await client.listTools();
-      assert.deepEqual(tools.map((t) => t.name), ['echo', 'get_current_time', 'lookup', 'fail', 'slow', 'bad_json', 'hold', 'stream_hold', 'poll_hold']);
+      assert.deepEqual(tools.map((t) => t.name), ['echo', 'get_current_time', 'lookup', 'fail', 'slow', 'bad_json', 'hold', 'stream_hold', 'poll_hold', 'ask_name']);
       assert.deepEqual(tools[0].inputSchema, { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] });
 
       const result = await client.callTool({ name: 'echo', arguments: { message: `hello from ${label}` } });
@@ -61,5 +61,38 @@ test('the echo call reached the upstream with the configured secret header', () 
     assert.equal(r.method, 'POST');
     assert.equal(r.headers['x-api-key'], 'test-key-7f3a');
     assert.equal(r.headers['content-type'], 'application/json');
+  }
+});
+
+test('elicitation round trip: the upstream asks, the SDK client answers, the upstream is called again', async () => {
+  const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
+  const client = new LatestClient({ name: 'e2e-elicit', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+  const asked = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params.message);
+    return { action: 'accept', content: { name: 'Ada' } };
+  });
+  const transport = new LatestTransport(server.mcpUrl);
+  await client.connect(transport);
+  try {
+    const result = await client.callTool({ name: 'ask_name', arguments: { topic: 'billing' } });
+    assert.deepEqual(asked, ['Who is asking about billing?']);
+    assert.deepEqual(result.content, [{ type: 'text', text: 'Hello Ada (accept), about billing; arguments: {"topic":"billing"}' }]);
+  } finally {
+    await transport.terminateSession();
+    await client.close();
+  }
+
+  // A client without the capability gets a tool error, not a request it cannot answer.
+  const plain = new LatestClient({ name: 'e2e-plain', version: '1.0.0' });
+  const plainTransport = new LatestTransport(server.mcpUrl);
+  await plain.connect(plainTransport);
+  try {
+    const refused = await plain.callTool({ name: 'ask_name', arguments: { topic: 'x' } });
+    assert.equal(refused.isError, true);
+    assert.equal(refused.content[0].text, 'This tool needs elicitation/create, but the client did not declare the elicitation capability.');
+  } finally {
+    await plainTransport.terminateSession();
+    await plain.close();
   }
 });

@@ -94,3 +94,39 @@ test('MCP-Protocol-Version must name a supported version, not necessarily the ne
   assert.equal(bogus.status, 400);
   assert.match((await bogus.json()).error.message, /^Bad Request: Unsupported protocol version "1999-01-01"/);
 });
+
+test('resource updates reach the subscribed session on its GET stream, and no other session', async () => {
+  const { NOTIFY_TOKEN } = await import('./harness.mjs');
+  const notify = (token, body = { uri: 'test://watched' }) =>
+    fetch(new URL('/notify', url), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const a = await openSession(url, '2025-11-25');
+  const b = await openSession(url, '2025-06-18');
+  const subscribe = await post(url, { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'test://watched' } }, { 'mcp-session-id': a });
+  assert.deepEqual(await subscribe.json(), { jsonrpc: '2.0', id: 1, result: {} });
+  const closing = new AbortController();
+  const streamA = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': a }, signal: closing.signal });
+  const streamB = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': b }, signal: closing.signal });
+  const eventsA = sseEvents(streamA);
+  const eventsB = sseEvents(streamB);
+
+  assert.equal((await notify('wrong')).status, 401);
+  const sent = await notify(NOTIFY_TOKEN);
+  assert.equal(sent.status, 200);
+  assert.deepEqual(await sent.json(), { subscribers: 1, delivered: 1 });
+  // A 2025-11-25 stream first gets a bare `retry:`; the update is the first event with data.
+  const first = await eventsA.next();
+  assert.deepEqual(first.value, { retry: '1000' });
+  const received = await eventsA.next();
+  assert.deepEqual(JSON.parse(received.value.data), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'test://watched' } });
+  const nothing = await Promise.race([eventsB.next(), new Promise((r) => setTimeout(() => r('nothing'), 500))]);
+  assert.equal(nothing, 'nothing', 'an unsubscribed session gets no update');
+
+  await post(url, { jsonrpc: '2.0', id: 2, method: 'resources/unsubscribe', params: { uri: 'test://watched' } }, { 'mcp-session-id': a });
+  const after = await notify(NOTIFY_TOKEN);
+  assert.deepEqual(await after.json(), { subscribers: 0, delivered: 0 });
+  const bad = await notify(NOTIFY_TOKEN, { nope: 1 });
+  assert.equal(bad.status, 400);
+  assert.equal((await bad.json()).error.message, 'Invalid Request: the body must be {"uri": "<resource URI>"}');
+  closing.abort();
+  await Promise.allSettled([eventsA.next(), eventsB.next()]);
+});

@@ -89,7 +89,7 @@ test('tools/list pages: everything on the first page, and a bad cursor is -32602
   const sid = await openSession(url);
   const res = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': sid });
   const { result } = await res.json();
-  assert.equal(result.tools.length, 9);
+  assert.equal(result.tools.length, 10);
   assert.equal(result.nextCursor, undefined);
   const bad = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 'garbage' } }, { 'mcp-session-id': sid });
   assert.equal((await bad.json()).error.code, -32602);

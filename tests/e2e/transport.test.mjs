@@ -25,7 +25,7 @@ test('initialize answers the negotiated version and a UUID v4 session id', async
   assert.deepEqual(await res.json(), {
     jsonrpc: '2.0',
     id: '1',
-    result: { protocolVersion: '2025-03-26', capabilities: { tools: { listChanged: false }, logging: {} }, serverInfo: { name: 'mcp-edge-test', version: '0.0.1' } },
+    result: { protocolVersion: '2025-03-26', capabilities: { tools: { listChanged: false }, logging: {}, resources: { subscribe: true, listChanged: false } }, serverInfo: { name: 'mcp-edge-test', version: '0.0.1' } },
   });
   // The seed 003 curl recipe: empty params, both Accept types → SSE, latest version.
   const sse = await post(url, { jsonrpc: '2.0', id: '1', method: 'initialize', params: {} }, { accept: 'application/json, text/event-stream' });

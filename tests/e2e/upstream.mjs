@@ -15,6 +15,21 @@ export async function startTestUpstream() {
     } else if (url.pathname === '/slow') {
       // Never answers; the worker's timeout must end the call.
       req.on('close', () => res.destroy());
+    } else if (url.pathname === '/ask') {
+      // Asks the client for a name, then greets it: state comes back with the answer.
+      let text = '';
+      req.on('data', (d) => (text += d));
+      req.on('end', () => {
+        const body = JSON.parse(text || '{}');
+        res.writeHead(200, { 'content-type': 'application/json' });
+        if (!body.input) {
+          const params = { message: `Who is asking about ${body.topic}?`, requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } };
+          res.end(JSON.stringify({ input: { method: 'elicitation/create', params }, state: { topic: body.topic } }));
+        } else {
+          const { state, result } = body.input;
+          res.end(JSON.stringify({ content: [{ type: 'text', text: `Hello ${result.content?.name ?? 'nobody'} (${result.action}), about ${state.topic}; arguments: ${JSON.stringify(body.arguments)}` }] }));
+        }
+      });
     } else if (url.pathname === '/bad-json') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"oops": ');

@@ -1,0 +1,22 @@
+//! Serves a built worker directory in workerd through Miniflare's API: the same runtime as
+//! `wrangler dev`, without its DevTools instrumentation. Tests and the conformance run use it.
+import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
+
+/** Starts the worker in `dir` with `bindings` (vars and secrets) on 127.0.0.1:`port`. */
+export function serveWorker({ dir, bindings, port = 0, persist = false, handleRuntimeStdio = () => {} }) {
+  return new Miniflare({
+    modules: true,
+    modulesRoot: dir,
+    scriptPath: join(dir, 'index.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
+    // Keep in step with wrangler.toml.
+    compatibilityDate: '2026-04-01',
+    durableObjects: { MCP_SESSIONS: 'McpSession' },
+    durableObjectsPersist: persist,
+    bindings,
+    host: '127.0.0.1',
+    port,
+    handleRuntimeStdio,
+  });
+}

@@ -1,0 +1,105 @@
+//! Resource subscriptions across sessions: a per-server index of who subscribed to what, kept in
+//! a Durable Object of its own, and the fan-out of `notifications/resources/updated` when an
+//! upstream announces a change.
+
+use std::collections::HashMap;
+
+use worker::{Env, Headers, Method, Request, RequestInit, Response, ResponseBuilder, State};
+
+use super::http::{OP, SERVER, SESSION_ID};
+use super::streamable::SESSIONS_BINDING;
+use crate::config::Server;
+use crate::error::Error;
+
+const PREFIX: &str = "sub:";
+
+/// Sends one operation to a Durable Object of the sessions namespace.
+pub async fn call(env: &Env, name: &str, op: &str, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
+    let stub = env.durable_object(SESSIONS_BINDING)?.id_from_name(name)?.get_stub()?;
+    let headers = Headers::new();
+    headers.set(OP, op)?;
+    headers.set(SERVER, &server_index.to_string())?;
+    if let Some(id) = session_id {
+        headers.set(SESSION_ID, id)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_headers(headers).with_body(Some(body.into()));
+    Ok(stub.fetch_with_request(Request::new_with_init("https://session.internal/", &init)?).await?)
+}
+
+/// The registry object's name for a server.
+pub fn name(server: &Server) -> String {
+    format!("registry:{}", server.route.as_str())
+}
+
+/// Records the URIs a session is subscribed to (none: forget the session).
+pub async fn record(env: &Env, server: &Server, server_index: usize, session_id: &str, uris: &[String]) -> Result<(), Error> {
+    let body = serde_json::to_string(uris).unwrap_or_default();
+    call(env, &name(server), "registry-set", server_index, Some(session_id), body).await?;
+    Ok(())
+}
+
+/// Serves the registry's own operations, inside its Durable Object.
+pub async fn serve(state: &State, env: &Env, op: &str, server_index: usize, session_id: &str, body: &[u8]) -> Result<Response, Error> {
+    let storage = state.storage();
+    match op {
+        "registry-set" => {
+            let uris: Vec<String> = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+            let key = format!("{PREFIX}{session_id}");
+            if uris.is_empty() {
+                storage.delete(&key).await?;
+            } else {
+                storage.put(&key, uris).await?;
+            }
+            Ok(ResponseBuilder::new().with_status(204).empty())
+        }
+        "registry-notify" => {
+            let uri = String::from_utf8_lossy(body).to_string();
+            let entries = storage.list_with_options(worker::ListOptions::new().prefix(PREFIX)).await?;
+            let mut subscribers = Vec::new();
+            for entry in entries.entries() {
+                let Ok(pair) = entry else { continue };
+                let pair = js_sys::Array::from(&pair);
+                let key = pair.get(0).as_string().unwrap_or_default();
+                let uris: Vec<String> = serde_wasm_uris(&pair.get(1));
+                if uris.contains(&uri) {
+                    subscribers.push(key.trim_start_matches(PREFIX).to_string());
+                }
+            }
+            let notification = crate::protocol::resources::updated(&uri);
+            let mut delivered = 0;
+            for session in &subscribers {
+                let reply = call(env, session, "notify", server_index, Some(session), notification.clone()).await;
+                if matches!(reply, Ok(ref r) if r.status_code() == 200) {
+                    delivered += 1;
+                }
+            }
+            let counts: HashMap<&str, usize> = [("subscribers", subscribers.len()), ("delivered", delivered)].into();
+            Ok(Response::from_json(&counts)?)
+        }
+        other => Err(Error::Internal(format!("unknown registry operation {other:?}"))),
+    }
+}
+
+/// Reads a stored list of URIs from the JS value storage returned.
+fn serde_wasm_uris(value: &wasm_bindgen::JsValue) -> Vec<String> {
+    js_sys::Array::from(value).iter().filter_map(|v| v.as_string()).collect()
+}
+
+/// `POST` on a server's notify route: an upstream announces that a resource changed.
+pub async fn announce(mut req: Request, env: &Env, server: &Server, server_index: usize) -> Result<Response, Error> {
+    let Some((_, secret_name)) = &server.notify else {
+        return Err(Error::RouteNotFound(req.path()));
+    };
+    let secret = env.secret(secret_name).map(|s| s.to_string()).map_err(|_| Error::Config(format!("the secret {secret_name} is not set")))?;
+    if !crate::policy::bearer_matches(req.headers().get("authorization")?.as_deref(), &secret) {
+        return Err(Error::Unauthorized);
+    }
+    let body = req.bytes().await?;
+    if body.len() as u64 > server.max_body_bytes {
+        return Err(Error::PayloadTooLarge(server.max_body_bytes));
+    }
+    let value: serde_json::Value = serde_json::from_slice(&body).map_err(|e| Error::Parse(e.to_string()))?;
+    let uri = value.get("uri").and_then(|u| u.as_str()).ok_or_else(|| Error::InvalidRequest("the body must be {\"uri\": \"<resource URI>\"}".into()))?;
+    call(env, &name(server), "registry-notify", server_index, None, uri.to_string()).await
+}
