@@ -31,6 +31,9 @@ pub struct Session {
     /// SSE streams opened so far; stream ids, and so event ids, are unique within the session.
     #[serde(default)]
     pub streams_opened: u64,
+    /// A 2024-11-05 HTTP+SSE session: it lives only as long as its event stream.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub legacy_sse: bool,
     /// Resource URIs the client subscribed to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subscriptions: Vec<String>,
@@ -50,6 +53,7 @@ impl Session {
             last_used_ms: now_ms,
             log_level: None,
             streams_opened: 0,
+            legacy_sse: false,
             subscriptions: Vec::new(),
         }
     }

@@ -50,6 +50,8 @@ pub struct Server {
     pub stream_route: RoutePattern,
     /// Where upstreams announce resource updates, and the secret that guards it.
     pub notify: Option<(RoutePattern, String)>,
+    /// Every path this server answers, and what each is.
+    pub endpoints: Vec<(RoutePattern, Endpoint)>,
     pub origins: Vec<OriginPattern>,
     pub allowed_hosts: Vec<String>,
     pub idle_timeout_ms: u64,
@@ -81,19 +83,17 @@ pub enum Endpoint {
     Mcp,
     Stream,
     Notify,
+    /// 2024-11-05: `GET` opens the session's event stream.
+    LegacySse,
+    /// 2024-11-05: `POST ?sessionId=` delivers a message, answered on the event stream.
+    LegacyMessages,
 }
 
 impl Catalog {
     /// Finds the server and endpoint for a request path.
     pub fn route(&self, path: &str) -> Option<(usize, Endpoint, crate::routes::RouteParams)> {
         self.servers.iter().enumerate().find_map(|(i, s)| {
-            if let Some(params) = s.route.matches(path) {
-                return Some((i, Endpoint::Mcp, params));
-            }
-            if let Some(params) = s.stream_route.matches(path) {
-                return Some((i, Endpoint::Stream, params));
-            }
-            s.notify.as_ref().and_then(|(route, _)| route.matches(path)).map(|params| (i, Endpoint::Notify, params))
+            s.endpoints.iter().find_map(|(route, endpoint)| route.matches(path).map(|params| (i, *endpoint, params)))
         })
     }
 }
@@ -116,13 +116,8 @@ fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
     for (i, s) in file.servers.into_iter().enumerate() {
         let server = compile_server(s, &format!("servers[{i}]"))?;
         for (j, earlier) in servers.iter().enumerate() {
-            let routes = |s: &Server| {
-                let mut all = vec![s.route.clone(), s.stream_route.clone()];
-                all.extend(s.notify.as_ref().map(|(r, _)| r.clone()));
-                all
-            };
-            let theirs = routes(earlier);
-            if routes(&server).iter().any(|mine| theirs.iter().any(|r| r.overlaps(mine))) {
+            let clash = server.endpoints.iter().any(|(mine, _)| earlier.endpoints.iter().any(|(theirs, _)| theirs.overlaps(mine)));
+            if clash {
                 return Err(ConfigError::at(format!("servers[{i}].route"), format!("overlaps the routes of servers[{j}]")));
             }
         }
@@ -158,6 +153,17 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
             Some((notify_route, n.token_secret.clone()))
         }
     };
+    let mut endpoints = vec![(route.clone(), Endpoint::Mcp), (stream_route.clone(), Endpoint::Stream)];
+    endpoints.extend(notify.as_ref().map(|(r, _)| (r.clone(), Endpoint::Notify)));
+    if s.legacy_sse {
+        endpoints.push((route.sibling("sse"), Endpoint::LegacySse));
+        endpoints.push((route.sibling("messages"), Endpoint::LegacyMessages));
+    }
+    for (i, (a, _)) in endpoints.iter().enumerate() {
+        if endpoints.iter().skip(i + 1).any(|(b, _)| a.overlaps(b)) {
+            return Err(ConfigError::at(format!("{path}.route"), format!("{} is used twice by this server's endpoints", a.as_str())));
+        }
+    }
     if s.name.trim().is_empty() {
         return Err(ConfigError::at(format!("{path}.name"), "must not be empty"));
     }
@@ -231,6 +237,7 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         route,
         stream_route,
         notify,
+        endpoints,
         origins,
         allowed_hosts: s.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
         idle_timeout_ms,
@@ -274,6 +281,10 @@ mod tests {
         assert_eq!(s.origins.len(), 3);
         assert_eq!(c.route("/stream").map(|r| r.1), Some(Endpoint::Stream));
         assert_eq!(c.route("/mcp").map(|r| r.1), Some(Endpoint::Mcp));
+        assert_eq!(c.route("/sse").map(|r| r.1), Some(Endpoint::LegacySse));
+        assert_eq!(c.route("/messages").map(|r| r.1), Some(Endpoint::LegacyMessages));
+        let no_legacy = load(r#"{"servers":[{"name":"s","version":"1","legacySse":false}]}"#).unwrap();
+        assert!(no_legacy.route("/sse").is_none());
         assert!(c.route("/other").is_none());
     }
 

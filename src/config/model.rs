@@ -37,6 +37,9 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     #[serde(default)]
     pub sessions: SessionsConfig,
+    /// Serve the 2024-11-05 HTTP+SSE transport too: `GET {route}/../sse` and `POST …/messages`.
+    #[serde(default = "default_true")]
+    pub legacy_sse: bool,
     /// Lets upstreams announce resource updates to subscribed sessions.
     #[serde(default)]
     pub notifications: Option<NotificationsConfig>,
@@ -235,6 +238,9 @@ pub struct PromptArgumentConfig {
     pub completions: Vec<String>,
 }
 
+fn default_true() -> bool {
+    true
+}
 fn default_route() -> String {
     "/mcp".into()
 }

@@ -34,6 +34,8 @@ pub struct CallContext<'a> {
     /// The reply stream; `None` when the reply is one buffered JSON body.
     pub out: Option<&'a Outlet>,
     pub inputs: &'a Inputs,
+    /// NDJSON or the `/stream` alias: progress is also sent as `progress.update`.
+    pub progress_update: bool,
 }
 
 /// Runs the call to its end and returns its JSON-RPC reply.
@@ -52,7 +54,10 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> String {
             mode,
             structured,
             out: ctx.out,
-            reader: LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone(), structured),
+            reader: {
+                let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone(), structured);
+                if ctx.progress_update { reader.with_progress_update() } else { reader }
+            },
         };
         match upstream::perform_tool(&http, reading).await {
             Event::Input { method, params, state } => match ask(ctx, &method, params, http.timeout_ms).await {

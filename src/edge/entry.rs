@@ -88,7 +88,10 @@ async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Respons
                 (Method::Get, Endpoint::Mcp) => streamable::get(req, env, index, log).await,
                 (_, Endpoint::Mcp) => Err(Error::MethodNotAllowed("GET, POST, DELETE, OPTIONS")),
                 (Method::Post, Endpoint::Notify) => super::registry::announce(req, env, server, index).await,
-                (_, Endpoint::Stream | Endpoint::Notify) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
+                (Method::Get, Endpoint::LegacySse) => super::legacy_sse::open(req, env, index, log).await,
+                (Method::Post, Endpoint::LegacyMessages) => super::legacy_sse::message(req, env, index, log).await,
+                (_, Endpoint::LegacySse) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
+                (_, Endpoint::Stream | Endpoint::Notify | Endpoint::LegacyMessages) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
             };
             match result {
                 Ok(response) => response,

@@ -11,6 +11,10 @@ pub const SERVER: &str = "x-mcp-edge-server";
 pub const FRAMING: &str = "x-mcp-edge-framing";
 pub const ROUTE: &str = "x-mcp-edge-route";
 pub const LAST_EVENT_ID: &str = "last-event-id";
+/// Present when the request came through the `/stream` alias.
+pub const ALIAS: &str = "x-mcp-edge-alias";
+/// For a legacy SSE stream: the POST URL its `endpoint` event announces.
+pub const ENDPOINT: &str = "x-mcp-edge-endpoint";
 /// Present when the body is NDJSON: one message per line.
 pub const NDJSON_BODY: &str = "x-mcp-edge-ndjson";
 pub const SESSION_ID: &str = "mcp-session-id";

@@ -2,6 +2,7 @@
 
 mod calls;
 mod entry;
+mod legacy_sse;
 mod registry;
 mod http;
 mod session_object;

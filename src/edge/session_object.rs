@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use futures::stream::FuturesUnordered;
 use futures::StreamExt;
+use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
-use super::http::{error_response, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::http::{error_response, ALIAS, ENDPOINT, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
 use super::calls::{self, CallContext, Inputs};
 use super::streams::{parse_event_id, Outlet, Streams};
 use super::{catalog, now_ms, registry, writer};
@@ -37,14 +38,22 @@ pub struct McpSession {
     inputs: Inputs,
     /// SSE streams and their event logs, for resumption.
     streams: Streams,
-    /// The standalone GET stream, if one is open: server-initiated messages go there.
+    /// The standalone GET stream (or a legacy session's event stream), if one is open:
+    /// server-initiated messages go there.
     standalone: Rc<RefCell<Option<Rc<writer::LineWriter>>>>,
+    /// The storage, for tasks that outlive the request that started them.
+    raw_storage: Rc<DurableObjectStorage>,
 }
 
 impl DurableObject for McpSession {
     fn new(state: State, env: Env) -> Self {
+        // The JS storage object is shared, not copied: every handle writes the same storage.
+        let storage = state.storage();
+        let raw: &wasm_bindgen::JsValue = storage.as_raw().as_ref();
+        let raw_storage: Rc<DurableObjectStorage> = Rc::new(wasm_bindgen::JsCast::unchecked_into(raw.clone()));
         McpSession {
-            streams: Streams::new(state.storage().as_raw()),
+            streams: Streams::new(raw_storage.clone()),
+            raw_storage,
             state,
             env,
             cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(),
@@ -66,6 +75,8 @@ impl DurableObject for McpSession {
         let idle = server_at(&session.server).map(|s| s.idle_timeout_ms);
         let now = now_ms();
         let busy = self.busy.get() > 0;
+        // A legacy session lives only as long as its event stream.
+        let idle = idle.filter(|_| !(session.legacy_sse && self.standalone.borrow().is_none() && !busy));
         if busy || self.last_activity.get() > session.last_used_ms {
             // Persist what only memory knew, so an eviction does not shorten the session.
             session.touch(if busy { now } else { self.last_activity.get() });
@@ -102,6 +113,8 @@ impl McpSession {
         }
         let framing = headers.get(FRAMING)?.as_deref().and_then(Framing::from_name).unwrap_or(Framing::Json);
         let ndjson_body = headers.get(NDJSON_BODY)?.is_some();
+        // Seed 003's progress.update lines go to NDJSON clients and the /stream alias.
+        let progress_update = framing == Framing::Ndjson || headers.get(ALIAS)?.is_some();
         let route: RouteParams = headers.get(ROUTE)?.and_then(|r| serde_json::from_str(&r).ok()).unwrap_or_default();
         let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("unknown server index".into()))?;
 
@@ -131,29 +144,34 @@ impl McpSession {
                 if parsed.batch && !ndjson_body && at_least(&session.protocol_version, "2025-06-18") {
                     return Err(Error::InvalidRequest(format!("batches are not supported in protocol version {}", session.protocol_version)));
                 }
-                let secret = |name: &str| self.env.var(name).ok().map(|v| v.to_string());
-                let env = Environment { secret: &secret, route: &route };
-                // Answers to our requests complete the calls waiting for them.
-                for message in &parsed.messages {
-                    if let Ok(Message::Response { id, result }) = message {
-                        let waiting = id.as_str().and_then(|id| self.inputs.borrow_mut().remove(id));
-                        if let Some(sender) = waiting {
-                            let _ = sender.send(result.clone());
-                        }
-                    }
-                }
-                let before = session.clone();
-                let actions: Vec<Action> = parsed.messages.into_iter().map(|m| dispatch::handle(server, &mut session, m, &env)).collect();
-                if session != before {
-                    self.save(&session).await?;
-                }
-                if session.subscriptions != before.subscriptions {
-                    registry::record(&self.env, server, server_index, &session_id, &session.subscriptions).await?;
-                }
+                let batch = parsed.batch;
+                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, &route).await?;
                 if actions.iter().all(|a| *a == Action::Nothing) {
                     return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(&session_id, None)?).empty());
                 }
-                self.run(server, session, &session_id, framing, actions, parsed.batch).await
+                self.run(server, session, &session_id, (framing, progress_update), actions, batch).await
+            }
+            "sse-open" => {
+                let now = now_ms();
+                let mut session = Session::new(&session_id, server.route.as_str(), "2024-11-05", serde_json::json!({}), serde_json::json!({}), now);
+                session.legacy_sse = true;
+                self.save(&session).await?;
+                self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
+                let endpoint = headers.get(ENDPOINT)?.unwrap_or_default();
+                self.open_legacy(server, &session_id, endpoint)
+            }
+            "sse-message" => {
+                let session = self.session_for(server).await?;
+                let writer = self.standalone.borrow().clone();
+                let (Some(writer), true) = (writer, session.legacy_sse) else {
+                    // Not a legacy session, or its stream is gone: nothing could carry the answer.
+                    return Err(Error::SessionNotFound);
+                };
+                let body = req.bytes().await?;
+                let parsed = jsonrpc::parse_body(&body, false)?;
+                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, &route).await?;
+                self.spawn_actions(server, session, Outlet::Legacy(writer), actions, None, false);
+                Ok(ResponseBuilder::new().with_status(202).empty())
             }
             "get" => {
                 let mut session = self.session_for(server).await?;
@@ -190,10 +208,10 @@ impl McpSession {
 
     /// Carries out a request's actions. Streams are answered at once and written as each reply
     /// is ready; JSON waits for all of them.
-    async fn run(&self, server: &'static Server, session: Session, session_id: &str, framing: Framing, actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
+    async fn run(&self, server: &'static Server, session: Session, session_id: &str, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
         if !framing.is_stream() {
             let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
-            let ctx = CallContext { server, session: &session, out: None, inputs: &self.inputs };
+            let ctx = CallContext { server, session: &session, out: None, inputs: &self.inputs, progress_update: false };
             let ctx = &ctx;
             // Calls run concurrently; replies keep the order of their requests.
             let replies = futures::future::join_all(actions.into_iter().map(|action| async move {
@@ -236,6 +254,14 @@ impl McpSession {
         } else {
             Outlet::Lines(writer)
         };
+        self.spawn_actions(server, session, out, actions, priming, progress_update);
+        let headers = session_headers(session_id, Some(framing))?;
+        Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
+    }
+
+    /// Carries out actions in the background, writing every reply to `out` as it is ready;
+    /// `priming` first writes a stream's priming event.
+    fn spawn_actions(&self, server: &'static Server, session: Session, out: Outlet, actions: Vec<Action>, priming: Option<(u64, u64)>, progress_update: bool) {
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let inputs = self.inputs.clone();
         let streams = self.streams.clone();
@@ -244,7 +270,7 @@ impl McpSession {
             if let Some((id, retry)) = priming {
                 streams.prime(id, retry).await;
             }
-            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: &inputs };
+            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: &inputs, progress_update };
             let ctx = &ctx;
             let mut pending = FuturesUnordered::new();
             for action in actions {
@@ -259,7 +285,70 @@ impl McpSession {
             }
             out.finish().await;
         });
-        let headers = session_headers(session_id, Some(framing))?;
+    }
+
+    /// Dispatches a request's messages: answers to our requests complete the calls waiting for
+    /// them, a legacy session's `initialize` renews the session, and changes are persisted.
+    async fn dispatch_all(&self, server: &'static Server, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, route: &RouteParams) -> Result<(Session, Vec<Action>), Error> {
+        let secret = |name: &str| self.env.var(name).ok().map(|v| v.to_string());
+        let env = Environment { secret: &secret, route };
+        let before = session.clone();
+        let mut actions = Vec::with_capacity(messages.len());
+        for message in messages {
+            match &message {
+                Ok(Message::Response { id, result }) => {
+                    let waiting = id.as_str().and_then(|id| self.inputs.borrow_mut().remove(id));
+                    if let Some(sender) = waiting {
+                        let _ = sender.send(result.clone());
+                    }
+                }
+                // Over HTTP+SSE, initialize arrives in a session the GET already opened.
+                Ok(Message::Request(r)) if r.method == "initialize" && session.legacy_sse => {
+                    let (reply, mut fresh) = dispatch::initialize(server, r, &session.id, now_ms());
+                    fresh.legacy_sse = true;
+                    fresh.streams_opened = session.streams_opened;
+                    session = fresh;
+                    actions.push(Action::Reply(reply));
+                    continue;
+                }
+                _ => {}
+            }
+            actions.push(dispatch::handle(server, &mut session, message, &env));
+        }
+        if session != before {
+            self.save(&session).await?;
+        }
+        if session.subscriptions != before.subscriptions {
+            registry::record(&self.env, server, server_index, &session.id, &session.subscriptions).await?;
+        }
+        Ok((session, actions))
+    }
+
+    /// Opens a legacy session's event stream: the `endpoint` event, then keepalives. When the
+    /// client goes away the session ends after a short grace period.
+    fn open_legacy(&self, server: &'static Server, session_id: &str, endpoint: String) -> Result<Response, Error> {
+        let (writer, readable) = writer::open(Framing::Sse)?;
+        let writer = Rc::new(writer);
+        *self.standalone.borrow_mut() = Some(writer.clone());
+        let standalone = self.standalone.clone();
+        let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+        let storage = self.raw_storage.clone();
+        let keepalive = server.keepalive_ms;
+        wasm_bindgen_futures::spawn_local(async move {
+            let _busy = busy;
+            let event = framing::SseEvent { event: Some("endpoint"), data: &endpoint, ..Default::default() };
+            if writer.send_bytes(&event.to_bytes()).await {
+                loop {
+                    Delay::from(Duration::from_millis(keepalive)).await;
+                    if !writer.send_bytes(&framing::sse_comment("keepalive")).await {
+                        break;
+                    }
+                }
+            }
+            *standalone.borrow_mut() = None;
+            arm_alarm(&storage, LEGACY_GRACE_MS).await;
+        });
+        let headers = session_headers(session_id, Some(Framing::Sse))?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
 
@@ -366,6 +455,17 @@ fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: bool
         streaming => replies.iter().flat_map(|r| framing::stream_chunk(streaming, r)).collect(),
     };
     Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(session_id, Some(framing))?).fixed(body))
+}
+
+/// How long a legacy session outlives its event stream, for POSTs already under way.
+const LEGACY_GRACE_MS: u64 = 10_000;
+
+/// Sets the object's alarm `in_ms` from now, from a task that has no `State`.
+async fn arm_alarm(storage: &DurableObjectStorage, in_ms: u64) {
+    let when = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64((now_ms() + in_ms) as f64));
+    if let Ok(promise) = storage.set_alarm(when, js_sys::Object::new()) {
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
 }
 
 /// Counts a request as in flight for as long as it lives, and notes when it ended.

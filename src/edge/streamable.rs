@@ -5,7 +5,7 @@ use futures::StreamExt;
 use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
 use super::entry::RequestLog;
-use super::http::{FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::http::{ALIAS, ENDPOINT, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
 use super::catalog;
 use crate::config::Endpoint;
 use crate::error::Error;
@@ -66,12 +66,14 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
     };
     log.session_id = Some(session_id.clone());
     let route = serde_json::to_string(&params).unwrap_or_default();
-    forward(env, &session_id, op, server_index, Some((framing.as_str(), ndjson_body)), &route, Some(body), None).await
+    let framing = Some((framing.as_str(), ndjson_body));
+    let alias = endpoint == Endpoint::Stream;
+    forward(env, &session_id, Forward { op, server_index, framing, route: &route, body: Some(body), alias, ..Forward::default() }).await
 }
 
 pub async fn delete(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
     let id = session_of(&req, log)?;
-    forward(env, &id, "delete", server_index, None, "[]", None, None).await
+    forward(env, &id, Forward { op: "delete", server_index, ..Forward::default() }).await
 }
 
 /// `GET /mcp`: the server-to-client stream, or a stream resumed with `Last-Event-ID`.
@@ -82,7 +84,7 @@ pub async fn get(req: Request, env: &Env, server_index: usize, log: &mut Request
     }
     let id = session_of(&req, log)?;
     let last_event_id = req.headers().get(LAST_EVENT_ID)?;
-    forward(env, &id, "get", server_index, None, "[]", None, last_event_id.as_deref()).await
+    forward(env, &id, Forward { op: "get", server_index, last_event_id: last_event_id.as_deref(), ..Forward::default() }).await
 }
 
 /// The session a request names, after the checks every session-bound request gets.
@@ -105,29 +107,41 @@ fn check_protocol_version(req: &Request) -> Result<(), Error> {
     }
 }
 
+/// What the Worker tells the session object besides the body.
+#[derive(Default)]
+pub struct Forward<'a> {
+    pub op: &'a str,
+    pub server_index: usize,
+    /// The reply framing, and whether the body is NDJSON.
+    pub framing: Option<(&'a str, bool)>,
+    pub route: &'a str,
+    pub body: Option<Vec<u8>>,
+    pub last_event_id: Option<&'a str>,
+    /// For a legacy SSE stream: the URL its `endpoint` event names.
+    pub endpoint: Option<&'a str>,
+    /// The request came through the `/stream` alias.
+    pub alias: bool,
+}
+
 /// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
-#[allow(clippy::too_many_arguments)]
-async fn forward(
-    env: &Env,
-    session_id: &str,
-    op: &str,
-    server_index: usize,
-    framing: Option<(&str, bool)>,
-    route: &str,
-    body: Option<Vec<u8>>,
-    last_event_id: Option<&str>,
-) -> Result<Response, Error> {
+pub async fn forward(env: &Env, session_id: &str, f: Forward<'_>) -> Result<Response, Error> {
     let namespace = env.durable_object(SESSIONS_BINDING)?;
     let stub = namespace.id_from_name(session_id)?.get_stub()?;
     let headers = Headers::new();
-    headers.set(OP, op)?;
-    headers.set(SERVER, &server_index.to_string())?;
+    headers.set(OP, f.op)?;
+    headers.set(SERVER, &f.server_index.to_string())?;
     headers.set(SESSION_ID, session_id)?;
-    headers.set(ROUTE, route)?;
-    if let Some(last) = last_event_id {
+    headers.set(ROUTE, if f.route.is_empty() { "[]" } else { f.route })?;
+    if let Some(last) = f.last_event_id {
         headers.set(LAST_EVENT_ID, last)?;
     }
-    if let Some((framing, ndjson_body)) = framing {
+    if f.alias {
+        headers.set(ALIAS, "1")?;
+    }
+    if let Some(endpoint) = f.endpoint {
+        headers.set(ENDPOINT, endpoint)?;
+    }
+    if let Some((framing, ndjson_body)) = f.framing {
         headers.set(FRAMING, framing)?;
         if ndjson_body {
             headers.set(NDJSON_BODY, "1")?;
@@ -135,14 +149,14 @@ async fn forward(
     }
     let mut init = RequestInit::new();
     init.with_method(Method::Post).with_headers(headers);
-    if let Some(body) = body {
+    if let Some(body) = f.body {
         init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
     }
     let request = Request::new_with_init("https://session.internal/", &init)?;
     Ok(stub.fetch_with_request(request).await?)
 }
 
-async fn read_limited(req: &mut Request, limit: u64) -> Result<Vec<u8>, Error> {
+pub async fn read_limited(req: &mut Request, limit: u64) -> Result<Vec<u8>, Error> {
     let Ok(mut stream) = req.stream() else { return Ok(Vec::new()) };
     let mut body = Vec::new();
     while let Some(chunk) = stream.next().await {
@@ -157,7 +171,7 @@ async fn read_limited(req: &mut Request, limit: u64) -> Result<Vec<u8>, Error> {
 
 /// Session ids are UUIDs we issued; anything else cannot name a session. The spec allows only
 /// visible ASCII, and a bound keeps hostile ids from reaching a Durable Object name.
-fn valid_session_id(id: &str) -> bool {
+pub fn valid_session_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 

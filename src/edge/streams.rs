@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectStorage;
 
@@ -51,6 +51,8 @@ pub enum Outlet {
     Lines(Rc<LineWriter>),
     /// SSE: every event gets an id and is logged for resumption.
     Sse { streams: Streams, id: u64 },
+    /// The 2024-11-05 event stream: `event: message` per message.
+    Legacy(Rc<LineWriter>),
 }
 
 impl Outlet {
@@ -60,6 +62,9 @@ impl Outlet {
                 writer.send_line(json).await;
             }
             Outlet::Sse { streams, id } => streams.send(*id, json).await,
+            Outlet::Legacy(writer) => {
+                writer.send_bytes(&SseEvent { event: Some("message"), data: json, ..SseEvent::default() }.to_bytes()).await;
+            }
         }
     }
 
@@ -68,6 +73,8 @@ impl Outlet {
         match self {
             Outlet::Lines(writer) => writer.close().await,
             Outlet::Sse { streams, id } => streams.finish(*id).await,
+            // The event stream outlives each message: it closes with the session.
+            Outlet::Legacy(_) => {}
         }
     }
 }
@@ -79,10 +86,8 @@ pub fn parse_event_id(id: &str) -> Option<(u64, u64)> {
 }
 
 impl Streams {
-    pub fn new(storage: &DurableObjectStorage) -> Streams {
-        // The JS object is shared, not copied: every handle writes the same storage.
-        let js: &JsValue = storage.as_ref();
-        Streams { map: Rc::default(), storage: Rc::new(js.clone().unchecked_into()) }
+    pub fn new(storage: Rc<DurableObjectStorage>) -> Streams {
+        Streams { map: Rc::default(), storage }
     }
 
     /// Registers stream `id` on `writer`. Nothing is written yet: the response that carries

@@ -40,11 +40,32 @@ pub struct LineReader {
     log_level: Option<String>,
     structured: bool,
     done: bool,
+    /// Also emit seed 003's `progress.update` beside each `notifications/progress`.
+    progress_update: bool,
+    /// Events a line produced beyond its first.
+    extra: Vec<Event>,
 }
 
 impl LineReader {
     pub fn new(sse: bool, progress_token: Option<Value>, log_level: Option<String>, structured: bool) -> LineReader {
-        LineReader { sse, buffer: Vec::new(), data: Vec::new(), progress_token, last_progress: None, log_level, structured, done: false }
+        LineReader {
+            sse,
+            buffer: Vec::new(),
+            data: Vec::new(),
+            progress_token,
+            last_progress: None,
+            log_level,
+            structured,
+            done: false,
+            progress_update: false,
+            extra: Vec::new(),
+        }
+    }
+
+    /// For NDJSON clients and the `/stream` alias: progress also as `progress.update` lines.
+    pub fn with_progress_update(mut self) -> LineReader {
+        self.progress_update = true;
+        self
     }
 
     /// Whether a terminal event (result or input) has been produced.
@@ -61,6 +82,7 @@ impl LineReader {
             let text = String::from_utf8_lossy(&line);
             let text = text.trim_end_matches(['\n', '\r']);
             events.extend(self.line(text));
+            events.append(&mut self.extra);
         }
         events
     }
@@ -129,6 +151,9 @@ impl LineReader {
                 }
             }
             let params = Value::Object(params);
+            if self.progress_update {
+                self.extra.push(Event::Notify(jsonrpc::notification("progress.update", &params)));
+            }
             return Some(Event::Notify(jsonrpc::notification("notifications/progress", params)));
         }
         let log = value.get("log")?;
@@ -211,6 +236,19 @@ mod tests {
         let end = r.finish();
         assert_eq!(end, [Event::Result(json!({"content":[{"type":"text","text":"done"}]}))]);
         assert!(r.is_done());
+    }
+
+    #[test]
+    fn progress_update_lines_for_ndjson_clients() {
+        let mut r = LineReader::new(false, Some(json!(7)), None, true).with_progress_update();
+        let events = r.feed(b"{\"progress\":1,\"total\":2}\n");
+        assert_eq!(
+            notifies(&events),
+            [
+                json!({"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"progress":1,"total":2}}),
+                json!({"jsonrpc":"2.0","method":"progress.update","params":{"progressToken":7,"progress":1,"total":2}}),
+            ]
+        );
     }
 
     #[test]

@@ -1,0 +1,48 @@
+//! The 2024-11-05 HTTP+SSE transport at the edge: `GET /sse` opens a session and its event
+//! stream, whose first event names the POST URL; `POST /messages?sessionId=` delivers messages,
+//! answered `202` here and on the stream there. n8n's MCP Client Tool uses it by default.
+
+use worker::{Env, Request, Response};
+
+use super::entry::RequestLog;
+use super::streamable::{forward, random_id, valid_session_id, Forward};
+use crate::error::Error;
+use crate::negotiate::media_type;
+
+/// `GET /sse`: a new session, served by its Durable Object, which holds the stream.
+pub async fn open(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
+    let session_id = random_id()?;
+    log.session_id = Some(session_id.clone());
+    // The POST URL sits beside this one: `/sse` → `/messages`, route parameters kept.
+    let path = req.path();
+    let base = path.trim_end_matches('/').rsplit_once('/').map_or("", |(base, _)| base);
+    let endpoint = format!("{base}/messages?sessionId={session_id}");
+    forward(env, &session_id, Forward { op: "sse-open", server_index, endpoint: Some(&endpoint), ..Forward::default() }).await
+}
+
+/// `POST /messages?sessionId=`: one message (or a batch) for a legacy session.
+pub async fn message(mut req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
+    let url = req.url()?;
+    let session_id = url.query_pairs().find(|(k, _)| k == "sessionId").map(|(_, v)| v.to_string()).ok_or(Error::SessionRequired)?;
+    if !valid_session_id(&session_id) {
+        return Err(Error::SessionNotFound);
+    }
+    log.session_id = Some(session_id.clone());
+    let content_type = req.headers().get("content-type")?;
+    if !matches!(content_type.as_deref().map(media_type).as_deref(), None | Some("application/json")) {
+        return Err(Error::UnsupportedMediaType(content_type.unwrap_or_default()));
+    }
+    let catalog = super::catalog()?;
+    let limit = catalog.servers.get(server_index).map_or(0, |s| s.max_body_bytes);
+    let body = super::streamable::read_limited(&mut req, limit).await?;
+    // Malformed bodies are refused here, with the error in the HTTP answer: there is no
+    // request id to answer on the stream.
+    let parsed = crate::jsonrpc::parse_body(&body, false)?;
+    if let (false, Some(Err((_, error)))) = (parsed.batch, parsed.messages.first()) {
+        return Err(error.clone());
+    }
+    if let Some(Ok(crate::jsonrpc::Message::Request(r))) = parsed.messages.first() {
+        log.method = Some(r.method.clone());
+    }
+    forward(env, &session_id, Forward { op: "sse-message", server_index, body: Some(body), ..Forward::default() }).await
+}
