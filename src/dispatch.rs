@@ -138,7 +138,16 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     }
     let empty = serde_json::Map::new();
     let args = params.arguments.as_object().unwrap_or(&empty);
-    let http = tool.prepare(args, &bindings(&tool.request.secrets, env))?;
+    let mut bindings = bindings(&tool.request.secrets, env);
+    if tool.forward_meta_auth {
+        let auth = req.params.as_ref().and_then(|p| p.pointer("/_meta/auth")).and_then(Value::as_object);
+        for (name, value) in auth.into_iter().flatten() {
+            if let Some(text) = value.as_str() {
+                bindings.insert(format!("meta.auth.{name}"), Value::String(text.to_string()));
+            }
+        }
+    }
+    let http = tool.prepare(args, &bindings)?;
     let kind = CallKind::Tool(tool.name.clone());
     Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments.clone(), http, progress_token: params.progress_token })))
 }
@@ -393,6 +402,24 @@ mod tests {
 
         let caps = lifecycle::capabilities(&s);
         assert_eq!(caps, json!({"tools":{"listChanged":false},"logging":{},"resources":{"subscribe":true,"listChanged":false},"prompts":{"listChanged":false},"completions":{}}));
+    }
+
+    #[test]
+    fn meta_auth_reaches_only_tools_that_opt_in() {
+        let text = r#"{"servers":[{"name":"m","version":"1","tools":[
+            {"name":"tenant","forwardMetaAuth":true,"http":{"url":"https://crm.test/me","headers":{"Authorization":"Bearer {meta.auth.token}"}}},
+            {"name":"plain","http":{"url":"https://crm.test/me"}}]}]}"#;
+        let s = config::load(text).unwrap().servers.remove(0);
+        let sess = session("2025-11-25");
+        let call = |name: &str| {
+            let msg = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":name,"arguments":{},"_meta":{"auth":{"token":"t-123"}}}});
+            match run(&s, &sess, msg) {
+                Action::Call(call) => call.http.headers,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(call("tenant"), [("Authorization".to_string(), "Bearer t-123".to_string()), ("Content-Type".to_string(), "application/json".to_string())]);
+        assert_eq!(call("plain"), [("Content-Type".to_string(), "application/json".to_string())]);
     }
 
     #[test]

@@ -50,6 +50,8 @@ pub struct Server {
     pub stream_route: RoutePattern,
     /// Where upstreams announce resource updates, and the secret that guards it.
     pub notify: Option<(RoutePattern, String)>,
+    /// Stateless mode and its collection timeout.
+    pub stateless: Option<u64>,
     /// Every path this server answers, and what each is.
     pub endpoints: Vec<(RoutePattern, Endpoint)>,
     pub origins: Vec<OriginPattern>,
@@ -155,7 +157,13 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     };
     let mut endpoints = vec![(route.clone(), Endpoint::Mcp), (stream_route.clone(), Endpoint::Stream)];
     endpoints.extend(notify.as_ref().map(|(r, _)| (r.clone(), Endpoint::Notify)));
-    if s.legacy_sse {
+    if let Some(st) = &s.stateless {
+        if !(1..=300_000).contains(&st.collect_timeout_ms) {
+            return Err(ConfigError::at(format!("{path}.stateless.collectTimeoutMs"), "must be 1 to 300000"));
+        }
+    }
+    // Legacy SSE needs a session to carry replies: not in stateless mode.
+    if s.legacy_sse && s.stateless.is_none() {
         endpoints.push((route.sibling("sse"), Endpoint::LegacySse));
         endpoints.push((route.sibling("messages"), Endpoint::LegacyMessages));
     }
@@ -237,6 +245,7 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         route,
         stream_route,
         notify,
+        stateless: s.stateless.as_ref().map(|st| st.collect_timeout_ms),
         endpoints,
         origins,
         allowed_hosts: s.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
@@ -319,6 +328,7 @@ mod tests {
             (r#"{"name":"a","http":{"url":"https://x/","headers":{"Bad Name":"v"}}}"#, "servers[0].tools[1].http.headers.Bad Name: "),
             (r#"{"name":"a","http":{"url":"https://x/","body":{"k":["{nope}"]}}}"#, "servers[0].tools[1].http.body.k[0]: unknown argument \"nope\""),
             (r#"{"name":"a","http":{"url":"https://x/","headers":{"A":"{env.bad-name}"}}}"#, "servers[0].tools[1].http.headers.A: invalid variable"),
+            (r#"{"name":"a","http":{"url":"https://x/","headers":{"A":"{meta.auth.token}"}}}"#, "servers[0].tools[1].http.headers.A: \"meta.auth.token\" needs \"forwardMetaAuth\": true"),
         ];
         for (tool, prefix) in cases {
             let got = err(&with_tool(tool));

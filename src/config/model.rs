@@ -40,6 +40,9 @@ pub struct ServerConfig {
     /// Serve the 2024-11-05 HTTP+SSE transport too: `GET {route}/../sse` and `POST …/messages`.
     #[serde(default = "default_true")]
     pub legacy_sse: bool,
+    /// Serve without sessions: each POST stands alone, no Durable Object is involved.
+    #[serde(default)]
+    pub stateless: Option<StatelessConfig>,
     /// Lets upstreams announce resource updates to subscribed sessions.
     #[serde(default)]
     pub notifications: Option<NotificationsConfig>,
@@ -95,6 +98,18 @@ pub struct NotificationsConfig {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StatelessConfig {
+    /// A request not finished by then is answered with a -32603 timeout error.
+    #[serde(default = "default_collect_timeout_ms")]
+    pub collect_timeout_ms: u64,
+}
+
+fn default_collect_timeout_ms() -> u64 {
+    30_000
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsConfig {
     #[serde(default = "default_max_body_bytes")]
     pub max_body_bytes: u64,
@@ -133,6 +148,10 @@ pub struct ToolConfig {
     pub result: ResultModeConfig,
     #[serde(default)]
     pub sse: ToolSseConfig,
+    /// Let templates use `{meta.auth.NAME}`: credentials the client sends per request in
+    /// `params._meta.auth`. Off by default: no client credentials go upstream.
+    #[serde(default)]
+    pub forward_meta_auth: bool,
     pub http: HttpConfig,
 }
 

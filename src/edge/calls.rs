@@ -33,7 +33,8 @@ pub struct CallContext<'a> {
     pub session: &'a Session,
     /// The reply stream; `None` when the reply is one buffered JSON body.
     pub out: Option<&'a Outlet>,
-    pub inputs: &'a Inputs,
+    /// Where answers to our requests arrive; `None` in stateless mode, which cannot ask.
+    pub inputs: Option<&'a Inputs>,
     /// NDJSON or the `/stream` alias: progress is also sent as `progress.update`.
     pub progress_update: bool,
 }
@@ -73,6 +74,9 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> String {
 
 /// Sends a request to the client on the call's stream and waits for its answer.
 async fn ask(ctx: &CallContext<'_>, method: &str, params: Value, timeout_ms: u64) -> Result<Result<Value, Value>, String> {
+    let Some(inputs) = ctx.inputs else {
+        return Err(format!("This tool needs {method} from the client, which a stateless server cannot ask for: the answer would arrive in another request."));
+    };
     let Some(out) = ctx.out else {
         return Err(format!("This tool needs {method} from the client, which requires a streaming response (Accept: text/event-stream)."));
     };
@@ -82,10 +86,10 @@ async fn ask(ctx: &CallContext<'_>, method: &str, params: Value, timeout_ms: u64
     }
     let id = format!("mcp-edge-{}", super::streamable::random_id().map_err(|e| e.message())?);
     let (sender, receiver) = oneshot::channel();
-    ctx.inputs.borrow_mut().insert(id.clone(), sender);
+    inputs.borrow_mut().insert(id.clone(), sender);
     out.send(&jsonrpc::request(&id, method, params)).await;
     let answer = select(receiver, Delay::from(Duration::from_millis(timeout_ms))).await;
-    ctx.inputs.borrow_mut().remove(&id);
+    inputs.borrow_mut().remove(&id);
     match answer {
         Either::Left((Ok(answer), _)) => Ok(answer),
         Either::Left((Err(_), _)) => Err(format!("The {method} request was abandoned.")),

@@ -84,6 +84,8 @@ async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Respons
         Some((index, endpoint, params)) => {
             let result = match (req.method(), endpoint) {
                 (Method::Post, Endpoint::Mcp | Endpoint::Stream) => streamable::post(req, env, index, endpoint, params, log).await,
+                // Stateless servers have no session to stream to or to end.
+                (Method::Get | Method::Delete, Endpoint::Mcp) if server.stateless.is_some() => Err(Error::MethodNotAllowed("POST, OPTIONS")),
                 (Method::Delete, Endpoint::Mcp) => streamable::delete(req, env, index, log).await,
                 (Method::Get, Endpoint::Mcp) => streamable::get(req, env, index, log).await,
                 (_, Endpoint::Mcp) => Err(Error::MethodNotAllowed("GET, POST, DELETE, OPTIONS")),

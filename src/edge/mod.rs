@@ -6,6 +6,7 @@ mod legacy_sse;
 mod registry;
 mod http;
 mod session_object;
+mod stateless;
 mod streamable;
 mod streams;
 mod upstream;

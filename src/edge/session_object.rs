@@ -211,7 +211,7 @@ impl McpSession {
     async fn run(&self, server: &'static Server, session: Session, session_id: &str, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
         if !framing.is_stream() {
             let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
-            let ctx = CallContext { server, session: &session, out: None, inputs: &self.inputs, progress_update: false };
+            let ctx = CallContext { server, session: &session, out: None, inputs: Some(&self.inputs), progress_update: false };
             let ctx = &ctx;
             // Calls run concurrently; replies keep the order of their requests.
             let replies = futures::future::join_all(actions.into_iter().map(|action| async move {
@@ -270,7 +270,7 @@ impl McpSession {
             if let Some((id, retry)) = priming {
                 streams.prime(id, retry).await;
             }
-            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: &inputs, progress_update };
+            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: Some(&inputs), progress_update };
             let ctx = &ctx;
             let mut pending = FuturesUnordered::new();
             for action in actions {

@@ -27,6 +27,7 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
     }
     let framing = negotiate::framing(headers.get("accept")?.as_deref(), content_type.as_deref(), endpoint == Endpoint::Stream)?;
     let session_header = headers.get(SESSION_ID)?;
+    let version_header = headers.get("mcp-protocol-version")?;
     let declared = headers.get("content-length")?.and_then(|l| l.parse::<u64>().ok());
     if declared.is_some_and(|len| len > server.max_body_bytes) {
         return Err(Error::PayloadTooLarge(server.max_body_bytes));
@@ -53,6 +54,12 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
             .with_status(status)
             .with_headers(headers)
             .fixed(jsonrpc::failure(id, error).into_bytes()));
+    }
+    if let Some(timeout_ms) = server.stateless {
+        let version = version_header.unwrap_or_else(|| "2025-03-26".to_string());
+        let progress_update = framing == negotiate::Framing::Ndjson || endpoint == Endpoint::Stream;
+        let post = super::stateless::Post { framing, progress_update, body: parsed, version, route: params };
+        return super::stateless::serve(server, timeout_ms, env, post).await;
     }
     let initialize = !parsed.batch && matches!(first, Some(Ok(Message::Request(r))) if r.method == "initialize");
     let (op, session_id) = if initialize {

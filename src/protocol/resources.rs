@@ -45,7 +45,7 @@ fn listing(fields: &[(&str, Option<&String>)]) -> Value {
 
 impl Resource {
     pub fn compile(r: &ResourceConfig, path: &str, route_params: &[String]) -> Result<Resource, ConfigError> {
-        let scope = Scope { path, arguments: &[], route_params };
+        let scope = Scope { path, arguments: &[], route_params, meta_auth: false };
         if !r.uri.contains(':') {
             return Err(scope.error("uri", format!("{:?} is not an absolute URI", r.uri)));
         }
@@ -75,7 +75,7 @@ impl ResourceTemplate {
             // Reads match URIs against the template, which needs separated simple expressions.
             return Err(ConfigError::at(format!("{path}.uriTemplate"), "only literals and simple {var} expressions separated by literals can be matched"));
         }
-        let scope = Scope { path, arguments: &variables, route_params };
+        let scope = Scope { path, arguments: &variables, route_params, meta_auth: false };
         let request = RequestTemplate::compile(&r.http, &scope, "http")?;
         for name in r.completions.keys() {
             if !variables.contains(name) {

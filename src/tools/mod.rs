@@ -24,6 +24,8 @@ pub struct Tool {
     pub result_mode: reply::ResultMode,
     /// Close the SSE stream this long after the call starts (SSE polling).
     pub close_after_ms: Option<u64>,
+    /// Templates may use `{meta.auth.NAME}` from the request's `params._meta.auth`.
+    pub forward_meta_auth: bool,
 }
 
 impl Tool {
@@ -44,7 +46,7 @@ impl Tool {
             .and_then(Value::as_object)
             .map(|p| p.keys().cloned().collect())
             .unwrap_or_default();
-        let scope = Scope { path, arguments: &arguments, route_params };
+        let scope = Scope { path, arguments: &arguments, route_params, meta_auth: t.forward_meta_auth };
         let request = RequestTemplate::compile(&t.http, &scope, "http")?;
 
         let mut listing = Map::new();
@@ -66,7 +68,7 @@ impl Tool {
         if t.sse.close_after_ms == Some(0) {
             return Err(at("sse.closeAfterMs", "must be greater than 0".into()));
         }
-        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, result_mode, close_after_ms: t.sse.close_after_ms })
+        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, result_mode, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth })
     }
 
     /// Renders the HTTP request for one call. Arguments must already be validated.

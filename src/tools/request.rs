@@ -69,6 +69,8 @@ pub struct Scope<'a> {
     pub path: &'a str,
     pub arguments: &'a [String],
     pub route_params: &'a [String],
+    /// Whether `{meta.auth.NAME}` may be used (the tool opted in).
+    pub meta_auth: bool,
 }
 
 impl Scope<'_> {
@@ -85,6 +87,10 @@ impl Scope<'_> {
                 }
                 if !secrets.iter().any(|s| s == name) {
                     secrets.push(name.to_string());
+                }
+            } else if var.starts_with("meta.auth.") {
+                if !self.meta_auth {
+                    return Err(self.error(field, format!("{var:?} needs \"forwardMetaAuth\": true on the tool")));
                 }
             } else if let Some(name) = var.strip_prefix("route.") {
                 if !self.route_params.iter().any(|p| p == name) {
@@ -158,7 +164,7 @@ impl RequestTemplate {
     /// Renders the request for one call. Arguments must already be validated.
     pub fn render(&self, owner: &str, args: &Map<String, Value>, bindings: &Bindings) -> Result<HttpCall, Error> {
         let lookup = |name: &str| {
-            if name.starts_with("env.") || name.starts_with("route.") {
+            if name.starts_with("env.") || name.starts_with("route.") || name.starts_with("meta.") {
                 bindings.get(name)
             } else {
                 args.get(name)
@@ -201,7 +207,7 @@ fn check_url_shape(source: &str, url: &Template) -> Result<(), String> {
     if !starts_ok {
         return Err("must start with http://, https:// or a {+env.NAME} base URL".into());
     }
-    let Some(first_arg) = url.variables().find(|v| !v.starts_with("env.") && !v.starts_with("route.")) else {
+    let Some(first_arg) = url.variables().find(|v| !v.starts_with("env.") && !v.starts_with("route.") && !v.starts_with("meta.")) else {
         return Ok(());
     };
     // Find the text of the template before the expression that holds `first_arg`.

@@ -30,6 +30,9 @@ export async function startTestUpstream() {
           res.end(JSON.stringify({ content: [{ type: 'text', text: `Hello ${result.content?.name ?? 'nobody'} (${result.action}), about ${state.topic}; arguments: ${JSON.stringify(body.arguments)}` }] }));
         }
       });
+    } else if (url.pathname === '/whoami') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ authorization: req.headers.authorization ?? null }));
     } else if (url.pathname === '/bad-json') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('{"oops": ');

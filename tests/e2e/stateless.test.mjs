@@ -1,0 +1,62 @@
+// Stateless mode: no session ids, no Durable Object, a collection timeout, and per-request
+// credentials in params._meta.auth for tools that opt in.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, post, lines } from './harness.mjs';
+
+let server;
+let url;
+before(async () => {
+  server = await startServer();
+  url = new URL('/stateless/mcp', server.url);
+});
+after(() => server.close());
+
+const call = (id, name, args = {}, meta) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta && { _meta: meta }) } });
+
+test('initialize and calls without any session id', async () => {
+  const init = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18' } });
+  assert.equal(init.status, 200);
+  assert.equal(init.headers.get('mcp-session-id'), null);
+  assert.equal((await init.json()).result.protocolVersion, '2025-06-18');
+  const res = await post(url, call(1, 'echo', { message: 'alone' }), { 'mcp-protocol-version': '2025-06-18' });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('mcp-session-id'), null);
+  assert.deepEqual((await res.json()).result.structuredContent, { message: 'alone' });
+  // No MCP-Protocol-Version header: 2025-03-26 is assumed, which predates structuredContent.
+  const old = await post(url, call(2, 'echo', { message: 'm' }));
+  assert.deepEqual((await old.json()).result, { content: [{ type: 'text', text: '{"message":"m"}' }] });
+  const note = await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' });
+  assert.equal(note.status, 202);
+});
+
+test('a request still running at the collection timeout gets a -32603 timeout error', async () => {
+  const res = await post(url, call(3, 'hold', { key: 'stateless-timeout' }));
+  assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 3, error: { code: -32603, message: 'Internal error: the request did not finish within 500 ms' } });
+  server.upstream.release('stateless-timeout', 'too late');
+});
+
+test('NDJSON: each reply streams as it completes; the timed-out one ends with its error', async () => {
+  const body = [call('slow', 'hold', { key: 'stateless-nd' }), call('fast', 'echo', { message: 'quick' })].map((m) => JSON.stringify(m)).join('\n');
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body });
+  assert.equal(res.headers.get('content-type'), 'application/x-ndjson');
+  const got = [];
+  for await (const line of lines(res)) got.push(JSON.parse(line));
+  assert.deepEqual(got.map((r) => r.id), ['fast', 'slow']);
+  assert.equal(got[1].error.code, -32603);
+  server.upstream.release('stateless-nd', 'too late');
+});
+
+test('params._meta.auth reaches only the tools that opt in', async () => {
+  const meta = { auth: { token: 'tenant-42' } };
+  const tenant = await post(url, call(4, 'whoami', {}, meta), { 'mcp-protocol-version': '2025-06-18' });
+  assert.deepEqual((await tenant.json()).result.structuredContent, { authorization: 'Bearer tenant-42' });
+  const plain = await post(url, call(5, 'whoami_plain', {}, meta), { 'mcp-protocol-version': '2025-06-18' });
+  assert.deepEqual((await plain.json()).result.structuredContent, { authorization: null });
+});
+
+test('GET and DELETE have no session to serve: 405', async () => {
+  assert.equal((await fetch(url, { headers: { accept: 'text/event-stream' } })).status, 405);
+  assert.equal((await fetch(url, { method: 'DELETE' })).status, 405);
+  assert.equal((await fetch(new URL('/stateless/sse', server.url))).status, 404);
+});
