@@ -37,6 +37,9 @@ pub struct Session {
     /// Resource URIs the client subscribed to.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub subscriptions: Vec<String>,
+    /// Server-initiated messages that found no GET stream open; the next GET delivers them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<String>,
 }
 
 impl Session {
@@ -55,6 +58,7 @@ impl Session {
             streams_opened: 0,
             legacy_sse: false,
             subscriptions: Vec::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -71,6 +75,15 @@ impl Session {
     /// stream open is never idle.
     pub fn is_expired(&self, now_ms: u64, idle_timeout_ms: u64, busy: bool) -> bool {
         !busy && now_ms >= self.expires_at(idle_timeout_ms)
+    }
+
+    /// Keeps a server-initiated message for the next GET stream, dropping the oldest beyond a bound.
+    pub fn queue(&mut self, message: String) {
+        const MAX_PENDING: usize = 64;
+        self.pending.push(message);
+        if self.pending.len() > MAX_PENDING {
+            self.pending.remove(0);
+        }
     }
 
     /// Whether this stored state can be served by this build.
@@ -95,6 +108,16 @@ mod tests {
         s.touch(1_800); // clocks of two requests may interleave; last use never goes back
         assert_eq!(s.last_used_ms, 2_000);
         assert!(!s.is_expired(2_400, 500, false));
+    }
+
+    #[test]
+    fn pending_messages_are_bounded() {
+        let mut s = Session::new("id", "srv", "2025-11-25", json!({}), json!({}), 0);
+        for i in 0..70 {
+            s.queue(i.to_string());
+        }
+        assert_eq!(s.pending.len(), 64);
+        assert_eq!(s.pending.first().map(String::as_str), Some("6"));
     }
 
     #[test]

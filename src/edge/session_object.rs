@@ -176,23 +176,31 @@ impl McpSession {
             "get" => {
                 let mut session = self.session_for(server).await?;
                 session.touch(now_ms());
-                self.save(&session).await?;
                 let last_event_id = headers.get(LAST_EVENT_ID)?;
-                self.get(server, &session, &session_id, last_event_id.as_deref()).await
+                // The queued messages go out on this stream.
+                let pending = if last_event_id.is_none() { std::mem::take(&mut session.pending) } else { Vec::new() };
+                self.save(&session).await?;
+                self.get(server, &session, &session_id, last_event_id.as_deref(), pending).await
             }
             "notify" => {
-                // An upstream announced a change: deliver it on the GET stream if the session
-                // is subscribed and listening.
-                let session = self.session_for(server).await?;
+                // An upstream announced a change. A subscribed session gets it on its GET
+                // stream, or at its next GET when none is open.
+                let mut session = self.session_for(server).await?;
                 let body = req.text().await?;
                 let uri = serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
-                let subscribed = uri.is_some_and(|u| session.subscriptions.contains(&u));
+                if !uri.is_some_and(|u| session.subscriptions.contains(&u)) {
+                    return Ok(ResponseBuilder::new().with_status(204).empty());
+                }
                 let stream = self.standalone.borrow().clone();
-                let delivered = match (subscribed, stream) {
-                    (true, Some(stream)) => stream.send_line(&body).await,
-                    _ => false,
+                let delivered = match stream {
+                    Some(stream) => stream.send_line(&body).await,
+                    None => false,
                 };
-                Ok(ResponseBuilder::new().with_status(if delivered { 200 } else { 204 }).empty())
+                if !delivered {
+                    session.queue(body);
+                    self.save(&session).await?;
+                }
+                Ok(ResponseBuilder::new().with_status(if delivered { 200 } else { 202 }).empty())
             }
             "delete" => {
                 let session = self.session_for(server).await?;
@@ -354,7 +362,7 @@ impl McpSession {
 
     /// `GET /mcp`: resumes a stream after `Last-Event-ID`, or opens the standalone stream for
     /// server-initiated messages, kept open with keepalive comments.
-    async fn get(&self, server: &'static Server, session: &Session, session_id: &str, last_event_id: Option<&str>) -> Result<Response, Error> {
+    async fn get(&self, server: &'static Server, session: &Session, session_id: &str, last_event_id: Option<&str>, pending: Vec<String>) -> Result<Response, Error> {
         let (writer, readable) = writer::open(Framing::Sse)?;
         let writer = Rc::new(writer);
         if let Some(last) = last_event_id {
@@ -371,18 +379,36 @@ impl McpSession {
                 streams.resume(stream, seq, writer).await;
             });
         } else {
-            if self.standalone.borrow().is_some() {
+            // The only server-initiated messages are resource updates, so the stream is offered
+            // only to a session that subscribed (or has updates waiting); others get 405, which
+            // clients take as "no stream". Short-lived clients then never hold one open: the SDK
+            // that n8n-nodes-mcp runs reports the abort of an open stream at close() as an error,
+            // and the node throws on it.
+            let hold = !session.subscriptions.is_empty();
+            if !hold && pending.is_empty() {
+                return Err(Error::MethodNotAllowed("POST, DELETE, OPTIONS"));
+            }
+            if hold && self.standalone.borrow().is_some() {
                 return Err(Error::Conflict("a GET stream is already open for this session".into()));
             }
-            *self.standalone.borrow_mut() = Some(writer.clone());
+            let retry = at_least(&session.protocol_version, "2025-11-25").then_some(server.retry_ms);
+            if hold {
+                *self.standalone.borrow_mut() = Some(writer.clone());
+            }
             let standalone = self.standalone.clone();
             let busy = BusyGuard::enter(&self.busy, &self.last_activity);
             let keepalive = server.keepalive_ms;
-            let priming = at_least(&session.protocol_version, "2025-11-25").then_some(server.retry_ms);
             wasm_bindgen_futures::spawn_local(async move {
                 let _busy = busy;
-                if let Some(retry) = priming {
+                if let Some(retry) = retry {
                     writer.send_bytes(&framing::sse_retry(retry)).await;
+                }
+                for message in &pending {
+                    writer.send_line(message).await;
+                }
+                if !hold {
+                    writer.close().await;
+                    return;
                 }
                 // Comments keep proxies from closing an idle stream; a failed write means the client left.
                 loop {

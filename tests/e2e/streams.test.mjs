@@ -69,8 +69,14 @@ test('sessions before 2025-11-25 get event ids but no priming event and no early
   assert.match(got[2].data, /old done/);
 });
 
-test('the standalone GET stream: one per session, 406 without SSE in Accept', async () => {
+test('the standalone GET stream: held open only for a subscribed session, one at a time', async () => {
+  // Nothing subscribed, nothing waiting: no stream is offered, which clients take as normal.
+  const idle = await openSession(url, '2025-11-25');
+  const quick = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': idle } });
+  assert.equal(quick.status, 405);
+
   const sid = await openSession(url, '2025-11-25');
+  await post(url, { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'test://other' } }, { 'mcp-session-id': sid });
   const controller = new AbortController();
   const get = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': sid }, signal: controller.signal });
   assert.equal(get.status, 200);
@@ -103,23 +109,25 @@ test('resource updates reach the subscribed session on its GET stream, and no ot
   const b = await openSession(url, '2025-06-18');
   const subscribe = await post(url, { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'test://watched' } }, { 'mcp-session-id': a });
   assert.deepEqual(await subscribe.json(), { jsonrpc: '2.0', id: 1, result: {} });
+  // Announced while no GET stream is open: kept for the session's next GET.
+  const queued = await notify(NOTIFY_TOKEN);
+  assert.deepEqual(await queued.json(), { subscribers: 1, delivered: 0 });
+  assert.equal((await notify('wrong')).status, 401);
+
   const closing = new AbortController();
   const streamA = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': a }, signal: closing.signal });
-  const streamB = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': b }, signal: closing.signal });
   const eventsA = sseEvents(streamA);
-  const eventsB = sseEvents(streamB);
-
-  assert.equal((await notify('wrong')).status, 401);
+  const update = { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'test://watched' } };
+  assert.deepEqual((await eventsA.next()).value, { retry: '1000' });
+  assert.deepEqual(JSON.parse((await eventsA.next()).value.data), update, 'the queued update comes first');
   const sent = await notify(NOTIFY_TOKEN);
   assert.equal(sent.status, 200);
   assert.deepEqual(await sent.json(), { subscribers: 1, delivered: 1 });
-  // A 2025-11-25 stream first gets a bare `retry:`; the update is the first event with data.
-  const first = await eventsA.next();
-  assert.deepEqual(first.value, { retry: '1000' });
-  const received = await eventsA.next();
-  assert.deepEqual(JSON.parse(received.value.data), { jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'test://watched' } });
-  const nothing = await Promise.race([eventsB.next(), new Promise((r) => setTimeout(() => r('nothing'), 500))]);
-  assert.equal(nothing, 'nothing', 'an unsubscribed session gets no update');
+  assert.deepEqual(JSON.parse((await eventsA.next()).value.data), update, 'then live ones');
+
+  // The unsubscribed session has no stream, and nothing waiting for it.
+  const streamB = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': b } });
+  assert.equal(streamB.status, 405);
 
   await post(url, { jsonrpc: '2.0', id: 2, method: 'resources/unsubscribe', params: { uri: 'test://watched' } }, { 'mcp-session-id': a });
   const after = await notify(NOTIFY_TOKEN);
@@ -128,5 +136,5 @@ test('resource updates reach the subscribed session on its GET stream, and no ot
   assert.equal(bad.status, 400);
   assert.equal((await bad.json()).error.message, 'Invalid Request: the body must be {"uri": "<resource URI>"}');
   closing.abort();
-  await Promise.allSettled([eventsA.next(), eventsB.next()]);
+  await Promise.allSettled([eventsA.next()]);
 });
