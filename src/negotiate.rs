@@ -109,6 +109,15 @@ pub fn framing(accept: Option<&str>, content_type: Option<&str>, always_stream: 
     Err(Error::NotAcceptable(header.to_string()))
 }
 
+/// Whether a buffered JSON reply is acceptable too: no `Accept`, or one that lists JSON or a
+/// wildcard. An SSE request that also takes JSON gets JSON when there is nothing to stream.
+pub fn json_acceptable(accept: Option<&str>) -> bool {
+    match accept.map(str::trim).filter(|a| !a.is_empty()) {
+        None => true,
+        Some(header) => acceptable(header).iter().any(|m| m == "application/json" || m == "application/*" || m == "*/*"),
+    }
+}
+
 /// Protocol revisions that use `initialize`, newest first.
 pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 pub const LATEST_VERSION: &str = "2025-11-25";
@@ -177,6 +186,15 @@ mod tests {
         for (accept, ct, stream, want) in table {
             assert_eq!(ok(*accept, *ct, *stream), *want, "Accept {accept:?}, Content-Type {ct:?}, stream {stream}");
         }
+    }
+
+    #[test]
+    fn json_also_acceptable() {
+        assert!(json_acceptable(Some("application/json, text/event-stream")));
+        assert!(json_acceptable(Some("text/event-stream, */*")));
+        assert!(json_acceptable(None));
+        assert!(!json_acceptable(Some("text/event-stream")));
+        assert!(!json_acceptable(Some("text/event-stream, application/json;q=0")));
     }
 
     #[test]

@@ -11,6 +11,8 @@ pub const SERVER: &str = "x-mcp-edge-server";
 pub const FRAMING: &str = "x-mcp-edge-framing";
 pub const ROUTE: &str = "x-mcp-edge-route";
 pub const LAST_EVENT_ID: &str = "last-event-id";
+/// Present when an SSE request also accepts a buffered JSON reply.
+pub const JSON_OK: &str = "x-mcp-edge-json-ok";
 /// Present when the request came through the `/stream` alias.
 pub const ALIAS: &str = "x-mcp-edge-alias";
 /// For a legacy SSE stream: the POST URL its `endpoint` event announces.

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
-use super::http::{error_response, ALIAS, ENDPOINT, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::http::{error_response, ALIAS, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
 use super::calls::{self, CallContext, Inputs};
 use super::streams::{parse_event_id, Outlet, Streams};
 use super::{catalog, now_ms, registry, writer};
@@ -115,6 +115,7 @@ impl McpSession {
         let ndjson_body = headers.get(NDJSON_BODY)?.is_some();
         // Seed 003's progress.update lines go to NDJSON clients and the /stream alias.
         let progress_update = framing == Framing::Ndjson || headers.get(ALIAS)?.is_some();
+        let json_ok = headers.get(JSON_OK)?.is_some();
         let route: RouteParams = headers.get(ROUTE)?.and_then(|r| serde_json::from_str(&r).ok()).unwrap_or_default();
         let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("unknown server index".into()))?;
 
@@ -129,7 +130,8 @@ impl McpSession {
                 let (reply, session) = dispatch::initialize(server, &request, &session_id, now);
                 self.save(&session).await?;
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
-                respond(framing, &session_id, vec![reply], false)
+                // Nothing to stream for initialize: JSON when the client takes it.
+                respond(if json_ok { Framing::Json } else { framing }, &session_id, vec![reply], false)
             }
             "message" => {
                 let mut session = self.session_for(server).await?;
@@ -148,6 +150,11 @@ impl McpSession {
                 let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, &route).await?;
                 if actions.iter().all(|a| *a == Action::Nothing) {
                     return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(&session_id, None)?).empty());
+                }
+                if json_ok && !batch {
+                    if let Some(response) = self.answer_lazily(server, &session, &session_id, &actions).await? {
+                        return Ok(response);
+                    }
                 }
                 self.run(server, session, &session_id, (framing, progress_update), actions, batch).await
             }
@@ -265,6 +272,64 @@ impl McpSession {
         self.spawn_actions(server, session, out, actions, priming, progress_update);
         let headers = session_headers(session_id, Some(framing))?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
+    }
+
+    /// For a client that accepts JSON and SSE, JSON unless something needs streaming: replies
+    /// with no call are JSON at once; a call answers JSON when its result comes first, and
+    /// switches to SSE when a notification or a request to the client comes first. Clients that
+    /// close right after a reply (n8n-nodes-mcp) then have no stream to abort. A tool that
+    /// closes its stream early always streams. `None`: stream as negotiated.
+    async fn answer_lazily(&self, server: &'static Server, session: &Session, session_id: &str, actions: &[Action]) -> Result<Option<Response>, Error> {
+        let call = match actions {
+            [Action::Call(call)] if server.tool(call.label()).is_none_or(|t| t.close_after_ms.is_none()) => call.clone(),
+            [Action::Reply(reply)] => return respond(Framing::Json, session_id, vec![reply.clone()], false).map(Some),
+            _ => return Ok(None),
+        };
+        let (sender, mut receiver) = futures::channel::mpsc::unbounded::<(bool, String)>();
+        let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+        let inputs = self.inputs.clone();
+        let task_session = session.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let _busy = busy;
+            let out = Outlet::Deferred(sender.clone());
+            let ctx = CallContext { server, session: &task_session, out: Some(&out), inputs: Some(&inputs), progress_update: false };
+            let reply = calls::complete(&ctx, &call).await;
+            let _ = sender.unbounded_send((true, reply));
+        });
+        let Some((done, first)) = receiver.next().await else {
+            return Err(Error::Internal("the call ended without a reply".into()));
+        };
+        if done {
+            return respond(Framing::Json, session_id, vec![first], false).map(Some);
+        }
+        let (writer, readable) = writer::open(Framing::Sse)?;
+        let id = session.streams_opened;
+        let polling = at_least(&session.protocol_version, "2025-11-25");
+        self.streams.prune(16);
+        self.streams.open(id, Rc::new(writer), polling);
+        if polling {
+            self.streams.forget_old(id).await;
+        }
+        let out = Outlet::Sse { streams: self.streams.clone(), id };
+        let streams = self.streams.clone();
+        let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+        let retry = server.retry_ms;
+        wasm_bindgen_futures::spawn_local(async move {
+            let _busy = busy;
+            if polling {
+                streams.prime(id, retry).await;
+            }
+            out.send(&first).await;
+            while let Some((done, message)) = receiver.next().await {
+                out.send(&message).await;
+                if done {
+                    break;
+                }
+            }
+            out.finish().await;
+        });
+        let headers = session_headers(session_id, Some(Framing::Sse))?;
+        Ok(Some(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable)))
     }
 
     /// Carries out actions in the background, writing every reply to `out` as it is ready;

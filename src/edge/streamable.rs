@@ -5,7 +5,7 @@ use futures::StreamExt;
 use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
 use super::entry::RequestLog;
-use super::http::{ALIAS, ENDPOINT, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::http::{ALIAS, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
 use super::catalog;
 use crate::config::Endpoint;
 use crate::error::Error;
@@ -25,7 +25,9 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
     if !matches!(media.as_deref(), None | Some("application/json")) && !ndjson_body {
         return Err(Error::UnsupportedMediaType(content_type.unwrap_or_default()));
     }
-    let framing = negotiate::framing(headers.get("accept")?.as_deref(), content_type.as_deref(), endpoint == Endpoint::Stream)?;
+    let accept = headers.get("accept")?;
+    let framing = negotiate::framing(accept.as_deref(), content_type.as_deref(), endpoint == Endpoint::Stream)?;
+    let json_ok = framing == negotiate::Framing::Sse && endpoint == Endpoint::Mcp && negotiate::json_acceptable(accept.as_deref());
     let session_header = headers.get(SESSION_ID)?;
     let version_header = headers.get("mcp-protocol-version")?;
     let declared = headers.get("content-length")?.and_then(|l| l.parse::<u64>().ok());
@@ -75,7 +77,7 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
     let route = serde_json::to_string(&params).unwrap_or_default();
     let framing = Some((framing.as_str(), ndjson_body));
     let alias = endpoint == Endpoint::Stream;
-    forward(env, &session_id, Forward { op, server_index, framing, route: &route, body: Some(body), alias, ..Forward::default() }).await
+    forward(env, &session_id, Forward { op, server_index, framing, route: &route, body: Some(body), alias, json_ok, ..Forward::default() }).await
 }
 
 pub async fn delete(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
@@ -128,6 +130,8 @@ pub struct Forward<'a> {
     pub endpoint: Option<&'a str>,
     /// The request came through the `/stream` alias.
     pub alias: bool,
+    /// An SSE request that also accepts JSON.
+    pub json_ok: bool,
 }
 
 /// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
@@ -144,6 +148,9 @@ pub async fn forward(env: &Env, session_id: &str, f: Forward<'_>) -> Result<Resp
     }
     if f.alias {
         headers.set(ALIAS, "1")?;
+    }
+    if f.json_ok {
+        headers.set(JSON_OK, "1")?;
     }
     if let Some(endpoint) = f.endpoint {
         headers.set(ENDPOINT, endpoint)?;

@@ -53,6 +53,8 @@ pub enum Outlet {
     Sse { streams: Streams, id: u64 },
     /// The 2024-11-05 event stream: `event: message` per message.
     Legacy(Rc<LineWriter>),
+    /// Not decided yet: messages wait until the first one chooses the framing.
+    Deferred(futures::channel::mpsc::UnboundedSender<(bool, String)>),
 }
 
 impl Outlet {
@@ -65,6 +67,9 @@ impl Outlet {
             Outlet::Legacy(writer) => {
                 writer.send_bytes(&SseEvent { event: Some("message"), data: json, ..SseEvent::default() }.to_bytes()).await;
             }
+            Outlet::Deferred(sender) => {
+                let _ = sender.unbounded_send((false, json.to_string()));
+            }
         }
     }
 
@@ -74,7 +79,7 @@ impl Outlet {
             Outlet::Lines(writer) => writer.close().await,
             Outlet::Sse { streams, id } => streams.finish(*id).await,
             // The event stream outlives each message: it closes with the session.
-            Outlet::Legacy(_) => {}
+            Outlet::Legacy(_) | Outlet::Deferred(_) => {}
         }
     }
 }

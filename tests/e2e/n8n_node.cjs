@@ -6,7 +6,11 @@ const { createRequire } = require('node:module');
 const [dir, connectionType, operation, url] = process.argv.slice(2);
 const load = createRequire(`${dir}/package.json`);
 const { McpClient } = load('n8n-nodes-mcp/dist/nodes/McpClient/McpClient.node.js');
-const sdkVersion = load('@modelcontextprotocol/sdk/package.json').version;
+// The SDK's exports map sends package.json to dist/; read the real one beside its entry point.
+const fs = require('node:fs');
+const path = require('node:path');
+const sdkEntry = load.resolve('@modelcontextprotocol/sdk/client/index.js');
+const sdkVersion = JSON.parse(fs.readFileSync(path.join(sdkEntry.slice(0, sdkEntry.indexOf('/dist/')), 'package.json'), 'utf8')).version;
 
 process.on('uncaughtException', (e) => {
   console.error(`uncaught after the operation: ${e.message}`);

@@ -27,14 +27,33 @@ test('initialize answers the negotiated version and a UUID v4 session id', async
     id: '1',
     result: { protocolVersion: '2025-03-26', capabilities: { tools: { listChanged: false }, logging: {}, resources: { subscribe: true, listChanged: false } }, serverInfo: { name: 'mcp-edge-test', version: '0.0.1' } },
   });
-  // The seed 003 curl recipe: empty params, both Accept types → SSE, latest version.
-  const sse = await post(url, { jsonrpc: '2.0', id: '1', method: 'initialize', params: {} }, { accept: 'application/json, text/event-stream' });
+  // The seed 003 curl recipe: empty params, both Accept types, latest version; SSE alone streams.
+  const both = await post(url, { jsonrpc: '2.0', id: '1', method: 'initialize', params: {} }, { accept: 'application/json, text/event-stream' });
+  assert.equal(both.headers.get('content-type'), 'application/json');
+  assert.equal((await both.json()).result.protocolVersion, '2025-11-25');
+  const sse = await post(url, { jsonrpc: '2.0', id: '1', method: 'initialize', params: {} }, { accept: 'text/event-stream' });
   assert.equal(sse.headers.get('content-type'), 'text/event-stream');
   const text = await sse.text();
   assert.match(text, /^data: \{"jsonrpc":"2.0","id":"1","result":\{"protocolVersion":"2025-11-25",/);
   assert.ok(text.endsWith('}\n\n'));
   const ids = new Set([res.headers.get('mcp-session-id'), sse.headers.get('mcp-session-id'), sid]);
   assert.equal(ids.size, 3, 'every initialize creates a new session');
+});
+
+test('JSON and SSE both acceptable: a call answers JSON unless it has something to stream first', async () => {
+  const both = { accept: 'application/json, text/event-stream', 'mcp-session-id': sid };
+  const plain = await post(url, echo(1, 'plain'), both);
+  assert.equal(plain.headers.get('content-type'), 'application/json');
+  assert.deepEqual((await plain.json()).result.structuredContent, { message: 'plain' });
+  // This upstream streams progress before its result: the reply switches to SSE.
+  const key = 'lazy-sse';
+  const streamed = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'stream_hold', arguments: { key }, _meta: { progressToken: 'lz' } } }, both);
+  assert.equal(streamed.headers.get('content-type'), 'text/event-stream');
+  await server.upstream.waitForHold(key);
+  server.upstream.release(key, 'streamed');
+  const text = await streamed.text();
+  assert.match(text, /^id: (\d+)-0\nretry: 1000\ndata: \n\nid: \1-1\ndata: \{"jsonrpc":"2.0","method":"notifications\/progress"/);
+  assert.match(text, /"text":"streamed"/);
 });
 
 test('notifications/initialized gets 202 with an empty body', async () => {
@@ -52,7 +71,8 @@ test('Accept chooses JSON, SSE or NDJSON, byte for byte', async () => {
     ['application/json, text/plain, */*', 'application/json', want],
     // SSE in a 2025-11-25 session: a priming event (id, retry, empty data), then the reply with its id.
     ['text/event-stream', 'text/event-stream', new RegExp(`^id: (\\d+)-0\nretry: 1000\ndata: \n\nid: \\1-1\ndata: ${escape(want)}\n\n$`)],
-    ['application/json, text/event-stream', 'text/event-stream', new RegExp(`^id: (\\d+)-0\nretry: 1000\ndata: \n\nid: \\1-1\ndata: ${escape(want)}\n\n$`)],
+    // Both JSON and SSE: JSON, since a ping has nothing to stream.
+    ['application/json, text/event-stream', 'application/json', want],
     ['application/x-ndjson', 'application/x-ndjson', `${want}\n`],
     ['application/ndjson', 'application/x-ndjson', `${want}\n`],
     ['text/plain', 'application/x-ndjson', `${want}\n`],
