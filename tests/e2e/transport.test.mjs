@@ -280,13 +280,16 @@ test('JSON batches: an array of replies in request order for 2025-03-26, 400 fro
   assert.deepEqual(replies[0].result.content, [{ type: 'text', text: '{"message":"first"}' }]);
   assert.equal(replies[2].error.code, -32601);
 
-  const refused = await post(url, batch, { 'mcp-session-id': sid });
-  assert.equal(refused.status, 400);
-  assert.deepEqual(await refused.json(), {
-    jsonrpc: '2.0',
-    id: null,
-    error: { code: -32600, message: 'Invalid Request: batches are not supported in protocol version 2025-11-25' },
-  });
+  for (const version of ['2025-06-18', '2025-11-25']) {
+    const session = version === '2025-11-25' ? sid : await openSession(url, version);
+    const refused = await post(url, batch, { 'mcp-session-id': session });
+    assert.equal(refused.status, 400, version);
+    assert.deepEqual(await refused.json(), {
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: `Invalid Request: batches are not supported in protocol version ${version}` },
+    });
+  }
 });
 
 test('DNS rebinding: a loopback request under a foreign Host gets 403 before its body is read', async () => {
