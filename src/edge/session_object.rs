@@ -241,17 +241,9 @@ impl McpSession {
         }
         let (writer, readable) = writer::open(framing)?;
         let writer = Rc::new(writer);
-        let polling = at_least(&session.protocol_version, "2025-11-25");
         let mut priming = None;
         let out = if framing == Framing::Sse {
-            let id = session.streams_opened;
-            self.streams.prune(16);
-            self.streams.open(id, writer, polling);
-            if polling {
-                self.streams.forget_old(id).await;
-            }
-            // Priming and retry follow the version negotiated at initialize: older SDKs
-            // (before 1.24, as n8n-nodes-mcp pins) fail on the empty data of a priming event.
+            let (id, polling) = self.open_sse(&session, writer).await;
             priming = polling.then_some((id, server.retry_ms));
             // A tool may close the stream early; the client resumes with Last-Event-ID.
             let close_after = actions.iter().filter_map(|a| match a {
@@ -303,13 +295,7 @@ impl McpSession {
             return respond(Framing::Json, session_id, vec![first], false).map(Some);
         }
         let (writer, readable) = writer::open(Framing::Sse)?;
-        let id = session.streams_opened;
-        let polling = at_least(&session.protocol_version, "2025-11-25");
-        self.streams.prune(16);
-        self.streams.open(id, Rc::new(writer), polling);
-        if polling {
-            self.streams.forget_old(id).await;
-        }
+        let (id, polling) = self.open_sse(session, Rc::new(writer)).await;
         let out = Outlet::Sse { streams: self.streams.clone(), id };
         let streams = self.streams.clone();
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
@@ -330,6 +316,20 @@ impl McpSession {
         });
         let headers = session_headers(session_id, Some(Framing::Sse))?;
         Ok(Some(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable)))
+    }
+
+    /// Registers this request's SSE stream; returns its id and whether it is resumable, which
+    /// follows the version negotiated at initialize: older SDKs (before 1.24, as n8n-nodes-mcp
+    /// pins) fail on the empty data of a priming event.
+    async fn open_sse(&self, session: &Session, writer: Rc<writer::LineWriter>) -> (u64, bool) {
+        let id = session.streams_opened;
+        let polling = at_least(&session.protocol_version, "2025-11-25");
+        self.streams.prune(16);
+        self.streams.open(id, writer, polling);
+        if polling {
+            self.streams.forget_old(id).await;
+        }
+        (id, polling)
     }
 
     /// Carries out actions in the background, writing every reply to `out` as it is ready;
