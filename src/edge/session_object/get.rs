@@ -1,0 +1,98 @@
+//! Streams a client opens with GET: the Streamable HTTP GET stream (resumed or standalone), and
+//! the 2024-11-05 event stream that `GET /sse` opens.
+
+use super::*;
+
+impl McpSession {
+    /// Opens a legacy session's event stream: the `endpoint` event, then keepalives. When the
+    /// client goes away the session ends after a short grace period.
+    pub(super) fn open_legacy(&self, server: &'static Server, session_id: &str, endpoint: String) -> Result<Response, Error> {
+        let (writer, readable) = writer::open(Framing::Sse)?;
+        let writer = Rc::new(writer);
+        *self.standalone.borrow_mut() = Some(writer.clone());
+        let standalone = self.standalone.clone();
+        let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+        let storage = self.raw_storage.clone();
+        let keepalive = server.keepalive_ms;
+        wasm_bindgen_futures::spawn_local(async move {
+            let _busy = busy;
+            let event = framing::SseEvent { event: Some("endpoint"), data: &endpoint, ..Default::default() };
+            if writer.send_bytes(&event.to_bytes()).await {
+                loop {
+                    Delay::from(Duration::from_millis(keepalive)).await;
+                    if !writer.send_bytes(&framing::sse_comment("keepalive")).await {
+                        break;
+                    }
+                }
+            }
+            *standalone.borrow_mut() = None;
+            arm_alarm(&storage, LEGACY_GRACE_MS).await;
+        });
+        let headers = session_headers(session_id, Some(Framing::Sse))?;
+        Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
+    }
+
+    /// `GET /mcp`: resumes a stream after `Last-Event-ID`, or opens the standalone stream for
+    /// server-initiated messages, kept open with keepalive comments.
+    pub(super) async fn get(&self, server: &'static Server, session: &Session, session_id: &str, last_event_id: Option<&str>, pending: Vec<String>) -> Result<Response, Error> {
+        let (writer, readable) = writer::open(Framing::Sse)?;
+        let writer = Rc::new(writer);
+        if let Some(last) = last_event_id {
+            let (stream, seq) = parse_event_id(last).ok_or_else(|| Error::InvalidRequest(format!("unknown Last-Event-ID {last:?}")))?;
+            match self.streams.attached(stream).await {
+                None => return Err(Error::InvalidRequest(format!("unknown Last-Event-ID {last:?}"))),
+                Some(true) => return Err(Error::Conflict(format!("stream {stream} is already attached"))),
+                Some(false) => {}
+            }
+            let streams = self.streams.clone();
+            let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+            wasm_bindgen_futures::spawn_local(async move {
+                let _busy = busy;
+                streams.resume(stream, seq, writer).await;
+            });
+        } else {
+            // The only server-initiated messages are resource updates, so the stream is offered
+            // only to a session that subscribed (or has updates waiting); others get 405, which
+            // clients take as "no stream". Short-lived clients then never hold one open: the SDK
+            // that n8n-nodes-mcp runs reports the abort of an open stream at close() as an error,
+            // and the node throws on it.
+            let hold = !session.subscriptions.is_empty();
+            if !hold && pending.is_empty() {
+                return Err(Error::MethodNotAllowed("POST, DELETE, OPTIONS"));
+            }
+            if hold && self.standalone.borrow().is_some() {
+                return Err(Error::Conflict("a GET stream is already open for this session".into()));
+            }
+            let retry = at_least(&session.protocol_version, "2025-11-25").then_some(server.retry_ms);
+            if hold {
+                *self.standalone.borrow_mut() = Some(writer.clone());
+            }
+            let standalone = self.standalone.clone();
+            let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+            let keepalive = server.keepalive_ms;
+            wasm_bindgen_futures::spawn_local(async move {
+                let _busy = busy;
+                if let Some(retry) = retry {
+                    writer.send_bytes(&framing::sse_retry(retry)).await;
+                }
+                for message in &pending {
+                    writer.send_line(message).await;
+                }
+                if !hold {
+                    writer.close().await;
+                    return;
+                }
+                // Comments keep proxies from closing an idle stream; a failed write means the client left.
+                loop {
+                    Delay::from(Duration::from_millis(keepalive)).await;
+                    if !writer.send_bytes(&framing::sse_comment("keepalive")).await {
+                        break;
+                    }
+                }
+                *standalone.borrow_mut() = None;
+            });
+        }
+        let headers = session_headers(session_id, Some(Framing::Sse))?;
+        Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
+    }
+}

@@ -1,0 +1,145 @@
+//! How a request's replies go out: one JSON body, a stream written as each is ready, or JSON
+//! unless something must stream.
+
+use super::*;
+
+impl McpSession {
+    /// Carries out a request's actions. Streams are answered at once and written as each reply
+    /// is ready; JSON waits for all of them.
+    pub(super) async fn run(&self, server: &'static Server, session: Session, session_id: &str, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
+        if !framing.is_stream() {
+            let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
+            let ctx = CallContext { server, session: &session, out: None, inputs: Some(&self.inputs), progress_update: false };
+            let ctx = &ctx;
+            // Calls run concurrently; replies keep the order of their requests.
+            let replies = futures::future::join_all(actions.into_iter().map(|action| async move {
+                match action {
+                    Action::Reply(text) => Some(text),
+                    Action::Call(call) => Some(calls::complete(ctx, &call).await),
+                    Action::Nothing => None,
+                }
+            }))
+            .await;
+            return respond(framing, session_id, replies.into_iter().flatten().collect(), batch);
+        }
+        let (writer, readable) = writer::open(framing)?;
+        let writer = Rc::new(writer);
+        let mut priming = None;
+        let out = if framing == Framing::Sse {
+            let (id, polling) = self.open_sse(&session, writer).await;
+            priming = polling.then_some((id, server.retry_ms));
+            // A tool may close the stream early; the client resumes with Last-Event-ID.
+            let close_after = actions.iter().filter_map(|a| match a {
+                Action::Call(call) => server.tool(call.label()).and_then(|t| t.close_after_ms),
+                _ => None,
+            });
+            if let (true, Some(ms)) = (polling, close_after.min()) {
+                let streams = self.streams.clone();
+                wasm_bindgen_futures::spawn_local(async move {
+                    Delay::from(Duration::from_millis(ms)).await;
+                    streams.close_early(id).await;
+                });
+            }
+            Outlet::Sse { streams: self.streams.clone(), id }
+        } else {
+            Outlet::Lines(writer)
+        };
+        self.spawn_actions(server, session, out, actions, priming, progress_update);
+        let headers = session_headers(session_id, Some(framing))?;
+        Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
+    }
+
+    /// For a client that accepts JSON and SSE, JSON unless something needs streaming: replies
+    /// with no call are JSON at once; a call answers JSON when its result comes first, and
+    /// switches to SSE when a notification or a request to the client comes first. Clients that
+    /// close right after a reply (n8n-nodes-mcp) then have no stream to abort. A tool that
+    /// closes its stream early always streams. `None`: stream as negotiated.
+    pub(super) async fn answer_lazily(&self, server: &'static Server, session: &Session, session_id: &str, actions: &[Action]) -> Result<Option<Response>, Error> {
+        let call = match actions {
+            [Action::Call(call)] if server.tool(call.label()).is_none_or(|t| t.close_after_ms.is_none()) => call.clone(),
+            [Action::Reply(reply)] => return respond(Framing::Json, session_id, vec![reply.clone()], false).map(Some),
+            _ => return Ok(None),
+        };
+        let (sender, mut receiver) = futures::channel::mpsc::unbounded::<(bool, String)>();
+        let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+        let inputs = self.inputs.clone();
+        let task_session = session.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let _busy = busy;
+            let out = Outlet::Deferred(sender.clone());
+            let ctx = CallContext { server, session: &task_session, out: Some(&out), inputs: Some(&inputs), progress_update: false };
+            let reply = calls::complete(&ctx, &call).await;
+            let _ = sender.unbounded_send((true, reply));
+        });
+        let Some((done, first)) = receiver.next().await else {
+            return Err(Error::Internal("the call ended without a reply".into()));
+        };
+        if done {
+            return respond(Framing::Json, session_id, vec![first], false).map(Some);
+        }
+        let (writer, readable) = writer::open(Framing::Sse)?;
+        let (id, polling) = self.open_sse(session, Rc::new(writer)).await;
+        let out = Outlet::Sse { streams: self.streams.clone(), id };
+        let streams = self.streams.clone();
+        let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+        let retry = server.retry_ms;
+        wasm_bindgen_futures::spawn_local(async move {
+            let _busy = busy;
+            if polling {
+                streams.prime(id, retry).await;
+            }
+            out.send(&first).await;
+            while let Some((done, message)) = receiver.next().await {
+                out.send(&message).await;
+                if done {
+                    break;
+                }
+            }
+            out.finish().await;
+        });
+        let headers = session_headers(session_id, Some(Framing::Sse))?;
+        Ok(Some(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable)))
+    }
+
+    /// Registers this request's SSE stream; returns its id and whether it is resumable, which
+    /// follows the version negotiated at initialize: older SDKs (before 1.24, as n8n-nodes-mcp
+    /// pins) fail on the empty data of a priming event.
+    pub(super) async fn open_sse(&self, session: &Session, writer: Rc<writer::LineWriter>) -> (u64, bool) {
+        let id = session.streams_opened;
+        let polling = at_least(&session.protocol_version, "2025-11-25");
+        self.streams.prune(16);
+        self.streams.open(id, writer, polling);
+        if polling {
+            self.streams.forget_old(id).await;
+        }
+        (id, polling)
+    }
+
+    /// Carries out actions in the background, writing every reply to `out` as it is ready;
+    /// `priming` first writes a stream's priming event.
+    pub(super) fn spawn_actions(&self, server: &'static Server, session: Session, out: Outlet, actions: Vec<Action>, priming: Option<(u64, u64)>, progress_update: bool) {
+        let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+        let inputs = self.inputs.clone();
+        let streams = self.streams.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let _busy = busy;
+            if let Some((id, retry)) = priming {
+                streams.prime(id, retry).await;
+            }
+            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: Some(&inputs), progress_update };
+            let ctx = &ctx;
+            let mut pending = FuturesUnordered::new();
+            for action in actions {
+                match action {
+                    Action::Reply(text) => out.send(&text).await,
+                    Action::Call(call) => pending.push(async move { calls::complete(ctx, &call).await }),
+                    Action::Nothing => {}
+                }
+            }
+            while let Some(reply) = pending.next().await {
+                out.send(&reply).await;
+            }
+            out.finish().await;
+        });
+    }
+}
