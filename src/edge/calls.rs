@@ -14,7 +14,11 @@ use worker::Delay;
 use super::upstream::{self, ToolReading};
 use super::streams::Outlet;
 use crate::config::Server;
-use crate::dispatch::{self, CallKind, PendingCall};
+use futures::stream::FuturesUnordered;
+use futures::StreamExt;
+
+use crate::dispatch::{self, Action, CallKind, PendingCall};
+use crate::error::Error;
 use crate::jsonrpc;
 use crate::negotiate::at_least;
 use crate::session::Session;
@@ -37,10 +41,51 @@ pub struct CallContext<'a> {
     pub inputs: Option<&'a Inputs>,
     /// NDJSON or the `/stream` alias: progress is also sent as `progress.update`.
     pub progress_update: bool,
+    /// Stateless mode: a call still running after this long is answered with a timeout error.
+    pub deadline_ms: Option<u64>,
 }
 
-/// Runs the call to its end and returns its JSON-RPC reply.
+/// Replies in request order, with the calls run concurrently: a buffered JSON answer.
+pub async fn collect(ctx: &CallContext<'_>, actions: Vec<Action>) -> Vec<String> {
+    let replies = futures::future::join_all(actions.into_iter().map(|action| async move {
+        match action {
+            Action::Reply(text) => Some(text),
+            Action::Call(call) => Some(complete(ctx, &call).await),
+            Action::Nothing => None,
+        }
+    }))
+    .await;
+    replies.into_iter().flatten().collect()
+}
+
+/// Writes each reply to `out` as soon as it is ready, then finishes the outlet.
+pub async fn deliver(ctx: &CallContext<'_>, out: &Outlet, actions: Vec<Action>) {
+    let mut pending = FuturesUnordered::new();
+    for action in actions {
+        match action {
+            Action::Reply(text) => out.send(&text).await,
+            Action::Call(call) => pending.push(async move { complete(ctx, &call).await }),
+            Action::Nothing => {}
+        }
+    }
+    while let Some(reply) = pending.next().await {
+        out.send(&reply).await;
+    }
+    out.finish().await;
+}
+
+/// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply.
 pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> String {
+    let Some(timeout_ms) = ctx.deadline_ms else {
+        return run(ctx, call).await;
+    };
+    match select(Box::pin(run(ctx, call)), Delay::from(Duration::from_millis(timeout_ms))).await {
+        Either::Left((reply, _)) => reply,
+        Either::Right(_) => jsonrpc::failure(&call.id, &Error::Internal(format!("the request did not finish within {timeout_ms} ms"))),
+    }
+}
+
+async fn run(ctx: &CallContext<'_>, call: &PendingCall) -> String {
     let limit = ctx.server.max_reply_bytes;
     let CallKind::Tool(name) = &call.kind else {
         let upstream = upstream::perform(&call.http, limit).await;

@@ -3,21 +3,17 @@
 //! is answered with a -32603 timeout error.
 
 use std::rc::Rc;
-use std::time::Duration;
 
-use futures::future::{select, Either};
-use futures::stream::FuturesUnordered;
-use futures::StreamExt;
-use worker::{Delay, Env, Headers, Response, ResponseBuilder};
+use worker::{Env, Headers, Response, ResponseBuilder};
 
 use super::calls::{self, CallContext};
 use super::streams::Outlet;
 use super::{now_ms, writer};
 use crate::config::Server;
-use crate::dispatch::{self, Action, Environment, PendingCall};
+use crate::dispatch::{self, Action, Environment};
 use crate::error::Error;
 use crate::framing;
-use crate::jsonrpc::{self, Body, Message};
+use crate::jsonrpc::{Body, Message};
 use crate::negotiate::Framing;
 use crate::routes::RouteParams;
 use crate::session::Session;
@@ -51,17 +47,8 @@ pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Po
         return Ok(ResponseBuilder::new().with_status(202).empty());
     }
     if !post.framing.is_stream() {
-        let ctx = CallContext { server, session: &session, out: None, inputs: None, progress_update: false };
-        let ctx = &ctx;
-        let replies = futures::future::join_all(actions.into_iter().map(|action| async move {
-            match action {
-                Action::Reply(text) => Some(text),
-                Action::Call(call) => Some(bounded(ctx, &call, timeout_ms).await),
-                Action::Nothing => None,
-            }
-        }))
-        .await;
-        let body = framing::json_body(&replies.into_iter().flatten().collect::<Vec<_>>(), batch);
+        let ctx = CallContext { server, session: &session, out: None, inputs: None, progress_update: false, deadline_ms: Some(timeout_ms) };
+        let body = framing::json_body(&calls::collect(&ctx, actions).await, batch);
         let headers = Headers::new();
         headers.set("Content-Type", "application/json")?;
         return Ok(ResponseBuilder::new().with_status(200).with_headers(headers).fixed(body));
@@ -70,33 +57,12 @@ pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Po
     let out = Outlet::Lines(Rc::new(writer));
     let progress_update = post.progress_update;
     wasm_bindgen_futures::spawn_local(async move {
-        let ctx = CallContext { server, session: &session, out: Some(&out), inputs: None, progress_update };
-        let ctx = &ctx;
-        let mut pending = FuturesUnordered::new();
-        for action in actions {
-            match action {
-                Action::Reply(text) => out.send(&text).await,
-                Action::Call(call) => pending.push(async move { bounded(ctx, &call, timeout_ms).await }),
-                Action::Nothing => {}
-            }
-        }
-        while let Some(reply) = pending.next().await {
-            out.send(&reply).await;
-        }
-        out.finish().await;
+        let ctx = CallContext { server, session: &session, out: Some(&out), inputs: None, progress_update, deadline_ms: Some(timeout_ms) };
+        calls::deliver(&ctx, &out, actions).await;
     });
     let headers = Headers::new();
     headers.set("Content-Type", post.framing.content_type())?;
     headers.set("Cache-Control", "no-cache")?;
     headers.set("X-Accel-Buffering", "no")?;
     Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
-}
-
-/// Runs a call, or answers it with a timeout error once the collection time is up.
-async fn bounded(ctx: &CallContext<'_>, call: &PendingCall, timeout_ms: u64) -> String {
-    let work = Box::pin(calls::complete(ctx, call));
-    match select(work, Delay::from(Duration::from_millis(timeout_ms))).await {
-        Either::Left((reply, _)) => reply,
-        Either::Right(_) => jsonrpc::failure(&call.id, &Error::Internal(format!("the request did not finish within {timeout_ms} ms"))),
-    }
 }

@@ -10,7 +10,6 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures::stream::FuturesUnordered;
 use futures::StreamExt;
 use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};

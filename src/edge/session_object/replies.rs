@@ -9,18 +9,8 @@ impl McpSession {
     pub(super) async fn run(&self, server: &'static Server, session: Session, session_id: &str, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
         if !framing.is_stream() {
             let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
-            let ctx = CallContext { server, session: &session, out: None, inputs: Some(&self.inputs), progress_update: false };
-            let ctx = &ctx;
-            // Calls run concurrently; replies keep the order of their requests.
-            let replies = futures::future::join_all(actions.into_iter().map(|action| async move {
-                match action {
-                    Action::Reply(text) => Some(text),
-                    Action::Call(call) => Some(calls::complete(ctx, &call).await),
-                    Action::Nothing => None,
-                }
-            }))
-            .await;
-            return respond(framing, session_id, replies.into_iter().flatten().collect(), batch);
+            let ctx = CallContext { server, session: &session, out: None, inputs: Some(&self.inputs), progress_update: false, deadline_ms: None };
+            return respond(framing, session_id, calls::collect(&ctx, actions).await, batch);
         }
         let (writer, readable) = writer::open(framing)?;
         let writer = Rc::new(writer);
@@ -67,7 +57,7 @@ impl McpSession {
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             let out = Outlet::Deferred(sender.clone());
-            let ctx = CallContext { server, session: &task_session, out: Some(&out), inputs: Some(&inputs), progress_update: false };
+            let ctx = CallContext { server, session: &task_session, out: Some(&out), inputs: Some(&inputs), progress_update: false, deadline_ms: None };
             let reply = calls::complete(&ctx, &call).await;
             let _ = sender.unbounded_send((true, reply));
         });
@@ -126,20 +116,8 @@ impl McpSession {
             if let Some((id, retry)) = priming {
                 streams.prime(id, retry).await;
             }
-            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: Some(&inputs), progress_update };
-            let ctx = &ctx;
-            let mut pending = FuturesUnordered::new();
-            for action in actions {
-                match action {
-                    Action::Reply(text) => out.send(&text).await,
-                    Action::Call(call) => pending.push(async move { calls::complete(ctx, &call).await }),
-                    Action::Nothing => {}
-                }
-            }
-            while let Some(reply) = pending.next().await {
-                out.send(&reply).await;
-            }
-            out.finish().await;
+            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: Some(&inputs), progress_update, deadline_ms: None };
+            calls::deliver(&ctx, &out, actions).await;
         });
     }
 }
