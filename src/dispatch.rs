@@ -139,17 +139,31 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     let empty = serde_json::Map::new();
     let args = params.arguments.as_object().unwrap_or(&empty);
     let mut bindings = bindings(&tool.request.secrets, env);
-    if tool.forward_meta_auth {
-        let auth = req.params.as_ref().and_then(|p| p.pointer("/_meta/auth")).and_then(Value::as_object);
-        for (name, value) in auth.into_iter().flatten() {
-            if let Some(text) = value.as_str() {
-                bindings.insert(format!("meta.auth.{name}"), Value::String(text.to_string()));
-            }
-        }
+    if let Some(meta) = req.params.as_ref().and_then(|p| p.get("_meta")) {
+        bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
     }
     let http = tool.prepare(args, &bindings)?;
     let kind = CallKind::Tool(tool.name.clone());
     Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments.clone(), http, progress_token: params.progress_token })))
+}
+
+/// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only
+/// when the tool forwards them.
+fn bind_meta(bindings: &mut Bindings, prefix: &str, value: &Value, with_auth: bool) {
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members {
+                let path = format!("{prefix}.{name}");
+                if (path != "meta.auth" || with_auth) && path.matches('.').count() <= 4 {
+                    bind_meta(bindings, &path, member, with_auth);
+                }
+            }
+        }
+        Value::Array(_) | Value::Null => {}
+        scalar => {
+            bindings.insert(prefix.to_string(), scalar.clone());
+        }
+    }
 }
 
 /// The secrets a request template names, read from the environment, and the route parameters.
@@ -167,11 +181,12 @@ fn bindings(secrets: &[String], env: &Environment<'_>) -> Bindings {
 }
 
 /// The reply to a call once its upstream has answered.
-pub fn finish(session: &Session, call: &PendingCall, upstream: &Upstream) -> String {
+pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: &Upstream) -> String {
     match &call.kind {
-        CallKind::Tool(_) => {
+        CallKind::Tool(name) => {
             let structured = at_least(&session.protocol_version, "2025-06-18");
-            jsonrpc::success(&call.id, reply::to_result(upstream, structured))
+            let plan = server.tool(name).map_or_else(|| reply::ReplyPlan::map(server.max_reply_bytes), |t| t.reply.clone());
+            jsonrpc::success(&call.id, reply::finalize(reply::to_result(upstream, &plan), &plan, structured))
         }
         CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {
             Ok(result) => jsonrpc::success(&call.id, result),
@@ -290,7 +305,7 @@ mod tests {
         assert_eq!(call.http.url, "http://127.0.0.1:9/echo");
         assert_eq!(call.http.body.as_deref(), Some(r#"{"message":"hi"}"#));
         assert!(call.http.headers.contains(&("X-Key".into(), "k".into())));
-        let ok = finish(&session("2025-11-25"), &call, &Upstream::Reply { status: 200, content_type: Some("text/plain".into()), body: b"hi".to_vec(), truncated_at: None });
+        let ok = finish(&s, &session("2025-11-25"), &call, &Upstream::Reply { status: 200, content_type: Some("text/plain".into()), body: b"hi".to_vec(), truncated_at: None });
         assert_eq!(ok, r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}"#);
     }
 
@@ -300,12 +315,12 @@ mod tests {
         let msg = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":5}}});
         let new = reply(run(&s, &session("2025-11-25"), msg.clone()));
         assert_eq!(new["result"]["isError"], true);
-        assert_eq!(new["result"]["content"][0]["text"], "invalid arguments for tool \"echo\": /message: expected string, got integer");
+        assert_eq!(new["result"]["content"][0]["text"], "invalid arguments for tool \"echo\": /message: expected string, got integer (type)");
         let old = reply(run(&s, &session("2025-06-18"), msg));
         assert_eq!(old["error"]["code"], -32602);
-        assert_eq!(old["error"]["message"], "Invalid params: invalid arguments for tool \"echo\": /message: expected string, got integer");
+        assert_eq!(old["error"]["message"], "Invalid params: invalid arguments for tool \"echo\": /message: expected string, got integer (type)");
         let missing = reply(run(&s, &session("2025-03-26"), json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}})));
-        assert!(missing["error"]["message"].as_str().unwrap().contains("missing required argument \"message\""));
+        assert!(missing["error"]["message"].as_str().unwrap().contains("missing required property \"message\" (required)"));
         for version in ["2025-11-25", "2024-11-05"] {
             let unknown = reply(run(&s, &session(version), json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}})));
             assert_eq!(unknown["error"]["code"], -32602, "{version}");
@@ -345,11 +360,11 @@ mod tests {
         let Action::Call(call) = run(&s, &sess, json!({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://item/123/data"}})) else { panic!() };
         assert_eq!(call.http.url, "http://127.0.0.1:9/items/123");
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"id":"123"}"#.to_vec(), truncated_at: None };
-        assert_eq!(finish(&sess, &call, &up), r#"{"jsonrpc":"2.0","id":4,"result":{"contents":[{"uri":"test://item/123/data","mimeType":"application/json","text":"{\"id\":\"123\"}"}]}}"#);
+        assert_eq!(finish(&s, &sess, &call, &up), r#"{"jsonrpc":"2.0","id":4,"result":{"contents":[{"uri":"test://item/123/data","mimeType":"application/json","text":"{\"id\":\"123\"}"}]}}"#);
         let png = Upstream::Reply { status: 200, content_type: Some("image/png".into()), body: vec![0x89, b'P', b'N', b'G'], truncated_at: None };
         let live = PendingCall { kind: CallKind::Resource { uri: "test://live".into(), mime_type: None }, ..(*call).clone() };
-        assert!(finish(&sess, &live, &png).contains(r#""mimeType":"image/png","blob":"iVBORw=="#));
-        let failed = finish(&sess, &live, &Upstream::Failed("refused".into()));
+        assert!(finish(&s, &sess, &live, &png).contains(r#""mimeType":"image/png","blob":"iVBORw=="#));
+        let failed = finish(&s, &sess, &live, &Upstream::Failed("refused".into()));
         assert!(failed.contains(r#""code":-32603"#), "{failed}");
         let missing = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://nope"}})));
         assert_eq!(missing["error"], json!({"code":-32002,"message":"Resource not found: test://nope"}));
@@ -424,9 +439,10 @@ mod tests {
 
     #[test]
     fn structured_content_only_from_2025_06_18() {
-        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1 }, progress_token: None };
+        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None }, progress_token: None };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
-        assert!(finish(&session("2025-06-18"), &call, &up).contains("structuredContent"));
-        assert!(!finish(&session("2025-03-26"), &call, &up).contains("structuredContent"));
+        let s = server("");
+        assert!(finish(&s, &session("2025-06-18"), &call, &up).contains("structuredContent"));
+        assert!(!finish(&s, &session("2025-03-26"), &call, &up).contains("structuredContent"));
     }
 }

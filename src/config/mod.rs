@@ -213,7 +213,7 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         if tools.iter().any(|existing| existing.name == t.name) {
             return Err(ConfigError::at(format!("{tool_path}.name"), format!("duplicate tool name {:?}", t.name)));
         }
-        tools.push(Tool::compile(t, &tool_path, &route_params)?);
+        tools.push(Tool::compile(t, &tool_path, &route_params, max_reply_bytes)?);
     }
     let mut resources: Vec<Resource> = Vec::new();
     for (i, r) in s.resources.iter().enumerate() {

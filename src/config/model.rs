@@ -140,8 +140,17 @@ pub struct ToolConfig {
     pub description: Option<String>,
     #[serde(default = "default_input_schema")]
     pub input_schema: Value,
+    /// JSON Schema of the structured result; results are validated against it.
+    #[serde(default)]
+    pub output_schema: Option<Value>,
     #[serde(default)]
     pub annotations: Option<Value>,
+    /// How the upstream reply becomes the result: a part of it, its size limit.
+    #[serde(default)]
+    pub response: ResponseConfig,
+    /// Retry failed attempts (network errors, 429, 5xx). Only for idempotent tools.
+    #[serde(default)]
+    pub retry: Option<RetryConfig>,
     /// `map` (default): the reply is mapped by content type. `passthrough`: the reply's JSON is
     /// an MCP CallToolResult (or an input request), validated and passed through.
     #[serde(default)]
@@ -153,6 +162,53 @@ pub struct ToolConfig {
     #[serde(default)]
     pub forward_meta_auth: bool,
     pub http: HttpConfig,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResponseConfig {
+    /// JSON Pointer (RFC 6901) to the part of a JSON reply that is the result.
+    #[serde(default)]
+    pub pick: Option<String>,
+    /// Overrides `limits.maxReplyBytes` for this tool.
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
+    /// What a reply larger than the limit becomes.
+    #[serde(default)]
+    pub oversize: OversizeConfig,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OversizeConfig {
+    /// An `isError` result saying how large the limit is.
+    #[default]
+    Error,
+    /// The first `maxBytes` of a text or JSON reply, as text, with a note that it was cut.
+    Truncate,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RetryConfig {
+    /// Attempts in all, the first included.
+    #[serde(default = "default_attempts")]
+    pub attempts: u32,
+    /// The wait before the second attempt; each later wait doubles, with full jitter.
+    #[serde(default = "default_initial_delay_ms")]
+    pub initial_delay_ms: u64,
+    #[serde(default = "default_max_delay_ms")]
+    pub max_delay_ms: u64,
+}
+
+fn default_attempts() -> u32 {
+    3
+}
+fn default_initial_delay_ms() -> u64 {
+    200
+}
+fn default_max_delay_ms() -> u64 {
+    5_000
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -182,11 +238,35 @@ pub struct HttpConfig {
     /// Header name → text template.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
-    /// JSON whose strings are text templates. Absent: the arguments as JSON (none for GET).
+    /// JSON whose strings are text templates. Absent: the arguments (none for GET).
     #[serde(default)]
     pub body: Option<Value>,
+    /// How the body is encoded: `json` (default), `form` (`application/x-www-form-urlencoded`)
+    /// or `none`.
+    #[serde(default)]
+    pub body_type: BodyTypeConfig,
+    /// Bounds the whole call: every attempt, redirect and retry wait.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+    /// Redirects followed before the call fails. 0: none are followed.
+    #[serde(default = "default_max_redirects")]
+    pub max_redirects: u32,
+    /// Hosts a redirect may lead to besides the URL's own origin.
+    #[serde(default)]
+    pub redirect_hosts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum BodyTypeConfig {
+    #[default]
+    Json,
+    Form,
+    None,
+}
+
+fn default_max_redirects() -> u32 {
+    5
 }
 
 /// A resource with a fixed URI: inline `text` or base64 `blob`, or fetched with `http`.

@@ -22,12 +22,22 @@ use crate::error::Error;
 use crate::jsonrpc;
 use crate::negotiate::at_least;
 use crate::session::Session;
-use crate::tools::reply::{error_result, ResultMode};
+use crate::tools::reply::{self, error_result, ReplyPlan};
 use crate::tools::stream::{follow_up_body, required_capability, Event, LineReader};
 
 /// Requests sent to the client and not yet answered, by id. The client's answer arrives in a
 /// later POST to the same session object, which completes the waiting call.
 pub type Inputs = Rc<RefCell<HashMap<String, oneshot::Sender<Result<Value, Value>>>>>;
+
+/// Calls in flight, by their JSON-RPC id as JSON text: `notifications/cancelled` fires the
+/// sender, which drops the call (and so aborts its fetch) without a reply.
+pub type Cancels = Rc<RefCell<HashMap<String, oneshot::Sender<()>>>>;
+
+/// Fires the cancellation of the call with this id, if it is in flight.
+pub fn cancel(cancels: &Cancels, request_id: &Value) -> bool {
+    let sender = cancels.borrow_mut().remove(&request_id.to_string());
+    sender.is_some_and(|s| s.send(()).is_ok())
+}
 
 /// How many input round trips one call may make before it is stopped.
 const MAX_ROUNDS: usize = 8;
@@ -39,6 +49,8 @@ pub struct CallContext<'a> {
     pub out: Option<&'a Outlet>,
     /// Where answers to our requests arrive; `None` in stateless mode, which cannot ask.
     pub inputs: Option<&'a Inputs>,
+    /// Where cancellations arrive; `None` in stateless mode, where they cannot reach a call.
+    pub cancels: Option<&'a Cancels>,
     /// NDJSON or the `/stream` alias: progress is also sent as `progress.update`.
     pub progress_update: bool,
     /// Stateless mode: a call still running after this long is answered with a timeout error.
@@ -50,7 +62,7 @@ pub async fn collect(ctx: &CallContext<'_>, actions: Vec<Action>) -> Vec<String>
     let replies = futures::future::join_all(actions.into_iter().map(|action| async move {
         match action {
             Action::Reply(text) => Some(text),
-            Action::Call(call) => Some(complete(ctx, &call).await),
+            Action::Call(call) => complete(ctx, &call).await,
             Action::Nothing => None,
         }
     }))
@@ -69,13 +81,33 @@ pub async fn deliver(ctx: &CallContext<'_>, out: &Outlet, actions: Vec<Action>) 
         }
     }
     while let Some(reply) = pending.next().await {
-        out.send(&reply).await;
+        if let Some(reply) = reply {
+            out.send(&reply).await;
+        }
     }
     out.finish().await;
 }
 
-/// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply.
-pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> String {
+/// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply;
+/// `None` when the client cancelled it, which gets no reply.
+pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
+    let Some(cancels) = ctx.cancels else {
+        return Some(bounded(ctx, call).await);
+    };
+    let key = call.id.to_string();
+    let (sender, cancelled) = oneshot::channel();
+    cancels.borrow_mut().insert(key.clone(), sender);
+    let reply = match select(Box::pin(bounded(ctx, call)), cancelled).await {
+        Either::Left((reply, _)) => Some(reply),
+        // Dropping the call's future drops its fetch, whose guard aborts it.
+        Either::Right((Ok(()), _)) => None,
+        Either::Right((Err(_), running)) => Some(running.await),
+    };
+    cancels.borrow_mut().remove(&key);
+    reply
+}
+
+async fn bounded(ctx: &CallContext<'_>, call: &PendingCall) -> String {
     let Some(timeout_ms) = ctx.deadline_ms else {
         return run(ctx, call).await;
     };
@@ -86,35 +118,27 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> String {
 }
 
 async fn run(ctx: &CallContext<'_>, call: &PendingCall) -> String {
-    let limit = ctx.server.max_reply_bytes;
     let CallKind::Tool(name) = &call.kind else {
-        let upstream = upstream::perform(&call.http, limit).await;
-        return dispatch::finish(ctx.session, call, &upstream);
+        let upstream = upstream::perform(&call.http, ctx.server.max_reply_bytes).await;
+        return dispatch::finish(ctx.server, ctx.session, call, &upstream);
     };
-    let mode = ctx.server.tool(name).map_or(ResultMode::Map, |t| t.result_mode);
+    let plan = ctx.server.tool(name).map_or_else(|| ReplyPlan::map(ctx.server.max_reply_bytes), |t| t.reply.clone());
     let structured = at_least(&ctx.session.protocol_version, "2025-06-18");
+    let finished = |result| jsonrpc::success(&call.id, reply::finalize(result, &plan, structured));
     let mut http = call.http.clone();
     for _ in 0..MAX_ROUNDS {
-        let reading = ToolReading {
-            max_reply_bytes: limit,
-            mode,
-            structured,
-            out: ctx.out,
-            reader: {
-                let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone(), structured);
-                if ctx.progress_update { reader.with_progress_update() } else { reader }
-            },
-        };
+        let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone());
+        let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader } };
         match upstream::perform_tool(&http, reading).await {
             Event::Input { method, params, state } => match ask(ctx, &method, params, http.timeout_ms).await {
                 Ok(answer) => http = call.http.follow_up(follow_up_body(&call.arguments, &state, &answer)),
-                Err(why) => return jsonrpc::success(&call.id, error_result(why)),
+                Err(why) => return finished(error_result(why)),
             },
-            Event::Result(result) => return jsonrpc::success(&call.id, result),
+            Event::Result(result) => return finished(result),
             Event::Notify(_) => {}
         }
     }
-    jsonrpc::success(&call.id, error_result(format!("The upstream asked for input more than {MAX_ROUNDS} times.")))
+    finished(error_result(format!("The upstream asked for input more than {MAX_ROUNDS} times.")))
 }
 
 /// Sends a request to the client on the call's stream and waits for its answer.

@@ -1,29 +1,31 @@
-//! Performs an upstream call with its timeout, aborting the fetch when time runs out. Streamed
-//! replies (NDJSON or SSE) are read line by line, and their notifications forwarded at once.
+//! Performs an upstream call within its time budget: redirects followed under the host rules,
+//! failed attempts retried for idempotent tools, and the fetch aborted when time runs out or the
+//! call is dropped (cancelled). Streamed replies (NDJSON or SSE) are read line by line, and
+//! their notifications forwarded at once.
 
 use std::time::Duration;
 
 use futures::future::{select, Either};
 use futures::StreamExt;
 use wasm_bindgen::JsValue;
-use worker::{AbortController, Delay, Fetch, Headers, Method, Request, RequestInit};
+use worker::{AbortController, AbortSignal, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect};
 
+use super::now_ms;
 use super::streams::Outlet;
 use crate::negotiate::{is_ndjson_type, media_type};
-use crate::tools::reply::{self, ResultMode, Upstream};
+use crate::tools::reply::{self, ReplyPlan, Upstream};
+use crate::tools::retry::{parse_retry_after, redirected_method, Failure, Step};
 use crate::tools::stream::{Event, LineReader};
 use crate::tools::HttpCall;
 
 /// Makes a call whose whole reply is read (resource reads). The timeout covers the body too.
 pub async fn perform(call: &HttpCall, max_reply_bytes: u64) -> Upstream {
-    with_timeout(call, async |response| read(response, max_reply_bytes).await).await.unwrap_or_else(|u| u)
+    exchange(call, async |response| read(response, max_reply_bytes).await).await.unwrap_or_else(|u| u)
 }
 
 /// How a tool call reads its reply.
 pub struct ToolReading<'a> {
-    pub max_reply_bytes: u64,
-    pub mode: ResultMode,
-    pub structured: bool,
+    pub plan: &'a ReplyPlan,
     /// Where progress and log lines go while the call runs; `None` for buffered JSON replies.
     pub out: Option<&'a Outlet>,
     pub reader: LineReader,
@@ -31,20 +33,19 @@ pub struct ToolReading<'a> {
 
 /// Makes a tool call and returns how it ended: a result, or a request for client input.
 pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> Event {
-    let structured = reading.structured;
-    let mode = reading.mode;
-    let ended = with_timeout(call, async |response| {
+    let plan = reading.plan;
+    let ended = exchange(call, async |response| {
         let media = response.headers().get("content-type").ok().flatten().map(|ct| media_type(&ct)).unwrap_or_default();
         let streamed = is_ndjson_type(&media) || media == "text/event-stream";
         if !streamed || !(200..300).contains(&response.status_code()) {
-            return Err(read(response, reading.max_reply_bytes).await);
+            return Err(read(response, plan.max_bytes).await);
         }
         Ok(read_lines(response, reading).await)
     })
     .await;
     match ended {
         Ok(Ok(event)) => event,
-        Ok(Err(upstream)) | Err(upstream) => reply::outcome(&upstream, mode, structured),
+        Ok(Err(upstream)) | Err(upstream) => reply::outcome(&upstream, plan),
     }
 }
 
@@ -60,8 +61,8 @@ async fn read_lines(mut response: worker::Response, mut reading: ToolReading<'_>
             Err(e) => return Event::Result(reply::error_result(format!("The upstream request failed: reading the body failed: {e}"))),
         };
         seen += chunk.len() as u64;
-        if seen > reading.max_reply_bytes {
-            return Event::Result(reply::error_result(format!("The upstream reply exceeds the {}-byte limit.", reading.max_reply_bytes)));
+        if seen > reading.plan.max_bytes {
+            return Event::Result(reply::error_result(format!("The upstream reply exceeds the {}-byte limit.", reading.plan.max_bytes)));
         }
         let events = reading.reader.feed(&chunk);
         if let Some(end) = forward(events, reading.out).await {
@@ -87,46 +88,103 @@ async fn forward(events: Vec<Event>, out: Option<&Outlet>) -> Option<Event> {
     None
 }
 
-/// Runs `then` on the fetched response, all within the call's timeout. `Err` carries how the
-/// exchange failed (network error or timeout) as an `Upstream`.
-async fn with_timeout<T>(call: &HttpCall, then: impl AsyncFnOnce(worker::Response) -> T) -> Result<T, Upstream> {
-    let controller = AbortController::default();
-    let signal = controller.signal();
-    let exchange = Box::pin(async move {
-        let request = build(call).map_err(|e| Upstream::Failed(format!("cannot build the request: {e}")))?;
-        let response = Fetch::Request(request).send_with_signal(&signal).await.map_err(|e| Upstream::Failed(e.to_string()))?;
-        Ok(then(response).await)
-    });
-    let timer = Delay::from(Duration::from_millis(call.timeout_ms));
-    match select(exchange, timer).await {
-        Either::Left((result, _)) => result,
-        Either::Right(_) => {
+/// Aborts its fetch when dropped: when the call ends, times out, or is cancelled, the upstream
+/// connection (and any body still coming) is released at once.
+struct AbortOnDrop(Option<AbortController>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(controller) = self.0.take() {
             controller.abort();
-            Err(Upstream::TimedOut { after_ms: call.timeout_ms })
         }
     }
 }
 
-fn build(call: &HttpCall) -> worker::Result<Request> {
+/// Runs the call's attempts and `then` on the final response, all within `call.timeout_ms`.
+/// `Err` carries how the exchange failed (network error, timeout, refused redirect).
+async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(worker::Response) -> T) -> Result<T, Upstream> {
+    let deadline = now_ms() + call.timeout_ms;
+    let timed_out = || Upstream::TimedOut { after_ms: call.timeout_ms };
+    let mut current = call.clone();
+    let (mut made, mut redirects) = (0u32, 0u32);
+    let (response, _abort) = loop {
+        let remaining = deadline.saturating_sub(now_ms());
+        if remaining == 0 {
+            return Err(timed_out());
+        }
+        made += 1;
+        let controller = AbortController::default();
+        let signal = controller.signal();
+        let abort = AbortOnDrop(Some(controller));
+        let attempt = match select(Box::pin(fetch(&current, &signal)), Delay::from(Duration::from_millis(remaining))).await {
+            Either::Left((attempt, _)) => attempt,
+            Either::Right(_) => return Err(timed_out()),
+        };
+        let failure = match &attempt {
+            Err(_) => Failure::Network,
+            Ok(response) => {
+                let status = response.status_code();
+                let location = response.headers().get("location").ok().flatten();
+                if let (300..=399, Some(location)) = (status, location.filter(|_| call.redirects.max > 0)) {
+                    redirects += 1;
+                    if redirects > call.redirects.max {
+                        return Err(Upstream::Failed(format!("more than {} redirects", call.redirects.max)));
+                    }
+                    let url = call.redirects.target(&call.url, &current.url, &location).map_err(Upstream::Failed)?;
+                    let (method, keep_body) = redirected_method(status, &current.method);
+                    if !keep_body {
+                        current.body = None;
+                        current.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
+                    }
+                    (current.url, current.method) = (url, method);
+                    made -= 1;
+                    continue;
+                }
+                let retry_after = response.headers().get("retry-after").ok().flatten().and_then(|v| parse_retry_after(&v, now_ms()));
+                Failure::Status { status, retry_after_ms: retry_after }
+            }
+        };
+        let step = match call.retry {
+            Some(policy) => policy.next(made, failure, deadline.saturating_sub(now_ms()), js_sys::Math::random()),
+            None => Step::GiveUp,
+        };
+        match (step, attempt) {
+            (Step::Retry { wait_ms }, _) => Delay::from(Duration::from_millis(wait_ms)).await,
+            (Step::OutOfTime { retry_after_ms }, _) => {
+                return Err(Upstream::Failed(format!(
+                    "the upstream asked to retry after {retry_after_ms} ms, which is past the call's {} ms time limit",
+                    call.timeout_ms
+                )))
+            }
+            (Step::GiveUp, Ok(response)) => break (response, abort),
+            (Step::GiveUp, Err(e)) => return Err(Upstream::Failed(if made > 1 { format!("{e} (after {made} attempts)") } else { e })),
+        }
+    };
+    let remaining = deadline.saturating_sub(now_ms()).max(1);
+    match select(Box::pin(then(response)), Delay::from(Duration::from_millis(remaining))).await {
+        Either::Left((result, _)) => Ok(result),
+        Either::Right(_) => Err(timed_out()),
+    }
+}
+
+/// One attempt: the request as it stands, with redirects left to `exchange`.
+async fn fetch(call: &HttpCall, signal: &AbortSignal) -> Result<worker::Response, String> {
     let headers = Headers::new();
     for (name, value) in &call.headers {
-        headers.append(name, value)?;
+        headers.append(name, value).map_err(|e| format!("cannot build the request: {e}"))?;
     }
     let mut init = RequestInit::new();
-    init.with_method(Method::from(call.method.clone())).with_headers(headers);
+    init.with_method(Method::from(call.method.clone())).with_headers(headers).with_redirect(RequestRedirect::Manual);
     if let Some(body) = &call.body {
         init.with_body(Some(JsValue::from_str(body)));
     }
-    Request::new_with_init(&call.url, &init)
+    let request = Request::new_with_init(&call.url, &init).map_err(|e| format!("cannot build the request: {e}"))?;
+    Fetch::Request(request).send_with_signal(signal).await.map_err(|e| e.to_string())
 }
 
 async fn read(mut response: worker::Response, limit: u64) -> Upstream {
     let status = response.status_code();
     let content_type = response.headers().get("content-type").ok().flatten();
-    let declared = response.headers().get("content-length").ok().flatten().and_then(|l| l.parse::<u64>().ok());
-    if declared.is_some_and(|len| len > limit) {
-        return Upstream::Reply { status, content_type, body: Vec::new(), truncated_at: Some(limit) };
-    }
     let mut body = Vec::new();
     if matches!(response.body(), worker::ResponseBody::Empty) {
         return Upstream::Reply { status, content_type, body, truncated_at: None };
@@ -140,8 +198,10 @@ async fn read(mut response: worker::Response, limit: u64) -> Upstream {
             Ok(chunk) => body.extend_from_slice(&chunk),
             Err(e) => return Upstream::Failed(format!("reading the body failed: {e}")),
         }
+        // Stop reading at the limit: the rest of a huge body is never fetched.
         if body.len() as u64 > limit {
-            return Upstream::Reply { status, content_type, body: Vec::new(), truncated_at: Some(limit) };
+            body.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+            return Upstream::Reply { status, content_type, body, truncated_at: Some(limit) };
         }
     }
     Upstream::Reply { status, content_type, body, truncated_at: None }

@@ -21,7 +21,7 @@ pub struct Prompt {
 impl Prompt {
     pub fn compile(p: &PromptConfig, path: &str) -> Result<Prompt, ConfigError> {
         let names: Vec<String> = p.arguments.iter().map(|a| a.name.clone()).collect();
-        let scope = Scope { path, arguments: &names, route_params: &[], meta_auth: false };
+        let scope = Scope { path, arguments: &names, route_params: &[], meta: false, meta_auth: false };
         if p.name.is_empty() {
             return Err(scope.error("name", "must not be empty"));
         }

@@ -21,7 +21,7 @@ pub struct Resource {
 enum Source {
     Text(String),
     Blob(String),
-    Http(RequestTemplate),
+    Http(Box<RequestTemplate>),
 }
 
 #[derive(Debug, Clone)]
@@ -45,7 +45,7 @@ fn listing(fields: &[(&str, Option<&String>)]) -> Value {
 
 impl Resource {
     pub fn compile(r: &ResourceConfig, path: &str, route_params: &[String]) -> Result<Resource, ConfigError> {
-        let scope = Scope { path, arguments: &[], route_params, meta_auth: false };
+        let scope = Scope { path, arguments: &[], route_params, meta: false, meta_auth: false };
         if !r.uri.contains(':') {
             return Err(scope.error("uri", format!("{:?} is not an absolute URI", r.uri)));
         }
@@ -53,7 +53,7 @@ impl Resource {
             (Some(text), None, None) => Source::Text(text.clone()),
             (None, Some(blob), None) if crate::base64::is_valid(blob) => Source::Blob(blob.clone()),
             (None, Some(_), None) => return Err(scope.error("blob", "must be padded standard base64")),
-            (None, None, Some(http)) => Source::Http(RequestTemplate::compile(http, &scope, "http")?),
+            (None, None, Some(http)) => Source::Http(Box::new(RequestTemplate::compile(http, &scope, "http")?)),
             _ => return Err(scope.error("uri", "a resource needs exactly one of text, blob or http")),
         };
         let listing = listing(&[
@@ -75,7 +75,7 @@ impl ResourceTemplate {
             // Reads match URIs against the template, which needs separated simple expressions.
             return Err(ConfigError::at(format!("{path}.uriTemplate"), "only literals and simple {var} expressions separated by literals can be matched"));
         }
-        let scope = Scope { path, arguments: &variables, route_params, meta_auth: false };
+        let scope = Scope { path, arguments: &variables, route_params, meta: false, meta_auth: false };
         let request = RequestTemplate::compile(&r.http, &scope, "http")?;
         for name in r.completions.keys() {
             if !variables.contains(name) {

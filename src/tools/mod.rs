@@ -3,6 +3,7 @@
 
 pub mod reply;
 pub mod request;
+pub mod retry;
 pub mod schema;
 pub mod stream;
 pub mod template;
@@ -21,7 +22,7 @@ pub struct Tool {
     pub listing: Value,
     pub input_schema: Value,
     pub request: RequestTemplate,
-    pub result_mode: reply::ResultMode,
+    pub reply: reply::ReplyPlan,
     /// Close the SSE stream this long after the call starts (SSE polling).
     pub close_after_ms: Option<u64>,
     /// Templates may use `{meta.auth.NAME}` from the request's `params._meta.auth`.
@@ -29,7 +30,8 @@ pub struct Tool {
 }
 
 impl Tool {
-    pub fn compile(t: ToolConfig, path: &str, route_params: &[String]) -> Result<Tool, ConfigError> {
+    /// Compiles a configured tool; `max_reply_bytes` is the server's limit, which it may lower.
+    pub fn compile(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes: u64) -> Result<Tool, ConfigError> {
         let at = |field: &str, msg: String| ConfigError::at(format!("{path}.{field}"), msg);
         let valid_name = !t.name.is_empty()
             && t.name.len() <= 128
@@ -40,14 +42,42 @@ impl Tool {
         if t.input_schema.get("type").and_then(Value::as_str) != Some("object") {
             return Err(at("inputSchema", "must be a JSON Schema with \"type\": \"object\"".into()));
         }
+        schema::lint(&t.input_schema).map_err(|(at, e)| ConfigError::at(format!("{path}.inputSchema{at}"), e))?;
+        if let Some(output) = &t.output_schema {
+            if output.get("type").and_then(Value::as_str) != Some("object") {
+                return Err(at("outputSchema", "must be a JSON Schema with \"type\": \"object\"".into()));
+            }
+            schema::lint(output).map_err(|(at, e)| ConfigError::at(format!("{path}.outputSchema{at}"), e))?;
+        }
         let arguments: Vec<String> = t
             .input_schema
             .get("properties")
             .and_then(Value::as_object)
             .map(|p| p.keys().cloned().collect())
             .unwrap_or_default();
-        let scope = Scope { path, arguments: &arguments, route_params, meta_auth: t.forward_meta_auth };
-        let request = RequestTemplate::compile(&t.http, &scope, "http")?;
+        let scope = Scope { path, arguments: &arguments, route_params, meta: true, meta_auth: t.forward_meta_auth };
+        let mut request = RequestTemplate::compile(&t.http, &scope, "http")?;
+        if let Some(retry) = &t.retry {
+            let hinted = t.annotations.as_ref().and_then(|a| a.get("idempotentHint")) == Some(&Value::Bool(true));
+            if !(matches!(request.method.as_str(), "GET" | "HEAD") || hinted) {
+                return Err(at("retry", "retries need an idempotent tool: method GET, or \"annotations\": {\"idempotentHint\": true}".into()));
+            }
+            if retry.attempts == 0 || retry.attempts > 10 {
+                return Err(at("retry.attempts", "must be 1 to 10".into()));
+            }
+            if retry.initial_delay_ms == 0 || retry.max_delay_ms < retry.initial_delay_ms {
+                return Err(at("retry", "initialDelayMs must be at least 1 and at most maxDelayMs".into()));
+            }
+            request.retry = Some(retry::RetryPolicy { attempts: retry.attempts, initial_delay_ms: retry.initial_delay_ms, max_delay_ms: retry.max_delay_ms });
+        }
+        if let Some(pick) = &t.response.pick {
+            if !(pick.is_empty() || pick.starts_with('/')) {
+                return Err(at("response.pick", format!("{pick:?} is not a JSON Pointer: it must be empty or start with \"/\"")));
+            }
+        }
+        if t.response.max_bytes == Some(0) {
+            return Err(at("response.maxBytes", "must be greater than 0".into()));
+        }
 
         let mut listing = Map::new();
         listing.insert("name".into(), json!(t.name));
@@ -58,6 +88,9 @@ impl Tool {
             listing.insert("description".into(), json!(description));
         }
         listing.insert("inputSchema".into(), t.input_schema.clone());
+        if let Some(output) = &t.output_schema {
+            listing.insert("outputSchema".into(), output.clone());
+        }
         if let Some(annotations) = &t.annotations {
             listing.insert("annotations".into(), annotations.clone());
         }
@@ -68,7 +101,15 @@ impl Tool {
         if t.sse.close_after_ms == Some(0) {
             return Err(at("sse.closeAfterMs", "must be greater than 0".into()));
         }
-        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, result_mode, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth })
+        let reply = reply::ReplyPlan {
+            mode: result_mode,
+            pick: t.response.pick.filter(|p| !p.is_empty()),
+            output_schema: t.output_schema,
+            max_bytes: t.response.max_bytes.unwrap_or(max_reply_bytes),
+            truncate: t.response.oversize == crate::config::model::OversizeConfig::Truncate,
+            resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
+        };
+        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth })
     }
 
     /// Renders the HTTP request for one call. Arguments must already be validated.
@@ -88,7 +129,7 @@ mod tests {
             "http": http
         }))
         .unwrap();
-        Tool::compile(config, "tools[0]", &["chat".to_string()]).unwrap()
+        Tool::compile(config, "tools[0]", &["chat".to_string()], 1000).unwrap()
     }
 
     fn args(v: Value) -> Map<String, Value> {
@@ -145,5 +186,65 @@ mod tests {
         let t = tool(json!({"url": "{+env.BASE}/x"}));
         let b: Bindings = [("env.BASE".to_string(), json!("file:///etc"))].into();
         assert_eq!(t.prepare(&Map::new(), &b).unwrap_err().code(), -32603);
+    }
+
+    #[test]
+    fn form_and_none_bodies() {
+        let t = tool(json!({"url": "https://x.test/hook", "bodyType": "form"}));
+        let call = t.prepare(&args(json!({"city": "São Paulo & Rio", "days": 2, "note": null})), &Bindings::new()).unwrap();
+        assert_eq!(call.body.as_deref(), Some("city=S%C3%A3o+Paulo+%26+Rio&days=2"));
+        assert_eq!(call.headers, [("Content-Type".to_string(), "application/x-www-form-urlencoded".to_string())]);
+        let t = tool(json!({"url": "https://x.test/hook", "bodyType": "form", "body": {"q": "{city}", "tags": ["a b", "{days}"], "src": "mcp"}}));
+        let call = t.prepare(&args(json!({"city": "x=y", "days": 3})), &Bindings::new()).unwrap();
+        assert_eq!(call.body.as_deref(), Some("q=x%3Dy&tags=a+b&tags=3&src=mcp"));
+        let t = tool(json!({"url": "https://x.test/ping", "bodyType": "none"}));
+        let call = t.prepare(&args(json!({"city": "Oslo"})), &Bindings::new()).unwrap();
+        assert_eq!((call.method.as_str(), call.body, call.headers.len()), ("POST", None, 0));
+    }
+
+    #[test]
+    fn values_are_encoded_for_where_they_land() {
+        let t = tool(json!({
+            "url": "https://x.test/a/{city}/b{?note,days}",
+            "headers": {"X-City": "{city}", "X-Trace": "{meta.traceId}", "X-Depth": "{meta.client.depth}"},
+            "body": {"city": "{city}", "text": "in {city}", "trace": "{meta.traceId}"}
+        }));
+        let bindings: Bindings = [("meta.traceId".to_string(), json!("t-1")), ("meta.client.depth".to_string(), json!(2))].into();
+        let call = t.prepare(&args(json!({"city": "Zürich \"Nord\"/2?", "note": "a&b=c d"})), &bindings).unwrap();
+        assert_eq!(call.url, "https://x.test/a/Z%C3%BCrich%20%22Nord%22%2F2%3F/b?note=a%26b%3Dc%20d");
+        assert_eq!(call.headers[0], ("X-City".to_string(), "Z%C3%BCrich \"Nord\"/2?".to_string()));
+        assert_eq!(call.headers[1], ("X-Depth".to_string(), "2".to_string()));
+        assert_eq!(call.headers[2], ("X-Trace".to_string(), "t-1".to_string()));
+        assert_eq!(call.body.as_deref(), Some(r#"{"city":"Zürich \"Nord\"/2?","text":"in Zürich \"Nord\"/2?","trace":"t-1"}"#));
+        let e = t.prepare(&args(json!({"city": "a\tb\u{7}"})), &Bindings::new()).unwrap_err();
+        assert!(e.message().contains("control character"), "{}", e.message());
+    }
+
+    fn compile_error(extra: Value) -> String {
+        let mut config = json!({"name": "t", "http": {"url": "https://x.test/"}});
+        for (k, v) in extra.as_object().unwrap() {
+            config[k] = v.clone();
+        }
+        let config: ToolConfig = serde_json::from_value(config).unwrap();
+        Tool::compile(config, "tools[0]", &[], 1000).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn tool_settings_are_checked_when_loaded() {
+        assert_eq!(compile_error(json!({"retry": {}})), "tools[0].retry: retries need an idempotent tool: method GET, or \"annotations\": {\"idempotentHint\": true}");
+        let ok: ToolConfig = serde_json::from_value(json!({"name": "t", "annotations": {"idempotentHint": true}, "retry": {"attempts": 4}, "http": {"url": "https://x.test/"}})).unwrap();
+        let t = Tool::compile(ok, "tools[0]", &[], 1000).unwrap();
+        assert_eq!(t.request.retry, Some(retry::RetryPolicy { attempts: 4, initial_delay_ms: 200, max_delay_ms: 5000 }));
+        assert_eq!(compile_error(json!({"http": {"method": "GET", "url": "https://x.test/"}, "retry": {"attempts": 0}})), "tools[0].retry.attempts: must be 1 to 10");
+        assert_eq!(compile_error(json!({"response": {"pick": "data"}})), "tools[0].response.pick: \"data\" is not a JSON Pointer: it must be empty or start with \"/\"");
+        assert_eq!(compile_error(json!({"outputSchema": {"type": "array"}})), "tools[0].outputSchema: must be a JSON Schema with \"type\": \"object\"");
+        assert_eq!(
+            compile_error(json!({"inputSchema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/b"}}}})),
+            "tools[0].inputSchema.properties.a.$ref: \"#/$defs/b\" does not resolve within the schema (use \"#/$defs/NAME\")"
+        );
+        assert_eq!(compile_error(json!({"http": {"url": "https://x.test/", "bodyType": "none", "body": {}}})), "tools[0].http.body: is set, but bodyType is \"none\"");
+        assert_eq!(compile_error(json!({"http": {"url": "https://x.test/", "bodyType": "form", "body": "{x}"}})), "tools[0].http.body: a form body must be an object of field templates");
+        assert_eq!(compile_error(json!({"http": {"url": "https://x.test/", "redirectHosts": ["a.test/x"]}})), "tools[0].http.redirectHosts[0]: \"a.test/x\" is not a host name");
+        assert_eq!(compile_error(json!({"http": {"url": "https://x.test/{meta.auth.key}"}})), "tools[0].http.url: \"meta.auth.key\" needs \"forwardMetaAuth\": true on the tool");
     }
 }

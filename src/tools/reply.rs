@@ -23,33 +23,59 @@ const EXCERPT_BYTES: usize = 512;
 /// How a tool's successful upstream reply becomes its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResultMode {
-    /// JSON → structuredContent and text, text → text, images and audio → their content.
+    /// JSON → structuredContent and text, text → text, images and audio → their content,
+    /// other binary → an embedded resource.
     Map,
     /// The upstream's JSON body is itself a `CallToolResult`, validated and passed through.
     Passthrough,
 }
 
-/// Builds the tool result. `structured` is false for sessions older than 2025-06-18, which
-/// predate `structuredContent`.
-pub fn to_result(upstream: &Upstream, structured: bool) -> Value {
-    to_result_with(upstream, ResultMode::Map, structured)
+/// A tool's reply mapping, compiled from its configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyPlan {
+    pub mode: ResultMode,
+    /// JSON Pointer to the part of a JSON reply that is the result.
+    pub pick: Option<String>,
+    pub output_schema: Option<Value>,
+    /// Replies longer than this are cut here (and the rest never read).
+    pub max_bytes: u64,
+    /// Whether a cut text reply is still a result (with a note), rather than an error.
+    pub truncate: bool,
+    /// The URI of the embedded resource a binary reply becomes.
+    pub resource_uri: String,
 }
 
-pub fn to_result_with(upstream: &Upstream, mode: ResultMode, structured: bool) -> Value {
+impl ReplyPlan {
+    /// The plain mapping: no pick, no schema, errors on oversize.
+    pub fn map(max_bytes: u64) -> ReplyPlan {
+        ReplyPlan { mode: ResultMode::Map, pick: None, output_schema: None, max_bytes, truncate: false, resource_uri: String::new() }
+    }
+}
+
+/// Builds the tool result from the whole reply (or how the exchange failed).
+pub fn to_result(upstream: &Upstream, plan: &ReplyPlan) -> Value {
     match upstream {
         Upstream::TimedOut { after_ms } => error_result(format!("The upstream did not answer within {after_ms} ms.")),
         Upstream::Failed(reason) => error_result(format!("The upstream request failed: {reason}")),
-        Upstream::Reply { truncated_at: Some(limit), status, .. } => {
-            error_result(format!("The upstream reply (HTTP {status}) exceeds the {limit}-byte limit."))
-        }
         Upstream::Reply { status, content_type, body, .. } if !(200..300).contains(status) => {
             let ct = content_type.as_deref().unwrap_or("no content type");
             error_result(format!("The upstream answered HTTP {status} ({ct}): {}", excerpt(body)))
         }
-        Upstream::Reply { content_type, body, status, .. } => match mode {
-            ResultMode::Map => success(*status, content_type.as_deref(), body, structured),
+        Upstream::Reply { truncated_at: Some(limit), status, content_type, body } => {
+            let media = content_type.as_deref().map(crate::negotiate::media_type).unwrap_or_default();
+            if plan.truncate && plan.mode == ResultMode::Map && is_textual(&media) {
+                let text = String::from_utf8_lossy(body);
+                let text = text.trim_end_matches('\u{FFFD}');
+                text_result(format!("{text}\n\n[mcp-edge: the reply was truncated at {limit} bytes]"))
+            } else {
+                let ct = content_type.as_deref().unwrap_or("no content type");
+                error_result(format!("The upstream reply (HTTP {status}, {ct}) exceeds the {limit}-byte limit."))
+            }
+        }
+        Upstream::Reply { content_type, body, status, .. } => match plan.mode {
+            ResultMode::Map => success(*status, content_type.as_deref(), body, plan),
             ResultMode::Passthrough => match serde_json::from_slice::<Value>(body) {
-                Ok(value) => passthrough(value, structured),
+                Ok(value) => passthrough(value),
                 Err(e) => error_result(format!("The upstream answered HTTP {status} with invalid JSON ({e}): {}", excerpt(body))),
             },
         },
@@ -58,32 +84,48 @@ pub fn to_result_with(upstream: &Upstream, mode: ResultMode, structured: bool) -
 
 /// What a whole (non-streamed) reply means for the call: its result, or, for passthrough tools,
 /// possibly a request for client input.
-pub fn outcome(upstream: &Upstream, mode: ResultMode, structured: bool) -> super::stream::Event {
-    if let (ResultMode::Passthrough, Upstream::Reply { status: 200..=299, body, truncated_at: None, .. }) = (mode, upstream) {
+pub fn outcome(upstream: &Upstream, plan: &ReplyPlan) -> super::stream::Event {
+    if let (ResultMode::Passthrough, Upstream::Reply { status: 200..=299, body, truncated_at: None, .. }) = (plan.mode, upstream) {
         if let Ok(value) = serde_json::from_slice::<Value>(body) {
             if value.get("input").is_some() {
-                if let Some(event) = super::stream::classify(&value, structured) {
+                if let Some(event) = super::stream::classify(&value) {
                     return event;
                 }
             }
         }
     }
-    super::stream::Event::Result(to_result_with(upstream, mode, structured))
+    super::stream::Event::Result(to_result(upstream, plan))
 }
 
-/// Validates an upstream's `CallToolResult` and passes it through.
-pub fn passthrough(mut value: Value, structured: bool) -> Value {
-    if let Err(why) = check_call_tool_result(&value) {
-        return error_result(format!("The upstream returned an invalid CallToolResult: {why}"));
+/// The last step of every tool result, however it was made: the structured result is checked
+/// against the tool's `outputSchema`, and sessions older than 2025-06-18, which predate
+/// `structuredContent`, do not get it.
+pub fn finalize(mut result: Value, plan: &ReplyPlan, structured: bool) -> Value {
+    let failed = result.get("isError") == Some(&Value::Bool(true));
+    if let (Some(schema), false) = (&plan.output_schema, failed) {
+        let verdict = match result.get("structuredContent") {
+            Some(content) => super::schema::validate(schema, content).map_err(|v| format!("the structured result breaks the tool's outputSchema at {v}")),
+            None => Err("the tool declares an outputSchema, but the reply has no structured (JSON object) result".to_string()),
+        };
+        if let Err(why) = verdict {
+            return error_result(format!("The upstream reply does not fit: {why}."));
+        }
     }
     if !structured {
-        if let Some(obj) = value.as_object_mut() {
+        if let Some(obj) = result.as_object_mut() {
             obj.remove("structuredContent");
         }
     }
-    value
+    result
 }
 
+/// Validates an upstream's `CallToolResult` and passes it through.
+pub fn passthrough(value: Value) -> Value {
+    match check_call_tool_result(&value) {
+        Ok(()) => value,
+        Err(why) => error_result(format!("The upstream returned an invalid CallToolResult: {why}")),
+    }
+}
 fn check_call_tool_result(value: &Value) -> Result<(), String> {
     let obj = value.as_object().ok_or("it is not an object")?;
     let content = obj.get("content").and_then(Value::as_array).ok_or("\"content\" must be an array")?;
@@ -124,28 +166,51 @@ pub fn check_content(item: &Value) -> Result<(), String> {
     }
 }
 
-fn success(status: u16, content_type: Option<&str>, body: &[u8], structured: bool) -> Value {
+/// Media types whose bodies are text, whatever their charset.
+fn is_textual(media: &str) -> bool {
+    media.is_empty()
+        || media.starts_with("text/")
+        || media.ends_with("json")
+        || media.ends_with("xml")
+        || media.contains("javascript")
+        || media == "application/x-www-form-urlencoded"
+        || media == "application/x-ndjson"
+}
+
+fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPlan) -> Value {
     let media = content_type.map(crate::negotiate::media_type).unwrap_or_default();
-    let is_json = media == "application/json" || media.ends_with("+json");
     if media.starts_with("image/") || media.starts_with("audio/") {
         let kind = if media.starts_with("image/") { "image" } else { "audio" };
         return json!({"content": [{"type": kind, "data": crate::base64::encode(body), "mimeType": media}]});
     }
-    let Ok(text) = std::str::from_utf8(body) else {
-        let ct = content_type.unwrap_or("no content type");
-        return error_result(format!("The upstream answered HTTP {status} with {} bytes of {ct} that are not UTF-8 text.", body.len()));
+    let text = match std::str::from_utf8(body) {
+        Ok(text) if is_textual(&media) => text,
+        // Binary: a PDF, a zip, a text/* body that is not UTF-8.
+        _ => {
+            let mime = if media.is_empty() { "application/octet-stream" } else { media.as_str() };
+            let resource = json!({"uri": plan.resource_uri, "mimeType": mime, "blob": crate::base64::encode(body)});
+            return json!({"content": [{"type": "resource", "resource": resource}]});
+        }
     };
-    if is_json {
-        return match serde_json::from_str::<Value>(text) {
-            Ok(value @ Value::Object(_)) if structured => json!({
-                "content": [{"type": "text", "text": value.to_string()}],
-                "structuredContent": value,
-            }),
-            Ok(value) => text_result(value.to_string()),
-            Err(e) => error_result(format!("The upstream answered HTTP {status} with invalid JSON ({e}): {}", excerpt(body))),
-        };
+    if media != "application/json" && !media.ends_with("+json") {
+        return text_result(text.to_string());
     }
-    text_result(text.to_string())
+    let value = match serde_json::from_str::<Value>(text) {
+        Ok(value) => value,
+        Err(e) => return error_result(format!("The upstream answered HTTP {status} with invalid JSON ({e}): {}", excerpt(body))),
+    };
+    let value = match &plan.pick {
+        None => value,
+        Some(pointer) => match value.pointer(pointer) {
+            Some(part) => part.clone(),
+            None => return error_result(format!("The upstream reply has nothing at {pointer} (response.pick): {}", excerpt(body))),
+        },
+    };
+    match value {
+        Value::Object(_) => json!({"content": [{"type": "text", "text": value.to_string()}], "structuredContent": value}),
+        Value::String(text) => text_result(text),
+        other => text_result(other.to_string()),
+    }
 }
 
 pub fn text_result(text: String) -> Value {
@@ -182,34 +247,88 @@ mod tests {
         Upstream::Reply { status, content_type: Some(ct.into()), body: body.to_vec(), truncated_at: None }
     }
 
+    fn plan() -> ReplyPlan {
+        ReplyPlan { resource_uri: "mcp-edge://tools/t/reply".into(), ..ReplyPlan::map(1000) }
+    }
+
+    fn map(upstream: &Upstream) -> Value {
+        to_result(upstream, &plan())
+    }
+
     #[test]
     fn json_objects_become_structured_content() {
-        let r = to_result(&reply(200, "application/json; charset=utf-8", br#"{"b":1,"a":"x"}"#), true);
+        let r = map(&reply(200, "application/json; charset=utf-8", br#"{"b":1,"a":"x"}"#));
         assert_eq!(r.to_string(), r#"{"content":[{"type":"text","text":"{\"b\":1,\"a\":\"x\"}"}],"structuredContent":{"b":1,"a":"x"}}"#);
-        let r = to_result(&reply(200, "application/json", br#"{"a":1}"#), false);
+        let r = finalize(map(&reply(200, "application/json", br#"{"a":1}"#)), &plan(), false);
         assert_eq!(r.to_string(), r#"{"content":[{"type":"text","text":"{\"a\":1}"}]}"#);
-        let r = to_result(&reply(200, "application/json", b"[1, 2]"), true);
+        let r = map(&reply(200, "application/json", b"[1, 2]"));
         assert_eq!(r.to_string(), r#"{"content":[{"type":"text","text":"[1,2]"}]}"#);
     }
 
     #[test]
-    fn images_and_audio_become_their_content() {
-        let r = to_result(&reply(200, "image/png", &[1, 2, 3]), true);
+    fn pick_takes_the_part_that_matters() {
+        let body = br#"{"ok":true,"data":{"items":[{"id":7,"name":"a"}],"note":"hi"}}"#;
+        let picked = |pointer: &str| to_result(&reply(200, "application/json", body), &ReplyPlan { pick: Some(pointer.into()), ..plan() });
+        assert_eq!(picked("/data/items/0"), json!({"content": [{"type": "text", "text": r#"{"id":7,"name":"a"}"#}], "structuredContent": {"id": 7, "name": "a"}}));
+        assert_eq!(picked("/data/note"), json!({"content": [{"type": "text", "text": "hi"}]}));
+        assert_eq!(picked("/data/items"), json!({"content": [{"type": "text", "text": r#"[{"id":7,"name":"a"}]"#}]}));
+        let missing = picked("/result");
+        assert_eq!(missing["isError"], true);
+        assert!(missing["content"][0]["text"].as_str().unwrap().starts_with("The upstream reply has nothing at /result (response.pick): {\"ok\""));
+    }
+
+    #[test]
+    fn output_schema_is_enforced() {
+        let schema = json!({"type": "object", "properties": {"temp": {"type": "number"}}, "required": ["temp"]});
+        let strict = ReplyPlan { output_schema: Some(schema), ..plan() };
+        let ok = finalize(map(&reply(200, "application/json", br#"{"temp": 21.5}"#)), &strict, true);
+        assert_eq!(ok["structuredContent"], json!({"temp": 21.5}));
+        let bad = finalize(map(&reply(200, "application/json", br#"{"temp": "warm"}"#)), &strict, true);
+        assert_eq!(bad, error_result("The upstream reply does not fit: the structured result breaks the tool's outputSchema at /temp: expected number, got string (type).".into()));
+        let text = finalize(map(&reply(200, "text/plain", b"21.5")), &strict, true);
+        assert_eq!(text, error_result("The upstream reply does not fit: the tool declares an outputSchema, but the reply has no structured (JSON object) result.".into()));
+        let failed = finalize(map(&reply(500, "text/plain", b"down")), &strict, true);
+        assert_eq!(failed["content"][0]["text"], "The upstream answered HTTP 500 (text/plain): down", "a failure stays the failure");
+    }
+
+    #[test]
+    fn images_audio_and_binary_become_their_content() {
+        let r = map(&reply(200, "image/png", &[1, 2, 3]));
         assert_eq!(r, json!({"content": [{"type": "image", "data": "AQID", "mimeType": "image/png"}]}));
-        let r = to_result(&reply(200, "audio/wav; codecs=1", &[0xff]), true);
+        let r = map(&reply(200, "audio/wav; codecs=1", &[0xff]));
         assert_eq!(r, json!({"content": [{"type": "audio", "data": "/w==", "mimeType": "audio/wav"}]}));
+        let r = map(&reply(200, "application/pdf", b"%PDF"));
+        assert_eq!(r, json!({"content": [{"type": "resource", "resource": {"uri": "mcp-edge://tools/t/reply", "mimeType": "application/pdf", "blob": "JVBERg=="}}]}));
+        let r = map(&Upstream::Reply { status: 200, content_type: None, body: vec![0xff, 0], truncated_at: None });
+        assert_eq!(r["content"][0]["resource"]["mimeType"], "application/octet-stream");
+        assert_eq!(check_content(&r["content"][0]), Ok(()));
+    }
+
+    #[test]
+    fn oversize_replies_are_cut_or_refused() {
+        let cut = |ct: &str, body: &[u8]| Upstream::Reply { status: 200, content_type: Some(ct.into()), body: body.to_vec(), truncated_at: Some(4) };
+        let truncating = ReplyPlan { truncate: true, ..plan() };
+        let r = to_result(&cut("text/plain", b"abcd"), &truncating);
+        assert_eq!(r, text_result("abcd\n\n[mcp-edge: the reply was truncated at 4 bytes]".into()));
+        // A cut inside a UTF-8 sequence drops the partial character.
+        let r = to_result(&cut("application/json", &"aé".as_bytes()[..2]), &truncating);
+        assert_eq!(r["content"][0]["text"], "a\n\n[mcp-edge: the reply was truncated at 4 bytes]");
+        let r = to_result(&cut("image/png", b"abcd"), &truncating);
+        assert_eq!(r["content"][0]["text"], "The upstream reply (HTTP 200, image/png) exceeds the 4-byte limit.");
+        let r = to_result(&cut("text/plain", b"abcd"), &plan());
+        assert_eq!(r, error_result("The upstream reply (HTTP 200, text/plain) exceeds the 4-byte limit.".into()));
     }
 
     #[test]
     fn passthrough_validates_the_result() {
+        let through = |body: &[u8]| to_result(&reply(200, "application/json", body), &ReplyPlan { mode: ResultMode::Passthrough, ..plan() });
         let body = br#"{"content":[{"type":"text","text":"a"},{"type":"image","data":"AQID","mimeType":"image/png"},
             {"type":"resource","resource":{"uri":"x://y","mimeType":"application/json","text":"{}"}}],"structuredContent":{"k":1}}"#;
-        let r = to_result_with(&reply(200, "application/json", body), ResultMode::Passthrough, true);
+        let r = through(body);
         assert_eq!(r["content"].as_array().unwrap().len(), 3);
         assert_eq!(r["structuredContent"], json!({"k": 1}));
-        let r = to_result_with(&reply(200, "application/json", body), ResultMode::Passthrough, false);
-        assert!(r.get("structuredContent").is_none());
-        let err = to_result_with(&reply(200, "application/json", br#"{"isError":true,"content":[{"type":"text","text":"bad"}]}"#), ResultMode::Passthrough, true);
+        assert!(finalize(r, &plan(), false).get("structuredContent").is_none());
+        let err = through(br#"{"isError":true,"content":[{"type":"text","text":"bad"}]}"#);
         assert_eq!(err, json!({"isError": true, "content": [{"type": "text", "text": "bad"}]}));
         let cases = [
             (r#"{"content":"x"}"#, "\"content\" must be an array"),
@@ -219,7 +338,7 @@ mod tests {
             (r#"{"content":[],"isError":"yes"}"#, "\"isError\" must be a boolean"),
         ];
         for (body, why) in cases {
-            let r = to_result_with(&reply(200, "application/json", body.as_bytes()), ResultMode::Passthrough, true);
+            let r = through(body.as_bytes());
             assert_eq!(r["isError"], true);
             let text = r["content"][0]["text"].as_str().unwrap();
             assert!(text.starts_with(&format!("The upstream returned an invalid CallToolResult: {why}")), "{text}");
@@ -228,30 +347,26 @@ mod tests {
 
     #[test]
     fn text_stays_text() {
-        let r = to_result(&reply(200, "text/plain", b"hello"), true);
+        let r = map(&reply(200, "text/plain", b"hello"));
         assert_eq!(r.to_string(), r#"{"content":[{"type":"text","text":"hello"}]}"#);
-        let r = to_result(&Upstream::Reply { status: 204, content_type: None, body: vec![], truncated_at: None }, true);
+        let r = map(&Upstream::Reply { status: 204, content_type: None, body: vec![], truncated_at: None });
         assert_eq!(r.to_string(), r#"{"content":[{"type":"text","text":""}]}"#);
     }
 
     #[test]
     fn failures_are_error_results_with_status_and_excerpt() {
-        let r = to_result(&reply(500, "text/plain", b"boom"), true);
+        let r = map(&reply(500, "text/plain", b"boom"));
         assert_eq!(r.to_string(), r#"{"content":[{"type":"text","text":"The upstream answered HTTP 500 (text/plain): boom"}],"isError":true}"#);
         let long = "é".repeat(600);
-        let r = to_result(&reply(502, "text/html", long.as_bytes()), true);
+        let r = map(&reply(502, "text/html", long.as_bytes()));
         let text = r["content"][0]["text"].as_str().unwrap();
         assert!(text.ends_with('…') && text.len() < 600, "{text}");
-        let r = to_result(&reply(200, "application/json", b"{not json"), true);
+        let r = map(&reply(200, "application/json", b"{not json"));
         assert!(r["content"][0]["text"].as_str().unwrap().starts_with("The upstream answered HTTP 200 with invalid JSON"));
         assert_eq!(r["isError"], true);
-        let r = to_result(&Upstream::TimedOut { after_ms: 250 }, true);
+        let r = map(&Upstream::TimedOut { after_ms: 250 });
         assert_eq!(r["content"][0]["text"], "The upstream did not answer within 250 ms.");
-        let r = to_result(&Upstream::Failed("connection refused".into()), true);
+        let r = map(&Upstream::Failed("connection refused".into()));
         assert_eq!(r["content"][0]["text"], "The upstream request failed: connection refused");
-        let r = to_result(&reply(200, "application/octet-stream", &[0xff, 0x00]), true);
-        assert_eq!(r["isError"], true);
-        let r = to_result(&Upstream::Reply { status: 200, content_type: None, body: vec![], truncated_at: Some(10) }, true);
-        assert_eq!(r["content"][0]["text"], "The upstream reply (HTTP 200) exceeds the 10-byte limit.");
     }
 }

@@ -2,16 +2,17 @@
 
 use serde_json::{Map, Value};
 
+use super::retry::{RedirectPolicy, RetryPolicy};
 use super::template::{Context, Template};
-use crate::config::model::HttpConfig;
+use crate::config::model::{BodyTypeConfig, HttpConfig};
 use crate::config::ConfigError;
 use crate::error::Error;
 
 const METHODS: [&str; 6] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"];
 const MAX_TIMEOUT_MS: u64 = 300_000;
 
-/// Template variables besides the arguments: `env.NAME` secrets and `route.NAME` parameters,
-/// keyed by their full name.
+/// Template variables besides the arguments, keyed by their full name: `env.NAME` secrets and
+/// vars, `route.NAME` parameters, and `meta.NAME` values of the request's `params._meta`.
 pub type Bindings = std::collections::HashMap<String, Value>;
 
 /// A compiled `http` section.
@@ -24,14 +25,39 @@ pub struct RequestTemplate {
     pub timeout_ms: u64,
     /// `env.NAME` secrets the templates use, without the prefix; the edge reads only these.
     pub secrets: Vec<String>,
+    pub redirects: RedirectPolicy,
+    /// Set for idempotent tools that ask for retries.
+    pub retry: Option<RetryPolicy>,
 }
 
 #[derive(Debug, Clone)]
 enum BodyPlan {
     None,
-    /// The arguments object as JSON: what an n8n webhook wants.
-    Arguments,
-    Json(JsonTemplate),
+    /// The arguments object: as JSON, what an n8n webhook wants.
+    Arguments(Encoding),
+    Template(JsonTemplate, Encoding),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Json,
+    Form,
+}
+
+impl Encoding {
+    fn content_type(self) -> &'static str {
+        match self {
+            Encoding::Json => "application/json",
+            Encoding::Form => "application/x-www-form-urlencoded",
+        }
+    }
+
+    fn encode(self, value: &Value) -> String {
+        match self {
+            Encoding::Json => value.to_string(),
+            Encoding::Form => form_encode(value),
+        }
+    }
 }
 
 /// A JSON value whose strings are text templates.
@@ -50,7 +76,10 @@ pub struct HttpCall {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: Option<String>,
+    /// Bounds the whole call, retries and redirects included.
     pub timeout_ms: u64,
+    pub redirects: RedirectPolicy,
+    pub retry: Option<RetryPolicy>,
 }
 
 impl HttpCall {
@@ -59,7 +88,8 @@ impl HttpCall {
     pub fn follow_up(&self, body: String) -> HttpCall {
         let mut headers: Vec<(String, String)> = self.headers.iter().filter(|(n, _)| !n.eq_ignore_ascii_case("content-type")).cloned().collect();
         headers.push(("Content-Type".into(), "application/json".into()));
-        HttpCall { method: "POST".into(), url: self.url.clone(), headers, body: Some(body), timeout_ms: self.timeout_ms }
+        // A follow-up carries a new answer: repeating it is not known to be safe.
+        HttpCall { method: "POST".into(), url: self.url.clone(), headers, body: Some(body), retry: None, ..self.clone() }
     }
 }
 
@@ -69,6 +99,8 @@ pub struct Scope<'a> {
     pub path: &'a str,
     pub arguments: &'a [String],
     pub route_params: &'a [String],
+    /// Whether `{meta.NAME}` (values of the request's `params._meta`) may be used: tools only.
+    pub meta: bool,
     /// Whether `{meta.auth.NAME}` may be used (the tool opted in).
     pub meta_auth: bool,
 }
@@ -91,6 +123,10 @@ impl Scope<'_> {
             } else if var.starts_with("meta.auth.") {
                 if !self.meta_auth {
                     return Err(self.error(field, format!("{var:?} needs \"forwardMetaAuth\": true on the tool")));
+                }
+            } else if var.starts_with("meta.") {
+                if !self.meta {
+                    return Err(self.error(field, format!("{var:?}: only tool templates may use params._meta values")));
                 }
             } else if let Some(name) = var.strip_prefix("route.") {
                 if !self.route_params.iter().any(|p| p == name) {
@@ -147,18 +183,37 @@ impl RequestTemplate {
             headers.push((name.clone(), template));
         }
 
-        let body = match &http.body {
-            None | Some(Value::Null) if matches!(method.as_str(), "GET" | "HEAD" | "DELETE") => BodyPlan::None,
-            None | Some(Value::Null) => BodyPlan::Arguments,
-            Some(value) => BodyPlan::Json(scope.json(value, &format!("{field}.body"), &mut secrets)?),
+        let encoding = match http.body_type {
+            BodyTypeConfig::Json => Encoding::Json,
+            BodyTypeConfig::Form => Encoding::Form,
+            BodyTypeConfig::None => Encoding::Json,
         };
-        if matches!(method.as_str(), "GET" | "HEAD") && matches!(body, BodyPlan::Json(_)) {
+        if encoding == Encoding::Form && !matches!(http.body, None | Some(Value::Null) | Some(Value::Object(_))) {
+            return Err(at("body", "a form body must be an object of field templates".into()));
+        }
+        let body = match &http.body {
+            _ if http.body_type == BodyTypeConfig::None => BodyPlan::None,
+            None | Some(Value::Null) if matches!(method.as_str(), "GET" | "HEAD" | "DELETE") && http.body_type == BodyTypeConfig::Json => BodyPlan::None,
+            None | Some(Value::Null) => BodyPlan::Arguments(encoding),
+            Some(value) => BodyPlan::Template(scope.json(value, &format!("{field}.body"), &mut secrets)?, encoding),
+        };
+        if http.body_type == BodyTypeConfig::None && http.body.is_some() {
+            return Err(at("body", "is set, but bodyType is \"none\"".into()));
+        }
+        if matches!(method.as_str(), "GET" | "HEAD") && !matches!(body, BodyPlan::None) {
             return Err(at("body", format!("a {method} request has no body")));
         }
         if http.timeout_ms == 0 || http.timeout_ms > MAX_TIMEOUT_MS {
             return Err(at("timeoutMs", format!("must be 1 to {MAX_TIMEOUT_MS}")));
         }
-        Ok(RequestTemplate { method, url, headers, body, timeout_ms: http.timeout_ms, secrets })
+        if http.max_redirects > 20 {
+            return Err(at("maxRedirects", "must be 0 to 20".into()));
+        }
+        if let Some((i, bad)) = http.redirect_hosts.iter().enumerate().find(|(_, h)| h.is_empty() || h.contains(['/', ':', '@', ' '])) {
+            return Err(at(&format!("redirectHosts[{i}]"), format!("{bad:?} is not a host name")));
+        }
+        let redirects = RedirectPolicy { max: http.max_redirects, hosts: http.redirect_hosts.clone() };
+        Ok(RequestTemplate { method, url, headers, body, timeout_ms: http.timeout_ms, secrets, redirects, retry: None })
     }
 
     /// Renders the request for one call. Arguments must already be validated.
@@ -182,20 +237,20 @@ impl RequestTemplate {
         let mut headers = Vec::with_capacity(self.headers.len() + 1);
         for (name, template) in &self.headers {
             let value = template.expand(Context::Text, lookup);
-            if value.contains(['\r', '\n', '\0']) {
-                return Err(Error::InvalidParams(format!("a value for header {name} contains a line break")));
+            if value.contains(|c: char| c.is_ascii_control() && c != '\t') {
+                return Err(Error::InvalidParams(format!("a value for header {name} contains a control character or line break")));
             }
-            headers.push((name.clone(), value));
+            headers.push((name.clone(), header_value(&value)));
         }
-        let body = match &self.body {
-            BodyPlan::None => None,
-            BodyPlan::Arguments => Some(Value::Object(args.clone()).to_string()),
-            BodyPlan::Json(t) => Some(render_json(t, &lookup).unwrap_or(Value::Null).to_string()),
+        let (body, encoding) = match &self.body {
+            BodyPlan::None => (None, None),
+            BodyPlan::Arguments(e) => (Some(e.encode(&Value::Object(args.clone()))), Some(*e)),
+            BodyPlan::Template(t, e) => (Some(e.encode(&render_json(t, &lookup).unwrap_or(Value::Null))), Some(*e)),
         };
-        if body.is_some() && !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type")) {
-            headers.push(("Content-Type".into(), "application/json".into()));
+        if let Some(encoding) = encoding.filter(|_| !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type"))) {
+            headers.push(("Content-Type".into(), encoding.content_type().into()));
         }
-        Ok(HttpCall { method: self.method.clone(), url, headers, body, timeout_ms: self.timeout_ms })
+        Ok(HttpCall { method: self.method.clone(), url, headers, body, timeout_ms: self.timeout_ms, redirects: self.redirects.clone(), retry: self.retry })
     }
 }
 
@@ -243,6 +298,69 @@ fn check_url_shape(source: &str, url: &Template) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("argument {first_arg:?} appears before the host is complete; arguments may only fill the path, query or fragment"))
+    }
+}
+
+/// A header value is bytes, not text: non-ASCII characters are sent percent-encoded as UTF-8
+/// (as RFC 8187 values are), because a fetch refuses them outright.
+fn header_value(value: &str) -> String {
+    if value.is_ascii() {
+        return value.to_string();
+    }
+    let mut out = String::with_capacity(value.len() * 2);
+    for c in value.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    out
+}
+
+/// `application/x-www-form-urlencoded` (WHATWG URL): an object's members as `key=value` pairs;
+/// arrays repeat their key, nested objects are sent as JSON text, and `null` is left out.
+fn form_encode(value: &Value) -> String {
+    fn push(out: &mut String, key: &str, value: &str) {
+        if !out.is_empty() {
+            out.push('&');
+        }
+        encode_component(out, key);
+        out.push('=');
+        encode_component(out, value);
+    }
+    fn scalar(v: &Value) -> Option<String> {
+        match v {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    for (key, v) in value.as_object().into_iter().flatten() {
+        match v {
+            Value::Array(items) => items.iter().filter_map(scalar).for_each(|item| push(&mut out, key, &item)),
+            other => {
+                if let Some(text) = scalar(other) {
+                    push(&mut out, key, &text);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn encode_component(out: &mut String, text: &str) {
+    for b in text.bytes() {
+        match b {
+            b' ' => out.push('+'),
+            b'*' | b'-' | b'.' | b'_' => out.push(b as char),
+            b if b.is_ascii_alphanumeric() => out.push(b as char),
+            b => out.push_str(&format!("%{b:02X}")),
+        }
     }
 }
 

@@ -38,7 +38,6 @@ pub struct LineReader {
     progress_token: Option<Value>,
     last_progress: Option<f64>,
     log_level: Option<String>,
-    structured: bool,
     done: bool,
     /// Also emit seed 003's `progress.update` beside each `notifications/progress`.
     progress_update: bool,
@@ -47,7 +46,7 @@ pub struct LineReader {
 }
 
 impl LineReader {
-    pub fn new(sse: bool, progress_token: Option<Value>, log_level: Option<String>, structured: bool) -> LineReader {
+    pub fn new(sse: bool, progress_token: Option<Value>, log_level: Option<String>) -> LineReader {
         LineReader {
             sse,
             buffer: Vec::new(),
@@ -55,7 +54,6 @@ impl LineReader {
             progress_token,
             last_progress: None,
             log_level,
-            structured,
             done: false,
             progress_update: false,
             extra: Vec::new(),
@@ -127,7 +125,7 @@ impl LineReader {
             self.done = true;
             return Some(Event::Result(error_result(format!("The upstream sent a line that is not JSON: {}", text.chars().take(200).collect::<String>()))));
         };
-        if let Some(event) = classify(&value, self.structured) {
+        if let Some(event) = classify(&value) {
             self.done = true;
             return Some(event);
         }
@@ -168,9 +166,9 @@ impl LineReader {
 }
 
 /// The terminal meaning of one message, if it has one: a result or an input request.
-pub fn classify(value: &Value, structured: bool) -> Option<Event> {
+pub fn classify(value: &Value) -> Option<Event> {
     if let Some(result) = value.get("result") {
-        return Some(Event::Result(passthrough(result.clone(), structured)));
+        return Some(Event::Result(passthrough(result.clone())));
     }
     let input = value.get("input")?;
     let method = input.get("method").and_then(Value::as_str);
@@ -219,7 +217,7 @@ mod tests {
 
     #[test]
     fn ndjson_progress_logs_and_result() {
-        let mut r = LineReader::new(false, Some(json!("tok")), Some("info".into()), true);
+        let mut r = LineReader::new(false, Some(json!("tok")), Some("info".into()));
         let mut events = r.feed(b"{\"progress\":0,\"total\":100}\n{\"progress\":50,\"total\":100,\"message\":\"half\"}\n{\"prog");
         events.extend(r.feed(b"ress\":50}\n{\"log\":{\"level\":\"debug\",\"data\":\"hidden\"}}\n{\"log\":{\"level\":\"info\",\"data\":\"shown\",\"logger\":\"t\"}}\n"));
         assert_eq!(
@@ -240,7 +238,7 @@ mod tests {
 
     #[test]
     fn progress_update_lines_for_ndjson_clients() {
-        let mut r = LineReader::new(false, Some(json!(7)), None, true).with_progress_update();
+        let mut r = LineReader::new(false, Some(json!(7)), None).with_progress_update();
         let events = r.feed(b"{\"progress\":1,\"total\":2}\n");
         assert_eq!(
             notifies(&events),
@@ -253,13 +251,13 @@ mod tests {
 
     #[test]
     fn progress_needs_a_token() {
-        let mut r = LineReader::new(false, None, None, true);
+        let mut r = LineReader::new(false, None, None);
         assert!(r.feed(b"{\"progress\":1}\n").is_empty());
     }
 
     #[test]
     fn sse_data_events() {
-        let mut r = LineReader::new(true, Some(json!(1)), None, true);
+        let mut r = LineReader::new(true, Some(json!(1)), None);
         let events = r.feed(b": comment\nid: 1\ndata: {\"progress\":1}\n\nevent: message\ndata: {\"result\":\n");
         assert_eq!(notifies(&events).len(), 1);
         let events = r.feed(b"data: {\"content\":[]}}\n\n");
@@ -268,11 +266,11 @@ mod tests {
 
     #[test]
     fn a_stream_without_result_or_with_garbage_is_an_error() {
-        let mut r = LineReader::new(false, None, None, true);
+        let mut r = LineReader::new(false, None, None);
         r.feed(b"{\"log\":{\"level\":\"info\",\"data\":1}}\n");
         let end = r.finish();
         assert!(matches!(&end[..], [Event::Result(v)] if v["isError"] == true));
-        let mut r = LineReader::new(false, None, None, true);
+        let mut r = LineReader::new(false, None, None);
         let events = r.feed(b"not json\n{\"result\":{\"content\":[]}}\n");
         assert!(matches!(&events[..], [Event::Result(v)] if v["content"][0]["text"].as_str().unwrap().contains("not JSON")));
         assert!(r.finish().is_empty());
@@ -280,10 +278,10 @@ mod tests {
 
     #[test]
     fn input_requests() {
-        let mut r = LineReader::new(false, None, None, true);
+        let mut r = LineReader::new(false, None, None);
         let events = r.feed(b"{\"input\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"m\"}},\"state\":{\"step\":1}}\n");
         assert_eq!(events, [Event::Input { method: "elicitation/create".into(), params: json!({"message":"m"}), state: json!({"step":1}) }]);
-        let bad = classify(&json!({"input":{"method":"roots/list","params":{}}}), true);
+        let bad = classify(&json!({"input":{"method":"roots/list","params":{}}}));
         assert!(matches!(bad, Some(Event::Result(v)) if v["isError"] == true));
         assert_eq!(required_capability("sampling/createMessage"), "sampling");
         assert_eq!(

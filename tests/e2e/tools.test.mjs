@@ -53,16 +53,16 @@ test('an unreachable upstream is a tool error', async () => {
 test('bad arguments: a tool error for 2025-11-25, -32602 before it; unknown tools are -32602', async () => {
   const latest = await openSession(url, '2025-11-25');
   const { result } = await call(latest, 'echo', { message: 42 });
-  assert.deepEqual(result, { content: [{ type: 'text', text: 'invalid arguments for tool "echo": /message: expected string, got integer' }], isError: true });
+  assert.deepEqual(result, { content: [{ type: 'text', text: 'invalid arguments for tool "echo": /message: expected string, got integer (type)' }], isError: true });
   const missing = await call(latest, 'echo', {});
-  assert.equal(missing.result.content[0].text, 'invalid arguments for tool "echo": missing required argument "message"');
+  assert.equal(missing.result.content[0].text, 'invalid arguments for tool "echo": missing required property "message" (required)');
   const badEnum = await call(latest, 'lookup', { city: 'Oslo', unit: 'k' });
-  assert.equal(badEnum.result.content[0].text, 'invalid arguments for tool "lookup": /unit: must be one of "c", "f"');
+  assert.equal(badEnum.result.content[0].text, 'invalid arguments for tool "lookup": /unit: must be one of "c", "f" (enum)');
 
   for (const version of ['2025-06-18', '2025-03-26', '2024-11-05']) {
     const sid = await openSession(url, version);
     const reply = await call(sid, 'echo', {});
-    assert.deepEqual(reply.error, { code: -32602, message: 'Invalid params: invalid arguments for tool "echo": missing required argument "message"' }, version);
+    assert.deepEqual(reply.error, { code: -32602, message: 'Invalid params: invalid arguments for tool "echo": missing required property "message" (required)' }, version);
   }
   for (const version of ['2025-11-25', '2024-11-05']) {
     const sid = await openSession(url, version);

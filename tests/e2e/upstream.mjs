@@ -1,11 +1,24 @@
 //! A real HTTP upstream on 127.0.0.1 for the end-to-end tests: the demo endpoints plus ones that
-//! fail, hang, lie about JSON, or wait for the test to release them.
+//! fail, hang, flap, ask to retry later, redirect, send 50 MB or binary, lie about JSON, or wait
+//! for the test to release them.
 import { createServer } from 'node:http';
 import { demoHandler } from '../../examples/default/upstream.mjs';
+
+const BIG_BYTES = 50 * 1024 * 1024;
+// A 1×1 PNG, the start of a WAV file, and a tiny PDF: real magic numbers, small bodies.
+const BINARY = {
+  '/image': ['image/png', Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')],
+  '/audio': ['audio/wav', Buffer.from('RIFF$\0\0\0WAVEfmt ', 'latin1')],
+  '/pdf': ['application/pdf', Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1')],
+};
 
 export async function startTestUpstream() {
   const held = new Map(); // key → [res]
   const seen = []; // requests as the upstream saw them
+  const attempts = new Map(); // key → requests so far (/flap, /retry-after)
+  const big = new Map(); // key → { written, closed } (/big)
+  const hanging = new Set(); // keys of /hang requests still open
+  const aborted = new Set(); // keys of /hang requests the worker gave up on
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://upstream');
     seen.push({ method: req.method, url: req.url, headers: req.headers });
@@ -56,6 +69,70 @@ export async function startTestUpstream() {
         res.end(JSON.stringify({ result: { content: [{ type: 'text', text }] } }) + '\n');
       };
       held.set(key, [...(held.get(key) ?? []), release]);
+    } else if (url.pathname.startsWith('/mirror/')) {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const headers = Object.fromEntries(['content-type', 'x-name', 'x-trace'].filter((h) => h in req.headers).map((h) => [h, req.headers[h]]));
+        res.end(JSON.stringify({ method: req.method, path: url.pathname, query: url.search, headers, body }));
+      });
+    } else if (url.pathname === '/json') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(url.searchParams.get('body') ?? '{}');
+    } else if (url.pathname === '/image' || url.pathname === '/audio' || url.pathname === '/pdf') {
+      const [type, bytes] = BINARY[url.pathname];
+      res.writeHead(200, { 'content-type': type, 'content-length': bytes.length });
+      res.end(bytes);
+    } else if (url.pathname.startsWith('/big/')) {
+      // 50 MB of text, written as fast as the reader takes it.
+      const stats = { written: 0, closed: false };
+      big.set(url.pathname.slice('/big/'.length), stats);
+      const chunk = Buffer.alloc(64 * 1024, 'a');
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.on('close', () => (stats.closed = stats.written < BIG_BYTES));
+      const pump = () => {
+        while (stats.written < BIG_BYTES && !res.destroyed) {
+          stats.written += chunk.length;
+          if (!res.write(chunk)) return res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    } else if (url.pathname.startsWith('/flap/')) {
+      // 503 for the first `fails` requests of a key, then 200.
+      const key = url.pathname.slice('/flap/'.length);
+      const n = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, n);
+      if (n <= Number(url.searchParams.get('fails') ?? 1)) {
+        res.writeHead(503, { 'content-type': 'text/plain' });
+        res.end(`busy (attempt ${n})`);
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ attempts: n }));
+      }
+    } else if (url.pathname.startsWith('/retry-after/')) {
+      const key = url.pathname.slice('/retry-after/'.length);
+      const n = (attempts.get(key) ?? 0) + 1;
+      attempts.set(key, n);
+      if (n === 1) {
+        res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': url.searchParams.get('after') ?? '1' });
+        res.end('slow down');
+      } else {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ attempts: n }));
+      }
+    } else if (url.pathname === '/redirect') {
+      res.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
+      res.end();
+    } else if (url.pathname.startsWith('/hang/')) {
+      const key = url.pathname.slice('/hang/'.length);
+      hanging.add(key);
+      res.on('close', () => {
+        hanging.delete(key);
+        aborted.add(key);
+      });
     } else {
       demoHandler(req, res);
     }
@@ -64,6 +141,10 @@ export async function startTestUpstream() {
   return {
     url: `http://127.0.0.1:${server.address().port}`,
     seen,
+    attempts,
+    big,
+    hanging,
+    aborted,
     /** Resolves once a request for `key` is being held. */
     async waitForHold(key) {
       while (!held.get(key)?.length) await new Promise((r) => setTimeout(r, 10));

@@ -15,7 +15,7 @@ use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
 use super::http::{error_response, ALIAS, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
-use super::calls::{self, CallContext, Inputs};
+use super::calls::{self, CallContext, Cancels, Inputs};
 use super::streams::{parse_event_id, Outlet, Streams};
 use super::{catalog, now_ms, registry, writer};
 use crate::config::Server;
@@ -41,6 +41,8 @@ pub struct McpSession {
     last_activity: Rc<Cell<u64>>,
     /// Requests sent to the client whose answers calls are waiting for.
     inputs: Inputs,
+    /// Calls in flight, which `notifications/cancelled` stops.
+    cancels: Cancels,
     /// SSE streams and their event logs, for resumption.
     streams: Streams,
     /// The standalone GET stream (or a legacy session's event stream), if one is open:
@@ -61,7 +63,7 @@ impl DurableObject for McpSession {
             raw_storage,
             state,
             env,
-            cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(),
+            cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(),
             standalone: Rc::default(),
         }
     }
@@ -239,6 +241,13 @@ impl McpSession {
                     let waiting = id.as_str().and_then(|id| self.inputs.borrow_mut().remove(id));
                     if let Some(sender) = waiting {
                         let _ = sender.send(result.clone());
+                    }
+                }
+                // Whichever request carries it, the cancellation reaches the call: every call
+                // of this session runs in this object.
+                Ok(Message::Notification(n)) if n.method == "notifications/cancelled" => {
+                    if let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId")) {
+                        calls::cancel(&self.cancels, id);
                     }
                 }
                 // Over HTTP+SSE, initialize arrives in a session the GET already opened.

@@ -9,8 +9,13 @@ impl McpSession {
     pub(super) async fn run(&self, server: &'static Server, session: Session, session_id: &str, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
         if !framing.is_stream() {
             let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
-            let ctx = CallContext { server, session: &session, out: None, inputs: Some(&self.inputs), progress_update: false, deadline_ms: None };
-            return respond(framing, session_id, calls::collect(&ctx, actions).await, batch);
+            let ctx = CallContext { server, session: &session, out: None, inputs: Some(&self.inputs), cancels: Some(&self.cancels), progress_update: false, deadline_ms: None };
+            let replies = calls::collect(&ctx, actions).await;
+            if replies.is_empty() {
+                // Every request was cancelled: there is no reply to send.
+                return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)?).empty());
+            }
+            return respond(framing, session_id, replies, batch);
         }
         let (writer, readable) = writer::open(framing)?;
         let writer = Rc::new(writer);
@@ -53,16 +58,19 @@ impl McpSession {
         let (sender, mut receiver) = futures::channel::mpsc::unbounded::<(bool, String)>();
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let inputs = self.inputs.clone();
+        let cancels = self.cancels.clone();
         let task_session = session.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             let out = Outlet::Deferred(sender.clone());
-            let ctx = CallContext { server, session: &task_session, out: Some(&out), inputs: Some(&inputs), progress_update: false, deadline_ms: None };
-            let reply = calls::complete(&ctx, &call).await;
-            let _ = sender.unbounded_send((true, reply));
+            let ctx = CallContext { server, session: &task_session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), progress_update: false, deadline_ms: None };
+            if let Some(reply) = calls::complete(&ctx, &call).await {
+                let _ = sender.unbounded_send((true, reply));
+            }
         });
         let Some((done, first)) = receiver.next().await else {
-            return Err(Error::Internal("the call ended without a reply".into()));
+            // Cancelled before anything was sent: no reply, so nothing to frame.
+            return Ok(Some(ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)?).empty()));
         };
         if done {
             return respond(Framing::Json, session_id, vec![first], false).map(Some);
@@ -110,13 +118,14 @@ impl McpSession {
     pub(super) fn spawn_actions(&self, server: &'static Server, session: Session, out: Outlet, actions: Vec<Action>, priming: Option<(u64, u64)>, progress_update: bool) {
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let inputs = self.inputs.clone();
+        let cancels = self.cancels.clone();
         let streams = self.streams.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             if let Some((id, retry)) = priming {
                 streams.prime(id, retry).await;
             }
-            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: Some(&inputs), progress_update, deadline_ms: None };
+            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), progress_update, deadline_ms: None };
             calls::deliver(&ctx, &out, actions).await;
         });
     }

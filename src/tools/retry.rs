@@ -1,0 +1,245 @@
+//! Attempts of one upstream call: which failures are retried, how long to wait (exponential
+//! backoff with jitter, or the upstream's `Retry-After`), and where redirects may lead.
+
+/// A tool's retry settings, after validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included.
+    pub attempts: u32,
+    pub initial_delay_ms: u64,
+    pub max_delay_ms: u64,
+}
+
+/// How an attempt failed, as far as retrying cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// No response: refused, reset, DNS.
+    Network,
+    /// An HTTP status, with the `Retry-After` delay it carried, if any.
+    Status { status: u16, retry_after_ms: Option<u64> },
+}
+
+/// What to do after a failed attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Wait this long, then try again.
+    Retry { wait_ms: u64 },
+    /// The failure is the call's outcome.
+    GiveUp,
+    /// The upstream asked us to wait longer than the call has left.
+    OutOfTime { retry_after_ms: u64 },
+}
+
+/// Whether a failure may be retried at all: network errors, 429 and 5xx.
+pub fn is_retryable(failure: Failure) -> bool {
+    match failure {
+        Failure::Network => true,
+        Failure::Status { status, .. } => status == 429 || (500..600).contains(&status),
+    }
+}
+
+impl RetryPolicy {
+    /// Decides after the `made`-th attempt failed. `jitter` is uniform in [0, 1): the edge draws
+    /// it, so this stays deterministic.
+    pub fn next(&self, made: u32, failure: Failure, remaining_ms: u64, jitter: f64) -> Step {
+        if made >= self.attempts || !is_retryable(failure) {
+            return Step::GiveUp;
+        }
+        if let Failure::Status { retry_after_ms: Some(wait), .. } = failure {
+            return if wait >= remaining_ms { Step::OutOfTime { retry_after_ms: wait } } else { Step::Retry { wait_ms: wait } };
+        }
+        // Equal jitter: half the backoff is certain, half random, so waits never collapse to 0.
+        let exponent = made.saturating_sub(1).min(32);
+        let cap = self.initial_delay_ms.saturating_mul(1u64 << exponent).min(self.max_delay_ms);
+        let wait = cap / 2 + ((cap / 2) as f64 * jitter.clamp(0.0, 1.0)) as u64;
+        if wait >= remaining_ms {
+            Step::GiveUp
+        } else {
+            Step::Retry { wait_ms: wait }
+        }
+    }
+}
+
+/// `Retry-After` as a delay from `now_ms`: delay-seconds or an HTTP date (RFC 9110 10.2.3).
+pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(seconds.saturating_mul(1000));
+    }
+    let at = parse_http_date(value)?;
+    Some(at.saturating_sub(now_ms))
+}
+
+/// IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, as milliseconds since the epoch.
+fn parse_http_date(value: &str) -> Option<u64> {
+    let rest = value.split_once(", ")?.1;
+    let mut parts = rest.split(' ');
+    let day: u64 = parts.next()?.parse().ok()?;
+    let month_name = parts.next()?;
+    let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].iter().position(|m| *m == month_name)? as u64 + 1;
+    let year: u64 = parts.next()?.parse().ok()?;
+    let mut clock = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
+    let (h, m, s) = (clock.next()??, clock.next()??, clock.next()??);
+    if parts.next()? != "GMT" || !(1..=31).contains(&day) || year < 1970 || h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm), for years from 1970.
+    let (y, mo) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * mo + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = (era * 146_097 + doe).checked_sub(719_468)?;
+    Some(((days * 24 + h) * 60 + m) * 60_000 + s * 1000)
+}
+
+/// Where a redirect may lead: the configured request's own origin, or a listed host.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RedirectPolicy {
+    pub max: u32,
+    pub hosts: Vec<String>,
+}
+
+impl RedirectPolicy {
+    /// Resolves `location` against `current` and checks it against the host rules of `first`,
+    /// the URL the templates produced. Never downgrades https to http.
+    pub fn target(&self, first: &str, current: &str, location: &str) -> Result<String, String> {
+        let next = resolve(current, location).ok_or_else(|| format!("the redirect to {location:?} is not a valid URL"))?;
+        let (scheme, host, port) = origin(&next).ok_or_else(|| format!("the redirect to {location:?} is not an http(s) URL"))?;
+        let (first_scheme, first_host, first_port) = origin(first).ok_or("the request URL is not http(s)")?;
+        if first_scheme == "https" && scheme == "http" {
+            return Err(format!("the redirect to {next} would downgrade https to http"));
+        }
+        let same_origin = host == first_host && port == first_port && scheme == first_scheme;
+        let listed = self.hosts.iter().any(|h| h.eq_ignore_ascii_case(&host));
+        if same_origin || listed {
+            Ok(next)
+        } else {
+            Err(format!("the redirect to host {host:?} is not allowed (add it to http.redirectHosts)"))
+        }
+    }
+}
+
+/// The method and body after a redirect: 303, and 301/302 after a POST, become a GET
+/// without a body (as browsers do); 307 and 308 repeat the request as it was.
+pub fn redirected_method(status: u16, method: &str) -> (String, bool) {
+    match status {
+        307 | 308 => (method.to_string(), true),
+        303 if method != "HEAD" => ("GET".into(), false),
+        301 | 302 if method == "POST" => ("GET".into(), false),
+        _ => (method.to_string(), true),
+    }
+}
+
+/// Scheme, lowercase host and port of an http(s) URL.
+fn origin(url: &str) -> Option<(String, String, u16)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "https" => 443,
+        "http" => 80,
+        _ => return None,
+    };
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    // An IPv6 literal keeps its colons inside brackets.
+    let (host, port) = match host_port.rsplit_once(':') {
+        Some((h, p)) if !p.contains(']') => (h, p.parse().ok()?),
+        _ => (host_port, default_port),
+    };
+    if host.is_empty() {
+        return None;
+    }
+    Some((scheme, host.to_ascii_lowercase(), port))
+}
+
+/// Resolves a `Location` value against the URL it came from (the common cases of RFC 3986 5.2).
+fn resolve(base: &str, location: &str) -> Option<String> {
+    let location = location.trim();
+    if location.contains("://") {
+        return Some(location.to_string());
+    }
+    let (scheme, rest) = base.split_once("://")?;
+    if let Some(net) = location.strip_prefix("//") {
+        return Some(format!("{scheme}://{net}"));
+    }
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path_and_more) = rest.split_at(authority_end);
+    let origin = format!("{scheme}://{authority}");
+    if location.starts_with('/') {
+        return Some(format!("{origin}{location}"));
+    }
+    let path = path_and_more.split(['?', '#']).next().unwrap_or("");
+    if location.starts_with('?') {
+        return Some(format!("{origin}{path}{location}"));
+    }
+    let dir = path.rfind('/').map_or("/", |i| path.get(..=i).unwrap_or("/"));
+    Some(format!("{origin}{dir}{location}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POLICY: RetryPolicy = RetryPolicy { attempts: 4, initial_delay_ms: 100, max_delay_ms: 300 };
+
+    #[test]
+    fn only_network_errors_429_and_5xx_are_retried() {
+        let status = |status| Failure::Status { status, retry_after_ms: None };
+        assert!(is_retryable(Failure::Network) && is_retryable(status(429)) && is_retryable(status(503)));
+        assert!(!is_retryable(status(400)) && !is_retryable(status(404)) && !is_retryable(status(501 + 99)));
+        assert_eq!(POLICY.next(1, status(404), 10_000, 0.5), Step::GiveUp);
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_with_jitter() {
+        let net = Failure::Network;
+        assert_eq!(POLICY.next(1, net, 10_000, 0.0), Step::Retry { wait_ms: 50 });
+        assert_eq!(POLICY.next(1, net, 10_000, 0.999), Step::Retry { wait_ms: 99 });
+        assert_eq!(POLICY.next(2, net, 10_000, 0.0), Step::Retry { wait_ms: 100 });
+        assert_eq!(POLICY.next(3, net, 10_000, 1.0), Step::Retry { wait_ms: 300 });
+        assert_eq!(POLICY.next(4, net, 10_000, 0.0), Step::GiveUp, "attempts are used up");
+        assert_eq!(POLICY.next(1, net, 40, 0.0), Step::GiveUp, "no time is left to wait");
+    }
+
+    #[test]
+    fn retry_after_is_honoured_or_ends_the_call() {
+        let busy = |ms| Failure::Status { status: 503, retry_after_ms: Some(ms) };
+        assert_eq!(POLICY.next(1, busy(2_000), 5_000, 0.3), Step::Retry { wait_ms: 2_000 });
+        assert_eq!(POLICY.next(1, busy(2_000), 1_500, 0.3), Step::OutOfTime { retry_after_ms: 2_000 });
+        assert_eq!(parse_retry_after(" 3 ", 0), Some(3_000));
+        let now = 784_111_777_000 - 5_000;
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now), Some(5_000));
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now + 9_000), Some(0));
+        assert_eq!(parse_retry_after("Sun, 29 Feb 2032 00:00:00 GMT", 0), Some(1_961_625_600_000));
+        assert_eq!(parse_retry_after("soon", 0), None);
+        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 PST", 0), None);
+    }
+
+    #[test]
+    fn redirects_stay_on_the_origin_or_listed_hosts() {
+        let policy = RedirectPolicy { max: 3, hosts: vec!["cdn.example.com".into()] };
+        let first = "https://api.example.com/v1/items?x=1";
+        assert_eq!(policy.target(first, first, "/v2/items").unwrap(), "https://api.example.com/v2/items");
+        assert_eq!(policy.target(first, first, "other?y=2").unwrap(), "https://api.example.com/v1/other?y=2");
+        assert_eq!(policy.target(first, first, "?page=2").unwrap(), "https://api.example.com/v1/items?page=2");
+        assert_eq!(policy.target(first, first, "https://API.example.com:443/z").unwrap(), "https://API.example.com:443/z");
+        assert_eq!(policy.target(first, first, "//cdn.example.com/f").unwrap(), "https://cdn.example.com/f");
+        assert!(policy.target(first, first, "https://evil.test/").unwrap_err().contains("host \"evil.test\" is not allowed"));
+        assert!(policy.target(first, first, "https://api.example.com:8443/").is_err());
+        assert!(policy.target(first, first, "https://api.example.com@evil.test/").is_err());
+        assert!(policy.target(first, first, "http://api.example.com/").unwrap_err().contains("downgrade"));
+        assert!(policy.target(first, first, "ftp://api.example.com/").is_err());
+        let local = "http://127.0.0.1:8788/a/b";
+        assert_eq!(policy.target(local, local, "c").unwrap(), "http://127.0.0.1:8788/a/c");
+        assert!(policy.target(local, local, "http://127.0.0.1:9999/").is_err());
+    }
+
+    #[test]
+    fn redirected_methods() {
+        assert_eq!(redirected_method(303, "POST"), ("GET".into(), false));
+        assert_eq!(redirected_method(302, "POST"), ("GET".into(), false));
+        assert_eq!(redirected_method(307, "POST"), ("POST".into(), true));
+        assert_eq!(redirected_method(301, "GET"), ("GET".into(), true));
+    }
+}
