@@ -13,6 +13,12 @@ export function serveWorker({ dir, bindings, port = 0, persist = false, handleRu
     // Keep in step with wrangler.toml.
     compatibilityDate: '2026-04-01',
     durableObjects: { MCP_SESSIONS: 'McpSession' },
+    // Keep in step with wrangler.toml: queued tools, their consumer and its dead-letter queue.
+    queueProducers: { TOOL_QUEUE: { queueName: 'mcp-edge-tools' } },
+    queueConsumers: {
+      'mcp-edge-tools': { maxBatchSize: 1, maxBatchTimeout: 0, maxRetries: 2, deadLetterQueue: 'mcp-edge-tools-dlq' },
+      'mcp-edge-tools-dlq': { maxBatchSize: 1, maxBatchTimeout: 0 },
+    },
     durableObjectsPersist: persist,
     bindings,
     host: '127.0.0.1',

@@ -51,6 +51,10 @@ pub enum Error {
     RouteNotFound(String),
     /// The bundled configuration is invalid; every request reports it.
     Config(String),
+    /// A callback token that is malformed or not signed by us.
+    UnknownCallback,
+    /// A deferred call that already got its result, timed out, or ended with its session.
+    CallGone,
 }
 
 impl Error {
@@ -73,7 +77,9 @@ impl Error {
             | Error::Unauthorized
             | Error::UnsupportedVersion(_)
             | Error::PayloadTooLarge(_)
-            | Error::RouteNotFound(_) => code::BAD_REQUEST,
+            | Error::RouteNotFound(_)
+            | Error::UnknownCallback
+            | Error::CallGone => code::BAD_REQUEST,
         }
     }
 
@@ -84,7 +90,8 @@ impl Error {
             Error::Parse(_) | Error::InvalidRequest(_) | Error::SessionRequired | Error::UnsupportedVersion(_) => 400,
             Error::MethodNotFound(_) | Error::InvalidParams(_) | Error::ResourceNotFound(_) => 200,
             Error::Internal(_) | Error::Config(_) => 500,
-            Error::SessionNotFound | Error::RouteNotFound(_) => 404,
+            Error::SessionNotFound | Error::RouteNotFound(_) | Error::UnknownCallback => 404,
+            Error::CallGone => 410,
             Error::OriginForbidden(_) | Error::HostForbidden(_) => 403,
             Error::MethodNotAllowed(_) => 405,
             Error::NotAcceptable(_) => 406,
@@ -121,6 +128,8 @@ impl Error {
             Error::RouteNotFound(path) => format!("Not Found: no MCP server at {path}"),
             Error::Conflict(detail) => format!("Conflict: {detail}"),
             Error::Unauthorized => "Unauthorized".into(),
+            Error::UnknownCallback => "Not Found: unknown callback".into(),
+            Error::CallGone => "Gone: this call already has its result, timed out, or ended with its session".into(),
             Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::negotiate::SUPPORTED_VERSIONS.join(", ")),
         }
     }

@@ -13,6 +13,7 @@
 //! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
 //! - [`session`]: what a session persists, and when it expires.
 //! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
+//! - [`pending`]: deferred (queued and callback) calls: their records and signed callback tokens.
 //! - [`config`]: the bundled configuration, validated with precise paths.
 //! - [`tools`]: templates, argument validation, HTTP request rendering, reply mapping.
 //! - [`routes`]: route patterns with `{param}` segments.
@@ -27,6 +28,7 @@ pub mod error;
 pub mod framing;
 pub mod jsonrpc;
 pub mod negotiate;
+pub mod pending;
 pub mod policy;
 pub mod protocol;
 pub mod routes;

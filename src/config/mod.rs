@@ -215,6 +215,9 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         }
         tools.push(Tool::compile(t, &tool_path, &route_params, max_reply_bytes)?);
     }
+    if let (Some(_), Some(i)) = (&s.stateless, tools.iter().position(|t| t.deferral.is_some())) {
+        return Err(ConfigError::at(format!("{path}.tools[{i}].execution"), "queued and callback tools need sessions: a stateless server has nowhere to deliver their results"));
+    }
     let mut resources: Vec<Resource> = Vec::new();
     for (i, r) in s.resources.iter().enumerate() {
         let at = format!("{path}.resources[{i}]");

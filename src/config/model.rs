@@ -157,6 +157,13 @@ pub struct ToolConfig {
     pub result: ResultModeConfig,
     #[serde(default)]
     pub sse: ToolSseConfig,
+    /// `direct` (default): fetched while the request waits. `queued`: a Cloudflare Queue consumer
+    /// fetches it. `callback`: the upstream answers 202 and POSTs the result to a callback URL.
+    #[serde(default)]
+    pub execution: ExecutionConfig,
+    /// How long a queued or callback call may wait for its result.
+    #[serde(default = "default_pending_timeout_ms")]
+    pub pending_timeout_ms: u64,
     /// Let templates use `{meta.auth.NAME}`: credentials the client sends per request in
     /// `params._meta.auth`. Off by default: no client credentials go upstream.
     #[serde(default)]
@@ -176,6 +183,19 @@ pub struct ResponseConfig {
     /// What a reply larger than the limit becomes.
     #[serde(default)]
     pub oversize: OversizeConfig,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ExecutionConfig {
+    #[default]
+    Direct,
+    Queued,
+    Callback,
+}
+
+fn default_pending_timeout_ms() -> u64 {
+    120_000
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

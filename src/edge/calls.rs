@@ -11,6 +11,7 @@ use futures::future::{select, Either};
 use serde_json::Value;
 use worker::Delay;
 
+use super::deferred::{self, Home};
 use super::upstream::{self, ToolReading};
 use super::streams::Outlet;
 use crate::config::Server;
@@ -51,6 +52,8 @@ pub struct CallContext<'a> {
     pub inputs: Option<&'a Inputs>,
     /// Where cancellations arrive; `None` in stateless mode, where they cannot reach a call.
     pub cancels: Option<&'a Cancels>,
+    /// The session object, where deferred calls wait; `None` in stateless mode.
+    pub home: Option<&'a Home>,
     /// NDJSON or the `/stream` alias: progress is also sent as `progress.update`.
     pub progress_update: bool,
     /// Stateless mode: a call still running after this long is answered with a timeout error.
@@ -122,9 +125,16 @@ async fn run(ctx: &CallContext<'_>, call: &PendingCall) -> String {
         let upstream = upstream::perform(&call.http, ctx.server.max_reply_bytes).await;
         return dispatch::finish(ctx.server, ctx.session, call, &upstream);
     };
-    let plan = ctx.server.tool(name).map_or_else(|| ReplyPlan::map(ctx.server.max_reply_bytes), |t| t.reply.clone());
+    let tool = ctx.server.tool(name);
+    let plan = tool.map_or_else(|| ReplyPlan::map(ctx.server.max_reply_bytes), |t| t.reply.clone());
     let structured = at_least(&ctx.session.protocol_version, "2025-06-18");
     let finished = |result| jsonrpc::success(&call.id, reply::finalize(result, &plan, structured));
+    if let (Some(tool), Some((deferral, timeout_ms))) = (tool, tool.and_then(|t| t.deferral)) {
+        return finished(match ctx.home {
+            Some(home) => deferred::run(home, call, tool, deferral, timeout_ms).await,
+            None => error_result(format!("The tool {name:?} is {}, which needs a session.", deferral.name())),
+        });
+    }
     let mut http = call.http.clone();
     for _ in 0..MAX_ROUNDS {
         let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone());

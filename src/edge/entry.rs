@@ -57,6 +57,9 @@ pub async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Resp
 async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Response, Error> {
     let catalog = catalog()?;
     let url = req.url()?;
+    if let Some(token) = url.path().strip_prefix("/callbacks/") {
+        return super::callbacks::receive(req, env, token).await;
+    }
     let route = catalog.route(url.path());
     let server_index = route.as_ref().map_or(0, |r| r.0);
     let Some(server) = catalog.servers.get(server_index) else {

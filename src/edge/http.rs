@@ -20,6 +20,12 @@ pub const ENDPOINT: &str = "x-mcp-edge-endpoint";
 /// Present when the body is NDJSON: one message per line.
 pub const NDJSON_BODY: &str = "x-mcp-edge-ndjson";
 pub const SESSION_ID: &str = "mcp-session-id";
+/// The public origin of the request, for URLs the session object hands out (callbacks).
+pub const ORIGIN: &str = "x-mcp-edge-origin";
+/// The deferred call a result or status request is about.
+pub const CALL: &str = "x-mcp-edge-call";
+/// Present when a queued call's message reached the dead-letter queue.
+pub const DEAD_LETTER: &str = "x-mcp-edge-dead-letter";
 
 /// The whole answer to a request that failed: a JSON-RPC error with `id: null`.
 pub fn error_response(error: &Error) -> Result<Response> {

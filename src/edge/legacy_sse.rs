@@ -44,5 +44,6 @@ pub async fn message(mut req: Request, env: &Env, server_index: usize, log: &mut
     if let Some(Ok(crate::jsonrpc::Message::Request(r))) = parsed.messages.first() {
         log.method = Some(r.method.clone());
     }
-    forward(env, &session_id, Forward { op: "sse-message", server_index, body: Some(body), ..Forward::default() }).await
+    let origin = url.origin().ascii_serialization();
+    forward(env, &session_id, Forward { op: "sse-message", server_index, body: Some(body), origin: Some(&origin), ..Forward::default() }).await
 }

@@ -1,10 +1,13 @@
 //! The edge: the only code that imports `worker`. It carries out what the core decides.
 
 mod calls;
+mod callbacks;
+mod deferred;
 mod entry;
 mod legacy_sse;
 mod registry;
 mod http;
+mod queue;
 mod session_object;
 mod stateless;
 mod streamable;

@@ -47,7 +47,7 @@ pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Po
         return Ok(ResponseBuilder::new().with_status(202).empty());
     }
     if !post.framing.is_stream() {
-        let ctx = CallContext { server, session: &session, out: None, inputs: None, cancels: None, progress_update: false, deadline_ms: Some(timeout_ms) };
+        let ctx = CallContext { server, session: &session, out: None, inputs: None, cancels: None, home: None, progress_update: false, deadline_ms: Some(timeout_ms) };
         let body = framing::json_body(&calls::collect(&ctx, actions).await, batch);
         let headers = Headers::new();
         headers.set("Content-Type", "application/json")?;
@@ -57,7 +57,7 @@ pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Po
     let out = Outlet::Lines(Rc::new(writer));
     let progress_update = post.progress_update;
     wasm_bindgen_futures::spawn_local(async move {
-        let ctx = CallContext { server, session: &session, out: Some(&out), inputs: None, cancels: None, progress_update, deadline_ms: Some(timeout_ms) };
+        let ctx = CallContext { server, session: &session, out: Some(&out), inputs: None, cancels: None, home: None, progress_update, deadline_ms: Some(timeout_ms) };
         calls::deliver(&ctx, &out, actions).await;
     });
     let headers = Headers::new();

@@ -5,7 +5,7 @@ use futures::StreamExt;
 use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
 use super::entry::RequestLog;
-use super::http::{ALIAS, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::http::{ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ORIGIN, ROUTE, SERVER, SESSION_ID};
 use super::catalog;
 use crate::config::Endpoint;
 use crate::error::Error;
@@ -77,7 +77,8 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
     let route = serde_json::to_string(&params).unwrap_or_default();
     let framing = Some((framing.as_str(), ndjson_body));
     let alias = endpoint == Endpoint::Stream;
-    forward(env, &session_id, Forward { op, server_index, framing, route: &route, body: Some(body), alias, json_ok, ..Forward::default() }).await
+    let origin = req.url()?.origin().ascii_serialization();
+    forward(env, &session_id, Forward { op, server_index, framing, route: &route, body: Some(body), alias, json_ok, origin: Some(&origin), ..Forward::default() }).await
 }
 
 pub async fn delete(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
@@ -132,6 +133,13 @@ pub struct Forward<'a> {
     pub alias: bool,
     /// An SSE request that also accepts JSON.
     pub json_ok: bool,
+    /// The public origin the request arrived on.
+    pub origin: Option<&'a str>,
+    /// The deferred call a result is for.
+    pub call: Option<&'a str>,
+    /// A result's content type, and whether it is a dead letter.
+    pub content_type: Option<&'a str>,
+    pub dead_letter: bool,
 }
 
 /// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
@@ -154,6 +162,18 @@ pub async fn forward(env: &Env, session_id: &str, f: Forward<'_>) -> Result<Resp
     }
     if let Some(endpoint) = f.endpoint {
         headers.set(ENDPOINT, endpoint)?;
+    }
+    if let Some(origin) = f.origin {
+        headers.set(ORIGIN, origin)?;
+    }
+    if let Some(call) = f.call {
+        headers.set(CALL, call)?;
+    }
+    if let Some(content_type) = f.content_type {
+        headers.set("content-type", content_type)?;
+    }
+    if f.dead_letter {
+        headers.set(DEAD_LETTER, "1")?;
     }
     if let Some((framing, ndjson_body)) = f.framing {
         headers.set(FRAMING, framing)?;

@@ -10,7 +10,8 @@ pub mod template;
 
 use serde_json::{json, Map, Value};
 
-use crate::config::model::ToolConfig;
+use crate::config::model::{ExecutionConfig, ToolConfig};
+use crate::pending::Deferral;
 use crate::config::ConfigError;
 use crate::error::Error;
 pub use request::{Bindings, HttpCall, RequestTemplate, Scope};
@@ -27,6 +28,8 @@ pub struct Tool {
     pub close_after_ms: Option<u64>,
     /// Templates may use `{meta.auth.NAME}` from the request's `params._meta.auth`.
     pub forward_meta_auth: bool,
+    /// Queued or callback execution, and how long the call may wait for its result.
+    pub deferral: Option<(crate::pending::Deferral, u64)>,
 }
 
 impl Tool {
@@ -75,6 +78,17 @@ impl Tool {
                 return Err(at("response.pick", format!("{pick:?} is not a JSON Pointer: it must be empty or start with \"/\"")));
             }
         }
+        let deferral = match t.execution {
+            ExecutionConfig::Direct => None,
+            ExecutionConfig::Queued => Some(Deferral::Queued),
+            ExecutionConfig::Callback => Some(Deferral::Callback),
+        };
+        if deferral.is_some() && !(1_000..=86_400_000).contains(&t.pending_timeout_ms) {
+            return Err(at("pendingTimeoutMs", "must be 1000 to 86400000".into()));
+        }
+        if deferral == Some(Deferral::Queued) && t.sse.close_after_ms.is_some() {
+            return Err(at("sse.closeAfterMs", "a queued tool's result already arrives later; leave closeAfterMs out".into()));
+        }
         if t.response.max_bytes == Some(0) {
             return Err(at("response.maxBytes", "must be greater than 0".into()));
         }
@@ -109,7 +123,7 @@ impl Tool {
             truncate: t.response.oversize == crate::config::model::OversizeConfig::Truncate,
             resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
         };
-        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth })
+        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)) })
     }
 
     /// Renders the HTTP request for one call. Arguments must already be validated.

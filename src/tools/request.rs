@@ -69,8 +69,8 @@ pub enum JsonTemplate {
     Literal(Value),
 }
 
-/// The one HTTP request a call makes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The one HTTP request a call makes. Serializable: a queued call travels as a queue message.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HttpCall {
     pub method: String,
     pub url: String,

@@ -2,7 +2,7 @@
 //! backoff with jitter, or the upstream's `Retry-After`), and where redirects may lead.
 
 /// A tool's retry settings, after validation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RetryPolicy {
     /// Attempts in all, the first included.
     pub attempts: u32,
@@ -94,7 +94,7 @@ fn parse_http_date(value: &str) -> Option<u64> {
 }
 
 /// Where a redirect may lead: the configured request's own origin, or a listed host.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RedirectPolicy {
     pub max: u32,
     pub hosts: Vec<String>,

@@ -13,6 +13,7 @@ export const buildDir = join(root, 'build-test');
 export const invalidBuildDir = join(root, 'build-test-invalid');
 export const API_KEY = 'test-key-7f3a';
 export const NOTIFY_TOKEN = 'notify-token-91c2';
+export const CALLBACK_SIGNING_KEY = 'callback-key-5d0e';
 
 export function freshPersistDir() {
   return mkdtempSync(join(tmpdir(), 'mcp-edge-do-'));
@@ -27,7 +28,7 @@ export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persi
   const mf = serveWorker({
     dir,
     persist,
-    bindings: { UPSTREAM_URL: upstreamUrl, API_KEY, NOTIFY_TOKEN },
+    bindings: { UPSTREAM_URL: upstreamUrl, API_KEY, NOTIFY_TOKEN, CALLBACK_SIGNING_KEY },
     handleRuntimeStdio(stdout, stderr) {
       for (const stream of [stdout, stderr]) {
         stream.setEncoding('utf8');

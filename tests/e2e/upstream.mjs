@@ -19,6 +19,7 @@ export async function startTestUpstream() {
   const big = new Map(); // key → { written, closed } (/big)
   const hanging = new Set(); // keys of /hang requests still open
   const aborted = new Set(); // keys of /hang requests the worker gave up on
+  const jobs = new Map(); // key → the callback URL a /jobs request carried
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://upstream');
     seen.push({ method: req.method, url: req.url, headers: req.headers });
@@ -126,6 +127,11 @@ export async function startTestUpstream() {
     } else if (url.pathname === '/redirect') {
       res.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
       res.end();
+    } else if (url.pathname.startsWith('/jobs/')) {
+      // A long job: accepted now, its result POSTed later to the callback URL.
+      jobs.set(url.pathname.slice('/jobs/'.length), req.headers['mcp-edge-callback']);
+      res.writeHead(202, { 'content-type': 'application/json' });
+      res.end('{"accepted":true}');
     } else if (url.pathname.startsWith('/hang/')) {
       const key = url.pathname.slice('/hang/'.length);
       hanging.add(key);
@@ -145,6 +151,7 @@ export async function startTestUpstream() {
     big,
     hanging,
     aborted,
+    jobs,
     /** Resolves once a request for `key` is being held. */
     async waitForHold(key) {
       while (!held.get(key)?.length) await new Promise((r) => setTimeout(r, 10));

@@ -5,6 +5,7 @@
 
 mod get;
 mod replies;
+mod results;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -14,8 +15,9 @@ use futures::StreamExt;
 use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
-use super::http::{error_response, ALIAS, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ROUTE, SERVER, SESSION_ID};
+use super::http::{error_response, ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ORIGIN, ROUTE, SERVER, SESSION_ID};
 use super::calls::{self, CallContext, Cancels, Inputs};
+use super::deferred::{Home, Waiters};
 use super::streams::{parse_event_id, Outlet, Streams};
 use super::{catalog, now_ms, registry, writer};
 use crate::config::Server;
@@ -43,6 +45,8 @@ pub struct McpSession {
     inputs: Inputs,
     /// Calls in flight, which `notifications/cancelled` stops.
     cancels: Cancels,
+    /// Deferred (queued and callback) calls waiting for their results.
+    waiters: Waiters,
     /// SSE streams and their event logs, for resumption.
     streams: Streams,
     /// The standalone GET stream (or a legacy session's event stream), if one is open:
@@ -63,7 +67,7 @@ impl DurableObject for McpSession {
             raw_storage,
             state,
             env,
-            cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(),
+            cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(), waiters: Waiters::default(),
             standalone: Rc::default(),
         }
     }
@@ -81,7 +85,12 @@ impl DurableObject for McpSession {
         };
         let idle = server_at(&session.server).map(|s| s.idle_timeout_ms);
         let now = now_ms();
-        let busy = self.busy.get() > 0;
+        let next_call = match server_at(&session.server) {
+            Some(server) => self.sweep_calls(server, &session, now).await.map_err(|e| worker::Error::RustError(e.message()))?,
+            None => None,
+        };
+        // A session waiting for a deferred result is in use.
+        let busy = self.busy.get() > 0 || next_call.is_some();
         // A legacy session lives only as long as its event stream.
         let idle = idle.filter(|_| !(session.legacy_sse && self.standalone.borrow().is_none() && !busy));
         if busy || self.last_activity.get() > session.last_used_ms {
@@ -91,7 +100,8 @@ impl DurableObject for McpSession {
         }
         match idle {
             Some(idle) if !session.is_expired(now, idle, busy) => {
-                let wait = session.expires_at(idle).saturating_sub(now).max(1_000);
+                let at = next_call.map_or(session.expires_at(idle), |call| call.min(session.expires_at(idle)));
+                let wait = at.saturating_sub(now).max(if next_call.is_some() { 1 } else { 1_000 });
                 self.state.storage().set_alarm(Duration::from_millis(wait)).await?;
             }
             // Expired, or its server is no longer configured: the session ends.
@@ -112,6 +122,9 @@ impl McpSession {
     async fn serve(&self, mut req: Request) -> Result<Response, Error> {
         let headers = req.headers();
         let op = headers.get(OP)?.unwrap_or_default();
+        if matches!(op.as_str(), "call-status" | "attempt-failed" | "resolve" | "callback") {
+            return self.serve_result(&op, req).await;
+        }
         let session_id = headers.get(SESSION_ID)?.unwrap_or_default();
         let server_index: usize = headers.get(SERVER)?.and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
         if op.starts_with("registry-") {
@@ -125,6 +138,14 @@ impl McpSession {
         let json_ok = headers.get(JSON_OK)?.is_some();
         let route: RouteParams = headers.get(ROUTE)?.and_then(|r| serde_json::from_str(&r).ok()).unwrap_or_default();
         let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("unknown server index".into()))?;
+        let home = Home {
+            env: self.env.clone(),
+            storage: self.raw_storage.clone(),
+            waiters: self.waiters.clone(),
+            session_id: session_id.clone(),
+            server_index,
+            origin: headers.get(ORIGIN)?.unwrap_or_default(),
+        };
 
         match op.as_str() {
             "initialize" => {
@@ -159,11 +180,11 @@ impl McpSession {
                     return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(&session_id, None)?).empty());
                 }
                 if json_ok && !batch {
-                    if let Some(response) = self.answer_lazily(server, &session, &session_id, &actions).await? {
+                    if let Some(response) = self.answer_lazily(server, &session, &home, &actions).await? {
                         return Ok(response);
                     }
                 }
-                self.run(server, session, &session_id, (framing, progress_update), actions, batch).await
+                self.run(server, session, &home, (framing, progress_update), actions, batch).await
             }
             "sse-open" => {
                 let now = now_ms();
@@ -184,7 +205,7 @@ impl McpSession {
                 let body = req.bytes().await?;
                 let parsed = jsonrpc::parse_body(&body, false)?;
                 let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, &route).await?;
-                self.spawn_actions(server, session, Outlet::Legacy(writer), actions, None, false);
+                self.spawn_actions(server, session, home, (Outlet::Legacy(writer), None), actions, false);
                 Ok(ResponseBuilder::new().with_status(202).empty())
             }
             "get" => {
@@ -297,6 +318,8 @@ impl McpSession {
 
     async fn end(&self) -> Result<(), Error> {
         *self.cached.borrow_mut() = Some(None);
+        // Calls still waiting for a result end with the session; their records go with the storage.
+        self.waiters.borrow_mut().clear();
         let storage = self.state.storage();
         storage.delete_alarm().await?;
         storage.delete_all().await?;
@@ -333,6 +356,17 @@ fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: bool
 
 /// How long a legacy session outlives its event stream, for POSTs already under way.
 const LEGACY_GRACE_MS: u64 = 10_000;
+
+/// Makes sure the object's alarm rings by `at_ms` (a deferred call's deadline).
+pub(crate) async fn arm_by(storage: &DurableObjectStorage, at_ms: u64) {
+    let current = match storage.get_alarm(js_sys::Object::new()) {
+        Ok(promise) => wasm_bindgen_futures::JsFuture::from(promise).await.ok().and_then(|v| v.as_f64()),
+        Err(_) => None,
+    };
+    if current.is_none_or(|at| at as u64 > at_ms) {
+        arm_alarm(storage, at_ms.saturating_sub(now_ms())).await;
+    }
+}
 
 /// Sets the object's alarm `in_ms` from now, from a task that has no `State`.
 async fn arm_alarm(storage: &DurableObjectStorage, in_ms: u64) {

@@ -6,10 +6,11 @@ use super::*;
 impl McpSession {
     /// Carries out a request's actions. Streams are answered at once and written as each reply
     /// is ready; JSON waits for all of them.
-    pub(super) async fn run(&self, server: &'static Server, session: Session, session_id: &str, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
+    pub(super) async fn run(&self, server: &'static Server, session: Session, home: &Home, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
+        let session_id = home.session_id.as_str();
         if !framing.is_stream() {
             let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
-            let ctx = CallContext { server, session: &session, out: None, inputs: Some(&self.inputs), cancels: Some(&self.cancels), progress_update: false, deadline_ms: None };
+            let ctx = CallContext { server, session: &session, out: None, inputs: Some(&self.inputs), cancels: Some(&self.cancels), home: Some(home), progress_update: false, deadline_ms: None };
             let replies = calls::collect(&ctx, actions).await;
             if replies.is_empty() {
                 // Every request was cancelled: there is no reply to send.
@@ -39,7 +40,7 @@ impl McpSession {
         } else {
             Outlet::Lines(writer)
         };
-        self.spawn_actions(server, session, out, actions, priming, progress_update);
+        self.spawn_actions(server, session, home.clone(), (out, priming), actions, progress_update);
         let headers = session_headers(session_id, Some(framing))?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
@@ -49,7 +50,8 @@ impl McpSession {
     /// switches to SSE when a notification or a request to the client comes first. Clients that
     /// close right after a reply (n8n-nodes-mcp) then have no stream to abort. A tool that
     /// closes its stream early always streams. `None`: stream as negotiated.
-    pub(super) async fn answer_lazily(&self, server: &'static Server, session: &Session, session_id: &str, actions: &[Action]) -> Result<Option<Response>, Error> {
+    pub(super) async fn answer_lazily(&self, server: &'static Server, session: &Session, home: &Home, actions: &[Action]) -> Result<Option<Response>, Error> {
+        let session_id = home.session_id.as_str();
         let call = match actions {
             [Action::Call(call)] if server.tool(call.label()).is_none_or(|t| t.close_after_ms.is_none()) => call.clone(),
             [Action::Reply(reply)] => return respond(Framing::Json, session_id, vec![reply.clone()], false).map(Some),
@@ -60,10 +62,11 @@ impl McpSession {
         let inputs = self.inputs.clone();
         let cancels = self.cancels.clone();
         let task_session = session.clone();
+        let task_home = home.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             let out = Outlet::Deferred(sender.clone());
-            let ctx = CallContext { server, session: &task_session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), progress_update: false, deadline_ms: None };
+            let ctx = CallContext { server, session: &task_session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), home: Some(&task_home), progress_update: false, deadline_ms: None };
             if let Some(reply) = calls::complete(&ctx, &call).await {
                 let _ = sender.unbounded_send((true, reply));
             }
@@ -115,7 +118,7 @@ impl McpSession {
 
     /// Carries out actions in the background, writing every reply to `out` as it is ready;
     /// `priming` first writes a stream's priming event.
-    pub(super) fn spawn_actions(&self, server: &'static Server, session: Session, out: Outlet, actions: Vec<Action>, priming: Option<(u64, u64)>, progress_update: bool) {
+    pub(super) fn spawn_actions(&self, server: &'static Server, session: Session, home: Home, (out, priming): (Outlet, Option<(u64, u64)>), actions: Vec<Action>, progress_update: bool) {
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let inputs = self.inputs.clone();
         let cancels = self.cancels.clone();
@@ -125,7 +128,7 @@ impl McpSession {
             if let Some((id, retry)) = priming {
                 streams.prime(id, retry).await;
             }
-            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), progress_update, deadline_ms: None };
+            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), home: Some(&home), progress_update, deadline_ms: None };
             calls::deliver(&ctx, &out, actions).await;
         });
     }

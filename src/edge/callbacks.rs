@@ -1,0 +1,27 @@
+//! `POST /callbacks/<token>`: where a callback tool's upstream delivers its result. The token's
+//! signature is checked here, before anything reaches a session object: a forged or malformed
+//! token gets 404. The session object applies a genuine one at most once (410 afterwards).
+
+use worker::{Env, Method, Request, Response};
+
+use super::deferred::SIGNING_KEY;
+use super::streamable::{forward, read_limited, valid_session_id, Forward};
+use crate::error::Error;
+
+pub async fn receive(mut req: Request, env: &Env, token: &str) -> Result<Response, Error> {
+    if req.method() != Method::Post {
+        return Err(Error::MethodNotAllowed("POST"));
+    }
+    let key = env.secret(SIGNING_KEY).map(|s| s.to_string()).or_else(|_| env.var(SIGNING_KEY).map(|v| v.to_string()));
+    // Without a key no callback URL was ever handed out.
+    let key = key.map_err(|_| Error::UnknownCallback)?;
+    let (session, call) = crate::pending::verify(key.as_bytes(), token).ok_or(Error::UnknownCallback)?;
+    if !valid_session_id(session) {
+        return Err(Error::UnknownCallback);
+    }
+    let limit = super::catalog()?.servers.iter().map(|s| s.max_body_bytes).max().unwrap_or(0);
+    let body = read_limited(&mut req, limit).await?;
+    let content_type = req.headers().get("content-type")?;
+    let f = Forward { op: "callback", call: Some(call), body: Some(body), content_type: content_type.as_deref(), ..Forward::default() };
+    forward(env, session, f).await
+}

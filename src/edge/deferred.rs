@@ -1,0 +1,164 @@
+//! Deferred tool calls, on the side of the call: a `queued` call becomes a Cloudflare Queue
+//! message, a `callback` call hands the upstream a signed one-time URL. Either way the call then
+//! waits in the session's object for its result (like seed 001's PendingCallsManager), which
+//! `session_object::results` receives, until the tool's `pendingTimeoutMs`.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures::channel::oneshot;
+use futures::future::{select, Either};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use worker::worker_sys::DurableObjectStorage;
+use worker::{Delay, Env};
+
+use super::now_ms;
+use super::upstream;
+use crate::dispatch::PendingCall;
+use crate::pending::{record_key, Deferral, PendingRecord, State};
+use crate::tools::reply::{error_result, to_result, Upstream};
+use crate::tools::{HttpCall, Tool};
+
+/// The queue binding queued tools are sent on.
+pub const QUEUE_BINDING: &str = "TOOL_QUEUE";
+/// The secret that signs callback tokens.
+pub const SIGNING_KEY: &str = "CALLBACK_SIGNING_KEY";
+/// The header that carries a callback tool's one-time result URL to its upstream.
+pub const CALLBACK_HEADER: &str = "Mcp-Edge-Callback";
+
+/// Calls waiting for their result, by call id; the sender completes the waiting call.
+pub type Waiters = Rc<RefCell<HashMap<String, oneshot::Sender<Value>>>>;
+
+/// One queued call, as its queue message carries it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedCall {
+    pub session: String,
+    pub server: usize,
+    pub call: String,
+    pub tool: String,
+    pub http: HttpCall,
+}
+
+/// What a deferred call needs from the session object it runs in.
+#[derive(Clone)]
+pub struct Home {
+    pub env: Env,
+    pub storage: Rc<DurableObjectStorage>,
+    pub waiters: Waiters,
+    pub session_id: String,
+    pub server_index: usize,
+    /// The public origin requests arrive on, for callback URLs.
+    pub origin: String,
+}
+
+impl Home {
+    /// Marks a call ended unless its result already arrived.
+    async fn end(&self, call: &str, state: State) {
+        end_record(&self.storage, call, state).await;
+    }
+}
+
+async fn end_record(storage: &DurableObjectStorage, call: &str, state: State) {
+    if let Some(mut record) = load_record(storage, call).await {
+        if record.state == State::Waiting {
+            record.state = state;
+            store_record(storage, &record).await;
+        }
+    }
+}
+
+pub async fn store_record(storage: &DurableObjectStorage, record: &PendingRecord) {
+    let Ok(json) = serde_json::to_string(record) else { return };
+    if let Ok(promise) = storage.put(&record_key(&record.call), json.into()) {
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
+}
+
+/// Reads a call's record from the session object's storage.
+pub async fn load_record(storage: &DurableObjectStorage, call: &str) -> Option<PendingRecord> {
+    let promise = storage.get(&record_key(call)).ok()?;
+    let value = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
+    serde_json::from_str(&value.as_string()?).ok()
+}
+
+/// Removes the call's waiter when the call ends, however it ends. A call dropped while waiting
+/// (cancelled, or its session ended) is marked done, so a late result is refused, not delivered.
+struct WaiterGuard<'a> {
+    home: &'a Home,
+    call: String,
+    settled: bool,
+}
+
+impl Drop for WaiterGuard<'_> {
+    fn drop(&mut self) {
+        self.home.waiters.borrow_mut().remove(&self.call);
+        if !self.settled {
+            let storage = self.home.storage.clone();
+            let call = std::mem::take(&mut self.call);
+            wasm_bindgen_futures::spawn_local(async move { end_record(&storage, &call, State::Done).await });
+        }
+    }
+}
+
+/// Runs a deferred call to its result (a CallToolResult, not yet finalized).
+pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferral, timeout_ms: u64) -> Value {
+    let call_id = match super::streamable::random_id() {
+        Ok(id) => id.replace('-', ""),
+        Err(e) => return error_result(e.message()),
+    };
+    let deadline_ms = now_ms() + timeout_ms;
+    let record = PendingRecord { call: call_id.clone(), request_id: call.id.clone(), tool: tool.name.clone(), deferral, deadline_ms, state: State::Waiting, last_error: None };
+    store_record(&home.storage, &record).await;
+    super::session_object::arm_by(&home.storage, deadline_ms).await;
+    let (sender, receiver) = oneshot::channel();
+    home.waiters.borrow_mut().insert(call_id.clone(), sender);
+    let mut guard = WaiterGuard { home, call: call_id.clone(), settled: false };
+    let started = match deferral {
+        Deferral::Queued => enqueue(home, &call_id, tool, &call.http).await,
+        Deferral::Callback => call_back(home, &call_id, tool, &call.http).await,
+    };
+    if let Err(result) = started {
+        home.end(&call_id, State::Done).await;
+        guard.settled = true;
+        return result;
+    }
+    let wait = deadline_ms.saturating_sub(now_ms());
+    let result = match select(receiver, Delay::from(Duration::from_millis(wait))).await {
+        Either::Left((Ok(result), _)) => result,
+        Either::Left((Err(_), _)) => error_result("The session ended before the call's result arrived.".into()),
+        Either::Right(_) => {
+            home.end(&call_id, State::TimedOut).await;
+            error_result(format!("The {} call did not finish within {timeout_ms} ms.", deferral.name()))
+        }
+    };
+    guard.settled = true;
+    result
+}
+
+async fn enqueue(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Result<(), Value> {
+    let queue = home.env.queue(QUEUE_BINDING).map_err(|_| {
+        error_result(format!("The tool {:?} is queued, but this Worker has no queue binding {QUEUE_BINDING} (see the README).", tool.name))
+    })?;
+    let message = QueuedCall { session: home.session_id.clone(), server: home.server_index, call: call_id.to_string(), tool: tool.name.clone(), http: http.clone() };
+    queue.send(message).await.map_err(|e| error_result(format!("The call could not be queued: {e}")))
+}
+
+/// Sends the request with its callback URL. A 202 means the result comes later; any other
+/// reply is the call's result at once.
+async fn call_back(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Result<(), Value> {
+    let key = home.env.secret(SIGNING_KEY).map(|s| s.to_string()).or_else(|_| home.env.var(SIGNING_KEY).map(|v| v.to_string()));
+    let Ok(key) = key else {
+        return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {SIGNING_KEY} is not set.", tool.name)));
+    };
+    let token = crate::pending::sign(key.as_bytes(), &home.session_id, call_id);
+    let mut http = http.clone();
+    http.headers.push((CALLBACK_HEADER.into(), format!("{}/callbacks/{token}", home.origin)));
+    match upstream::perform(&http, tool.reply.max_bytes).await {
+        Upstream::Reply { status: 202, .. } => Ok(()),
+        answered => Err(to_result(&answered, &tool.reply)),
+    }
+}

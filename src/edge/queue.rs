@@ -1,0 +1,68 @@
+//! The consumer of queued tool calls: performs the fetch, lets the queue retry network errors,
+//! 429 and 5xx (up to its `max_retries`, then its dead-letter queue), and reports the result to
+//! the call's session object. A queue whose name ends in `-dlq` is taken as the dead-letter
+//! queue: its messages are reported as failed calls.
+
+use serde_json::Value;
+use worker::{event, Context, Env, MessageBatch, MessageExt};
+
+use super::deferred::QueuedCall;
+use super::streamable::{forward, Forward};
+use super::upstream;
+use crate::tools::reply::{self, error_result, Upstream};
+use crate::tools::stream::Event;
+
+#[event(queue)]
+pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -> worker::Result<()> {
+    let dead = batch.queue().ends_with("-dlq");
+    for message in batch.messages()? {
+        if handle(&env, message.body(), dead).await {
+            message.ack();
+        } else {
+            message.retry();
+        }
+    }
+    Ok(())
+}
+
+/// Handles one message; false asks the queue to deliver it again.
+async fn handle(env: &Env, queued: &QueuedCall, dead: bool) -> bool {
+    if dead {
+        return report(env, queued, "resolve", Vec::new(), true).await;
+    }
+    // A call that ended meanwhile (timed out, cancelled, session gone) is not fetched.
+    if !matches!(send(env, queued, "call-status", Vec::new(), false).await, Some(204)) {
+        return true;
+    }
+    let tool = super::catalog().ok().and_then(|c| c.servers.get(queued.server)).and_then(|s| s.tool(&queued.tool));
+    let Some(tool) = tool else {
+        let missing = error_result(format!("The tool {:?} is no longer configured.", queued.tool));
+        return report(env, queued, "resolve", missing.to_string().into_bytes(), false).await;
+    };
+    let upstream = upstream::perform(&queued.http, tool.reply.max_bytes).await;
+    let retryable = match &upstream {
+        Upstream::Failed(_) | Upstream::TimedOut { .. } => true,
+        Upstream::Reply { status, .. } => *status == 429 || (500..600).contains(status),
+    };
+    if retryable {
+        let why = reply::to_result(&upstream, &tool.reply);
+        let text = why.pointer("/content/0/text").and_then(Value::as_str).unwrap_or_default().to_string();
+        send(env, queued, "attempt-failed", text.into_bytes(), false).await;
+        return false;
+    }
+    let result = match reply::outcome(&upstream, &tool.reply) {
+        Event::Result(result) => result,
+        _ => error_result("A queued tool cannot ask the client for input.".into()),
+    };
+    report(env, queued, "resolve", result.to_string().into_bytes(), false).await
+}
+
+/// Reports to the session object; true when the report is settled (applied or refused as gone).
+async fn report(env: &Env, queued: &QueuedCall, op: &str, body: Vec<u8>, dead: bool) -> bool {
+    matches!(send(env, queued, op, body, dead).await, Some(200 | 404 | 410))
+}
+
+async fn send(env: &Env, queued: &QueuedCall, op: &str, body: Vec<u8>, dead: bool) -> Option<u16> {
+    let f = Forward { op, call: Some(&queued.call), body: Some(body), content_type: Some("application/json"), dead_letter: dead, ..Forward::default() };
+    forward(env, &queued.session, f).await.ok().map(|r| r.status_code())
+}

@@ -1,0 +1,132 @@
+//! Where deferred results arrive: a queue consumer's report or an upstream's callback is applied
+//! at most once, to the call still waiting in this object, or, when none is (the object was
+//! evicted since), delivered on the session's GET stream. Expired calls are swept by the alarm.
+
+use serde_json::Value;
+
+use super::*;
+use crate::edge::deferred::{load_record, store_record};
+use crate::pending::{record_key, PendingRecord, Refusal, State};
+use crate::tools::reply::{self, error_result, Upstream};
+
+impl McpSession {
+    /// Serves the operations of deferred calls: `call-status`, `attempt-failed`, `resolve`
+    /// (a queue consumer's result or dead letter) and `callback` (an upstream's POST).
+    pub(super) async fn serve_result(&self, op: &str, mut req: Request) -> Result<Response, Error> {
+        let call = req.headers().get(CALL)?.unwrap_or_default();
+        let gone = || Err(Error::CallGone);
+        // A session that ended took its calls with it.
+        let Some(session) = self.load().await? else { return gone() };
+        let Some(mut record) = load_record(&self.raw_storage, &call).await else { return gone() };
+        let Some(server) = server_at(&session.server) else { return gone() };
+        match op {
+            "call-status" => {
+                if record.state == State::Waiting && now_ms() < record.deadline_ms {
+                    Ok(ResponseBuilder::new().with_status(204).empty())
+                } else {
+                    gone()
+                }
+            }
+            "attempt-failed" => {
+                record.last_error = Some(req.text().await?);
+                store_record(&self.raw_storage, &record).await;
+                Ok(ResponseBuilder::new().with_status(204).empty())
+            }
+            "resolve" | "callback" => {
+                let content_type = req.headers().get("content-type")?;
+                let dead = req.headers().get(DEAD_LETTER)?.is_some();
+                let body = req.bytes().await?;
+                if record.resolve(now_ms()) == Err(Refusal::Gone) {
+                    store_record(&self.raw_storage, &record).await;
+                    return gone();
+                }
+                store_record(&self.raw_storage, &record).await;
+                let plan = server.tool(&record.tool).map_or_else(|| reply::ReplyPlan::map(server.max_reply_bytes), |t| t.reply.clone());
+                let result = if dead {
+                    let why = record.last_error.clone().unwrap_or_else(|| "no attempt succeeded".into());
+                    error_result(format!("The queued call failed on every attempt the queue made: {why}"))
+                } else if op == "resolve" {
+                    serde_json::from_slice::<Value>(&body).unwrap_or_else(|e| error_result(format!("The queued call's result was unreadable: {e}")))
+                } else {
+                    // A callback's body is mapped like the upstream's reply would have been.
+                    reply::to_result(&Upstream::Reply { status: 200, content_type, body, truncated_at: None }, &plan)
+                };
+                self.settle(&session, &record, result, &plan).await?;
+                Ok(ResponseBuilder::new().with_status(200).with_headers(json_headers()?).fixed(br#"{"applied":true}"#.to_vec()))
+            }
+            other => Err(Error::Internal(format!("unknown operation {other:?}"))),
+        }
+    }
+
+    /// Hands a result to its waiting call, or, when none waits here any more, sends the reply
+    /// on the GET stream (or keeps it for the next GET).
+    async fn settle(&self, session: &Session, record: &PendingRecord, result: Value, plan: &reply::ReplyPlan) -> Result<(), Error> {
+        let waiting = self.waiters.borrow_mut().remove(&record.call);
+        let result = match waiting {
+            Some(sender) => match sender.send(result) {
+                Ok(()) => return Ok(()),
+                Err(result) => result,
+            },
+            None => result,
+        };
+        let structured = at_least(&session.protocol_version, "2025-06-18");
+        let reply = jsonrpc::success(&record.request_id, reply::finalize(result, plan, structured));
+        self.deliver_later(reply).await
+    }
+
+    /// Sends a message on the GET stream, or keeps it for the next one.
+    pub(super) async fn deliver_later(&self, message: String) -> Result<(), Error> {
+        let stream = self.standalone.borrow().clone();
+        if let Some(stream) = stream {
+            if stream.send_line(&message).await {
+                return Ok(());
+            }
+        }
+        if let Some(mut session) = self.load().await? {
+            session.queue(message);
+            self.save(&session).await?;
+        }
+        Ok(())
+    }
+
+    /// Ends the deferred calls whose time is up and nobody here waits for (their waiters time
+    /// out on their own); returns the earliest deadline still ahead.
+    pub(super) async fn sweep_calls(&self, server: &Server, session: &Session, now: u64) -> Result<Option<u64>, Error> {
+        let mut next: Option<u64> = None;
+        for mut record in self.records().await {
+            if record.expire(now) {
+                store_record(&self.raw_storage, &record).await;
+                if !self.waiters.borrow().contains_key(&record.call) {
+                    let timeout = server.tool(&record.tool).and_then(|t| t.deferral).map_or(0, |(_, ms)| ms);
+                    let text = format!("The {} call did not finish within {timeout} ms.", record.deferral.name());
+                    let structured = at_least(&session.protocol_version, "2025-06-18");
+                    let plan = reply::ReplyPlan::map(0);
+                    self.deliver_later(jsonrpc::success(&record.request_id, reply::finalize(error_result(text), &plan, structured))).await?;
+                }
+            } else if record.state == State::Waiting {
+                next = Some(next.map_or(record.deadline_ms, |n| n.min(record.deadline_ms)));
+            }
+        }
+        Ok(next)
+    }
+
+    async fn records(&self) -> Vec<PendingRecord> {
+        let options = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&options, &"prefix".into(), &record_key("").into());
+        let Ok(promise) = self.raw_storage.list_with_options(options) else { return Vec::new() };
+        let Ok(map) = wasm_bindgen_futures::JsFuture::from(promise).await else { return Vec::new() };
+        let mut records = Vec::new();
+        js_sys::Map::from(map).for_each(&mut |value, _| {
+            if let Some(record) = value.as_string().and_then(|json| serde_json::from_str(&json).ok()) {
+                records.push(record);
+            }
+        });
+        records
+    }
+}
+
+fn json_headers() -> Result<Headers, Error> {
+    let headers = Headers::new();
+    headers.set("Content-Type", "application/json")?;
+    Ok(headers)
+}

@@ -1,0 +1,184 @@
+//! Deferred tool calls (`queued` and `callback` tools): the record a session keeps for each one
+//! until its result arrives, and the signed one-time tokens of callback URLs.
+
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::Sha256;
+
+/// How a deferred call gets its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Deferral {
+    /// A queue consumer performs the fetch and reports the result.
+    Queued,
+    /// The upstream answers 202 now and POSTs the result to a callback URL later.
+    Callback,
+}
+
+impl Deferral {
+    pub fn name(self) -> &'static str {
+        match self {
+            Deferral::Queued => "queued",
+            Deferral::Callback => "callback",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum State {
+    Waiting,
+    /// The result arrived (or the call failed before deferring): later results are refused.
+    Done,
+    TimedOut,
+}
+
+/// What a session stores per deferred call, under its own key, so that concurrent requests
+/// never overwrite each other's records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingRecord {
+    pub call: String,
+    /// The JSON-RPC id of the `tools/call` the result answers.
+    pub request_id: Value,
+    pub tool: String,
+    pub deferral: Deferral,
+    pub deadline_ms: u64,
+    pub state: State,
+    /// Why the latest failed attempt failed: the dead-letter report quotes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+/// Why a result was not applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Already applied, timed out, or ended with its session: HTTP 410.
+    Gone,
+}
+
+impl PendingRecord {
+    /// Accepts the call's result once, before its deadline. A refused result changes nothing
+    /// except marking a call whose deadline has passed as timed out.
+    pub fn resolve(&mut self, now_ms: u64) -> Result<(), Refusal> {
+        if self.state == State::Waiting && now_ms >= self.deadline_ms {
+            self.state = State::TimedOut;
+        }
+        match self.state {
+            State::Waiting => {
+                self.state = State::Done;
+                Ok(())
+            }
+            State::Done | State::TimedOut => Err(Refusal::Gone),
+        }
+    }
+
+    /// Ends a waiting call whose deadline has passed; true when it did.
+    pub fn expire(&mut self, now_ms: u64) -> bool {
+        let expired = self.state == State::Waiting && now_ms >= self.deadline_ms;
+        if expired {
+            self.state = State::TimedOut;
+        }
+        expired
+    }
+}
+
+/// The storage key of a call's record.
+pub fn record_key(call: &str) -> String {
+    format!("call:{call}")
+}
+
+/// The token of a callback URL: `<session>.<call>.<signature>`, where the signature is
+/// HMAC-SHA256 over `<session>.<call>` with the deployment's signing key. The session part
+/// routes the callback to its session object without any lookup; the signature makes a forged
+/// or altered token fail before it reaches one.
+pub fn sign(key: &[u8], session: &str, call: &str) -> String {
+    format!("{session}.{call}.{}", hex(&mac(key, session, call)))
+}
+
+/// The session and call a token names, if its signature is ours.
+pub fn verify<'t>(key: &[u8], token: &'t str) -> Option<(&'t str, &'t str)> {
+    let mut parts = token.split('.');
+    let (session, call, signature) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || session.is_empty() || call.is_empty() {
+        return None;
+    }
+    let expected = unhex(signature)?;
+    let mut m = Hmac::<Sha256>::new_from_slice(key).ok()?;
+    m.update(format!("{session}.{call}").as_bytes());
+    // Constant-time comparison.
+    m.verify_slice(&expected).ok()?;
+    Some((session, call))
+}
+
+fn mac(key: &[u8], session: &str, call: &str) -> Vec<u8> {
+    match Hmac::<Sha256>::new_from_slice(key) {
+        Ok(mut m) => {
+            m.update(format!("{session}.{call}").as_bytes());
+            m.finalize().into_bytes().to_vec()
+        }
+        // HMAC takes keys of any length; this arm is never reached.
+        Err(_) => Vec::new(),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() != 64 {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| text.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn record(deadline_ms: u64) -> PendingRecord {
+        PendingRecord { call: "c1".into(), request_id: json!(7), tool: "t".into(), deferral: Deferral::Callback, deadline_ms, state: State::Waiting, last_error: None }
+    }
+
+    #[test]
+    fn a_result_is_applied_once_and_only_in_time() {
+        let mut r = record(1_000);
+        assert_eq!(r.resolve(999), Ok(()));
+        assert_eq!(r.state, State::Done);
+        assert_eq!(r.resolve(999), Err(Refusal::Gone), "a duplicate");
+        let mut late = record(1_000);
+        assert_eq!(late.resolve(1_000), Err(Refusal::Gone));
+        assert_eq!(late.state, State::TimedOut);
+        let mut r = record(1_000);
+        assert!(!r.expire(500) && r.expire(1_000) && !r.expire(2_000));
+        assert_eq!(r.resolve(600), Err(Refusal::Gone));
+    }
+
+    #[test]
+    fn records_are_stored_in_a_stable_shape() {
+        let text = serde_json::to_string(&record(5)).unwrap();
+        assert_eq!(text, r#"{"call":"c1","requestId":7,"tool":"t","deferral":"callback","deadlineMs":5,"state":"waiting"}"#);
+        assert_eq!(serde_json::from_str::<PendingRecord>(&text).unwrap(), record(5));
+    }
+
+    #[test]
+    fn tokens_are_signed_and_checked() {
+        let key = b"signing key";
+        let token = sign(key, "9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "abc123");
+        assert!(token.starts_with("9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e.abc123."));
+        assert_eq!(token.len(), 36 + 1 + 6 + 1 + 64);
+        assert_eq!(verify(key, &token), Some(("9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "abc123")));
+        assert_eq!(verify(b"another key", &token), None);
+        let altered = token.replacen("abc123", "abc124", 1);
+        assert_eq!(verify(key, &altered), None);
+        assert_eq!(verify(key, "a.b"), None);
+        assert_eq!(verify(key, &format!("{token}.x")), None);
+        assert_eq!(verify(key, "a.b.zz"), None);
+        // The same MAC as Python's hmac.new(b"Jefe", b"what do ya want.for nothing?", sha256).
+        let m = mac(b"Jefe", "what do ya want", "for nothing?");
+        assert_eq!(hex(&m), "e33f91577b90d4b3bbd73cb61803074f1965d27701b5527942dd9ea9443af37c");
+    }
+}
