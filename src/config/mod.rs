@@ -383,5 +383,13 @@ mod tests {
             "servers[1].route: overlaps the routes of servers[0]"
         );
         assert!(load(r#"{"servers":[{"name":"s","version":"1"},{"name":"t","version":"1","route":"/t/{id}/mcp"}]}"#).is_ok());
+        assert_eq!(
+            err(r#"{"servers":[{"name":"s","version":"1","legacySse":false,"stateless":{},"tools":[{"name":"q","execution":"queued","http":{"url":"https://x/"}}]}]}"#),
+            "servers[0].tools[0].execution: queued and callback tools need sessions: a stateless server has nowhere to deliver their results"
+        );
+        assert_eq!(
+            err(r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"q","execution":"callback","pendingTimeoutMs":10,"http":{"url":"https://x/"}}]}]}"#),
+            "servers[0].tools[0].pendingTimeoutMs: must be 1000 to 86400000"
+        );
     }
 }
