@@ -13,6 +13,8 @@ run('cargo', ['clippy', '--quiet', '--lib', '--target', 'wasm32-unknown-unknown'
 });
 build({ config: 'tests/e2e/config.json', outDir: 'build-test' });
 build({ config: 'tests/e2e/invalid-config.json', outDir: 'build-test-invalid' });
+// Seed 004's chat-scoped deployment, a shipped example with its own end-to-end test.
+build({ config: 'examples/interactions/mcp-edge.json', outDir: 'build-interactions' });
 // The default build, which tests/e2e/start.test.mjs serves through `npm start`.
 build();
 const files = readdirSync(join(root, 'tests', 'e2e')).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', 'e2e', f));

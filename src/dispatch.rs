@@ -51,11 +51,12 @@ impl PendingCall {
     }
 }
 
-/// Where the edge gets template values that are not arguments.
+/// Where the edge gets template values that are not arguments, and who is calling.
 pub struct Environment<'a> {
     /// Reads a Worker var or secret by name.
     pub secret: &'a dyn Fn(&str) -> Option<String>,
     pub route: &'a RouteParams,
+    pub principal: &'a crate::auth::Principal,
 }
 
 /// Handles one parsed message of an established session.
@@ -75,13 +76,14 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
     let params = req.params.as_ref();
     let result = match req.method.as_str() {
         "ping" => json!({}),
-        "tools/list" => tools_protocol::list(server, params)?,
+        "tools/list" => tools_protocol::list(server, params, env.principal)?,
         "tools/call" => return call(server, session, req, env),
         "resources/list" => resources::list(server, params)?,
         "resources/templates/list" => resources::templates_list(server, params)?,
         "resources/read" => match resources::read(server, params, &|request| bindings(&request.secrets, env))? {
             Read::Ready(result) => result,
-            Read::Fetch { call, uri, mime_type } => {
+            Read::Fetch { mut call, uri, mime_type } => {
+                call.private_upstreams.clone_from(&server.private_upstreams);
                 let kind = CallKind::Resource { uri, mime_type };
                 return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None })));
             }
@@ -122,7 +124,8 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
 
 fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
     let params = tools_protocol::call_params(req.params.as_ref())?;
-    let tool = server.tool(&params.name).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
+    // A tool the principal may not use answers exactly like one that does not exist.
+    let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
     let invalid = match (&params.arguments, schema::validate(&tool.input_schema, &params.arguments)) {
         (Value::Object(_), Ok(())) => None,
         (Value::Object(_), Err(v)) => Some(v.to_string()),
@@ -142,7 +145,8 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     if let Some(meta) = req.params.as_ref().and_then(|p| p.get("_meta")) {
         bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
     }
-    let http = tool.prepare(args, &bindings)?;
+    let mut http = tool.prepare(args, &bindings)?;
+    http.private_upstreams.clone_from(&server.private_upstreams);
     let kind = CallKind::Tool(tool.name.clone());
     Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments.clone(), http, progress_token: params.progress_token })))
 }
@@ -237,7 +241,8 @@ mod tests {
             _ => None,
         };
         let route = Vec::new();
-        handle(server, &mut session, parse_message(msg), &Environment { secret: &secret, route: &route })
+        let principal = crate::auth::Principal::anonymous();
+        handle(server, &mut session, parse_message(msg), &Environment { secret: &secret, route: &route, principal: &principal })
     }
 
     fn reply(action: Action) -> Value {
@@ -373,7 +378,8 @@ mod tests {
 
         let secret = |_: &str| None;
         let route = Vec::new();
-        let env = Environment { secret: &secret, route: &route };
+        let principal = crate::auth::Principal::anonymous();
+        let env = Environment { secret: &secret, route: &route, principal: &principal };
         let sub = |sess: &mut Session, method: &str, uri: &str| handle(&s, sess, parse_message(json!({"jsonrpc":"2.0","id":7,"method":method,"params":{"uri":uri}})), &env);
         assert_eq!(sub(&mut sess, "resources/subscribe", "test://item/9/data"), Action::Reply(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.into()));
         sub(&mut sess, "resources/subscribe", "test://text");
@@ -408,7 +414,8 @@ mod tests {
 
         let secret = |_: &str| None;
         let route = Vec::new();
-        let env = Environment { secret: &secret, route: &route };
+        let principal = crate::auth::Principal::anonymous();
+        let env = Environment { secret: &secret, route: &route, principal: &principal };
         let set = handle(&s, &mut sess, parse_message(json!({"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"warning"}})), &env);
         assert_eq!(set, Action::Reply(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#.into()));
         assert_eq!(sess.log_level.as_deref(), Some("warning"));
@@ -439,7 +446,7 @@ mod tests {
 
     #[test]
     fn structured_content_only_from_2025_06_18() {
-        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None }, progress_token: None };
+        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![] }, progress_token: None };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
         let s = server("");
         assert!(finish(&s, &session("2025-06-18"), &call, &up).contains("structuredContent"));

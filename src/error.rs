@@ -42,8 +42,10 @@ pub enum Error {
     UnsupportedMediaType(String),
     /// `MCP-Protocol-Version` names a version this server does not speak.
     UnsupportedVersion(String),
-    /// Missing or wrong credentials.
-    Unauthorized,
+    /// Missing or wrong credentials: the `WWW-Authenticate` challenge, and why (for the log).
+    Unauthorized { challenge: String, why: String },
+    /// Valid credentials without a role the server requires.
+    Forbidden(String),
     /// The stream asked for is already open.
     Conflict(String),
     PayloadTooLarge(u64),
@@ -74,7 +76,8 @@ impl Error {
             | Error::NotAcceptable(_)
             | Error::UnsupportedMediaType(_)
             | Error::Conflict(_)
-            | Error::Unauthorized
+            | Error::Unauthorized { .. }
+            | Error::Forbidden(_)
             | Error::UnsupportedVersion(_)
             | Error::PayloadTooLarge(_)
             | Error::RouteNotFound(_)
@@ -92,12 +95,12 @@ impl Error {
             Error::Internal(_) | Error::Config(_) => 500,
             Error::SessionNotFound | Error::RouteNotFound(_) | Error::UnknownCallback => 404,
             Error::CallGone => 410,
-            Error::OriginForbidden(_) | Error::HostForbidden(_) => 403,
+            Error::OriginForbidden(_) | Error::HostForbidden(_) | Error::Forbidden(_) => 403,
             Error::MethodNotAllowed(_) => 405,
             Error::NotAcceptable(_) => 406,
             Error::PayloadTooLarge(_) => 413,
             Error::Conflict(_) => 409,
-            Error::Unauthorized => 401,
+            Error::Unauthorized { .. } => 401,
             Error::UnsupportedMediaType(_) => 415,
         }
     }
@@ -127,7 +130,9 @@ impl Error {
             }
             Error::RouteNotFound(path) => format!("Not Found: no MCP server at {path}"),
             Error::Conflict(detail) => format!("Conflict: {detail}"),
-            Error::Unauthorized => "Unauthorized".into(),
+            // The reason stays out of the answer: it could help an attacker probe credentials.
+            Error::Unauthorized { .. } => "Unauthorized".into(),
+            Error::Forbidden(why) => format!("Forbidden: {why}"),
             Error::UnknownCallback => "Not Found: unknown callback".into(),
             Error::CallGone => "Gone: this call already has its result, timed out, or ended with its session".into(),
             Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::negotiate::SUPPORTED_VERSIONS.join(", ")),

@@ -6,6 +6,7 @@
 //! A pure core (no `async`, clock, randomness or I/O) and a thin edge that owns all of those.
 //!
 //! - [`jsonrpc`]: JSON-RPC 2.0 envelopes; params stay raw until the method is known.
+//! - [`auth`]: credentials, principals and roles; JWT claims; session objects keyed by principal.
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
 //! - [`base64`]: binary content as MCP carries it.
@@ -21,6 +22,7 @@
 //! - `edge` (wasm32 only): the only code that imports `worker`.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
+pub mod auth;
 pub mod base64;
 pub mod config;
 pub mod dispatch;

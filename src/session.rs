@@ -6,8 +6,7 @@ use serde_json::Value;
 /// Bumped when the stored shape changes incompatibly; new optional fields need no bump.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// The principal of requests that carry no credentials (auth comes with issue 6).
-pub const ANONYMOUS: &str = "anonymous";
+pub use crate::auth::ANONYMOUS;
 
 /// What a session's Durable Object persists, so an evicted object resumes exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -56,6 +56,10 @@ pub struct Server {
     pub endpoints: Vec<(RoutePattern, Endpoint)>,
     pub origins: Vec<OriginPattern>,
     pub allowed_hosts: Vec<String>,
+    /// Private hosts tools may reach (the SSRF guard's allowlist).
+    pub private_upstreams: Vec<String>,
+    /// Who may use the server; `None`: anyone past the Origin and Host checks.
+    pub auth: Option<crate::auth::Auth>,
     pub idle_timeout_ms: u64,
     pub keepalive_ms: u64,
     pub retry_ms: u64,
@@ -108,6 +112,12 @@ pub fn load(text: &str) -> Result<Catalog, ConfigError> {
         ConfigError::at(path, e.into_inner().to_string())
     })?;
     compile(file)
+}
+
+fn guard(request: &crate::tools::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
+    let Some(host) = request.literal_host() else { return Ok(()) };
+    let private: Vec<String> = private.iter().map(|h| h.to_ascii_lowercase()).collect();
+    crate::tools::address::check(&format!("http://{host}/"), &private).map_err(|why| ConfigError::at(at, why))
 }
 
 fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
@@ -207,6 +217,7 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         return Err(ConfigError::at(format!("{path}.limits.toolsPageSize"), "must be greater than 0"));
     }
     let route_params: Vec<String> = route.params().map(str::to_string).collect();
+    let auth = s.auth.as_ref().map(|a| crate::auth::Auth::compile(a, &format!("{path}.auth"), &route_params)).transpose()?;
     let mut tools: Vec<Tool> = Vec::new();
     for (i, t) in s.tools.into_iter().enumerate() {
         let tool_path = format!("{path}.tools[{i}]");
@@ -217,6 +228,10 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     }
     if let (Some(_), Some(i)) = (&s.stateless, tools.iter().position(|t| t.deferral.is_some())) {
         return Err(ConfigError::at(format!("{path}.tools[{i}].execution"), "queued and callback tools need sessions: a stateless server has nowhere to deliver their results"));
+    }
+    // The SSRF guard, early: a URL written out in the configuration names its host.
+    for (i, tool) in tools.iter().enumerate() {
+        guard(&tool.request, &s.private_upstreams, &format!("{path}.tools[{i}].http.url"))?;
     }
     let mut resources: Vec<Resource> = Vec::new();
     for (i, r) in s.resources.iter().enumerate() {
@@ -232,6 +247,14 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         .enumerate()
         .map(|(i, t)| ResourceTemplate::compile(t, &format!("{path}.resourceTemplates[{i}]"), &route_params))
         .collect::<Result<Vec<_>, _>>()?;
+    for (i, r) in resources.iter().enumerate() {
+        if let Some(request) = r.request() {
+            guard(request, &s.private_upstreams, &format!("{path}.resources[{i}].http.url"))?;
+        }
+    }
+    for (i, t) in resource_templates.iter().enumerate() {
+        guard(t.request(), &s.private_upstreams, &format!("{path}.resourceTemplates[{i}].http.url"))?;
+    }
     let mut prompts: Vec<Prompt> = Vec::new();
     for (i, p) in s.prompts.iter().enumerate() {
         let at = format!("{path}.prompts[{i}]");
@@ -252,6 +275,8 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         endpoints,
         origins,
         allowed_hosts: s.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+        private_upstreams: s.private_upstreams.iter().map(|h| h.to_ascii_lowercase()).collect(),
+        auth,
         idle_timeout_ms,
         keepalive_ms: s.sessions.keepalive_ms,
         retry_ms: s.sessions.retry_ms,

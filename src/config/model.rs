@@ -35,6 +35,9 @@ pub struct ServerConfig {
     /// Host names, besides loopback ones, under which a local server (`wrangler dev`) may be reached.
     #[serde(default)]
     pub allowed_hosts: Vec<String>,
+    /// Private, loopback or link-local hosts that tools may reach anyway: local development.
+    #[serde(default)]
+    pub private_upstreams: Vec<String>,
     #[serde(default)]
     pub sessions: SessionsConfig,
     /// Serve the 2024-11-05 HTTP+SSE transport too: `GET {route}/../sse` and `POST …/messages`.
@@ -48,6 +51,9 @@ pub struct ServerConfig {
     pub notifications: Option<NotificationsConfig>,
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// Who may use the server. Absent: anyone who passes the Origin and Host checks.
+    #[serde(default)]
+    pub auth: Option<AuthConfig>,
     #[serde(default)]
     pub tools: Vec<ToolConfig>,
     #[serde(default)]
@@ -94,6 +100,93 @@ pub struct NotificationsConfig {
     pub route: Option<String>,
     /// Name of the Worker secret that holds the bearer token.
     pub token_secret: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuthConfig {
+    /// Where the credential is read, in order: `bearer`, `header:NAME`, `cookie:NAME`.
+    #[serde(default = "default_auth_from")]
+    pub from: Vec<String>,
+    /// Credentials compared with secrets.
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+    /// Credentials the host application validates: a request whose `{token}` is the credential.
+    #[serde(default)]
+    pub introspection: Option<IntrospectionConfig>,
+    /// OAuth 2.1 bearer JWTs, checked against a JWKS.
+    #[serde(default)]
+    pub jwt: Option<JwtConfig>,
+    /// A principal needs one of these roles to use the server.
+    #[serde(default)]
+    pub required_roles: Vec<String>,
+    /// Advertised in the RFC 9728 protected-resource metadata.
+    #[serde(default)]
+    pub authorization_servers: Vec<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+fn default_auth_from() -> Vec<String> {
+    vec!["bearer".into()]
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The secret (`wrangler secret put NAME`) holding the token.
+    pub secret: String,
+    pub subject: String,
+    #[serde(default)]
+    pub roles: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IntrospectionConfig {
+    pub http: HttpConfig,
+    /// JSON Pointer to the subject in a 2xx answer.
+    #[serde(default = "default_subject_pointer")]
+    pub subject: String,
+    /// JSON Pointer to the roles (an array, or a space-separated string).
+    #[serde(default = "default_roles_pointer")]
+    pub roles: String,
+    /// How long an answer is reused for the same credential.
+    #[serde(default = "default_introspection_cache_ms")]
+    pub cache_ms: u64,
+}
+
+fn default_subject_pointer() -> String {
+    "/sub".into()
+}
+fn default_roles_pointer() -> String {
+    "/roles".into()
+}
+fn default_introspection_cache_ms() -> u64 {
+    30_000
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JwtConfig {
+    /// Where the JSON Web Key Set is fetched (`url`, `headers`).
+    pub jwks: HttpConfig,
+    #[serde(default)]
+    pub issuer: Option<String>,
+    /// Absent: the server's own resource URL, as RFC 8707 resource indicators give it.
+    #[serde(default)]
+    pub audience: Option<String>,
+    #[serde(default = "default_roles_claim")]
+    pub roles_claim: String,
+    #[serde(default = "default_jwks_cache_ms")]
+    pub cache_ms: u64,
+}
+
+fn default_roles_claim() -> String {
+    "roles".into()
+}
+fn default_jwks_cache_ms() -> u64 {
+    300_000
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -164,6 +257,9 @@ pub struct ToolConfig {
     /// How long a queued or callback call may wait for its result.
     #[serde(default = "default_pending_timeout_ms")]
     pub pending_timeout_ms: u64,
+    /// Only principals with one of these roles see and may call the tool.
+    #[serde(default)]
+    pub roles: Vec<String>,
     /// Let templates use `{meta.auth.NAME}`: credentials the client sends per request in
     /// `params._meta.auth`. Off by default: no client credentials go upstream.
     #[serde(default)]

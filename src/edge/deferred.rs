@@ -50,6 +50,8 @@ pub struct Home {
     pub storage: Rc<DurableObjectStorage>,
     pub waiters: Waiters,
     pub session_id: String,
+    /// The session object's name (the id keyed by principal): callbacks and queue reports use it.
+    pub object: String,
     pub server_index: usize,
     /// The public origin requests arrive on, for callback URLs.
     pub origin: String,
@@ -143,7 +145,7 @@ async fn enqueue(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Re
     let queue = home.env.queue(QUEUE_BINDING).map_err(|_| {
         error_result(format!("The tool {:?} is queued, but this Worker has no queue binding {QUEUE_BINDING} (see the README).", tool.name))
     })?;
-    let message = QueuedCall { session: home.session_id.clone(), server: home.server_index, call: call_id.to_string(), tool: tool.name.clone(), http: http.clone() };
+    let message = QueuedCall { session: home.object.clone(), server: home.server_index, call: call_id.to_string(), tool: tool.name.clone(), http: http.clone() };
     queue.send(message).await.map_err(|e| error_result(format!("The call could not be queued: {e}")))
 }
 
@@ -154,7 +156,7 @@ async fn call_back(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> 
     let Ok(key) = key else {
         return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {SIGNING_KEY} is not set.", tool.name)));
     };
-    let token = crate::pending::sign(key.as_bytes(), &home.session_id, call_id);
+    let token = crate::pending::sign(key.as_bytes(), &home.object, call_id);
     let mut http = http.clone();
     http.headers.push((CALLBACK_HEADER.into(), format!("{}/callbacks/{token}", home.origin)));
     match upstream::perform(&http, tool.reply.max_bytes).await {

@@ -6,6 +6,7 @@ use worker::{console_log, event, Context, Env, Method, Request, Response, Respon
 use super::http::{error_response, with_headers};
 use super::{catalog, now_ms, streamable};
 use crate::config::Endpoint;
+use crate::auth::Principal;
 use crate::error::Error;
 use crate::policy::{self, OriginDecision};
 
@@ -75,6 +76,9 @@ async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Respons
     if let OriginDecision::Forbidden(o) = &decision {
         return Err(Error::OriginForbidden(o.clone()));
     }
+    if let Some(metadata) = super::auth::metadata(catalog, &url) {
+        return metadata;
+    }
     if req.method() == Method::Options {
         let headers = worker::Headers::new();
         for (name, value) in policy::preflight_headers(&decision) {
@@ -85,18 +89,25 @@ async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Respons
     let response = match route {
         None => error_response(&Error::RouteNotFound(url.path().to_string()))?,
         Some((index, endpoint, params)) => {
-            let result = match (req.method(), endpoint) {
-                (Method::Post, Endpoint::Mcp | Endpoint::Stream) => streamable::post(req, env, index, endpoint, params, log).await,
+            // Auth comes before the body is read or anything is dispatched; the notify route
+            // has its own token.
+            let principal = match endpoint {
+                Endpoint::Notify => Ok(Principal::anonymous()),
+                _ => super::auth::authenticate(&req, env, server, &params, &url).await,
+            };
+            let result = match (req.method(), endpoint, principal) {
+                (_, _, Err(error)) => Err(error),
+                (Method::Post, Endpoint::Mcp | Endpoint::Stream, Ok(p)) => streamable::post(req, env, (index, &p), endpoint, params, log).await,
                 // Stateless servers have no session to stream to or to end.
-                (Method::Get | Method::Delete, Endpoint::Mcp) if server.stateless.is_some() => Err(Error::MethodNotAllowed("POST, OPTIONS")),
-                (Method::Delete, Endpoint::Mcp) => streamable::delete(req, env, index, log).await,
-                (Method::Get, Endpoint::Mcp) => streamable::get(req, env, index, log).await,
-                (_, Endpoint::Mcp) => Err(Error::MethodNotAllowed("GET, POST, DELETE, OPTIONS")),
-                (Method::Post, Endpoint::Notify) => super::registry::announce(req, env, server, index).await,
-                (Method::Get, Endpoint::LegacySse) => super::legacy_sse::open(req, env, index, log).await,
-                (Method::Post, Endpoint::LegacyMessages) => super::legacy_sse::message(req, env, index, log).await,
-                (_, Endpoint::LegacySse) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
-                (_, Endpoint::Stream | Endpoint::Notify | Endpoint::LegacyMessages) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
+                (Method::Get | Method::Delete, Endpoint::Mcp, _) if server.stateless.is_some() => Err(Error::MethodNotAllowed("POST, OPTIONS")),
+                (Method::Delete, Endpoint::Mcp, Ok(p)) => streamable::delete(req, env, index, &p, log).await,
+                (Method::Get, Endpoint::Mcp, Ok(p)) => streamable::get(req, env, index, &p, log).await,
+                (_, Endpoint::Mcp, _) => Err(Error::MethodNotAllowed("GET, POST, DELETE, OPTIONS")),
+                (Method::Post, Endpoint::Notify, _) => super::registry::announce(req, env, server, index).await,
+                (Method::Get, Endpoint::LegacySse, Ok(p)) => super::legacy_sse::open(req, env, index, &p, log).await,
+                (Method::Post, Endpoint::LegacyMessages, Ok(p)) => super::legacy_sse::message(req, env, index, &p, log).await,
+                (_, Endpoint::LegacySse, _) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
+                (_, Endpoint::Stream | Endpoint::Notify | Endpoint::LegacyMessages, _) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
             };
             match result {
                 Ok(response) => response,

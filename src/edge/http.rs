@@ -22,6 +22,10 @@ pub const NDJSON_BODY: &str = "x-mcp-edge-ndjson";
 pub const SESSION_ID: &str = "mcp-session-id";
 /// The public origin of the request, for URLs the session object hands out (callbacks).
 pub const ORIGIN: &str = "x-mcp-edge-origin";
+/// The authenticated principal of the request, as JSON.
+pub const PRINCIPAL: &str = "x-mcp-edge-principal";
+/// The session object's name: the session id, keyed by principal.
+pub const OBJECT: &str = "x-mcp-edge-object";
 /// The deferred call a result or status request is about.
 pub const CALL: &str = "x-mcp-edge-call";
 /// Present when a queued call's message reached the dead-letter queue.
@@ -31,8 +35,11 @@ pub const DEAD_LETTER: &str = "x-mcp-edge-dead-letter";
 pub fn error_response(error: &Error) -> Result<Response> {
     let headers = Headers::new();
     headers.set("Content-Type", "application/json")?;
-    if let Error::MethodNotAllowed(allow) = error {
-        headers.set("Allow", allow)?;
+    match error {
+        Error::MethodNotAllowed(allow) => headers.set("Allow", allow)?,
+        Error::Unauthorized { challenge, .. } => headers.set("WWW-Authenticate", challenge)?,
+        Error::Forbidden(_) => headers.set("WWW-Authenticate", "Bearer error=\"insufficient_scope\"")?,
+        _ => {}
     }
     let body = jsonrpc::failure(&serde_json::Value::Null, error);
     Ok(ResponseBuilder::new().with_status(error.http_status()).with_headers(headers).fixed(body.into_bytes()))

@@ -6,22 +6,23 @@ use worker::{Env, Request, Response};
 
 use super::entry::RequestLog;
 use super::streamable::{forward, random_id, valid_session_id, Forward};
+use crate::auth::Principal;
 use crate::error::Error;
 use crate::negotiate::media_type;
 
 /// `GET /sse`: a new session, served by its Durable Object, which holds the stream.
-pub async fn open(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn open(req: Request, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let session_id = random_id()?;
     log.session_id = Some(session_id.clone());
     // The POST URL sits beside this one: `/sse` → `/messages`, route parameters kept.
     let path = req.path();
     let base = path.trim_end_matches('/').rsplit_once('/').map_or("", |(base, _)| base);
     let endpoint = format!("{base}/messages?sessionId={session_id}");
-    forward(env, &session_id, Forward { op: "sse-open", server_index, endpoint: Some(&endpoint), ..Forward::default() }).await
+    forward(env, &session_id, Forward { op: "sse-open", server_index, endpoint: Some(&endpoint), principal: Some(principal), ..Forward::default() }).await
 }
 
 /// `POST /messages?sessionId=`: one message (or a batch) for a legacy session.
-pub async fn message(mut req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn message(mut req: Request, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let url = req.url()?;
     let session_id = url.query_pairs().find(|(k, _)| k == "sessionId").map(|(_, v)| v.to_string()).ok_or(Error::SessionRequired)?;
     if !valid_session_id(&session_id) {
@@ -45,5 +46,5 @@ pub async fn message(mut req: Request, env: &Env, server_index: usize, log: &mut
         log.method = Some(r.method.clone());
     }
     let origin = url.origin().ascii_serialization();
-    forward(env, &session_id, Forward { op: "sse-message", server_index, body: Some(body), origin: Some(&origin), ..Forward::default() }).await
+    forward(env, &session_id, Forward { op: "sse-message", server_index, body: Some(body), origin: Some(&origin), principal: Some(principal), ..Forward::default() }).await
 }

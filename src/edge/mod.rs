@@ -1,5 +1,6 @@
 //! The edge: the only code that imports `worker`. It carries out what the core decides.
 
+mod auth;
 mod calls;
 mod callbacks;
 mod deferred;

@@ -93,7 +93,7 @@ pub async fn announce(mut req: Request, env: &Env, server: &Server, server_index
     };
     let secret = env.secret(secret_name).map(|s| s.to_string()).map_err(|_| Error::Config(format!("the secret {secret_name} is not set")))?;
     if !crate::policy::bearer_matches(req.headers().get("authorization")?.as_deref(), &secret) {
-        return Err(Error::Unauthorized);
+        return Err(Error::Unauthorized { challenge: "Bearer realm=\"mcp-edge-notify\"".into(), why: "wrong notify token".into() });
     }
     let body = req.bytes().await?;
     if body.len() as u64 > server.max_body_bytes {

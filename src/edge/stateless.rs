@@ -26,13 +26,14 @@ pub struct Post {
     /// `MCP-Protocol-Version`, or 2025-03-26 when absent, as the spec says.
     pub version: String,
     pub route: RouteParams,
+    pub principal: crate::auth::Principal,
 }
 
 pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Post) -> Result<Response, Error> {
     // A session that lives for this request only: nothing is stored, nothing is shared.
     let mut session = Session::new("", server.route.as_str(), &post.version, serde_json::json!({}), serde_json::json!({}), now_ms());
     let secret = |name: &str| env.var(name).ok().map(|v| v.to_string());
-    let environment = Environment { secret: &secret, route: &post.route };
+    let environment = Environment { secret: &secret, route: &post.route, principal: &post.principal };
     let batch = post.body.batch;
     let actions: Vec<Action> = post
         .body

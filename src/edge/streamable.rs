@@ -5,7 +5,8 @@ use futures::StreamExt;
 use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
 use super::entry::RequestLog;
-use super::http::{ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ORIGIN, ROUTE, SERVER, SESSION_ID};
+use super::http::{ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OBJECT, OP, ORIGIN, PRINCIPAL, ROUTE, SERVER, SESSION_ID};
+use crate::auth::Principal;
 use super::catalog;
 use crate::config::Endpoint;
 use crate::error::Error;
@@ -16,7 +17,7 @@ use crate::routes::RouteParams;
 /// The Durable Object namespace binding that holds sessions.
 pub const SESSIONS_BINDING: &str = "MCP_SESSIONS";
 
-pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn post(mut req: Request, env: &Env, (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
     let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
     let headers = req.headers();
     let content_type = headers.get("content-type")?;
@@ -60,7 +61,7 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
     if let Some(timeout_ms) = server.stateless {
         let version = version_header.unwrap_or_else(|| "2025-03-26".to_string());
         let progress_update = framing == negotiate::Framing::Ndjson || endpoint == Endpoint::Stream;
-        let post = super::stateless::Post { framing, progress_update, body: parsed, version, route: params };
+        let post = super::stateless::Post { framing, progress_update, body: parsed, version, route: params, principal: principal.clone() };
         return super::stateless::serve(server, timeout_ms, env, post).await;
     }
     let initialize = !parsed.batch && matches!(first, Some(Ok(Message::Request(r))) if r.method == "initialize");
@@ -78,23 +79,23 @@ pub async fn post(mut req: Request, env: &Env, server_index: usize, endpoint: En
     let framing = Some((framing.as_str(), ndjson_body));
     let alias = endpoint == Endpoint::Stream;
     let origin = req.url()?.origin().ascii_serialization();
-    forward(env, &session_id, Forward { op, server_index, framing, route: &route, body: Some(body), alias, json_ok, origin: Some(&origin), ..Forward::default() }).await
+    forward(env, &session_id, Forward { op, server_index, framing, route: &route, body: Some(body), alias, json_ok, origin: Some(&origin), principal: Some(principal), ..Forward::default() }).await
 }
 
-pub async fn delete(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn delete(req: Request, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let id = session_of(&req, log)?;
-    forward(env, &id, Forward { op: "delete", server_index, ..Forward::default() }).await
+    forward(env, &id, Forward { op: "delete", server_index, principal: Some(principal), ..Forward::default() }).await
 }
 
 /// `GET /mcp`: the server-to-client stream, or a stream resumed with `Last-Event-ID`.
-pub async fn get(req: Request, env: &Env, server_index: usize, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn get(req: Request, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let accept = req.headers().get("accept")?.unwrap_or_default();
     if !accept.to_ascii_lowercase().contains("text/event-stream") {
         return Err(Error::NotAcceptable(accept));
     }
     let id = session_of(&req, log)?;
     let last_event_id = req.headers().get(LAST_EVENT_ID)?;
-    forward(env, &id, Forward { op: "get", server_index, last_event_id: last_event_id.as_deref(), ..Forward::default() }).await
+    forward(env, &id, Forward { op: "get", server_index, last_event_id: last_event_id.as_deref(), principal: Some(principal), ..Forward::default() }).await
 }
 
 /// The session a request names, after the checks every session-bound request gets.
@@ -140,13 +141,22 @@ pub struct Forward<'a> {
     /// A result's content type, and whether it is a dead letter.
     pub content_type: Option<&'a str>,
     pub dead_letter: bool,
+    /// Who sent the request; `None` for internal operations (queue reports, callbacks), whose
+    /// session id is already the object's name.
+    pub principal: Option<&'a Principal>,
 }
 
 /// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
 pub async fn forward(env: &Env, session_id: &str, f: Forward<'_>) -> Result<Response, Error> {
     let namespace = env.durable_object(SESSIONS_BINDING)?;
-    let stub = namespace.id_from_name(session_id)?.get_stub()?;
+    // Keyed by principal and id: another principal presenting this id reaches an empty object.
+    let object = f.principal.map_or_else(|| session_id.to_string(), |p| crate::auth::object_name(session_id, &p.id));
+    let stub = namespace.id_from_name(&object)?.get_stub()?;
     let headers = Headers::new();
+    headers.set(OBJECT, &object)?;
+    if let Some(principal) = f.principal {
+        headers.set(PRINCIPAL, &serde_json::to_string(principal).unwrap_or_default())?;
+    }
     headers.set(OP, f.op)?;
     headers.set(SERVER, &f.server_index.to_string())?;
     headers.set(SESSION_ID, session_id)?;

@@ -112,6 +112,9 @@ async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(worker::Response) -
         if remaining == 0 {
             return Err(timed_out());
         }
+        // The SSRF guard, for the first URL and every redirect: an expanded secret or a
+        // Location header may point anywhere.
+        crate::tools::address::check(&current.url, &call.private_upstreams).map_err(Upstream::Failed)?;
         made += 1;
         let controller = AbortController::default();
         let signal = controller.signal();

@@ -33,6 +33,22 @@ pub struct ResourceTemplate {
     pub completions: Vec<(String, Vec<String>)>,
 }
 
+impl Resource {
+    /// The request a fetched resource makes.
+    pub fn request(&self) -> Option<&RequestTemplate> {
+        match &self.source {
+            Source::Http(request) => Some(request),
+            Source::Text(_) | Source::Blob(_) => None,
+        }
+    }
+}
+
+impl ResourceTemplate {
+    pub fn request(&self) -> &RequestTemplate {
+        &self.request
+    }
+}
+
 fn listing(fields: &[(&str, Option<&String>)]) -> Value {
     let mut map = Map::new();
     for (key, value) in fields {

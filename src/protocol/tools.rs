@@ -2,11 +2,17 @@
 
 use serde_json::{Map, Value};
 
+use crate::auth::Principal;
 use crate::config::Server;
 use crate::error::Error;
 
-pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
-    super::page("tools", &server.tool_listings, params, server.tools_page_size)
+/// The tools the principal may see: role-gated tools are absent for everyone else.
+pub fn list(server: &Server, params: Option<&Value>, principal: &Principal) -> Result<Value, Error> {
+    if server.tools.iter().all(|t| t.roles.is_empty()) {
+        return super::page("tools", &server.tool_listings, params, server.tools_page_size);
+    }
+    let visible: Vec<Value> = server.tools.iter().filter(|t| principal.may(&t.roles)).map(|t| t.listing.clone()).collect();
+    super::page("tools", &visible, params, server.tools_page_size)
 }
 
 /// The decoded params of `tools/call`.

@@ -1,6 +1,7 @@
 //! Tools as fetch calls: a configured tool compiles to a request template, and a call becomes one
 //! HTTP request (`HttpCall`) whose reply `reply` maps into an MCP result.
 
+pub mod address;
 pub mod reply;
 pub mod request;
 pub mod retry;
@@ -30,6 +31,8 @@ pub struct Tool {
     pub forward_meta_auth: bool,
     /// Queued or callback execution, and how long the call may wait for its result.
     pub deferral: Option<(crate::pending::Deferral, u64)>,
+    /// Only principals with one of these roles see and may call the tool.
+    pub roles: Vec<String>,
 }
 
 impl Tool {
@@ -123,7 +126,7 @@ impl Tool {
             truncate: t.response.oversize == crate::config::model::OversizeConfig::Truncate,
             resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
         };
-        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)) })
+        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles })
     }
 
     /// Renders the HTTP request for one call. Arguments must already be validated.

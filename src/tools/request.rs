@@ -20,6 +20,8 @@ pub type Bindings = std::collections::HashMap<String, Value>;
 pub struct RequestTemplate {
     pub method: String,
     url: Template,
+    /// The URL template as written: its literal host is checked when the configuration loads.
+    pub url_source: String,
     headers: Vec<(String, Template)>,
     body: BodyPlan,
     pub timeout_ms: u64,
@@ -80,6 +82,9 @@ pub struct HttpCall {
     pub timeout_ms: u64,
     pub redirects: RedirectPolicy,
     pub retry: Option<RetryPolicy>,
+    /// Private hosts this call may reach anyway (the server's `privateUpstreams`).
+    #[serde(default)]
+    pub private_upstreams: Vec<String>,
 }
 
 impl HttpCall {
@@ -159,6 +164,16 @@ impl Scope<'_> {
 }
 
 impl RequestTemplate {
+    /// The URL's host when the configuration writes it out (not from a secret or a variable).
+    pub fn literal_host(&self) -> Option<String> {
+        let rest = self.url_source.split_once("://")?.1;
+        let authority = rest.split(['/', '?', '#']).next()?;
+        if authority.contains('{') {
+            return None;
+        }
+        super::address::host_of(&self.url_source)
+    }
+
     /// Compiles an `http` section; `field` is its name in the configuration (`http`).
     pub fn compile(http: &HttpConfig, scope: &Scope<'_>, field: &str) -> Result<RequestTemplate, ConfigError> {
         let at = |sub: &str, msg: String| scope.error(&format!("{field}.{sub}"), msg);
@@ -213,7 +228,7 @@ impl RequestTemplate {
             return Err(at(&format!("redirectHosts[{i}]"), format!("{bad:?} is not a host name")));
         }
         let redirects = RedirectPolicy { max: http.max_redirects, hosts: http.redirect_hosts.clone() };
-        Ok(RequestTemplate { method, url, headers, body, timeout_ms: http.timeout_ms, secrets, redirects, retry: None })
+        Ok(RequestTemplate { method, url, url_source: http.url.clone(), headers, body, timeout_ms: http.timeout_ms, secrets, redirects, retry: None })
     }
 
     /// Renders the request for one call. Arguments must already be validated.
@@ -250,7 +265,7 @@ impl RequestTemplate {
         if let Some(encoding) = encoding.filter(|_| !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type"))) {
             headers.push(("Content-Type".into(), encoding.content_type().into()));
         }
-        Ok(HttpCall { method: self.method.clone(), url, headers, body, timeout_ms: self.timeout_ms, redirects: self.redirects.clone(), retry: self.retry })
+        Ok(HttpCall { method: self.method.clone(), url, headers, body, timeout_ms: self.timeout_ms, redirects: self.redirects.clone(), retry: self.retry, private_upstreams: Vec::new() })
     }
 }
 

@@ -14,13 +14,15 @@ export const invalidBuildDir = join(root, 'build-test-invalid');
 export const API_KEY = 'test-key-7f3a';
 export const NOTIFY_TOKEN = 'notify-token-91c2';
 export const CALLBACK_SIGNING_KEY = 'callback-key-5d0e';
+/** Static credentials of the /auth/mcp test server. */
+export const TOKENS = { BOT_TOKEN: 'bot-token-3c1a', ADMIN_KEY: 'admin-key-77e0', VISITOR_TOKEN: 'visitor-token-0b2d' };
 
 export function freshPersistDir() {
   return mkdtempSync(join(tmpdir(), 'mcp-edge-do-'));
 }
 
 /** Starts Miniflare on the test build. `persist` keeps Durable Object state in a directory. */
-export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persist = false, dir = buildDir } = {}) {
+export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persist = false, dir = buildDir, bindings = {} } = {}) {
   if (!existsSync(join(dir, 'index.js'))) {
     throw new Error(`${dir} is missing: run \`npm test\`, which builds it first`);
   }
@@ -28,7 +30,7 @@ export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persi
   const mf = serveWorker({
     dir,
     persist,
-    bindings: { UPSTREAM_URL: upstreamUrl, API_KEY, NOTIFY_TOKEN, CALLBACK_SIGNING_KEY },
+    bindings: { UPSTREAM_URL: upstreamUrl, API_KEY, NOTIFY_TOKEN, CALLBACK_SIGNING_KEY, ...TOKENS, METADATA_URL: 'http://169.254.169.254', ENCODED_LOOPBACK_URL: `http://2130706433:${new URL(upstreamUrl).port || 9}`, ...bindings },
     handleRuntimeStdio(stdout, stderr) {
       for (const stream of [stdout, stderr]) {
         stream.setEncoding('utf8');

@@ -204,3 +204,12 @@ test('notifications/cancelled aborts the upstream fetch, and no reply is sent', 
   // The session goes on.
   assert.deepEqual((await call('shaped', { body: '{"temp":1}' })).structuredContent, { temp: 1 });
 });
+
+test('the SSRF guard refuses private and metadata addresses, however they are written or reached', async () => {
+  assert.deepEqual(await call('metadata'), error("The upstream request failed: the upstream host 169.254.169.254 is a link-local or metadata address; list it in the server's privateUpstreams to allow it"));
+  // 2130706433 is 127.0.0.1; the allowlist names 127.0.0.1, not every spelling of it.
+  assert.deepEqual(await call('encoded_loopback'), error("The upstream request failed: the upstream host 2130706433 is a loopback address; list it in the server's privateUpstreams to allow it"));
+  // Redirects are rechecked: a redirect host allowed by redirectHosts is still private.
+  assert.deepEqual(await call('redirect_private', { to: 'http://10.0.0.1/admin' }), error("The upstream request failed: the upstream host 10.0.0.1 is a private address; list it in the server's privateUpstreams to allow it"));
+  assert.deepEqual(await call('redirect_private', { to: 'http://169.254.169.254/latest' }), error("The upstream request failed: the upstream host 169.254.169.254 is a link-local or metadata address; list it in the server's privateUpstreams to allow it"));
+});

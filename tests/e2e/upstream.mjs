@@ -127,6 +127,9 @@ export async function startTestUpstream() {
     } else if (url.pathname === '/redirect') {
       res.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
       res.end();
+    } else if (url.pathname === '/jwks') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(api.jwks));
     } else if (url.pathname.startsWith('/jobs/')) {
       // A long job: accepted now, its result POSTed later to the callback URL.
       jobs.set(url.pathname.slice('/jobs/'.length), req.headers['mcp-edge-callback']);
@@ -144,7 +147,7 @@ export async function startTestUpstream() {
     }
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
+  const api = {
     url: `http://127.0.0.1:${server.address().port}`,
     seen,
     attempts,
@@ -161,5 +164,8 @@ export async function startTestUpstream() {
       held.delete(key);
     },
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
+    /** The key set /jwks serves; tests put their public keys here. */
+    jwks: { keys: [] },
   };
+  return api;
 }

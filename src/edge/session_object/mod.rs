@@ -15,7 +15,8 @@ use futures::StreamExt;
 use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
-use super::http::{error_response, ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OP, ORIGIN, ROUTE, SERVER, SESSION_ID};
+use super::http::{error_response, ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OBJECT, OP, ORIGIN, PRINCIPAL, ROUTE, SERVER, SESSION_ID};
+use crate::auth::{object_name, Principal};
 use super::calls::{self, CallContext, Cancels, Inputs};
 use super::deferred::{Home, Waiters};
 use super::streams::{parse_event_id, Outlet, Streams};
@@ -109,7 +110,7 @@ impl DurableObject for McpSession {
                 let servers = catalog().map(|c| c.servers.as_slice()).unwrap_or_default();
                 let index = servers.iter().position(|s| s.route.as_str() == session.server);
                 if let (false, Some(index), Some(server)) = (session.subscriptions.is_empty(), index, server_at(&session.server)) {
-                    registry::record(&self.env, server, index, &session.id, &[]).await.map_err(|e| worker::Error::RustError(e.message()))?;
+                    registry::record(&self.env, server, index, &object_name(&session.id, &session.principal), &[]).await.map_err(|e| worker::Error::RustError(e.message()))?;
                 }
                 self.end().await.map_err(|e| worker::Error::RustError(e.message()))?
             }
@@ -138,11 +139,13 @@ impl McpSession {
         let json_ok = headers.get(JSON_OK)?.is_some();
         let route: RouteParams = headers.get(ROUTE)?.and_then(|r| serde_json::from_str(&r).ok()).unwrap_or_default();
         let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("unknown server index".into()))?;
+        let principal: Principal = headers.get(PRINCIPAL)?.and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_else(Principal::anonymous);
         let home = Home {
             env: self.env.clone(),
             storage: self.raw_storage.clone(),
             waiters: self.waiters.clone(),
             session_id: session_id.clone(),
+            object: headers.get(OBJECT)?.unwrap_or_else(|| session_id.clone()),
             server_index,
             origin: headers.get(ORIGIN)?.unwrap_or_default(),
         };
@@ -155,14 +158,15 @@ impl McpSession {
                     return Err(Error::InvalidRequest("initialize expected".into()));
                 };
                 let now = now_ms();
-                let (reply, session) = dispatch::initialize(server, &request, &session_id, now);
+                let (reply, mut session) = dispatch::initialize(server, &request, &session_id, now);
+                session.principal.clone_from(&principal.id);
                 self.save(&session).await?;
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
                 // Nothing to stream for initialize: JSON when the client takes it.
                 respond(if json_ok { Framing::Json } else { framing }, &session_id, vec![reply], false)
             }
             "message" => {
-                let mut session = self.session_for(server).await?;
+                let mut session = self.session_for(server, Some(&principal)).await?;
                 session.touch(now_ms());
                 if framing == Framing::Sse {
                     session.streams_opened += 1;
@@ -175,7 +179,7 @@ impl McpSession {
                     return Err(Error::InvalidRequest(format!("batches are not supported in protocol version {}", session.protocol_version)));
                 }
                 let batch = parsed.batch;
-                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, &route).await?;
+                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (&route, &principal)).await?;
                 if actions.iter().all(|a| *a == Action::Nothing) {
                     return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(&session_id, None)?).empty());
                 }
@@ -190,13 +194,14 @@ impl McpSession {
                 let now = now_ms();
                 let mut session = Session::new(&session_id, server.route.as_str(), "2024-11-05", serde_json::json!({}), serde_json::json!({}), now);
                 session.legacy_sse = true;
+                session.principal.clone_from(&principal.id);
                 self.save(&session).await?;
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
                 let endpoint = headers.get(ENDPOINT)?.unwrap_or_default();
                 self.open_legacy(server, &session_id, endpoint)
             }
             "sse-message" => {
-                let session = self.session_for(server).await?;
+                let session = self.session_for(server, Some(&principal)).await?;
                 let writer = self.standalone.borrow().clone();
                 let (Some(writer), true) = (writer, session.legacy_sse) else {
                     // Not a legacy session, or its stream is gone: nothing could carry the answer.
@@ -204,12 +209,12 @@ impl McpSession {
                 };
                 let body = req.bytes().await?;
                 let parsed = jsonrpc::parse_body(&body, false)?;
-                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, &route).await?;
+                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (&route, &principal)).await?;
                 self.spawn_actions(server, session, home, (Outlet::Legacy(writer), None), actions, false);
                 Ok(ResponseBuilder::new().with_status(202).empty())
             }
             "get" => {
-                let mut session = self.session_for(server).await?;
+                let mut session = self.session_for(server, Some(&principal)).await?;
                 session.touch(now_ms());
                 let last_event_id = headers.get(LAST_EVENT_ID)?;
                 // The queued messages go out on this stream.
@@ -220,7 +225,7 @@ impl McpSession {
             "notify" => {
                 // An upstream announced a change. A subscribed session gets it on its GET
                 // stream, or at its next GET when none is open.
-                let mut session = self.session_for(server).await?;
+                let mut session = self.session_for(server, None).await?;
                 let body = req.text().await?;
                 let uri = serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
                 if !uri.is_some_and(|u| session.subscriptions.contains(&u)) {
@@ -238,9 +243,9 @@ impl McpSession {
                 Ok(ResponseBuilder::new().with_status(if delivered { 200 } else { 202 }).empty())
             }
             "delete" => {
-                let session = self.session_for(server).await?;
+                let session = self.session_for(server, Some(&principal)).await?;
                 if !session.subscriptions.is_empty() {
-                    registry::record(&self.env, server, server_index, &session_id, &[]).await?;
+                    registry::record(&self.env, server, server_index, &home.object, &[]).await?;
                 }
                 self.end().await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
@@ -251,9 +256,9 @@ impl McpSession {
 
     /// Dispatches a request's messages: answers to our requests complete the calls waiting for
     /// them, a legacy session's `initialize` renews the session, and changes are persisted.
-    async fn dispatch_all(&self, server: &'static Server, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, route: &RouteParams) -> Result<(Session, Vec<Action>), Error> {
+    async fn dispatch_all(&self, server: &'static Server, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, (route, principal): (&RouteParams, &Principal)) -> Result<(Session, Vec<Action>), Error> {
         let secret = |name: &str| self.env.var(name).ok().map(|v| v.to_string());
-        let env = Environment { secret: &secret, route };
+        let env = Environment { secret: &secret, route, principal };
         let before = session.clone();
         let mut actions = Vec::with_capacity(messages.len());
         for message in messages {
@@ -275,6 +280,7 @@ impl McpSession {
                 Ok(Message::Request(r)) if r.method == "initialize" && session.legacy_sse => {
                     let (reply, mut fresh) = dispatch::initialize(server, r, &session.id, now_ms());
                     fresh.legacy_sse = true;
+                    fresh.principal.clone_from(&session.principal);
                     fresh.streams_opened = session.streams_opened;
                     session = fresh;
                     actions.push(Action::Reply(reply));
@@ -288,15 +294,16 @@ impl McpSession {
             self.save(&session).await?;
         }
         if session.subscriptions != before.subscriptions {
-            registry::record(&self.env, server, server_index, &session.id, &session.subscriptions).await?;
+            registry::record(&self.env, server, server_index, &object_name(&session.id, &session.principal), &session.subscriptions).await?;
         }
         Ok((session, actions))
     }
 
-    /// The session this request names, if it is alive and belongs to this server.
-    async fn session_for(&self, server: &Server) -> Result<Session, Error> {
+    /// The session this request names, if it is alive, belongs to this server and, for a
+    /// client's request, to the principal that created it (`None`: an internal operation).
+    async fn session_for(&self, server: &Server, principal: Option<&Principal>) -> Result<Session, Error> {
         match self.load().await? {
-            Some(session) if session.server == server.route.as_str() && session.is_compatible() => Ok(session),
+            Some(session) if session.server == server.route.as_str() && session.is_compatible() && principal.is_none_or(|p| p.id == session.principal) => Ok(session),
             _ => Err(Error::SessionNotFound),
         }
     }

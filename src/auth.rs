@@ -1,0 +1,397 @@
+//! Who is calling: credentials (bearer token, API-key header or cookie), how they are checked
+//! (against secrets, by the host application's introspection URL, or as OAuth JWTs), and the
+//! principal with roles that results. Signature checks and fetches happen at the edge; this
+//! module decides everything else.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::model::{AuthConfig, HttpConfig};
+use crate::config::ConfigError;
+use crate::tools::{RequestTemplate, Scope};
+
+/// The principal of requests to servers without `auth`.
+pub const ANONYMOUS: &str = "anonymous";
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Principal {
+    /// Stable and unique across methods: `token:bot`, `jwt:https://issuer|user-1`, `app:42`.
+    pub id: String,
+    pub roles: Vec<String>,
+}
+
+impl Principal {
+    pub fn anonymous() -> Principal {
+        Principal { id: ANONYMOUS.into(), roles: Vec::new() }
+    }
+
+    /// Whether the principal may see something restricted to `roles` (empty: everyone).
+    pub fn may(&self, roles: &[String]) -> bool {
+        roles.is_empty() || roles.iter().any(|r| self.roles.contains(r))
+    }
+}
+
+/// Where a credential is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Bearer,
+    Header(String),
+    Cookie(String),
+}
+
+/// A server's compiled `auth` section.
+#[derive(Debug, Clone)]
+pub struct Auth {
+    pub sources: Vec<Source>,
+    /// Static tokens: the secret holding each, and the principal it stands for.
+    pub tokens: Vec<(String, Principal)>,
+    pub introspection: Option<Introspection>,
+    pub jwt: Option<Jwt>,
+    /// A principal needs one of these roles to use the server at all.
+    pub required_roles: Vec<String>,
+    /// RFC 9728 metadata: the authorization servers clients should get tokens from.
+    pub authorization_servers: Vec<String>,
+    pub scopes: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Introspection {
+    /// The request to the host application; `{token}` is the credential.
+    pub request: RequestTemplate,
+    pub subject: String,
+    pub roles: String,
+    pub cache_ms: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Jwt {
+    pub jwks: RequestTemplate,
+    pub issuer: Option<String>,
+    /// The audience tokens must carry; `None`: this server's resource URL.
+    pub audience: Option<String>,
+    pub roles_claim: String,
+    pub cache_ms: u64,
+}
+
+impl Auth {
+    pub fn compile(a: &AuthConfig, path: &str, route_params: &[String]) -> Result<Auth, ConfigError> {
+        let at = |field: &str, msg: String| ConfigError::at(format!("{path}.{field}"), msg);
+        let mut sources = Vec::new();
+        for (i, from) in a.from.iter().enumerate() {
+            let source = match from.split_once(':') {
+                None if from == "bearer" => Source::Bearer,
+                Some(("header", name)) if !name.is_empty() => Source::Header(name.to_ascii_lowercase()),
+                Some(("cookie", name)) if !name.is_empty() => Source::Cookie(name.to_string()),
+                _ => return Err(at(&format!("from[{i}]"), format!("{from:?} is not \"bearer\", \"header:NAME\" or \"cookie:NAME\""))),
+            };
+            sources.push(source);
+        }
+        if a.tokens.is_empty() && a.introspection.is_none() && a.jwt.is_none() {
+            return Err(at("tokens", "auth needs tokens, introspection or jwt to check credentials against".into()));
+        }
+        let tokens = a.tokens.iter().map(|t| (t.secret.clone(), Principal { id: format!("token:{}", t.subject), roles: t.roles.clone() })).collect();
+        let template = |http: &HttpConfig, field: &str, arguments: &[String]| {
+            let scope = Scope { path, arguments, route_params, meta: false, meta_auth: false };
+            RequestTemplate::compile(http, &scope, field)
+        };
+        let introspection = match &a.introspection {
+            Some(i) => Some(Introspection {
+                request: template(&i.http, "introspection.http", &["token".to_string()])?,
+                subject: pointer(&i.subject, &format!("{path}.introspection.subject"))?,
+                roles: pointer(&i.roles, &format!("{path}.introspection.roles"))?,
+                cache_ms: i.cache_ms,
+            }),
+            None => None,
+        };
+        let jwt = match &a.jwt {
+            Some(j) => Some(Jwt {
+                jwks: template(&HttpConfig { method: "GET".into(), ..j.jwks.clone() }, "jwt.jwks", &[])?,
+                issuer: j.issuer.clone(),
+                audience: j.audience.clone(),
+                roles_claim: j.roles_claim.clone(),
+                cache_ms: j.cache_ms,
+            }),
+            None => None,
+        };
+        Ok(Auth { sources, tokens, introspection, jwt, required_roles: a.required_roles.clone(), authorization_servers: a.authorization_servers.clone(), scopes: a.scopes.clone() })
+    }
+
+    /// The first credential the request carries, from the configured sources in order.
+    pub fn credential(&self, header: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+        self.sources.iter().find_map(|source| match source {
+            Source::Bearer => header("authorization").and_then(|v| {
+                let (scheme, token) = v.trim().split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string())
+            }),
+            Source::Header(name) => header(name).map(|v| v.trim().to_string()),
+            Source::Cookie(name) => header("cookie").and_then(|c| cookie(&c, name)),
+        })
+        .filter(|c| !c.is_empty())
+    }
+
+    /// Whether OAuth is configured: 401s then point at the protected-resource metadata.
+    pub fn is_oauth(&self) -> bool {
+        self.jwt.is_some() || !self.authorization_servers.is_empty()
+    }
+
+    /// The `WWW-Authenticate` value of a 401. `metadata_url` is this resource's RFC 9728 document.
+    pub fn challenge(&self, metadata_url: &str, invalid: bool) -> String {
+        let mut value = String::from("Bearer realm=\"mcp-edge\"");
+        if self.is_oauth() {
+            value.push_str(&format!(", resource_metadata=\"{metadata_url}\""));
+        }
+        if invalid {
+            value.push_str(", error=\"invalid_token\"");
+        }
+        value
+    }
+
+    /// RFC 9728 protected-resource metadata for `resource`.
+    pub fn metadata(&self, resource: &str) -> Value {
+        let mut doc = serde_json::json!({
+            "resource": resource,
+            "authorization_servers": self.authorization_servers,
+            "bearer_methods_supported": ["header"],
+            "resource_name": "mcp-edge",
+        });
+        if let (false, Some(obj)) = (self.scopes.is_empty(), doc.as_object_mut()) {
+            obj.insert("scopes_supported".into(), serde_json::json!(self.scopes));
+        }
+        doc
+    }
+}
+
+fn pointer(p: &str, at: &str) -> Result<String, ConfigError> {
+    if p.is_empty() || p.starts_with('/') {
+        Ok(p.to_string())
+    } else {
+        Err(ConfigError::at(at, format!("{p:?} is not a JSON Pointer")))
+    }
+}
+
+/// A cookie's value from a `Cookie` header.
+pub fn cookie(header: &str, name: &str) -> Option<String> {
+    header.split(';').find_map(|pair| {
+        let (k, v) = pair.trim().split_once('=')?;
+        (k == name).then(|| v.trim_matches('"').to_string())
+    })
+}
+
+/// Compares secrets in time that does not depend on where they differ.
+pub fn same_secret(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut diff = a.len() ^ b.len();
+    for i in 0..a.len().max(b.len()) {
+        diff |= usize::from(a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0));
+    }
+    diff == 0
+}
+
+/// The principal an introspection answer describes: `subject` and `roles` are JSON Pointers.
+pub fn introspected(answer: &Value, introspection: &Introspection) -> Option<Principal> {
+    let subject = match answer.pointer(&introspection.subject)? {
+        Value::String(s) if !s.is_empty() => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    Some(Principal { id: format!("app:{subject}"), roles: roles_of(answer.pointer(&introspection.roles)) })
+}
+
+fn roles_of(value: Option<&Value>) -> Vec<String> {
+    match value {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The name of a session's Durable Object: the session id, and for an authenticated principal a
+/// digest of it, so that another principal presenting the same id reaches an empty object.
+pub fn object_name(session_id: &str, principal: &str) -> String {
+    if principal == ANONYMOUS {
+        return session_id.to_string();
+    }
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(principal.as_bytes());
+    let short: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
+    format!("{session_id}:{short}")
+}
+
+/// A JWT split and decoded, before its signature is checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    pub alg: String,
+    pub kid: Option<String>,
+    pub claims: Value,
+    /// `header.payload`, the bytes the signature covers.
+    pub signed: String,
+    pub signature: Vec<u8>,
+}
+
+/// Splits and decodes a compact JWS. `None`: not a JWT at all.
+pub fn parse_jwt(token: &str) -> Option<Token> {
+    let mut parts = token.split('.');
+    let (h, p, s) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let header: Value = serde_json::from_slice(&base64url(h)?).ok()?;
+    let claims: Value = serde_json::from_slice(&base64url(p)?).ok()?;
+    Some(Token {
+        alg: header.get("alg")?.as_str()?.to_string(),
+        kid: header.get("kid").and_then(Value::as_str).map(str::to_string),
+        claims,
+        signed: format!("{h}.{p}"),
+        signature: base64url(s)?,
+    })
+}
+
+/// Checks a token's claims once its signature is verified; returns the principal.
+pub fn check_claims(token: &Token, jwt: &Jwt, resource: &str, now_ms: u64) -> Result<Principal, String> {
+    let claims = &token.claims;
+    let now = now_ms / 1000;
+    // One minute of leeway for clocks that disagree.
+    const SKEW: u64 = 60;
+    match claims.get("exp").and_then(Value::as_u64) {
+        Some(exp) if exp + SKEW > now => {}
+        Some(_) => return Err("the token has expired".into()),
+        None => return Err("the token has no exp claim".into()),
+    }
+    if claims.get("nbf").and_then(Value::as_u64).is_some_and(|nbf| nbf > now + SKEW) {
+        return Err("the token is not valid yet".into());
+    }
+    let issuer = claims.get("iss").and_then(Value::as_str).unwrap_or_default();
+    if let Some(expected) = &jwt.issuer {
+        if issuer != expected {
+            return Err(format!("the token's issuer {issuer:?} is not {expected:?}"));
+        }
+    }
+    let audience = jwt.audience.as_deref().unwrap_or(resource);
+    let audiences: Vec<&str> = match claims.get("aud") {
+        Some(Value::String(a)) => vec![a.as_str()],
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if !audiences.contains(&audience) {
+        return Err(format!("the token is not for this server (audience {audience:?})"));
+    }
+    let subject = claims.get("sub").and_then(Value::as_str).filter(|s| !s.is_empty()).ok_or("the token has no sub claim")?;
+    let mut roles = roles_of(claims.get(&jwt.roles_claim));
+    // OAuth scopes count as roles too, so tools can be gated on either.
+    roles.extend(roles_of(claims.get("scope")));
+    Ok(Principal { id: format!("jwt:{issuer}|{subject}"), roles })
+}
+
+fn base64url(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        };
+        buffer = (buffer << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+            buffer &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn auth(config: Value) -> Auth {
+        let a: AuthConfig = serde_json::from_value(config).unwrap();
+        Auth::compile(&a, "servers[0].auth", &["chat_uuid".to_string()]).unwrap()
+    }
+
+    #[test]
+    fn credentials_come_from_the_configured_sources_in_order() {
+        let a = auth(json!({"from": ["cookie:session_id", "header:X-Api-Key", "bearer"], "tokens": [{"secret": "K", "subject": "bot"}]}));
+        let headers = |pairs: &'static [(&'static str, &'static str)]| move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+        assert_eq!(a.credential(&headers(&[("cookie", "theme=dark; session_id=abc123; x=1")])).as_deref(), Some("abc123"));
+        assert_eq!(a.credential(&headers(&[("x-api-key", " k1 "), ("authorization", "Bearer t")])).as_deref(), Some("k1"));
+        assert_eq!(a.credential(&headers(&[("authorization", "bearer t2")])).as_deref(), Some("t2"));
+        assert_eq!(a.credential(&headers(&[("authorization", "Basic dXNlcg==")])), None);
+        assert_eq!(a.credential(&headers(&[("cookie", "session_id=")])), None);
+    }
+
+    #[test]
+    fn configuration_faults_name_the_path() {
+        let bad: AuthConfig = serde_json::from_value(json!({"from": ["query:x"], "tokens": [{"secret": "K", "subject": "s"}]})).unwrap();
+        assert_eq!(Auth::compile(&bad, "a", &[]).unwrap_err().to_string(), "a.from[0]: \"query:x\" is not \"bearer\", \"header:NAME\" or \"cookie:NAME\"");
+        let empty: AuthConfig = serde_json::from_value(json!({})).unwrap();
+        assert!(Auth::compile(&empty, "a", &[]).unwrap_err().to_string().starts_with("a.tokens: auth needs"));
+        let intro: AuthConfig = serde_json::from_value(json!({"introspection": {"http": {"url": "https://app.test/me/{nope}"}}})).unwrap();
+        assert_eq!(Auth::compile(&intro, "a", &[]).unwrap_err().to_string(), "a.introspection.http.url: unknown argument \"nope\" in template");
+    }
+
+    #[test]
+    fn introspection_answers_become_principals() {
+        let a = auth(json!({"introspection": {"http": {"url": "https://app.test/chats/{route.chat_uuid}/me", "headers": {"Cookie": "session_id={token}"}}, "subject": "/user/id", "roles": "/user/roles"}}));
+        let i = a.introspection.as_ref().unwrap();
+        assert_eq!(introspected(&json!({"user": {"id": 42, "roles": ["bot"]}}), i), Some(Principal { id: "app:42".into(), roles: vec!["bot".into()] }));
+        assert_eq!(introspected(&json!({"user": {"id": "u1", "roles": "bot admin"}}), i).unwrap().roles, ["bot", "admin"]);
+        assert_eq!(introspected(&json!({"user": {}}), i), None);
+    }
+
+    #[test]
+    fn roles_gate_and_secrets_compare_fully() {
+        let p = Principal { id: "token:a".into(), roles: vec!["bot".into()] };
+        assert!(p.may(&[]) && p.may(&["admin".into(), "bot".into()]) && !p.may(&["admin".into()]));
+        assert!(same_secret("abc", "abc") && !same_secret("abc", "abd") && !same_secret("abc", "abcd") && !same_secret("", "a"));
+    }
+
+    #[test]
+    fn session_objects_are_keyed_by_principal_and_id() {
+        assert_eq!(object_name("s-1", ANONYMOUS), "s-1");
+        let a = object_name("s-1", "token:alice");
+        assert!(a.starts_with("s-1:") && a.len() == 4 + 24);
+        assert_ne!(a, object_name("s-1", "token:bob"));
+        assert_eq!(a, object_name("s-1", "token:alice"));
+    }
+
+    #[test]
+    fn jwt_claims_are_checked() {
+        let a = auth(json!({"jwt": {"jwks": {"url": "https://idp.test/jwks"}, "issuer": "https://idp.test"}}));
+        let jwt = a.jwt.as_ref().unwrap();
+        let token = |claims: Value| Token { alg: "RS256".into(), kid: None, claims, signed: String::new(), signature: vec![] };
+        let now = 1_700_000_000_000;
+        let good = json!({"iss": "https://idp.test", "aud": ["https://mcp.test/mcp"], "sub": "u1", "exp": 1_700_000_100, "roles": ["admin"], "scope": "tools:read"});
+        let p = check_claims(&token(good.clone()), jwt, "https://mcp.test/mcp", now).unwrap();
+        assert_eq!(p, Principal { id: "jwt:https://idp.test|u1".into(), roles: vec!["admin".into(), "tools:read".into()] });
+        let with = |k: &str, v: Value| {
+            let mut c = good.clone();
+            c[k] = v;
+            check_claims(&token(c), jwt, "https://mcp.test/mcp", now).unwrap_err()
+        };
+        assert_eq!(with("exp", json!(1_699_999_000)), "the token has expired");
+        assert_eq!(with("nbf", json!(1_700_001_000)), "the token is not valid yet");
+        assert_eq!(with("iss", json!("https://evil.test")), "the token's issuer \"https://evil.test\" is not \"https://idp.test\"");
+        assert_eq!(with("aud", json!("https://other.test/mcp")), "the token is not for this server (audience \"https://mcp.test/mcp\")");
+        assert_eq!(with("sub", json!("")), "the token has no sub claim");
+    }
+
+    #[test]
+    fn jwts_are_split_and_decoded() {
+        // {"alg":"ES256","kid":"k1"} . {"sub":"a"} . 0x01 0x02
+        let t = parse_jwt("eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhIn0.AQI").unwrap();
+        assert_eq!((t.alg.as_str(), t.kid.as_deref(), t.signature.as_slice()), ("ES256", Some("k1"), &[1u8, 2][..]));
+        assert_eq!(t.claims, json!({"sub": "a"}));
+        assert_eq!(t.signed, "eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhIn0");
+        assert_eq!(parse_jwt("opaque-session-token"), None);
+        assert_eq!(parse_jwt("a.b.c"), None);
+    }
+}

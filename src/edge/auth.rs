@@ -1,0 +1,211 @@
+//! Authenticates a request before its body is read: static tokens against secrets, the host
+//! application's introspection URL (answers cached briefly), or OAuth JWTs whose RS256/ES256
+//! signatures Web Crypto checks against the configured JWKS (cached). Also serves the RFC 9728
+//! protected-resource metadata.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use js_sys::{Array, Function, Object, Reflect, Uint8Array};
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use worker::{Env, Request, Response, ResponseBuilder, Url};
+
+use super::{now_ms, upstream};
+use crate::auth::{check_claims, introspected, parse_jwt, same_secret, Auth, Jwt, Principal};
+use crate::config::{Catalog, Server};
+use crate::error::Error;
+use crate::routes::RouteParams;
+use crate::tools::reply::Upstream;
+use crate::tools::Bindings;
+
+/// Answers and key sets are small; this many entries is plenty for one isolate.
+const CACHE_ENTRIES: usize = 256;
+
+thread_local! {
+    /// Introspection answers by digest of (credential, route): principal and expiry.
+    static INTROSPECTED: RefCell<HashMap<String, (Principal, u64)>> = RefCell::new(HashMap::new());
+    /// JWKS documents by URL: keys and expiry.
+    static KEY_SETS: RefCell<HashMap<String, (Vec<Value>, u64)>> = RefCell::new(HashMap::new());
+}
+
+/// The principal of a request to `server`, or the error that answers it (401 or 403).
+pub async fn authenticate(req: &Request, env: &Env, server: &Server, route: &RouteParams, url: &Url) -> Result<Principal, Error> {
+    let Some(auth) = &server.auth else { return Ok(Principal::anonymous()) };
+    let origin = url.origin().ascii_serialization();
+    let resource = format!("{origin}{}", url.path());
+    let metadata = format!("{origin}/.well-known/oauth-protected-resource{}", url.path());
+    let unauthorized = |invalid: bool, why: String| Error::Unauthorized { challenge: auth.challenge(&metadata, invalid), why };
+    let header = |name: &str| req.headers().get(name).ok().flatten();
+    let Some(credential) = auth.credential(&header) else {
+        return Err(unauthorized(false, "no credentials".into()));
+    };
+    let principal = verify(auth, env, server, &credential, route, &resource).await.map_err(|why| unauthorized(true, why))?;
+    if !principal.may(&auth.required_roles) {
+        return Err(Error::Forbidden(format!("this server needs the role {}", auth.required_roles.join(" or "))));
+    }
+    Ok(principal)
+}
+
+async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams, resource: &str) -> Result<Principal, String> {
+    // Static tokens first: cheap, and the credential goes nowhere.
+    for (secret, principal) in &auth.tokens {
+        if env.secret(secret).map(|s| s.to_string()).or_else(|_| env.var(secret).map(|v| v.to_string())).is_ok_and(|v| same_secret(&v, credential)) {
+            return Ok(principal.clone());
+        }
+    }
+    if let (Some(jwt), Some(token)) = (&auth.jwt, parse_jwt(credential)) {
+        return verify_jwt(jwt, env, server, &token, resource).await;
+    }
+    if auth.introspection.is_some() {
+        return introspect(auth, env, server, credential, route).await;
+    }
+    Err("the credentials match no configured token".into())
+}
+
+fn secrets_of(env: &Env, names: &[String], route: &RouteParams) -> Bindings {
+    let mut bindings = Bindings::new();
+    for name in names {
+        if let Ok(value) = env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())) {
+            bindings.insert(format!("env.{name}"), Value::String(value));
+        }
+    }
+    for (name, value) in route {
+        bindings.insert(format!("route.{name}"), Value::String(value.clone()));
+    }
+    bindings
+}
+
+async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams) -> Result<Principal, String> {
+    let Some(introspection) = &auth.introspection else { return Err("no introspection".into()) };
+    let key = {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(credential.as_bytes());
+        h.update(serde_json::to_string(route).unwrap_or_default().as_bytes());
+        h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let now = now_ms();
+    if let Some(principal) = INTROSPECTED.with(|c| c.borrow().get(&key).filter(|(_, until)| *until > now).map(|(p, _)| p.clone())) {
+        return Ok(principal);
+    }
+    let mut args = serde_json::Map::new();
+    args.insert("token".into(), Value::String(credential.to_string()));
+    let mut call = introspection.request.render("auth introspection", &args, &secrets_of(env, &introspection.request.secrets, route)).map_err(|e| e.message())?;
+    call.private_upstreams.clone_from(&server.private_upstreams);
+    let answer = match upstream::perform(&call, 64 * 1024).await {
+        Upstream::Reply { status: 200..=299, body, .. } => serde_json::from_slice::<Value>(&body).map_err(|_| "the introspection answer is not JSON".to_string())?,
+        Upstream::Reply { status, .. } => return Err(format!("the host application refused the credentials (HTTP {status})")),
+        Upstream::TimedOut { .. } | Upstream::Failed(_) => return Err("the introspection request failed".into()),
+    };
+    let principal = introspected(&answer, introspection).ok_or("the introspection answer names no subject")?;
+    INTROSPECTED.with(|c| {
+        let mut cache = c.borrow_mut();
+        if cache.len() >= CACHE_ENTRIES {
+            cache.retain(|_, (_, until)| *until > now);
+        }
+        if cache.len() < CACHE_ENTRIES && introspection.cache_ms > 0 {
+            cache.insert(key, (principal.clone(), now + introspection.cache_ms));
+        }
+    });
+    Ok(principal)
+}
+
+async fn verify_jwt(jwt: &Jwt, env: &Env, server: &Server, token: &crate::auth::Token, resource: &str) -> Result<Principal, String> {
+    if !matches!(token.alg.as_str(), "RS256" | "ES256") {
+        return Err(format!("the token's algorithm {:?} is not RS256 or ES256", token.alg));
+    }
+    let keys = key_set(jwt, env, server).await?;
+    let key = keys
+        .iter()
+        .filter(|k| k.get("kty").and_then(Value::as_str) == Some(if token.alg == "RS256" { "RSA" } else { "EC" }))
+        .find(|k| token.kid.is_none() || k.get("kid").and_then(Value::as_str) == token.kid.as_deref())
+        .ok_or("no key in the JWKS matches the token")?;
+    if !web_crypto_verify(&token.alg, key, token.signed.as_bytes(), &token.signature).await? {
+        return Err("the token's signature is not valid".into());
+    }
+    check_claims(token, jwt, resource, now_ms())
+}
+
+async fn key_set(jwt: &Jwt, env: &Env, server: &Server) -> Result<Vec<Value>, String> {
+    let mut call = jwt.jwks.render("auth jwks", &serde_json::Map::new(), &secrets_of(env, &jwt.jwks.secrets, &RouteParams::new())).map_err(|e| e.message())?;
+    call.private_upstreams.clone_from(&server.private_upstreams);
+    let now = now_ms();
+    if let Some(keys) = KEY_SETS.with(|c| c.borrow().get(&call.url).filter(|(_, until)| *until > now).map(|(k, _)| k.clone())) {
+        return Ok(keys);
+    }
+    let keys = match upstream::perform(&call, 256 * 1024).await {
+        Upstream::Reply { status: 200..=299, body, .. } => serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v.get("keys").and_then(Value::as_array).cloned())
+            .ok_or("the JWKS is not a key set")?,
+        _ => return Err("the JWKS could not be fetched".into()),
+    };
+    KEY_SETS.with(|c| {
+        let mut cache = c.borrow_mut();
+        if cache.len() >= CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(call.url.clone(), (keys.clone(), now + jwt.cache_ms));
+    });
+    Ok(keys)
+}
+
+/// `crypto.subtle.importKey("jwk", …)` then `verify(…)`: RSASSA-PKCS1-v1_5 or ECDSA P-256, SHA-256.
+async fn web_crypto_verify(alg: &str, jwk: &Value, data: &[u8], signature: &[u8]) -> Result<bool, String> {
+    let js = |e: JsValue| format!("Web Crypto: {}", e.as_string().or_else(|| e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message()))).unwrap_or_default());
+    let subtle = Reflect::get(&Reflect::get(&js_sys::global(), &"crypto".into()).map_err(js)?, &"subtle".into()).map_err(js)?;
+    let method = |name: &str| Reflect::get(&subtle, &name.into()).and_then(|f| f.dyn_into::<Function>());
+    let object = |pairs: &[(&str, &str)]| {
+        let o = Object::new();
+        for (k, v) in pairs {
+            let _ = Reflect::set(&o, &(*k).into(), &(*v).into());
+        }
+        o
+    };
+    let (import_alg, verify_alg) = if alg == "RS256" {
+        (object(&[("name", "RSASSA-PKCS1-v1_5"), ("hash", "SHA-256")]), object(&[("name", "RSASSA-PKCS1-v1_5")]))
+    } else {
+        (object(&[("name", "ECDSA"), ("namedCurve", "P-256")]), object(&[("name", "ECDSA"), ("hash", "SHA-256")]))
+    };
+    // Only the public members: a JWKS entry may carry `use`, `alg` or `key_ops` that would
+    // otherwise have to match exactly.
+    let mut public = serde_json::Map::new();
+    for member in ["kty", "n", "e", "crv", "x", "y"] {
+        if let Some(v) = jwk.get(member) {
+            public.insert(member.into(), v.clone());
+        }
+    }
+    let jwk_js = js_sys::JSON::parse(&Value::Object(public).to_string()).map_err(js)?;
+    let usages = Array::of1(&"verify".into());
+    let args = Array::of5(&"jwk".into(), &jwk_js, &import_alg, &JsValue::FALSE, &usages);
+    let import = method("importKey").map_err(js)?.apply(&subtle, &args).map_err(js)?;
+    let key = JsFuture::from(js_sys::Promise::from(import)).await.map_err(js)?;
+    let args = Array::of4(&verify_alg, &key, &Uint8Array::from(signature), &Uint8Array::from(data));
+    let verified = method("verify").map_err(js)?.apply(&subtle, &args).map_err(js)?;
+    Ok(JsFuture::from(js_sys::Promise::from(verified)).await.map_err(js)?.as_bool() == Some(true))
+}
+
+/// `GET /.well-known/oauth-protected-resource[/<route path>]`: RFC 9728 metadata of the server at
+/// that path (or of the first server with OAuth, for the bare path).
+pub fn metadata(catalog: &Catalog, url: &Url) -> Option<Result<Response, Error>> {
+    let suffix = url.path().strip_prefix("/.well-known/oauth-protected-resource")?;
+    let origin = url.origin().ascii_serialization();
+    let (server, path) = if suffix.is_empty() || suffix == "/" {
+        let server = catalog.servers.iter().find(|s| s.auth.as_ref().is_some_and(Auth::is_oauth))?;
+        (server, server.route.as_str().to_string())
+    } else {
+        let (index, _, _) = catalog.route(suffix)?;
+        (catalog.servers.get(index)?, suffix.to_string())
+    };
+    let auth = server.auth.as_ref()?;
+    let body = auth.metadata(&format!("{origin}{path}")).to_string();
+    Some((|| {
+        let headers = worker::Headers::new();
+        headers.set("Content-Type", "application/json")?;
+        headers.set("Access-Control-Allow-Origin", "*")?;
+        headers.set("Cache-Control", "max-age=3600")?;
+        Ok(ResponseBuilder::new().with_status(200).with_headers(headers).fixed(body.into_bytes()))
+    })())
+}
