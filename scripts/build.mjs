@@ -24,10 +24,10 @@ function inputsHash(config) {
   return hash.digest('hex');
 }
 
-export function build({ config = 'mcp-edge.json', outDir = 'build' } = {}) {
+export function build({ config = 'mcp-edge.json', outDir = 'build', testPanic = false } = {}) {
   const configPath = resolve(root, config);
   const stamp = join(root, outDir, '.inputs');
-  const hash = inputsHash(configPath);
+  const hash = inputsHash(configPath) + (testPanic ? '+panic' : '');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(join(root, outDir, 'index.js'))) {
     return join(root, outDir);
   }
@@ -36,6 +36,8 @@ export function build({ config = 'mcp-edge.json', outDir = 'build' } = {}) {
     env: {
       ...process.env,
       MCP_EDGE_CONFIG: configPath,
+      // A test build gets a path that panics on purpose (tests/e2e/panic.test.mjs).
+      MCP_EDGE_TEST_PANIC: testPanic ? '1' : '0',
       // worker-build would download these; the registries' copies are used instead.
       WASM_BINDGEN_BIN: 'wasm-bindgen',
       ESBUILD_BIN: bin('esbuild'),
@@ -53,7 +55,8 @@ function arg(name, fallback) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   setup();
-  const out = build({ config: arg('--config', 'mcp-edge.json'), outDir: arg('--out-dir', 'build') });
+  // `wrangler dev` and `wrangler deploy` run this with no arguments: MCP_EDGE_CONFIG chooses the file.
+  const out = build({ config: arg('--config', process.env.MCP_EDGE_CONFIG ?? 'mcp-edge.json'), outDir: arg('--out-dir', 'build') });
   const wasm = readdirSync(out).filter((f) => f.endsWith('.wasm'));
   for (const w of wasm) console.error(`[build] ${join(out, w)}: ${statSync(join(out, w)).size} bytes`);
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 
 /** Starts the worker in `dir` with `bindings` (vars and secrets) on 127.0.0.1:`port`. */
-export function serveWorker({ dir, bindings, port = 0, persist = false, handleRuntimeStdio = () => {} }) {
+export function serveWorker({ dir, bindings, port = 0, persist = false, handleRuntimeStdio = () => {}, ratelimits = {} }) {
   return new Miniflare({
     modules: true,
     modulesRoot: dir,
@@ -20,6 +20,7 @@ export function serveWorker({ dir, bindings, port = 0, persist = false, handleRu
       'mcp-edge-tools-dlq': { maxBatchSize: 1, maxBatchTimeout: 0 },
     },
     durableObjectsPersist: persist,
+    ratelimits,
     bindings,
     host: '127.0.0.1',
     port,

@@ -32,6 +32,9 @@ pub struct PendingCall {
     pub arguments: Value,
     pub http: HttpCall,
     pub progress_token: Option<Value>,
+    /// Secret values the request carries (secrets, forwarded credentials): they are redacted
+    /// from whatever goes back to the client.
+    pub redact: Vec<String>,
 }
 
 /// What an upstream call answers, which decides how its reply is mapped.
@@ -84,8 +87,9 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
             Read::Ready(result) => result,
             Read::Fetch { mut call, uri, mime_type } => {
                 call.private_upstreams.clone_from(&server.private_upstreams);
+                let redact = secret_values(&resources::secrets_of(server, &uri), env);
                 let kind = CallKind::Resource { uri, mime_type };
-                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None })));
+                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None, redact })));
             }
         },
         "resources/subscribe" => {
@@ -148,7 +152,8 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     let mut http = tool.prepare(args, &bindings)?;
     http.private_upstreams.clone_from(&server.private_upstreams);
     let kind = CallKind::Tool(tool.name.clone());
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments.clone(), http, progress_token: params.progress_token })))
+    let redact = bindings.iter().filter(|(k, _)| k.starts_with("env.") || k.starts_with("meta.auth.")).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments.clone(), http, progress_token: params.progress_token, redact })))
 }
 
 /// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only
@@ -168,6 +173,11 @@ fn bind_meta(bindings: &mut Bindings, prefix: &str, value: &Value, with_auth: bo
             bindings.insert(prefix.to_string(), scalar.clone());
         }
     }
+}
+
+/// The values of the named secrets.
+fn secret_values(names: &[String], env: &Environment<'_>) -> Vec<String> {
+    names.iter().filter_map(|n| (env.secret)(n)).collect()
 }
 
 /// The secrets a request template names, read from the environment, and the route parameters.
@@ -446,7 +456,7 @@ mod tests {
 
     #[test]
     fn structured_content_only_from_2025_06_18() {
-        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![] }, progress_token: None };
+        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![] }, progress_token: None, redact: vec![] };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
         let s = server("");
         assert!(finish(&s, &session("2025-06-18"), &call, &up).contains("structuredContent"));

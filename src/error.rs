@@ -57,6 +57,12 @@ pub enum Error {
     UnknownCallback,
     /// A deferred call that already got its result, timed out, or ended with its session.
     CallGone,
+    /// The request's headers exceed the limit (bytes).
+    HeadersTooLarge(usize),
+    /// A limit on concurrent work (calls in flight, sessions per principal) is reached.
+    Busy(String),
+    /// Too many requests; carries the seconds for `Retry-After`.
+    RateLimited(u64),
 }
 
 impl Error {
@@ -82,7 +88,10 @@ impl Error {
             | Error::PayloadTooLarge(_)
             | Error::RouteNotFound(_)
             | Error::UnknownCallback
-            | Error::CallGone => code::BAD_REQUEST,
+            | Error::CallGone
+            | Error::HeadersTooLarge(_)
+            | Error::Busy(_)
+            | Error::RateLimited(_) => code::BAD_REQUEST,
         }
     }
 
@@ -95,6 +104,8 @@ impl Error {
             Error::Internal(_) | Error::Config(_) => 500,
             Error::SessionNotFound | Error::RouteNotFound(_) | Error::UnknownCallback => 404,
             Error::CallGone => 410,
+            Error::HeadersTooLarge(_) => 431,
+            Error::Busy(_) | Error::RateLimited(_) => 429,
             Error::OriginForbidden(_) | Error::HostForbidden(_) | Error::Forbidden(_) => 403,
             Error::MethodNotAllowed(_) => 405,
             Error::NotAcceptable(_) => 406,
@@ -134,6 +145,9 @@ impl Error {
             Error::Unauthorized { .. } => "Unauthorized".into(),
             Error::Forbidden(why) => format!("Forbidden: {why}"),
             Error::UnknownCallback => "Not Found: unknown callback".into(),
+            Error::HeadersTooLarge(limit) => format!("Request Header Fields Too Large: the headers exceed {limit} bytes"),
+            Error::Busy(why) => format!("Too Many Requests: {why}"),
+            Error::RateLimited(seconds) => format!("Too Many Requests: slow down and retry after {seconds} s"),
             Error::CallGone => "Gone: this call already has its result, timed out, or ended with its session".into(),
             Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::negotiate::SUPPORTED_VERSIONS.join(", ")),
         }

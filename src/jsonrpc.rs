@@ -171,6 +171,35 @@ fn to_json<T: Serialize>(value: &T) -> String {
     })
 }
 
+/// Whether arrays and objects in `body` nest at most `max` deep. Checked before parsing, so a
+/// hostile body cannot make the parser recurse deeply.
+pub fn depth_within(body: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in body {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,5 +293,14 @@ mod tests {
             notification("notifications/progress", json!({"progressToken":"t","progress":0})),
             r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":0}}"#
         );
+    }
+
+    #[test]
+    fn nesting_depth_is_bounded_before_parsing() {
+        assert!(depth_within(br#"{"a":[{"b":[]}]}"#, 4));
+        assert!(!depth_within(br#"{"a":[{"b":[]}]}"#, 3));
+        // Brackets inside strings, escaped quotes included, do not count.
+        assert!(depth_within(br#"{"a":"[[[[\"[[[["}"#, 1));
+        assert!(!depth_within("[".repeat(100_000).as_bytes(), 64));
     }
 }

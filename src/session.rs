@@ -131,4 +131,20 @@ mod tests {
         assert_eq!(back, s);
         assert!(back.is_compatible());
     }
+
+    #[test]
+    fn older_and_newer_workers_read_each_others_sessions() {
+        // What a build before subscriptions, queues and principals stored (schema 1, fewer fields).
+        let older = r#"{"schema":1,"id":"a","server":"/mcp","principal":"anonymous","protocolVersion":"2025-03-26","createdMs":1,"lastUsedMs":2}"#;
+        let read: Session = serde_json::from_str(older).unwrap();
+        assert!(read.is_compatible() && read.subscriptions.is_empty() && read.pending.is_empty() && read.log_level.is_none());
+        // What a newer build of the same schema may add: fields this build does not know are ignored.
+        let newer = r#"{"schema":1,"id":"a","server":"/mcp","principal":"token:bot","protocolVersion":"2025-11-25","createdMs":1,"lastUsedMs":2,"futureField":{"x":1}}"#;
+        let read: Session = serde_json::from_str(newer).unwrap();
+        assert_eq!(read.principal, "token:bot");
+        assert!(read.is_compatible());
+        // A later, incompatible schema is refused, not misread: the session is treated as absent.
+        let incompatible: Session = serde_json::from_str(&newer.replace(r#""schema":1"#, r#""schema":2"#)).unwrap();
+        assert!(!incompatible.is_compatible());
+    }
 }

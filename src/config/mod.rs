@@ -66,6 +66,7 @@ pub struct Server {
     pub max_body_bytes: u64,
     pub max_reply_bytes: u64,
     pub tools_page_size: Option<usize>,
+    pub limits: Limits,
     pub tools: Vec<Tool>,
     pub resources: Vec<Resource>,
     pub resource_templates: Vec<ResourceTemplate>,
@@ -81,6 +82,17 @@ impl Server {
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
     }
+}
+
+/// Limits beyond body and reply size.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub max_json_depth: usize,
+    pub max_header_bytes: usize,
+    pub max_calls_in_flight: usize,
+    pub max_sessions_per_principal: usize,
+    /// The Rate Limiting binding, and its period for `Retry-After`.
+    pub rate_limit: Option<(String, u64)>,
 }
 
 /// Which endpoint of a server a path named.
@@ -213,6 +225,22 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     }
     let max_body_bytes = positive(s.limits.max_body_bytes, "limits.maxBodyBytes")?;
     let max_reply_bytes = positive(s.limits.max_reply_bytes, "limits.maxReplyBytes")?;
+    let l = &s.limits;
+    for (value, field) in [(l.max_json_depth, "maxJsonDepth"), (l.max_header_bytes, "maxHeaderBytes"), (l.max_calls_in_flight, "maxCallsInFlight"), (l.max_sessions_per_principal, "maxSessionsPerPrincipal")] {
+        positive(value as u64, &format!("limits.{field}"))?;
+    }
+    if let Some(r) = &l.rate_limit {
+        if ![10, 60].contains(&r.period_seconds) {
+            return Err(ConfigError::at(format!("{path}.limits.rateLimit.periodSeconds"), "must be 10 or 60, as Rate Limiting bindings allow"));
+        }
+    }
+    let limits = Limits {
+        max_json_depth: l.max_json_depth,
+        max_header_bytes: l.max_header_bytes,
+        max_calls_in_flight: l.max_calls_in_flight,
+        max_sessions_per_principal: l.max_sessions_per_principal,
+        rate_limit: l.rate_limit.as_ref().map(|r| (r.binding.clone(), r.period_seconds)),
+    };
     if s.limits.tools_page_size == Some(0) {
         return Err(ConfigError::at(format!("{path}.limits.toolsPageSize"), "must be greater than 0"));
     }
@@ -283,6 +311,7 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         max_body_bytes,
         max_reply_bytes,
         tools_page_size: s.limits.tools_page_size,
+        limits,
         tool_listings: tools.iter().map(|t| t.listing.clone()).collect(),
         resource_listings: resources.iter().map(|r| r.listing.clone()).collect(),
         template_listings: resource_templates.iter().map(|t| t.listing.clone()).collect(),

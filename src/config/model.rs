@@ -211,6 +211,21 @@ pub struct LimitsConfig {
     /// Tools per `tools/list` page. Absent: all on the first page (n8n-nodes-mcp reads only one).
     #[serde(default)]
     pub tools_page_size: Option<usize>,
+    /// Arrays and objects nested deeper than this in a request body are refused.
+    #[serde(default = "default_max_json_depth")]
+    pub max_json_depth: usize,
+    /// The request's header names and values, in bytes.
+    #[serde(default = "default_max_header_bytes")]
+    pub max_header_bytes: usize,
+    /// Upstream calls one session may have running at once.
+    #[serde(default = "default_max_calls_in_flight")]
+    pub max_calls_in_flight: usize,
+    /// Open sessions per authenticated principal.
+    #[serde(default = "default_max_sessions_per_principal")]
+    pub max_sessions_per_principal: usize,
+    /// Requests per session and per principal, counted by a Rate Limiting binding.
+    #[serde(default)]
+    pub rate_limit: Option<RateLimitConfig>,
 }
 
 impl Default for LimitsConfig {
@@ -219,8 +234,40 @@ impl Default for LimitsConfig {
             max_body_bytes: default_max_body_bytes(),
             max_reply_bytes: default_max_reply_bytes(),
             tools_page_size: None,
+            max_json_depth: default_max_json_depth(),
+            max_header_bytes: default_max_header_bytes(),
+            max_calls_in_flight: default_max_calls_in_flight(),
+            max_sessions_per_principal: default_max_sessions_per_principal(),
+            rate_limit: None,
         }
     }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RateLimitConfig {
+    /// The Rate Limiting binding (`[[unsafe.bindings]] type = "ratelimit"`); its `simple.limit`
+    /// and `simple.period` set the rate.
+    pub binding: String,
+    /// The binding's period, sent as `Retry-After`: 10 or 60.
+    #[serde(default = "default_rate_period")]
+    pub period_seconds: u64,
+}
+
+fn default_rate_period() -> u64 {
+    60
+}
+fn default_max_json_depth() -> usize {
+    64
+}
+fn default_max_header_bytes() -> usize {
+    16 * 1024
+}
+fn default_max_calls_in_flight() -> usize {
+    16
+}
+fn default_max_sessions_per_principal() -> usize {
+    100
 }
 
 #[derive(Debug, Clone, Deserialize)]

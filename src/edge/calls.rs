@@ -121,6 +121,10 @@ async fn bounded(ctx: &CallContext<'_>, call: &PendingCall) -> String {
 }
 
 async fn run(ctx: &CallContext<'_>, call: &PendingCall) -> String {
+    reply::redact(run_unredacted(ctx, call).await, &call.redact)
+}
+
+async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
     let CallKind::Tool(name) = &call.kind else {
         let upstream = upstream::perform(&call.http, ctx.server.max_reply_bytes).await;
         return dispatch::finish(ctx.server, ctx.session, call, &upstream);

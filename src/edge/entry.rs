@@ -55,7 +55,36 @@ pub async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Resp
     Ok(response)
 }
 
+/// Header size, auth, then the request rate: who the caller is, or why they are turned away.
+async fn admit(req: &Request, env: &Env, server: &crate::config::Server, params: &crate::routes::RouteParams, url: &worker::Url) -> Result<Principal, Error> {
+    let header_bytes: usize = req.headers().entries().map(|(name, value)| name.len() + value.len()).sum();
+    if header_bytes > server.limits.max_header_bytes {
+        return Err(Error::HeadersTooLarge(server.limits.max_header_bytes));
+    }
+    let principal = super::auth::authenticate(req, env, server, params, url).await?;
+    if let Some((binding, period)) = &server.limits.rate_limit {
+        let limiter = env.rate_limiter(binding).map_err(|_| Error::Config(format!("limits.rateLimit names the binding {binding}, which this Worker does not have")))?;
+        let session = req.headers().get("mcp-session-id")?.or_else(|| url.query_pairs().find(|(k, _)| k == "sessionId").map(|(_, v)| v.to_string()));
+        // The anonymous principal is everyone: its requests count per client address instead.
+        let caller = if principal.id == crate::auth::ANONYMOUS { format!("ip:{}", req.headers().get("cf-connecting-ip")?.unwrap_or_default()) } else { principal.id.clone() };
+        let route = server.route.as_str();
+        let keys = std::iter::once(format!("{route}|principal|{caller}")).chain(session.map(|s| format!("{route}|session|{s}")));
+        for key in keys {
+            if !limiter.limit(key).await.map_err(|e| Error::Internal(format!("rate limiter: {e}")))?.success {
+                return Err(Error::RateLimited(*period));
+            }
+        }
+    }
+    Ok(principal)
+}
+
 async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Response, Error> {
+    // Test builds only: proves that a panic resets the instance and nothing else.
+    #[cfg(mcp_edge_test_panic)]
+    #[allow(clippy::panic)]
+    if req.headers().get("x-mcp-edge-test-panic")?.as_deref() == Some("worker") {
+        panic!("a forced panic in the Worker (test build)");
+    }
     let catalog = catalog()?;
     let url = req.url()?;
     if let Some(token) = url.path().strip_prefix("/callbacks/") {
@@ -89,11 +118,11 @@ async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Respons
     let response = match route {
         None => error_response(&Error::RouteNotFound(url.path().to_string()))?,
         Some((index, endpoint, params)) => {
-            // Auth comes before the body is read or anything is dispatched; the notify route
-            // has its own token.
+            // Limits and auth come before the body is read or anything is dispatched; the
+            // notify route has its own token.
             let principal = match endpoint {
                 Endpoint::Notify => Ok(Principal::anonymous()),
-                _ => super::auth::authenticate(&req, env, server, &params, &url).await,
+                _ => admit(&req, env, server, &params, &url).await,
             };
             let result = match (req.method(), endpoint, principal) {
                 (_, _, Err(error)) => Err(error),

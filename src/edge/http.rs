@@ -39,6 +39,7 @@ pub fn error_response(error: &Error) -> Result<Response> {
         Error::MethodNotAllowed(allow) => headers.set("Allow", allow)?,
         Error::Unauthorized { challenge, .. } => headers.set("WWW-Authenticate", challenge)?,
         Error::Forbidden(_) => headers.set("WWW-Authenticate", "Bearer error=\"insufficient_scope\"")?,
+        Error::RateLimited(seconds) => headers.set("Retry-After", &seconds.to_string())?,
         _ => {}
     }
     let body = jsonrpc::failure(&serde_json::Value::Null, error);

@@ -13,6 +13,8 @@ use crate::negotiate::media_type;
 /// `GET /sse`: a new session, served by its Durable Object, which holds the stream.
 pub async fn open(req: Request, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let session_id = random_id()?;
+    let server = super::catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
+    super::registry::open_session(env, server, server_index, &principal.id, &session_id).await?;
     log.session_id = Some(session_id.clone());
     // The POST URL sits beside this one: `/sse` → `/messages`, route parameters kept.
     let path = req.path();
@@ -36,6 +38,7 @@ pub async fn message(mut req: Request, env: &Env, server_index: usize, principal
     let catalog = super::catalog()?;
     let limit = catalog.servers.get(server_index).map_or(0, |s| s.max_body_bytes);
     let body = super::streamable::read_limited(&mut req, limit).await?;
+    super::streamable::check_depth(&body, catalog.servers.get(server_index).map_or(0, |s| s.limits.max_json_depth))?;
     // Malformed bodies are refused here, with the error in the HTTP answer: there is no
     // request id to answer on the stream.
     let parsed = crate::jsonrpc::parse_body(&body, false)?;

@@ -30,6 +30,6 @@ fn catalog() -> Result<&'static Catalog, crate::error::Error> {
         .map_err(|message| crate::error::Error::Config(message.clone()))
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     worker::Date::now().as_millis()
 }

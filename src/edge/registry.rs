@@ -1,6 +1,6 @@
-//! Resource subscriptions across sessions: a per-server index of who subscribed to what, kept in
-//! a Durable Object of its own, and the fan-out of `notifications/resources/updated` when an
-//! upstream announces a change.
+//! Indexes across sessions, each kept in a Durable Object of its own: who subscribed to which
+//! resource (and the fan-out of `notifications/resources/updated` when an upstream announces a
+//! change), and which sessions each authenticated principal has open (for its session limit).
 
 use std::collections::HashMap;
 
@@ -12,6 +12,7 @@ use crate::config::Server;
 use crate::error::Error;
 
 const PREFIX: &str = "sub:";
+const SESSIONS_PREFIX: &str = "session:";
 
 /// Sends one operation to a Durable Object of the sessions namespace.
 pub async fn call(env: &Env, name: &str, op: &str, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
@@ -36,6 +37,32 @@ pub fn name(server: &Server) -> String {
 pub async fn record(env: &Env, server: &Server, server_index: usize, session_id: &str, uris: &[String]) -> Result<(), Error> {
     let body = serde_json::to_string(uris).unwrap_or_default();
     call(env, &name(server), "registry-set", server_index, Some(session_id), body).await?;
+    Ok(())
+}
+
+/// The object that counts a principal's sessions on a server.
+fn principal_object(server: &Server, principal: &str) -> String {
+    format!("principal:{}|{}", server.route.as_str(), crate::auth::object_name("", principal))
+}
+
+/// Records a new session of `principal`, unless it already has `max` open: then `Busy`.
+pub async fn open_session(env: &Env, server: &Server, server_index: usize, principal: &str, session_id: &str) -> Result<(), Error> {
+    if principal == crate::auth::ANONYMOUS {
+        return Ok(());
+    }
+    let max = server.limits.max_sessions_per_principal;
+    let reply = call(env, &principal_object(server, principal), "principal-open", server_index, Some(session_id), max.to_string()).await?;
+    if reply.status_code() == 429 {
+        return Err(Error::Busy(format!("at most {max} sessions may be open per principal; end one (DELETE) or let it expire")));
+    }
+    Ok(())
+}
+
+/// Forgets an ended session of `principal`.
+pub async fn close_session(env: &Env, server: &Server, server_index: usize, principal: &str, session_id: &str) -> Result<(), Error> {
+    if principal != crate::auth::ANONYMOUS {
+        call(env, &principal_object(server, principal), "principal-close", server_index, Some(session_id), String::new()).await?;
+    }
     Ok(())
 }
 
@@ -76,6 +103,19 @@ pub async fn serve(state: &State, env: &Env, op: &str, server_index: usize, sess
             }
             let counts: HashMap<&str, usize> = [("subscribers", subscribers.len()), ("delivered", delivered)].into();
             Ok(Response::from_json(&counts)?)
+        }
+        "principal-open" => {
+            let max: usize = String::from_utf8_lossy(body).parse().unwrap_or(usize::MAX);
+            let open = storage.list_with_options(worker::ListOptions::new().prefix(SESSIONS_PREFIX)).await?.size() as usize;
+            if open >= max {
+                return Ok(ResponseBuilder::new().with_status(429).empty());
+            }
+            storage.put(&format!("{SESSIONS_PREFIX}{session_id}"), super::now_ms()).await?;
+            Ok(ResponseBuilder::new().with_status(204).empty())
+        }
+        "principal-close" => {
+            storage.delete(&format!("{SESSIONS_PREFIX}{session_id}")).await?;
+            Ok(ResponseBuilder::new().with_status(204).empty())
         }
         other => Err(Error::Internal(format!("unknown registry operation {other:?}"))),
     }

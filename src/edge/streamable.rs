@@ -36,6 +36,7 @@ pub async fn post(mut req: Request, env: &Env, (server_index, principal): (usize
         return Err(Error::PayloadTooLarge(server.max_body_bytes));
     }
     let body = read_limited(&mut req, server.max_body_bytes).await?;
+    check_depth(&body, server.limits.max_json_depth)?;
     let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
     check_protocol_version(&req)?;
 
@@ -66,7 +67,9 @@ pub async fn post(mut req: Request, env: &Env, (server_index, principal): (usize
     }
     let initialize = !parsed.batch && matches!(first, Some(Ok(Message::Request(r))) if r.method == "initialize");
     let (op, session_id) = if initialize {
-        ("initialize", random_id()?)
+        let id = random_id()?;
+        super::registry::open_session(env, server, server_index, &principal.id, &id).await?;
+        ("initialize", id)
     } else {
         let id = session_header.ok_or(Error::SessionRequired)?;
         if !valid_session_id(&id) {
@@ -107,6 +110,15 @@ fn session_of(req: &Request, log: &mut RequestLog) -> Result<String, Error> {
     }
     log.session_id = Some(id.clone());
     Ok(id)
+}
+
+/// Refuses bodies that nest deeper than the server allows, before they are parsed.
+pub fn check_depth(body: &[u8], max: usize) -> Result<(), Error> {
+    if jsonrpc::depth_within(body, max) {
+        Ok(())
+    } else {
+        Err(Error::InvalidRequest(format!("the JSON nests deeper than {max} levels")))
+    }
 }
 
 /// `MCP-Protocol-Version`, when sent, must name a version we speak. It need not equal the
@@ -191,13 +203,29 @@ pub async fn forward(env: &Env, session_id: &str, f: Forward<'_>) -> Result<Resp
             headers.set(NDJSON_BODY, "1")?;
         }
     }
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post).with_headers(headers);
-    if let Some(body) = f.body {
-        init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+    let mut attempt = 0;
+    loop {
+        let mut init = RequestInit::new();
+        init.with_method(Method::Post).with_headers(headers.clone());
+        if let Some(body) = &f.body {
+            init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
+        }
+        let request = Request::new_with_init("https://session.internal/", &init)?;
+        match stub.fetch_with_request(request).await {
+            Ok(response) => return Ok(response),
+            Err(error) => {
+                let flag = |name: &str| match &error {
+                    worker::Error::UnknownJsError { original, .. } => js_sys::Reflect::get(original, &name.into()).ok().and_then(|v| v.as_bool()) == Some(true),
+                    _ => false,
+                };
+                let Some(wait) = crate::tools::retry::object_retry(attempt, flag("retryable"), flag("overloaded"), js_sys::Math::random()) else {
+                    return Err(error.into());
+                };
+                worker::Delay::from(std::time::Duration::from_millis(wait)).await;
+                attempt += 1;
+            }
+        }
     }
-    let request = Request::new_with_init("https://session.internal/", &init)?;
-    Ok(stub.fetch_with_request(request).await?)
 }
 
 pub async fn read_limited(req: &mut Request, limit: u64) -> Result<Vec<u8>, Error> {

@@ -33,6 +33,14 @@ pub struct ResourceTemplate {
     pub completions: Vec<(String, Vec<String>)>,
 }
 
+/// The secrets the request of the resource at `uri` uses.
+pub fn secrets_of(server: &Server, uri: &str) -> Vec<String> {
+    if let Some(r) = server.resources.iter().find(|r| r.uri == uri) {
+        return r.request().map(|q| q.secrets.clone()).unwrap_or_default();
+    }
+    server.resource_templates.iter().find(|t| t.uri_template.match_uri(uri).is_some()).map(|t| t.request.secrets.clone()).unwrap_or_default()
+}
+
 impl Resource {
     /// The request a fetched resource makes.
     pub fn request(&self) -> Option<&RequestTemplate> {

@@ -213,6 +213,23 @@ fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPla
     }
 }
 
+/// Replaces every occurrence of a secret (as written, and as JSON escapes it) in a message that
+/// goes back to the client. Values shorter than 4 characters are left alone: they would match
+/// everywhere and protect nothing.
+pub fn redact(message: String, secrets: &[String]) -> String {
+    let mut message = message;
+    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+        let escaped = Value::String(secret.clone()).to_string();
+        let escaped = escaped.get(1..escaped.len() - 1).unwrap_or(secret);
+        for form in [secret.as_str(), escaped] {
+            if message.contains(form) {
+                message = message.replace(form, "[redacted]");
+            }
+        }
+    }
+    message
+}
+
 pub fn text_result(text: String) -> Value {
     json!({"content": [{"type": "text", "text": text}]})
 }
@@ -368,5 +385,13 @@ mod tests {
         assert_eq!(r["content"][0]["text"], "The upstream did not answer within 250 ms.");
         let r = map(&Upstream::Failed("connection refused".into()));
         assert_eq!(r["content"][0]["text"], "The upstream request failed: connection refused");
+    }
+
+    #[test]
+    fn secrets_are_redacted_from_what_goes_back() {
+        let secrets = vec!["s3cr3t-key".to_string(), "a\"b\\c/d".to_string(), "abc".to_string()];
+        let reply = error_result("The upstream answered HTTP 401 (text/plain): bad key s3cr3t-key for a\"b\\c/d; abc".to_string());
+        let text = redact(reply.to_string(), &secrets);
+        assert_eq!(text, r#"{"content":[{"type":"text","text":"The upstream answered HTTP 401 (text/plain): bad key [redacted] for [redacted]; abc"}],"isError":true}"#);
     }
 }

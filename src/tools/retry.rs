@@ -60,6 +60,17 @@ impl RetryPolicy {
     }
 }
 
+/// Whether to send a request to a Durable Object again after its stub threw, and after how long:
+/// errors marked `retryable` are retried (at most three times, 50 ms doubling, with jitter);
+/// `overloaded` ones never are, since retrying would only add to the load.
+pub fn object_retry(attempt: u32, retryable: bool, overloaded: bool, jitter: f64) -> Option<u64> {
+    if !retryable || overloaded || attempt >= 3 {
+        return None;
+    }
+    let base = 50u64 << attempt.min(8);
+    Some(base + (base as f64 * jitter.clamp(0.0, 1.0)) as u64)
+}
+
 /// `Retry-After` as a delay from `now_ms`: delay-seconds or an HTTP date (RFC 9110 10.2.3).
 pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
     let value = value.trim();
@@ -233,6 +244,16 @@ mod tests {
         let local = "http://127.0.0.1:8788/a/b";
         assert_eq!(policy.target(local, local, "c").unwrap(), "http://127.0.0.1:8788/a/c");
         assert!(policy.target(local, local, "http://127.0.0.1:9999/").is_err());
+    }
+
+    #[test]
+    fn object_errors_retry_only_when_retryable_and_not_overloaded() {
+        assert_eq!(object_retry(0, true, false, 0.0), Some(50));
+        assert_eq!(object_retry(1, true, false, 0.5), Some(150));
+        assert_eq!(object_retry(2, true, false, 0.0), Some(200));
+        assert_eq!(object_retry(3, true, false, 0.0), None);
+        assert_eq!(object_retry(0, true, true, 0.0), None);
+        assert_eq!(object_retry(0, false, false, 0.0), None);
     }
 
     #[test]

@@ -22,10 +22,13 @@ impl std::fmt::Display for Violation {
 
 /// `$ref` chains deeper than this are a cycle, not a schema.
 const MAX_DEPTH: usize = 64;
+/// Subschema checks one validation may make: alternatives that refer to themselves would
+/// otherwise take exponential time.
+const MAX_STEPS: usize = 100_000;
 
 /// Validates `instance` against `schema`, returning the first violation found.
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), Violation> {
-    Validator { root: schema }.check(schema, instance, &mut String::new(), 0)
+    Validator { root: schema, steps: std::cell::Cell::new(0) }.check(schema, instance, &mut String::new(), 0)
 }
 
 /// Checks, when the configuration loads, what would otherwise fail only at call time: every
@@ -121,6 +124,7 @@ fn has_type(v: &Value, ty: &str) -> bool {
 
 struct Validator<'r> {
     root: &'r Value,
+    steps: std::cell::Cell<usize>,
 }
 
 impl Validator<'_> {
@@ -133,6 +137,10 @@ impl Validator<'_> {
         };
         if depth > MAX_DEPTH {
             return fail(path, "$ref", "the schema nests too deeply (a $ref cycle?)".into());
+        }
+        self.steps.set(self.steps.get() + 1);
+        if self.steps.get() > MAX_STEPS {
+            return fail(path, "$ref", "the schema is too complex to check".into());
         }
         if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
             match resolve(self.root, reference) {
@@ -493,6 +501,9 @@ mod tests {
         assert_eq!(lint(&s), Ok(()));
         let cycle = json!({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"});
         assert_eq!(err(cycle, json!(1)), "the schema nests too deeply (a $ref cycle?) ($ref)");
+        // Two self-references per level would branch 2^64 times; the step budget stops it.
+        let explosive = json!({"anyOf": [{"$ref": "#"}, {"$ref": "#"}]});
+        assert!(err(explosive, json!(1)).contains("anyOf"));
     }
 
     #[test]

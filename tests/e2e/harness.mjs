@@ -30,6 +30,8 @@ export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persi
   const mf = serveWorker({
     dir,
     persist,
+    // The /rated/mcp test server's rate: 5 requests a minute per principal and per session.
+    ratelimits: { TEST_RATE_LIMITER: { simple: { limit: 5, period: 60 } } },
     bindings: { UPSTREAM_URL: upstreamUrl, API_KEY, NOTIFY_TOKEN, CALLBACK_SIGNING_KEY, ...TOKENS, METADATA_URL: 'http://169.254.169.254', ENCODED_LOOPBACK_URL: `http://2130706433:${new URL(upstreamUrl).port || 9}`, ...bindings },
     handleRuntimeStdio(stdout, stderr) {
       for (const stream of [stdout, stderr]) {

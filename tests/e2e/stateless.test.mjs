@@ -49,8 +49,11 @@ test('NDJSON: each reply streams as it completes; the timed-out one ends with it
 
 test('params._meta.auth reaches only the tools that opt in', async () => {
   const meta = { auth: { token: 'tenant-42' } };
+  const before = server.upstream.seen.length;
   const tenant = await post(url, call(4, 'whoami', {}, meta), { 'mcp-protocol-version': '2025-06-18' });
-  assert.deepEqual((await tenant.json()).result.structuredContent, { authorization: 'Bearer tenant-42' });
+  assert.equal(server.upstream.seen.slice(before).find((r) => r.url === '/whoami').headers.authorization, 'Bearer tenant-42');
+  // The upstream echoed the credential; it never comes back to the client.
+  assert.deepEqual((await tenant.json()).result.structuredContent, { authorization: 'Bearer [redacted]' });
   const plain = await post(url, call(5, 'whoami_plain', {}, meta), { 'mcp-protocol-version': '2025-06-18' });
   assert.deepEqual((await plain.json()).result.structuredContent, { authorization: null });
 });

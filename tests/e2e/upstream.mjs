@@ -127,6 +127,10 @@ export async function startTestUpstream() {
     } else if (url.pathname === '/redirect') {
       res.writeHead(302, { location: url.searchParams.get('to') ?? '/' });
       res.end();
+    } else if (url.pathname === '/leak') {
+      // A careless upstream that quotes the credentials it was sent.
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`bad key ${req.headers['x-key']} (query ${url.searchParams.get('key')})`);
     } else if (url.pathname === '/jwks') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(api.jwks));

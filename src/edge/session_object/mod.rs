@@ -109,8 +109,12 @@ impl DurableObject for McpSession {
             _ => {
                 let servers = catalog().map(|c| c.servers.as_slice()).unwrap_or_default();
                 let index = servers.iter().position(|s| s.route.as_str() == session.server);
-                if let (false, Some(index), Some(server)) = (session.subscriptions.is_empty(), index, server_at(&session.server)) {
-                    registry::record(&self.env, server, index, &object_name(&session.id, &session.principal), &[]).await.map_err(|e| worker::Error::RustError(e.message()))?;
+                if let (Some(index), Some(server)) = (index, server_at(&session.server)) {
+                    let rust = |e: Error| worker::Error::RustError(e.message());
+                    if !session.subscriptions.is_empty() {
+                        registry::record(&self.env, server, index, &object_name(&session.id, &session.principal), &[]).await.map_err(rust)?;
+                    }
+                    registry::close_session(&self.env, server, index, &session.principal, &session.id).await.map_err(rust)?;
                 }
                 self.end().await.map_err(|e| worker::Error::RustError(e.message()))?
             }
@@ -128,7 +132,7 @@ impl McpSession {
         }
         let session_id = headers.get(SESSION_ID)?.unwrap_or_default();
         let server_index: usize = headers.get(SERVER)?.and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
-        if op.starts_with("registry-") {
+        if op.starts_with("registry-") || op.starts_with("principal-") {
             let body = req.bytes().await?;
             return registry::serve(&self.state, &self.env, &op, server_index, &session_id, &body).await;
         }
@@ -173,6 +177,12 @@ impl McpSession {
                 }
                 self.save(&session).await?;
                 let body = req.bytes().await?;
+                // Test builds only: a panic inside the session object, after its state is stored.
+                #[cfg(mcp_edge_test_panic)]
+                #[allow(clippy::panic)]
+                if body.windows(21).any(|w| w == br#""mcp-edge/test-panic""#) {
+                    panic!("a forced panic in the session object (test build)");
+                }
                 let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
                 // JSON-RPC batching was removed in 2025-06-18; NDJSON lines are not a batch.
                 if parsed.batch && !ndjson_body && at_least(&session.protocol_version, "2025-06-18") {
@@ -247,6 +257,7 @@ impl McpSession {
                 if !session.subscriptions.is_empty() {
                     registry::record(&self.env, server, server_index, &home.object, &[]).await?;
                 }
+                registry::close_session(&self.env, server, server_index, &session.principal, &session.id).await?;
                 self.end().await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
@@ -289,6 +300,19 @@ impl McpSession {
                 _ => {}
             }
             actions.push(dispatch::handle(server, &mut session, message, &env));
+        }
+        // Calls beyond the session's in-flight limit are refused, each with its own error.
+        let max = server.limits.max_calls_in_flight;
+        let mut in_flight = self.cancels.borrow().len();
+        for action in &mut actions {
+            if let Action::Call(call) = action {
+                if in_flight >= max {
+                    let busy = Error::Busy(format!("at most {max} calls may run at once in a session; wait for one to finish"));
+                    *action = Action::Reply(jsonrpc::failure(&call.id, &busy));
+                } else {
+                    in_flight += 1;
+                }
+            }
         }
         if session != before {
             self.save(&session).await?;

@@ -71,7 +71,12 @@ impl McpSession {
         };
         let structured = at_least(&session.protocol_version, "2025-06-18");
         let reply = jsonrpc::success(&record.request_id, reply::finalize(result, plan, structured));
-        self.deliver_later(reply).await
+        // The call's own redaction list went with its waiter: rebuild it from the tool's secrets.
+        let secrets: Vec<String> = server_at(&session.server)
+            .and_then(|s| s.tool(&record.tool))
+            .map(|t| t.request.secrets.iter().filter_map(|n| self.env.var(n).ok().map(|v| v.to_string())).collect())
+            .unwrap_or_default();
+        self.deliver_later(reply::redact(reply, &secrets)).await
     }
 
     /// Sends a message on the GET stream, or keeps it for the next one.

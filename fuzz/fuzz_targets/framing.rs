@@ -1,0 +1,44 @@
+//! The bytes we write (SSE events, NDJSON lines) read back as a client reads them, and the
+//! upstream line reader fed arbitrary chunks.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use mcp_edge::framing::{ndjson_line, SseEvent};
+use mcp_edge::tools::stream::LineReader;
+
+/// An SSE parser per the HTML spec: the `data` of the first event.
+fn sse_data(bytes: &[u8]) -> Option<String> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut data: Option<String> = None;
+    for line in text.split('\n') {
+        if line.is_empty() {
+            return data;
+        }
+        if let Some(value) = line.strip_prefix("data:") {
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            data = Some(match data {
+                Some(d) => format!("{d}\n{value}"),
+                None => value.to_string(),
+            });
+        }
+    }
+    None
+}
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    // What we send is JSON text: it never holds a raw line break.
+    let json = serde_json::to_string(&text.to_string()).unwrap_or_default();
+    let event = SseEvent { id: Some("3-7"), data: &json, ..SseEvent::default() }.to_bytes();
+    assert_eq!(sse_data(&event).as_deref(), Some(json.as_str()));
+    let line = ndjson_line(&json);
+    assert!(line.ends_with(b"\n") && line.iter().filter(|b| **b == b'\n').count() == 1);
+    // The upstream line protocol: any bytes, split anywhere, in both framings.
+    let split = data.first().map_or(0, |b| *b as usize) % (data.len() + 1);
+    for sse in [false, true] {
+        let mut reader = LineReader::new(sse, Some(serde_json::json!(1)), Some("debug".into())).with_progress_update();
+        let (a, b) = data.split_at(split);
+        let _ = reader.feed(a);
+        let _ = reader.feed(b);
+        let _ = reader.finish();
+    }
+});
