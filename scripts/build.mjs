@@ -24,10 +24,10 @@ function inputsHash(config) {
   return hash.digest('hex');
 }
 
-export function build({ config = 'mcp-edge.json', outDir = 'build', testPanic = false } = {}) {
+export function build({ config = 'mcp-edge.json', outDir = 'build', testHooks = false } = {}) {
   const configPath = resolve(root, config);
   const stamp = join(root, outDir, '.inputs');
-  const hash = inputsHash(configPath) + (testPanic ? '+panic' : '');
+  const hash = inputsHash(configPath) + (testHooks ? '+hooks' : '');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(join(root, outDir, 'index.js'))) {
     return join(root, outDir);
   }
@@ -36,8 +36,8 @@ export function build({ config = 'mcp-edge.json', outDir = 'build', testPanic = 
     env: {
       ...process.env,
       MCP_EDGE_CONFIG: configPath,
-      // A test build gets a path that panics on purpose (tests/e2e/panic.test.mjs).
-      MCP_EDGE_TEST_PANIC: testPanic ? '1' : '0',
+      // A test build gets hooks: forced panics (tests/e2e/panic.test.mjs) and alarms on demand.
+      MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0',
       // worker-build would download these; the registries' copies are used instead.
       WASM_BINDGEN_BIN: 'wasm-bindgen',
       ESBUILD_BIN: bin('esbuild'),

@@ -11,7 +11,7 @@ run('cargo', ['clippy', '--quiet', '--all-targets', '--', '-D', 'warnings']);
 run('cargo', ['clippy', '--quiet', '--lib', '--target', 'wasm32-unknown-unknown', '--', '-D', 'warnings'], {
   env: { ...process.env, MCP_EDGE_CONFIG: join(root, 'tests', 'e2e', 'config.json') },
 });
-build({ config: 'tests/e2e/config.json', outDir: 'build-test', testPanic: true });
+build({ config: 'tests/e2e/config.json', outDir: 'build-test', testHooks: true });
 build({ config: 'tests/e2e/invalid-config.json', outDir: 'build-test-invalid' });
 // Seed 004's chat-scoped deployment, a shipped example with its own end-to-end test.
 build({ config: 'examples/interactions/mcp-edge.json', outDir: 'build-interactions' });

@@ -80,10 +80,17 @@ async fn admit(req: &Request, env: &Env, server: &crate::config::Server, params:
 
 async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Response, Error> {
     // Test builds only: proves that a panic resets the instance and nothing else.
-    #[cfg(mcp_edge_test_panic)]
+    #[cfg(mcp_edge_test_hooks)]
     #[allow(clippy::panic)]
     if req.headers().get("x-mcp-edge-test-panic")?.as_deref() == Some("worker") {
         panic!("a forced panic in the Worker (test build)");
+    }
+    // Test builds only: fires a session's alarm now, as Cloudflare may (more than once).
+    #[cfg(mcp_edge_test_hooks)]
+    if req.headers().get("x-mcp-edge-test-hook")?.as_deref() == Some("alarm") {
+        let sid = req.headers().get("mcp-session-id")?.unwrap_or_default();
+        let principal = Principal::anonymous();
+        return streamable::forward(env, &sid, streamable::Forward { op: "test-alarm", principal: Some(&principal), ..Default::default() }).await;
     }
     let catalog = catalog()?;
     let url = req.url()?;

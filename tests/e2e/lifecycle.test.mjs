@@ -36,6 +36,27 @@ test('idle sessions expire by alarm; a session with a call in flight does not', 
   }
 });
 
+test('an alarm that fires twice does nothing the second time', async () => {
+  const server = await startServer();
+  const fire = (url, sid) => fetch(url, { method: 'POST', headers: { 'x-mcp-edge-test-hook': 'alarm', 'mcp-session-id': sid } });
+  const ping = (url, sid) => post(url, { jsonrpc: '2.0', id: 1, method: 'ping' }, { 'mcp-session-id': sid });
+  try {
+    // A live session: re-armed twice, it lives on with its state.
+    const live = await openSession(server.mcpUrl);
+    await post(server.mcpUrl, { jsonrpc: '2.0', id: 1, method: 'logging/setLevel', params: { level: 'error' } }, { 'mcp-session-id': live });
+    for (let i = 0; i < 2; i++) assert.equal((await fire(server.mcpUrl, live)).status, 204);
+    assert.equal((await ping(server.mcpUrl, live)).status, 200);
+    // An expired session: the first alarm ends it, the second finds nothing to do.
+    const url = new URL('/short/mcp', server.url);
+    const idle = await openSession(url);
+    await sleep(1700);
+    for (let i = 0; i < 2; i++) assert.equal((await fire(url, idle)).status, 204);
+    assert.equal((await ping(url, idle)).status, 404);
+  } finally {
+    await server.close();
+  }
+});
+
 test('a worker built with an invalid configuration answers every request with the fault', async () => {
   const { mf, url } = await startMiniflare({ dir: invalidBuildDir });
   try {

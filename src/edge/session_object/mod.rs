@@ -130,6 +130,11 @@ impl McpSession {
         if matches!(op.as_str(), "call-status" | "attempt-failed" | "resolve" | "callback") {
             return self.serve_result(&op, req).await;
         }
+        #[cfg(mcp_edge_test_hooks)]
+        if op == "test-alarm" {
+            self.alarm().await.map_err(|e| Error::Internal(format!("alarm: {e:?}")))?;
+            return Ok(ResponseBuilder::new().with_status(204).empty());
+        }
         let session_id = headers.get(SESSION_ID)?.unwrap_or_default();
         let server_index: usize = headers.get(SERVER)?.and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
         if op.starts_with("registry-") || op.starts_with("principal-") {
@@ -178,7 +183,7 @@ impl McpSession {
                 self.save(&session).await?;
                 let body = req.bytes().await?;
                 // Test builds only: a panic inside the session object, after its state is stored.
-                #[cfg(mcp_edge_test_panic)]
+                #[cfg(mcp_edge_test_hooks)]
                 #[allow(clippy::panic)]
                 if body.windows(21).any(|w| w == br#""mcp-edge/test-panic""#) {
                     panic!("a forced panic in the session object (test build)");
