@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 
 /** Starts the worker in `dir` with `bindings` (vars and secrets) on 127.0.0.1:`port`. */
-export function serveWorker({ dir, bindings, port = 0, persist = false, handleRuntimeStdio = () => {}, ratelimits = {} }) {
+/** Reads and drops workerd's output: an unread pipe fills up (one log line per request) and then
+ *  blocks workerd itself. */
+export function drain(stdout, stderr) {
+  stdout.resume();
+  stderr.resume();
+}
+
+export function serveWorker({ dir, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {} }) {
   return new Miniflare({
     modules: true,
     modulesRoot: dir,

@@ -51,7 +51,7 @@ pub async fn authenticate(req: &Request, env: &Env, server: &Server, route: &Rou
 async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams, resource: &str) -> Result<Principal, String> {
     // Static tokens first: cheap, and the credential goes nowhere.
     for (secret, principal) in &auth.tokens {
-        if env.secret(secret).map(|s| s.to_string()).or_else(|_| env.var(secret).map(|v| v.to_string())).is_ok_and(|v| same_secret(&v, credential)) {
+        if super::secret(env, secret).is_some_and(|v| same_secret(&v, credential)) {
             return Ok(principal.clone());
         }
     }
@@ -67,7 +67,7 @@ async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route
 fn secrets_of(env: &Env, names: &[String], route: &RouteParams) -> Bindings {
     let mut bindings = Bindings::new();
     for name in names {
-        if let Ok(value) = env.secret(name).map(|s| s.to_string()).or_else(|_| env.var(name).map(|v| v.to_string())) {
+        if let Some(value) = super::secret(env, name) {
             bindings.insert(format!("env.{name}"), Value::String(value));
         }
     }

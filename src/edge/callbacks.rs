@@ -12,9 +12,8 @@ pub async fn receive(mut req: Request, env: &Env, token: &str) -> Result<Respons
     if req.method() != Method::Post {
         return Err(Error::MethodNotAllowed("POST"));
     }
-    let key = env.secret(SIGNING_KEY).map(|s| s.to_string()).or_else(|_| env.var(SIGNING_KEY).map(|v| v.to_string()));
     // Without a key no callback URL was ever handed out.
-    let key = key.map_err(|_| Error::UnknownCallback)?;
+    let key = super::secret(env, SIGNING_KEY).ok_or(Error::UnknownCallback)?;
     let (session, call) = crate::pending::verify(key.as_bytes(), token).ok_or(Error::UnknownCallback)?;
     if !valid_session_id(session) {
         return Err(Error::UnknownCallback);

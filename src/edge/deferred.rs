@@ -152,8 +152,7 @@ async fn enqueue(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Re
 /// Sends the request with its callback URL. A 202 means the result comes later; any other
 /// reply is the call's result at once.
 async fn call_back(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Result<(), Value> {
-    let key = home.env.secret(SIGNING_KEY).map(|s| s.to_string()).or_else(|_| home.env.var(SIGNING_KEY).map(|v| v.to_string()));
-    let Ok(key) = key else {
+    let Some(key) = super::secret(&home.env, SIGNING_KEY) else {
         return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {SIGNING_KEY} is not set.", tool.name)));
     };
     let token = crate::pending::sign(key.as_bytes(), &home.object, call_id);

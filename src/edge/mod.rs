@@ -30,6 +30,11 @@ fn catalog() -> Result<&'static Catalog, crate::error::Error> {
         .map_err(|message| crate::error::Error::Config(message.clone()))
 }
 
+/// A Worker secret or var by name (both are plain strings in the environment).
+pub(crate) fn secret(env: &worker::Env, name: &str) -> Option<String> {
+    env.var(name).ok().map(|v| v.to_string())
+}
+
 pub(crate) fn now_ms() -> u64 {
     worker::Date::now().as_millis()
 }

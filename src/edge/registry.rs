@@ -131,7 +131,7 @@ pub async fn announce(mut req: Request, env: &Env, server: &Server, server_index
     let Some((_, secret_name)) = &server.notify else {
         return Err(Error::RouteNotFound(req.path()));
     };
-    let secret = env.secret(secret_name).map(|s| s.to_string()).map_err(|_| Error::Config(format!("the secret {secret_name} is not set")))?;
+    let secret = super::secret(env, secret_name).ok_or_else(|| Error::Config(format!("the secret {secret_name} is not set")))?;
     if !crate::policy::bearer_matches(req.headers().get("authorization")?.as_deref(), &secret) {
         return Err(Error::Unauthorized { challenge: "Bearer realm=\"mcp-edge-notify\"".into(), why: "wrong notify token".into() });
     }

@@ -32,7 +32,7 @@ pub struct Post {
 pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Post) -> Result<Response, Error> {
     // A session that lives for this request only: nothing is stored, nothing is shared.
     let mut session = Session::new("", server.route.as_str(), &post.version, serde_json::json!({}), serde_json::json!({}), now_ms());
-    let secret = |name: &str| env.var(name).ok().map(|v| v.to_string());
+    let secret = |name: &str| super::secret(env, name);
     let environment = Environment { secret: &secret, route: &post.route, principal: &post.principal };
     let batch = post.body.batch;
     let actions: Vec<Action> = post

@@ -60,6 +60,10 @@ pub async fn post(mut req: Request, env: &Env, (server_index, principal): (usize
             .fixed(jsonrpc::failure(id, error).into_bytes()));
     }
     if let Some(timeout_ms) = server.stateless {
+        // Nothing can stream to a stateless client but progress: without a progress token, a
+        // client that takes JSON gets one JSON body, the cheapest answer.
+        let wants_progress = parsed.messages.iter().any(|m| matches!(m, Ok(Message::Request(r)) if r.params.as_ref().and_then(|p| p.pointer("/_meta/progressToken")).is_some()));
+        let framing = if json_ok && !wants_progress { negotiate::Framing::Json } else { framing };
         let version = version_header.unwrap_or_else(|| "2025-03-26".to_string());
         let progress_update = framing == negotiate::Framing::Ndjson || endpoint == Endpoint::Stream;
         let post = super::stateless::Post { framing, progress_update, body: parsed, version, route: params, principal: principal.clone() };

@@ -176,11 +176,17 @@ impl McpSession {
             }
             "message" => {
                 let mut session = self.session_for(server, Some(&principal)).await?;
-                session.touch(now_ms());
-                if framing == Framing::Sse {
-                    session.streams_opened += 1;
+                // Last use is kept in memory (the alarm persists it); storage hears of it only
+                // when it is a tenth of the idle timeout old, which saves a write per request.
+                // An eviction can then shorten the session by at most that tenth.
+                let now = now_ms();
+                let stale = now.saturating_sub(session.last_used_ms) > server.idle_timeout_ms / 10;
+                session.touch(now);
+                if stale {
+                    self.save(&session).await?;
+                } else {
+                    *self.cached.borrow_mut() = Some(Some(session.clone()));
                 }
-                self.save(&session).await?;
                 let body = req.bytes().await?;
                 // Test builds only: a panic inside the session object, after its state is stored.
                 #[cfg(mcp_edge_test_hooks)]
@@ -273,7 +279,7 @@ impl McpSession {
     /// Dispatches a request's messages: answers to our requests complete the calls waiting for
     /// them, a legacy session's `initialize` renews the session, and changes are persisted.
     async fn dispatch_all(&self, server: &'static Server, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, (route, principal): (&RouteParams, &Principal)) -> Result<(Session, Vec<Action>), Error> {
-        let secret = |name: &str| self.env.var(name).ok().map(|v| v.to_string());
+        let secret = |name: &str| crate::edge::secret(&self.env, name);
         let env = Environment { secret: &secret, route, principal };
         let before = session.clone();
         let mut actions = Vec::with_capacity(messages.len());
@@ -344,6 +350,14 @@ impl McpSession {
         let stored: Option<Session> = self.state.storage().get(STATE_KEY).await?;
         *self.cached.borrow_mut() = Some(stored.clone());
         Ok(stored)
+    }
+
+    /// A new SSE stream id, unique in the session: the count of streams opened, persisted.
+    async fn allocate_stream(&self) -> Result<u64, Error> {
+        let mut session = self.load().await?.ok_or(Error::SessionNotFound)?;
+        session.streams_opened += 1;
+        self.save(&session).await?;
+        Ok(session.streams_opened)
     }
 
     async fn save(&self, session: &Session) -> Result<(), Error> {

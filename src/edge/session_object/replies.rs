@@ -106,7 +106,8 @@ impl McpSession {
     /// follows the version negotiated at initialize: older SDKs (before 1.24, as n8n-nodes-mcp
     /// pins) fail on the empty data of a priming event.
     pub(super) async fn open_sse(&self, session: &Session, writer: Rc<writer::LineWriter>) -> (u64, bool) {
-        let id = session.streams_opened;
+        // Ids come from the stored count, which only streams that really open advance.
+        let id = self.allocate_stream().await.unwrap_or(session.streams_opened + 1);
         let polling = at_least(&session.protocol_version, "2025-11-25");
         self.streams.prune(16);
         self.streams.open(id, writer, polling);

@@ -74,7 +74,7 @@ impl McpSession {
         // The call's own redaction list went with its waiter: rebuild it from the tool's secrets.
         let secrets: Vec<String> = server_at(&session.server)
             .and_then(|s| s.tool(&record.tool))
-            .map(|t| t.request.secrets.iter().filter_map(|n| self.env.var(n).ok().map(|v| v.to_string())).collect())
+            .map(|t| t.request.secrets.iter().filter_map(|n| crate::edge::secret(&self.env, n)).collect())
             .unwrap_or_default();
         self.deliver_later(reply::redact(reply, &secrets)).await
     }

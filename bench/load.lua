@@ -1,0 +1,46 @@
+-- wrk script: `tools/call echo` in a loop over pre-initialized sessions (SESSIONS, comma
+-- separated; empty for servers without sessions) on PATH. Replies are sampled for the echoed
+-- text; the summary is one JSON line on stdout.
+local path = os.getenv("BENCH_PATH") or "/mcp"
+local sessions = {}
+for id in string.gmatch(os.getenv("SESSIONS") or "", "[^,]+") do sessions[#sessions + 1] = id end
+local body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bench-echo"}}}'
+local threads = {}
+local counter = 0
+mismatches = 0
+seen = 0
+
+function setup(thread)
+  thread:set("offset", #threads)
+  table.insert(threads, thread)
+end
+
+function request()
+  counter = counter + 1
+  local headers = {
+    ["Content-Type"] = "application/json",
+    ["Accept"] = "application/json, text/event-stream",
+    ["MCP-Protocol-Version"] = "2025-06-18",
+  }
+  if #sessions > 0 then
+    headers["Mcp-Session-Id"] = sessions[((counter * 7 + (offset or 0)) % #sessions) + 1]
+  end
+  return wrk.format("POST", path, headers, body)
+end
+
+function response(status, headers, reply)
+  -- Every 16th reply is checked for the echoed text.
+  seen = seen + 1
+  if seen % 16 == 0 and (status ~= 200 or not string.find(reply, '"message":"bench-echo"', 1, true)) then
+    mismatches = mismatches + 1
+  end
+end
+
+function done(summary, latency, requests)
+  local bad = 0
+  for _, thread in ipairs(threads) do bad = bad + (thread:get("mismatches") or 0) end
+  io.write(string.format(
+    '{"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"non2xx":%d,"socket_errors":%d,"mismatches":%d}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, bad))
+end

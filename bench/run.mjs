@@ -1,0 +1,266 @@
+//! `npm run bench`: mcp-edge against its peers, side by side on this machine. Builds the release
+//! worker (bench/mcp-edge.bench.json), serves each server in turn (workers through Miniflare's
+//! API, the same workerd as production, without wrangler's DevTools instrumentation), and drives
+//! it with wrk (bench/load.lua): every session initializes once, then calls `tools/call echo` in a
+//! loop. Writes bench/results/<date>.json and .md and prints the table.
+//!
+//!   npm run bench                       BENCH_SECONDS (default 10) per run; BENCH_CONCURRENCY=1,16,64
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { Miniflare } from 'miniflare';
+import { root, run, setup } from '../scripts/setup.mjs';
+import { build } from '../scripts/build.mjs';
+import { drain, serveWorker } from '../scripts/miniflare.mjs';
+import { demoHandler } from '../examples/default/upstream.mjs';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
+const TICKS = 100; // USER_HZ on Linux
+
+setup();
+if (spawnSync('wrk', ['--version']).error) {
+  // wrk is a Debian package; it costs little CPU, so it does not steal the server's.
+  run('apt-get', ['install', '-y', '-q', 'wrk']);
+}
+const dir = build({ config: 'bench/mcp-edge.bench.json', outDir: 'build-bench' });
+
+/** Installs the `agents` peers (pinned in bench/peers/package.json) and bundles each with
+ *  wrangler, as `wrangler deploy` would; returns the bundles' paths. Quick when present. */
+function peerBundles() {
+  const peers = join(root, '.mcp-edge', 'bench-peers');
+  mkdirSync(peers, { recursive: true });
+  const manifest = readFileSync(join(root, 'bench', 'peers', 'package.json'), 'utf8');
+  const installed = existsSync(join(peers, 'package.json')) && readFileSync(join(peers, 'package.json'), 'utf8') === manifest;
+  if (!installed || !existsSync(join(peers, 'node_modules', 'agents'))) {
+    writeFileSync(join(peers, 'package.json'), manifest);
+    run('npm', ['install', '--no-audit', '--no-fund', '--prefix', peers]);
+  }
+  const bundles = {};
+  for (const [name, toml] of [['create-mcp-handler', ''], ['mcp-agent', '\n[[durable_objects.bindings]]\nname = "MCP_OBJECT"\nclass_name = "EchoAgent"\n\n[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["EchoAgent"]\n']]) {
+    writeFileSync(join(peers, `src-${name}.js`), readFileSync(join(root, 'bench', 'peers', `${name}.js`)));
+    writeFileSync(join(peers, `${name}.toml`), `name = "bench-${name}"\nmain = "src-${name}.js"\ncompatibility_date = "2026-04-01"\ncompatibility_flags = ["nodejs_compat"]\n${toml}`);
+    run(join(root, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--config', join(peers, `${name}.toml`), '--outdir', join(peers, `out-${name}`)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    bundles[name] = join(peers, `out-${name}`, `src-${name}.js`);
+  }
+  return bundles;
+}
+const peerScripts = peerBundles();
+
+const upstream = createServer(demoHandler);
+await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`;
+
+/** Processes whose parent is `parent` and whose command name starts with `name`. */
+function childPids(parent, name) {
+  const out = spawnSync('ps', ['-eo', 'pid=,ppid=,comm='], { encoding: 'utf8' }).stdout;
+  const rows = out.trim().split('\n').map((l) => l.trim().split(/\s+/));
+  const found = [];
+  const walk = (pid) => {
+    for (const [p, pp, comm] of rows) {
+      if (Number(pp) === pid) {
+        if (comm.startsWith(name)) found.push(Number(p));
+        walk(Number(p));
+      }
+    }
+  };
+  walk(parent);
+  return found;
+}
+
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS;
+}
+
+function rssMiB(pid) {
+  const kb = Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
+  return kb / 1024;
+}
+
+async function startMiniflare(options) {
+  const mf = new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', handleRuntimeStdio: drain, ...options });
+  const url = await mf.ready;
+  const [pid] = childPids(process.pid, 'workerd');
+  return { url: new URL(url), pid, stop: () => mf.dispose() };
+}
+
+async function startNode(script) {
+  const child = spawn(process.execPath, [script], { cwd: root, env: { ...process.env, PORT: '0', UPSTREAM_URL: upstreamUrl }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      const m = String(d).match(/listening (\d+)/);
+      if (m) resolve(Number(m[1]));
+    });
+    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+  return { url: new URL(`http://127.0.0.1:${port}`), pid: child.pid, stop: () => child.kill() };
+}
+
+const servers = [
+  {
+    name: 'mcp-edge',
+    path: '/mcp',
+    sessions: true,
+    objectRequestsPerCall: 1,
+    start: () => {
+      const mf = serveWorker({ dir, bindings: { UPSTREAM_URL: upstreamUrl } });
+      return mf.ready.then((url) => ({ url: new URL(url), pid: childPids(process.pid, 'workerd')[0], stop: () => mf.dispose() }));
+    },
+  },
+  {
+    name: 'mcp-edge stateless',
+    path: '/stateless/mcp',
+    sessions: false,
+    objectRequestsPerCall: 0,
+    start: () => {
+      const mf = serveWorker({ dir, bindings: { UPSTREAM_URL: upstreamUrl } });
+      return mf.ready.then((url) => ({ url: new URL(url), pid: childPids(process.pid, 'workerd')[0], stop: () => mf.dispose() }));
+    },
+  },
+  {
+    name: 'fetch-only worker',
+    path: '/',
+    sessions: false,
+    objectRequestsPerCall: 0,
+    start: () => startMiniflare({ modules: true, scriptPath: join(root, 'bench', 'peers', 'fetch-only.js'), bindings: { UPSTREAM_URL: upstreamUrl } }),
+  },
+  {
+    name: 'agents createMcpHandler',
+    path: '/mcp',
+    sessions: true,
+    objectRequestsPerCall: 0,
+    start: () => startMiniflare({ modules: true, scriptPath: peerScripts['create-mcp-handler'], compatibilityFlags: ['nodejs_compat'], bindings: { UPSTREAM_URL: upstreamUrl } }),
+  },
+  {
+    name: 'agents McpAgent',
+    path: '/mcp',
+    sessions: true,
+    objectRequestsPerCall: 1,
+    start: () => startMiniflare({
+      modules: true,
+      scriptPath: peerScripts['mcp-agent'],
+      compatibilityFlags: ['nodejs_compat'],
+      durableObjects: { MCP_OBJECT: { className: 'EchoAgent', useSQLite: true } },
+      bindings: { UPSTREAM_URL: upstreamUrl },
+    }),
+  },
+  {
+    name: 'Node SDK server',
+    path: '/mcp',
+    sessions: true,
+    objectRequestsPerCall: 0,
+    start: () => startNode(join(root, 'bench', 'peers', 'node-sdk.mjs')),
+  },
+];
+
+const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } };
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+
+async function openSessions(url, n) {
+  return Promise.all(Array.from({ length: n }, async () => {
+    const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) });
+    if (res.status !== 200) throw new Error(`initialize: HTTP ${res.status} ${await res.text()}`);
+    await res.text();
+    const sid = res.headers.get('mcp-session-id');
+    const ack = await fetch(url, { method: 'POST', headers: { ...HEADERS, ...(sid ? { 'mcp-session-id': sid } : {}) }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    await ack.text();
+    return sid;
+  })).then((ids) => ids.filter(Boolean));
+}
+
+/** Runs wrk without blocking this process, whose event loop serves the upstream. */
+function wrk(url, sessions, connections) {
+  const args = ['-t', '1', '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', join(root, 'bench', 'load.lua'), url.origin];
+  const child = spawn('wrk', args, { env: { ...process.env, BENCH_PATH: url.pathname, SESSIONS: sessions.join(',') } });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve, reject) => {
+    child.on('close', () => {
+      const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
+      if (line) resolve(JSON.parse(line));
+      else reject(new Error(`wrk printed no summary:\n${out}\n${err}`));
+    });
+  });
+}
+
+const rows = [];
+for (const server of servers) {
+  const instance = await server.start();
+  const url = new URL(server.path, instance.url);
+  try {
+    for (const c of concurrencies) {
+      const sessions = server.sessions ? await openSessions(url, c) : [];
+      // Warm up: JIT, isolate, first session objects.
+      await wrk(url, sessions, c);
+      const cpuBefore = cpuSeconds(instance.pid);
+      const result = await wrk(url, sessions, c);
+      const cpu = cpuSeconds(instance.pid) - cpuBefore;
+      const rps = result.requests / (result.duration_us / 1e6);
+      rows.push({
+        server: server.name,
+        sessions: c,
+        rps: Math.round(rps),
+        p50_ms: result.p50_us / 1000,
+        p99_ms: result.p99_us / 1000,
+        cpu_ms_per_call: result.requests ? Number(((cpu * 1000) / result.requests).toFixed(3)) : null,
+        rss_mib: Number(rssMiB(instance.pid).toFixed(1)),
+        object_requests_per_call: server.objectRequestsPerCall,
+        non2xx: result.non2xx,
+        socket_errors: result.socket_errors,
+        mismatches: result.mismatches,
+      });
+      console.error(`[bench] ${server.name} × ${c}: ${Math.round(rps)} req/s, p50 ${result.p50_us / 1000} ms`);
+    }
+  } finally {
+    await instance.stop();
+  }
+}
+upstream.close();
+
+const size = (file) => {
+  const bytes = readFileSync(join(dir, file));
+  return { raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+};
+const bundles = Object.fromEntries(readdirSync(dir).filter((f) => /\.(wasm|js)$/.test(f)).map((f) => [f, size(f)]));
+
+const at = (name, c) => rows.find((r) => r.server === name && r.sessions === c);
+const ratios = [];
+for (const c of concurrencies) {
+  const edge = at('mcp-edge', c);
+  for (const peer of servers.filter((s) => !s.name.startsWith('mcp-edge'))) {
+    const other = at(peer.name, c);
+    if (edge && other) ratios.push({ sessions: c, peer: peer.name, ratio: Number((edge.rps / other.rps).toFixed(2)) });
+  }
+  const stateless = at('mcp-edge stateless', c);
+  const floor = at('fetch-only worker', c);
+  if (stateless && floor) ratios.push({ sessions: c, peer: 'fetch-only worker (stateless mode)', ratio: Number((stateless.rps / floor.rps).toFixed(2)) });
+}
+
+const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds };
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles };
+mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
+
+const table = [
+  `Measured ${results.date} on ${machine.cpus} × ${machine.model}, Node ${machine.node}, ${seconds} s per run, wrk with 1 thread.`,
+  '',
+  '| server | sessions | req/s | p50 ms | p99 ms | CPU ms/call | RSS MiB | DO requests/call | non-2xx | checked replies wrong |',
+  '|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.server} | ${r.sessions} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_ms_per_call} | ${r.rss_mib} | ${r.object_requests_per_call} | ${r.non2xx} | ${r.mismatches} |`),
+  '',
+  '| sessions | mcp-edge ÷ | ratio |',
+  '|---|---|---|',
+  ...ratios.map((r) => `| ${r.sessions} | ${r.peer} | ${r.ratio} |`),
+  '',
+  '| bundle file | raw bytes | gzip bytes |',
+  '|---|---|---|',
+  ...Object.entries(bundles).map(([f, s]) => `| ${f} | ${s.raw} | ${s.gzip} |`),
+].join('\n');
+writeFileSync(join(root, 'bench', 'results', `${stamp}.md`), table + '\n');
+console.log(table);
