@@ -4,7 +4,8 @@
 //! it with wrk (bench/load.lua): every session initializes once, then calls `tools/call echo` in a
 //! loop. Writes bench/results/<date>.json and .md and prints the table.
 //!
-//!   npm run bench                       BENCH_SECONDS (default 10) per run; BENCH_CONCURRENCY=1,16,64
+//!   npm run bench                       BENCH_SECONDS (default 10) per run; BENCH_CONCURRENCY=1,16,64;
+//!                                       BENCH_SERVERS=mcp-edge,fetch-only (names start with these)
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -47,7 +48,7 @@ function peerBundles() {
   }
   return bundles;
 }
-const peerScripts = peerBundles();
+const peerScripts = process.env.BENCH_SERVERS && !process.env.BENCH_SERVERS.includes('agents') ? {} : peerBundles();
 
 const upstream = createServer(demoHandler);
 await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
@@ -188,8 +189,9 @@ function wrk(url, sessions, connections) {
   });
 }
 
+const only = (process.env.BENCH_SERVERS ?? '').split(',').filter(Boolean);
 const rows = [];
-for (const server of servers) {
+for (const server of servers.filter((s) => !only.length || only.some((o) => s.name.startsWith(o)))) {
   const instance = await server.start();
   const url = new URL(server.path, instance.url);
   try {

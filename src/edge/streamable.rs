@@ -233,6 +233,12 @@ pub async fn forward(env: &Env, session_id: &str, f: Forward<'_>) -> Result<Resp
 }
 
 pub async fn read_limited(req: &mut Request, limit: u64) -> Result<Vec<u8>, Error> {
+    // A declared length within the limit is read in one call rather than chunk by chunk.
+    let declared = req.headers().get("content-length")?.and_then(|l| l.parse::<u64>().ok());
+    if declared.is_some_and(|len| len <= limit) {
+        let body = req.bytes().await.map_err(|e| Error::InvalidRequest(format!("reading the body failed: {e}")))?;
+        return if body.len() as u64 > limit { Err(Error::PayloadTooLarge(limit)) } else { Ok(body) };
+    }
     let Ok(mut stream) = req.stream() else { return Ok(Vec::new()) };
     let mut body = Vec::new();
     while let Some(chunk) = stream.next().await {

@@ -192,6 +192,16 @@ async fn read(mut response: worker::Response, limit: u64) -> Upstream {
     if matches!(response.body(), worker::ResponseBody::Empty) {
         return Upstream::Reply { status, content_type, body, truncated_at: None };
     }
+    // A body whose declared length fits is read in one call: chunk by chunk costs a crossing
+    // of the wasm boundary per chunk.
+    let declared = response.headers().get("content-length").ok().flatten().and_then(|l| l.parse::<u64>().ok());
+    if declared.is_some_and(|len| len <= limit) {
+        return match response.bytes().await {
+            Ok(body) if body.len() as u64 <= limit => Upstream::Reply { status, content_type, body, truncated_at: None },
+            Ok(_) => Upstream::Reply { status, content_type, body: Vec::new(), truncated_at: Some(limit) },
+            Err(e) => Upstream::Failed(format!("reading the body failed: {e}")),
+        };
+    }
     let mut stream = match response.stream() {
         Ok(stream) => stream,
         Err(e) => return Upstream::Failed(format!("cannot read the body: {e}")),
