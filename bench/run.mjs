@@ -100,26 +100,27 @@ async function startNode(script) {
   return { url: new URL(`http://127.0.0.1:${port}`), pid: child.pid, stop: () => child.kill() };
 }
 
+/** The bench build of mcp-edge; both of its servers (sessionful and stateless) live in it. */
+async function edgeWorker() {
+  const mf = serveWorker({ dir, bindings: { UPSTREAM_URL: upstreamUrl } });
+  const url = await mf.ready;
+  return { url: new URL(url), pid: childPids(process.pid, 'workerd')[0], stop: () => mf.dispose() };
+}
+
 const servers = [
   {
     name: 'mcp-edge',
     path: '/mcp',
     sessions: true,
     objectRequestsPerCall: 1,
-    start: () => {
-      const mf = serveWorker({ dir, bindings: { UPSTREAM_URL: upstreamUrl } });
-      return mf.ready.then((url) => ({ url: new URL(url), pid: childPids(process.pid, 'workerd')[0], stop: () => mf.dispose() }));
-    },
+    start: edgeWorker,
   },
   {
     name: 'mcp-edge stateless',
     path: '/stateless/mcp',
     sessions: false,
     objectRequestsPerCall: 0,
-    start: () => {
-      const mf = serveWorker({ dir, bindings: { UPSTREAM_URL: upstreamUrl } });
-      return mf.ready.then((url) => ({ url: new URL(url), pid: childPids(process.pid, 'workerd')[0], stop: () => mf.dispose() }));
-    },
+    start: edgeWorker,
   },
   {
     name: 'fetch-only worker',
