@@ -182,16 +182,7 @@ fn secret_values(names: &[String], env: &Environment<'_>) -> Vec<String> {
 
 /// The secrets a request template names, read from the environment, and the route parameters.
 fn bindings(secrets: &[String], env: &Environment<'_>) -> Bindings {
-    let mut bindings = Bindings::new();
-    for name in secrets {
-        if let Some(value) = (env.secret)(name) {
-            bindings.insert(format!("env.{name}"), Value::String(value));
-        }
-    }
-    for (name, value) in env.route {
-        bindings.insert(format!("route.{name}"), Value::String(value.clone()));
-    }
-    bindings
+    crate::tools::request::bindings(secrets, env.secret, env.route)
 }
 
 /// The reply to a call once its upstream has answered.
@@ -199,7 +190,7 @@ pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: 
     match &call.kind {
         CallKind::Tool(name) => {
             let structured = at_least(&session.protocol_version, "2025-06-18");
-            let plan = server.tool(name).map_or_else(|| reply::ReplyPlan::map(server.max_reply_bytes), |t| t.reply.clone());
+            let plan = server.reply_plan(name);
             jsonrpc::success(&call.id, reply::finalize(reply::to_result(upstream, &plan), &plan, structured))
         }
         CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {

@@ -82,6 +82,11 @@ impl Server {
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
     }
+
+    /// How the named tool's replies are mapped; the plain mapping if it is no longer configured.
+    pub fn reply_plan(&self, tool: &str) -> crate::tools::reply::ReplyPlan {
+        self.tool(tool).map_or_else(|| crate::tools::reply::ReplyPlan::map(self.max_reply_bytes), |t| t.reply.clone())
+    }
 }
 
 /// Limits beyond body and reply size.

@@ -65,16 +65,7 @@ async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route
 }
 
 fn secrets_of(env: &Env, names: &[String], route: &RouteParams) -> Bindings {
-    let mut bindings = Bindings::new();
-    for name in names {
-        if let Some(value) = super::secret(env, name) {
-            bindings.insert(format!("env.{name}"), Value::String(value));
-        }
-    }
-    for (name, value) in route {
-        bindings.insert(format!("route.{name}"), Value::String(value.clone()));
-    }
-    bindings
+    crate::tools::request::bindings(names, &|name| super::secret(env, name), route)
 }
 
 async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams) -> Result<Principal, String> {

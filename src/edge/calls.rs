@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::jsonrpc;
 use crate::negotiate::at_least;
 use crate::session::Session;
-use crate::tools::reply::{self, error_result, ReplyPlan};
+use crate::tools::reply::{self, error_result};
 use crate::tools::stream::{follow_up_body, required_capability, Event, LineReader};
 
 /// Requests sent to the client and not yet answered, by id. The client's answer arrives in a
@@ -130,7 +130,7 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
         return dispatch::finish(ctx.server, ctx.session, call, &upstream);
     };
     let tool = ctx.server.tool(name);
-    let plan = tool.map_or_else(|| ReplyPlan::map(ctx.server.max_reply_bytes), |t| t.reply.clone());
+    let plan = ctx.server.reply_plan(name);
     let structured = at_least(&ctx.session.protocol_version, "2025-06-18");
     let finished = |result| jsonrpc::success(&call.id, reply::finalize(result, &plan, structured));
     if let (Some(tool), Some((deferral, timeout_ms))) = (tool, tool.and_then(|t| t.deferral)) {

@@ -57,13 +57,7 @@ pub struct Home {
     pub origin: String,
 }
 
-impl Home {
-    /// Marks a call ended unless its result already arrived.
-    async fn end(&self, call: &str, state: State) {
-        end_record(&self.storage, call, state).await;
-    }
-}
-
+/// Marks a call ended unless its result already arrived.
 async fn end_record(storage: &DurableObjectStorage, call: &str, state: State) {
     if let Some(mut record) = load_record(storage, call).await {
         if record.state == State::Waiting {
@@ -124,7 +118,7 @@ pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferra
         Deferral::Callback => call_back(home, &call_id, tool, &call.http).await,
     };
     if let Err(result) = started {
-        home.end(&call_id, State::Done).await;
+        end_record(&home.storage, &call_id, State::Done).await;
         guard.settled = true;
         return result;
     }
@@ -133,7 +127,7 @@ pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferra
         Either::Left((Ok(result), _)) => result,
         Either::Left((Err(_), _)) => error_result("The session ended before the call's result arrived.".into()),
         Either::Right(_) => {
-            home.end(&call_id, State::TimedOut).await;
+            end_record(&home.storage, &call_id, State::TimedOut).await;
             error_result(format!("The {} call did not finish within {timeout_ms} ms.", deferral.name()))
         }
     };

@@ -15,6 +15,21 @@ const MAX_TIMEOUT_MS: u64 = 300_000;
 /// vars, `route.NAME` parameters, and `meta.NAME` values of the request's `params._meta`.
 pub type Bindings = std::collections::HashMap<String, Value>;
 
+/// The bindings of a request: the named secrets (as `env.NAME`) that `secret` can read, and the
+/// route parameters (as `route.NAME`).
+pub fn bindings(secrets: &[String], secret: &dyn Fn(&str) -> Option<String>, route: &[(String, String)]) -> Bindings {
+    let mut bindings = Bindings::new();
+    for name in secrets {
+        if let Some(value) = secret(name) {
+            bindings.insert(format!("env.{name}"), Value::String(value));
+        }
+    }
+    for (name, value) in route {
+        bindings.insert(format!("route.{name}"), Value::String(value.clone()));
+    }
+    bindings
+}
+
 /// A compiled `http` section.
 #[derive(Debug, Clone)]
 pub struct RequestTemplate {

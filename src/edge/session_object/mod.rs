@@ -84,10 +84,11 @@ impl DurableObject for McpSession {
         let Some(mut session) = self.load().await.map_err(|e| worker::Error::RustError(e.message()))? else {
             return Response::empty();
         };
-        let idle = server_at(&session.server).map(|s| s.idle_timeout_ms);
+        let found = catalog().ok().and_then(|c| c.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == session.server));
+        let idle = found.map(|(_, s)| s.idle_timeout_ms);
         let now = now_ms();
-        let next_call = match server_at(&session.server) {
-            Some(server) => self.sweep_calls(server, &session, now).await.map_err(|e| worker::Error::RustError(e.message()))?,
+        let next_call = match found {
+            Some((_, server)) => self.sweep_calls(server, &session, now).await.map_err(|e| worker::Error::RustError(e.message()))?,
             None => None,
         };
         // A session waiting for a deferred result is in use.
@@ -107,9 +108,7 @@ impl DurableObject for McpSession {
             }
             // Expired, or its server is no longer configured: the session ends.
             _ => {
-                let servers = catalog().map(|c| c.servers.as_slice()).unwrap_or_default();
-                let index = servers.iter().position(|s| s.route.as_str() == session.server);
-                if let (Some(index), Some(server)) = (index, server_at(&session.server)) {
+                if let Some((index, server)) = found {
                     let rust = |e: Error| worker::Error::RustError(e.message());
                     if !session.subscriptions.is_empty() {
                         registry::record(&self.env, server, index, &object_name(&session.id, &session.principal), &[]).await.map_err(rust)?;

@@ -41,7 +41,7 @@ impl McpSession {
                     return gone();
                 }
                 store_record(&self.raw_storage, &record).await;
-                let plan = server.tool(&record.tool).map_or_else(|| reply::ReplyPlan::map(server.max_reply_bytes), |t| t.reply.clone());
+                let plan = server.reply_plan(&record.tool);
                 let result = if dead {
                     let why = record.last_error.clone().unwrap_or_else(|| "no attempt succeeded".into());
                     error_result(format!("The queued call failed on every attempt the queue made: {why}"))
@@ -51,7 +51,7 @@ impl McpSession {
                     // A callback's body is mapped like the upstream's reply would have been.
                     reply::to_result(&Upstream::Reply { status: 200, content_type, body, truncated_at: None }, &plan)
                 };
-                self.settle(&session, &record, result, &plan).await?;
+                self.settle(server, &session, &record, result, &plan).await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(json_headers()?).fixed(br#"{"applied":true}"#.to_vec()))
             }
             other => Err(Error::Internal(format!("unknown operation {other:?}"))),
@@ -60,7 +60,7 @@ impl McpSession {
 
     /// Hands a result to its waiting call, or, when none waits here any more, sends the reply
     /// on the GET stream (or keeps it for the next GET).
-    async fn settle(&self, session: &Session, record: &PendingRecord, result: Value, plan: &reply::ReplyPlan) -> Result<(), Error> {
+    async fn settle(&self, server: &Server, session: &Session, record: &PendingRecord, result: Value, plan: &reply::ReplyPlan) -> Result<(), Error> {
         let waiting = self.waiters.borrow_mut().remove(&record.call);
         let result = match waiting {
             Some(sender) => match sender.send(result) {
@@ -72,8 +72,8 @@ impl McpSession {
         let structured = at_least(&session.protocol_version, "2025-06-18");
         let reply = jsonrpc::success(&record.request_id, reply::finalize(result, plan, structured));
         // The call's own redaction list went with its waiter: rebuild it from the tool's secrets.
-        let secrets: Vec<String> = server_at(&session.server)
-            .and_then(|s| s.tool(&record.tool))
+        let secrets: Vec<String> = server
+            .tool(&record.tool)
             .map(|t| t.request.secrets.iter().filter_map(|n| crate::edge::secret(&self.env, n)).collect())
             .unwrap_or_default();
         self.deliver_later(reply::redact(reply, &secrets)).await
