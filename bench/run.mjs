@@ -4,7 +4,8 @@
 //! it with wrk (bench/load.lua): every session initializes once, then calls `tools/call echo` in a
 //! loop. Writes bench/results/<date>.json and .md and prints the table.
 //!
-//!   npm run bench                       BENCH_SECONDS (default 10) per run; BENCH_CONCURRENCY=1,16,64;
+//!   npm run bench                       BENCH_SECONDS (default 10) per run; BENCH_ROUNDS (default 3);
+//!                                       BENCH_CONCURRENCY=1,16,64;
 //!                                       BENCH_SERVERS=mcp-edge,fetch-only (names start with these)
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
@@ -18,6 +19,8 @@ import { drain, serveWorker } from '../scripts/miniflare.mjs';
 import { demoHandler } from '../examples/default/upstream.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const rows = [];
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
 const TICKS = 100; // USER_HZ on Linux
 
@@ -81,11 +84,17 @@ function rssMiB(pid) {
   return kb / 1024;
 }
 
-async function startMiniflare(options) {
-  const mf = new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', handleRuntimeStdio: drain, ...options });
+/** Waits for a Miniflare instance; its workerd is the one that was not running before. */
+async function served(create) {
+  const before = new Set(childPids(process.pid, 'workerd'));
+  const mf = create();
   const url = await mf.ready;
-  const [pid] = childPids(process.pid, 'workerd');
+  const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
   return { url: new URL(url), pid, stop: () => mf.dispose() };
+}
+
+function startMiniflare(options) {
+  return served(() => new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', handleRuntimeStdio: drain, ...options }));
 }
 
 async function startNode(script) {
@@ -100,11 +109,12 @@ async function startNode(script) {
   return { url: new URL(`http://127.0.0.1:${port}`), pid: child.pid, stop: () => child.kill() };
 }
 
-/** The bench build of mcp-edge; both of its servers (sessionful and stateless) live in it. */
-async function edgeWorker() {
-  const mf = serveWorker({ dir, bindings: { UPSTREAM_URL: upstreamUrl } });
-  const url = await mf.ready;
-  return { url: new URL(url), pid: childPids(process.pid, 'workerd')[0], stop: () => mf.dispose() };
+/** The bench build of mcp-edge; both of its servers (sessionful and stateless) live in one
+ *  instance. */
+let edge;
+function edgeWorker() {
+  edge ??= served(() => serveWorker({ dir, bindings: { UPSTREAM_URL: upstreamUrl } }));
+  return edge;
 }
 
 const servers = [
@@ -191,36 +201,64 @@ function wrk(url, sessions, connections) {
 }
 
 const only = (process.env.BENCH_SERVERS ?? '').split(',').filter(Boolean);
-const rows = [];
-for (const server of servers.filter((s) => !only.length || only.some((o) => s.name.startsWith(o)))) {
-  const instance = await server.start();
-  const url = new URL(server.path, instance.url);
-  try {
-    for (const c of concurrencies) {
-      const sessions = server.sessions ? await openSessions(url, c) : [];
+const chosen = servers.filter((s) => !only.length || only.some((o) => s.name.startsWith(o)));
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+// Every server runs at once (idle ones cost nothing) and the runs are interleaved in rounds:
+// this host's speed drifts over minutes, and interleaving spreads the drift over all servers
+// alike. Each row reports the median of its rounds.
+const instances = new Map();
+for (const server of chosen) instances.set(server, await server.start());
+const runs = new Map();
+try {
+  for (const c of concurrencies) {
+    const sessions = new Map();
+    for (const server of chosen) {
+      const url = new URL(server.path, instances.get(server).url);
+      sessions.set(server, server.sessions ? await openSessions(url, c) : []);
       // Warm up: JIT, isolate, first session objects.
-      await wrk(url, sessions, c);
-      const cpuBefore = cpuSeconds(instance.pid);
-      const result = await wrk(url, sessions, c);
-      const cpu = cpuSeconds(instance.pid) - cpuBefore;
-      const rps = result.requests / (result.duration_us / 1e6);
-      rows.push({
-        server: server.name,
-        sessions: c,
-        rps: Math.round(rps),
-        p50_ms: result.p50_us / 1000,
-        p99_ms: result.p99_us / 1000,
-        cpu_ms_per_call: result.requests ? Number(((cpu * 1000) / result.requests).toFixed(3)) : null,
-        rss_mib: Number(rssMiB(instance.pid).toFixed(1)),
-        object_requests_per_call: server.objectRequestsPerCall,
-        non2xx: result.non2xx,
-        socket_errors: result.socket_errors,
-        mismatches: result.mismatches,
-      });
-      console.error(`[bench] ${server.name} × ${c}: ${Math.round(rps)} req/s, p50 ${result.p50_us / 1000} ms`);
+      await wrk(url, sessions.get(server), c);
     }
-  } finally {
-    await instance.stop();
+    for (let round = 0; round < rounds; round++) {
+      for (const server of chosen) {
+        const instance = instances.get(server);
+        const url = new URL(server.path, instance.url);
+        const cpuBefore = cpuSeconds(instance.pid);
+        const result = await wrk(url, sessions.get(server), c);
+        const cpu = cpuSeconds(instance.pid) - cpuBefore;
+        const key = `${server.name}|${c}`;
+        if (!runs.has(key)) runs.set(key, []);
+        runs.get(key).push({ result, cpu, rss: rssMiB(instance.pid) });
+        console.error(`[bench] round ${round + 1}/${rounds} ${server.name} × ${c}: ${Math.round(result.requests / (result.duration_us / 1e6))} req/s, p50 ${result.p50_us / 1000} ms`);
+      }
+    }
+  }
+} finally {
+  for (const instance of new Set(instances.values())) await instance.stop();
+}
+for (const c of concurrencies) {
+  for (const server of chosen) {
+    const all = runs.get(`${server.name}|${c}`);
+    const sum = (f) => all.reduce((n, r) => n + f(r), 0);
+    const requests = sum((r) => r.result.requests);
+    rows.push({
+      server: server.name,
+      sessions: c,
+      rps: Math.round(median(all.map((r) => r.result.requests / (r.result.duration_us / 1e6)))),
+      rps_rounds: all.map((r) => Math.round(r.result.requests / (r.result.duration_us / 1e6))),
+      p50_ms: median(all.map((r) => r.result.p50_us / 1000)),
+      p99_ms: median(all.map((r) => r.result.p99_us / 1000)),
+      cpu_ms_per_call: requests ? Number(median(all.map((r) => (r.cpu * 1000) / r.result.requests)).toFixed(3)) : null,
+      rss_mib: Number(Math.max(...all.map((r) => r.rss)).toFixed(1)),
+      object_requests_per_call: server.objectRequestsPerCall,
+      non2xx: sum((r) => r.result.non2xx),
+      socket_errors: sum((r) => r.result.socket_errors),
+      mismatches: sum((r) => r.result.mismatches),
+    });
   }
 }
 upstream.close();
@@ -244,18 +282,18 @@ for (const c of concurrencies) {
   if (stateless && floor) ratios.push({ sessions: c, peer: 'fetch-only worker (stateless mode)', ratio: Number((stateless.rps / floor.rps).toFixed(2)) });
 }
 
-const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds };
+const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const results = { date: new Date().toISOString(), machine, rows, ratios, bundles };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
 const table = [
-  `Measured ${results.date} on ${machine.cpus} × ${machine.model}, Node ${machine.node}, ${seconds} s per run, wrk with 1 thread.`,
+  `Measured ${results.date} on ${machine.cpus} × ${machine.model}, Node ${machine.node}, ${seconds} s per run, ${rounds} interleaved rounds (medians; req/s of each round in brackets), wrk with 1 thread.`,
   '',
   '| server | sessions | req/s | p50 ms | p99 ms | CPU ms/call | RSS MiB | DO requests/call | non-2xx | checked replies wrong |',
   '|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.server} | ${r.sessions} | ${r.rps} | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_ms_per_call} | ${r.rss_mib} | ${r.object_requests_per_call} | ${r.non2xx} | ${r.mismatches} |`),
+  ...rows.map((r) => `| ${r.server} | ${r.sessions} | ${r.rps} (${r.rps_rounds.join(', ')}) | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_ms_per_call} | ${r.rss_mib} | ${r.object_requests_per_call} | ${r.non2xx} | ${r.mismatches} |`),
   '',
   '| sessions | mcp-edge ÷ | ratio |',
   '|---|---|---|',

@@ -16,7 +16,7 @@ function files(dir) {
 
 function inputsHash(config) {
   const hash = createHash('sha256');
-  const inputs = [...files(join(root, 'src')).sort(), 'Cargo.toml', 'Cargo.lock', 'build.rs', 'wrangler.toml', config];
+  const inputs = [...files(join(root, 'src')).sort(), 'Cargo.toml', 'Cargo.lock', 'build.rs', 'wrangler.toml', 'scripts/build.mjs', config];
   for (const f of inputs) {
     const path = resolve(root, f);
     hash.update(path).update(existsSync(path) ? readFileSync(path) : '');
@@ -44,6 +44,14 @@ export function build({ config = 'mcp-edge.json', outDir = 'build', testHooks = 
       WASM_OPT_BIN: bin('wasm-opt'),
     },
   });
+  // worker-build keeps the function names section (a sixth of the module) for stack traces;
+  // panics still log their message and source location without it, and every isolate that
+  // starts cold has less to download and compile.
+  const wasm = join(root, outDir, 'index_bg.wasm');
+  // The feature set worker-build itself enables: --all-features would let binaryen use
+  // encodings workerd does not accept.
+  const features = ['mutable-globals', 'sign-ext', 'nontrapping-float-to-int', 'bulk-memory', 'multivalue', 'reference-types', 'exception-handling'];
+  run(bin('wasm-opt'), ['--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', wasm]);
   writeFileSync(stamp, hash);
   return join(root, outDir);
 }

@@ -1,4 +1,5 @@
-//! Standard base64 (RFC 4648, padded): binary upstream replies become image, audio and blob content.
+//! Standard base64 (RFC 4648, padded): binary upstream replies become image, audio and blob
+//! content, and 2026-07-28 header values arrive in its `=?base64?…?=` sentinel.
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -31,6 +32,22 @@ pub fn is_valid(text: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || *b == b'+' || *b == b'/')
 }
 
+/// The bytes of padded standard base64; `None` when it is not.
+pub fn decode(text: &str) -> Option<Vec<u8>> {
+    if !is_valid(text) {
+        return None;
+    }
+    let sextet = |c: u8| ALPHABET.iter().position(|&a| a == c).map(|p| p as u32);
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    for chunk in text.as_bytes().chunks(4) {
+        let digits: Vec<u32> = chunk.iter().take_while(|&&c| c != b'=').map(|&c| sextet(c)).collect::<Option<_>>()?;
+        let n = digits.iter().enumerate().fold(0u32, |n, (i, d)| n | (d << (18 - 6 * i as u32)));
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(bytes.get(..digits.len().saturating_sub(1)).unwrap_or_default());
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,8 +58,11 @@ mod tests {
         for (plain, encoded) in cases {
             assert_eq!(encode(plain.as_bytes()), encoded);
             assert!(is_valid(encoded));
+            assert_eq!(decode(encoded).as_deref(), Some(plain.as_bytes()));
         }
         assert_eq!(encode(&[0xff, 0xfe, 0x00]), "//4A");
+        assert_eq!(decode("//4A").as_deref(), Some(&[0xff, 0xfe, 0x00][..]));
+        assert_eq!(decode("Zm9"), None);
         assert!(!is_valid("Zm9"));
         assert!(!is_valid("Zm9v!A=="));
         assert!(!is_valid("Z==="));

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::negotiate::at_least;
 use crate::protocol::resources::{self, Read};
-use crate::protocol::{completion, lifecycle, logging, prompts, tools as tools_protocol};
+use crate::protocol::{completion, lifecycle, logging, meta, mrtr, prompts, tools as tools_protocol};
 use crate::routes::RouteParams;
 use crate::session::Session;
 use crate::tools::reply::{self, Upstream};
@@ -35,6 +35,9 @@ pub struct PendingCall {
     /// Secret values the request carries (secrets, forwarded credentials): they are redacted
     /// from whatever goes back to the client.
     pub redact: Vec<String>,
+    /// 2026-07-28: what an `InputRequiredResult`'s state is bound to; `None` for sessions,
+    /// which ask the client on the stream instead.
+    pub mrtr: Option<mrtr::Binding>,
 }
 
 /// What an upstream call answers, which decides how its reply is mapped.
@@ -60,6 +63,16 @@ pub struct Environment<'a> {
     pub secret: &'a dyn Fn(&str) -> Option<String>,
     pub route: &'a RouteParams,
     pub principal: &'a crate::auth::Principal,
+    /// Now, for the expiry of 2026-07-28 request states.
+    pub now_ms: u64,
+}
+
+/// The secret that signs callback URLs and 2026-07-28 request states.
+pub const SIGNING_KEY: &str = "CALLBACK_SIGNING_KEY";
+
+/// Whether the session speaks the stateless revision (a session of one request).
+pub fn stateless_revision(session: &Session) -> bool {
+    session.protocol_version.as_str() == crate::negotiate::STATELESS_VERSION
 }
 
 /// Handles one parsed message of an established session.
@@ -76,6 +89,32 @@ pub fn handle(server: &Server, session: &mut Session, parsed: Parsed, env: &Envi
 }
 
 fn request(server: &Server, session: &mut Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
+    if !stateless_revision(session) {
+        return session_request(server, session, req, env);
+    }
+    if !meta::offered(server, &req.method) || req.method == "subscriptions/listen" {
+        return Err(Error::MethodNotFound(req.method.clone()));
+    }
+    let params = req.params.as_ref();
+    let (result, cache) = match req.method.as_str() {
+        "server/discover" => return Ok(Action::Reply(jsonrpc::success(&req.id, meta::discover(server)))),
+        "tools/list" => (tools_protocol::list(server, params, env.principal)?, Some(tools_protocol::list_cache(server, env.principal))),
+        "resources/read" => match session_request(server, session, req, env) {
+            Err(Error::ResourceNotFound(uri)) => return Err(Error::InvalidParams(format!("Resource not found: {uri}"))),
+            Ok(Action::Reply(reply)) => return Ok(Action::Reply(reply)),
+            other => return other,
+        },
+        "tools/call" => return call(server, session, req, env),
+        _ => match session_request(server, session, req, env)? {
+            Action::Reply(reply) => return Ok(Action::Reply(reply)),
+            other => return Ok(other),
+        },
+    };
+    Ok(Action::Reply(jsonrpc::success(&req.id, meta::complete(result, server, cache))))
+}
+
+/// The methods of the session-based revisions, whose results the stateless one decorates.
+fn session_request(server: &Server, session: &mut Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
     let params = req.params.as_ref();
     let result = match req.method.as_str() {
         "ping" => json!({}),
@@ -89,7 +128,7 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
                 call.private_upstreams.clone_from(&server.private_upstreams);
                 let redact = secret_values(&resources::secrets_of(server, &uri), env);
                 let kind = CallKind::Resource { uri, mime_type };
-                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None, redact })));
+                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None, redact, mrtr: None })));
             }
         },
         "resources/subscribe" => {
@@ -123,7 +162,17 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
         }
         other => return Err(Error::MethodNotFound(other.to_string())),
     };
-    Ok(Action::Reply(jsonrpc::success(&req.id, result)))
+    Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, &req.method, result))))
+}
+
+/// A result as the session's revision shapes it: unchanged before 2026-07-28, then with
+/// `resultType`, `serverInfo` and, where the revision makes results cacheable, cache hints.
+pub fn decorate(server: &Server, session: &Session, method: &str, result: Value) -> Value {
+    if !stateless_revision(session) {
+        return result;
+    }
+    let cacheable = matches!(method, "prompts/list" | "resources/list" | "resources/templates/list" | "resources/read");
+    meta::complete(result, server, cacheable.then_some(server.cache))
 }
 
 fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
@@ -151,9 +200,26 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     }
     let mut http = tool.prepare(args, &bindings)?;
     http.private_upstreams.clone_from(&server.private_upstreams);
+    let binding = stateless_revision(session).then(|| (env.secret)(SIGNING_KEY)).flatten().map(|key| mrtr::Binding {
+        key: key.into_bytes(),
+        server: server.route.as_str().to_string(),
+        tool: tool.name.clone(),
+        args: mrtr::args_digest(&params.arguments),
+        principal: env.principal.id.clone(),
+    });
+    // A 2026-07-28 retry: the answers go to the upstream with the state it asked with.
+    if let Some(state) = req.params.as_ref().and_then(|p| p.get("requestState")) {
+        let binding = binding.as_ref().ok_or_else(|| Error::InvalidParams(format!("requestState cannot be verified: the {SIGNING_KEY} secret is not set")))?;
+        let state = state.as_str().ok_or_else(|| Error::InvalidParams("requestState must be a string".into()))?;
+        let claims = mrtr::open(state, binding, env.now_ms)?;
+        match mrtr::retry(claims, state, req.params.as_ref().and_then(|p| p.get("inputResponses")))? {
+            mrtr::Retry::AskAgain(result) => return Ok(Action::Reply(jsonrpc::success(&req.id, result))),
+            mrtr::Retry::Answers { ask, answers } => http = http.follow_up(crate::tools::stream::follow_up_body(&params.arguments, &ask, &answers)),
+        }
+    }
     let kind = CallKind::Tool(tool.name.clone());
     let redact = bindings.iter().filter(|(k, _)| k.starts_with("env.") || k.starts_with("meta.auth.")).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments.clone(), http, progress_token: params.progress_token, redact })))
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments.clone(), http, progress_token: params.progress_token, redact, mrtr: binding })))
 }
 
 /// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only
@@ -191,10 +257,10 @@ pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: 
         CallKind::Tool(name) => {
             let structured = at_least(&session.protocol_version, "2025-06-18");
             let plan = server.reply_plan(name);
-            jsonrpc::success(&call.id, reply::finalize(reply::to_result(upstream, &plan), &plan, structured))
+            jsonrpc::success(&call.id, decorate(server, session, "tools/call", reply::finalize(reply::to_result(upstream, &plan), &plan, structured)))
         }
         CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {
-            Ok(result) => jsonrpc::success(&call.id, result),
+            Ok(result) => jsonrpc::success(&call.id, decorate(server, session, "resources/read", result)),
             Err(error) => jsonrpc::failure(&call.id, &error),
         },
     }
@@ -243,7 +309,7 @@ mod tests {
         };
         let route = Vec::new();
         let principal = crate::auth::Principal::anonymous();
-        handle(server, &mut session, parse_message(msg), &Environment { secret: &secret, route: &route, principal: &principal })
+        handle(server, &mut session, parse_message(msg), &Environment { secret: &secret, route: &route, principal: &principal, now_ms: 0 })
     }
 
     fn reply(action: Action) -> Value {
@@ -380,7 +446,7 @@ mod tests {
         let secret = |_: &str| None;
         let route = Vec::new();
         let principal = crate::auth::Principal::anonymous();
-        let env = Environment { secret: &secret, route: &route, principal: &principal };
+        let env = Environment { secret: &secret, route: &route, principal: &principal, now_ms: 0 };
         let sub = |sess: &mut Session, method: &str, uri: &str| handle(&s, sess, parse_message(json!({"jsonrpc":"2.0","id":7,"method":method,"params":{"uri":uri}})), &env);
         assert_eq!(sub(&mut sess, "resources/subscribe", "test://item/9/data"), Action::Reply(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.into()));
         sub(&mut sess, "resources/subscribe", "test://text");
@@ -416,7 +482,7 @@ mod tests {
         let secret = |_: &str| None;
         let route = Vec::new();
         let principal = crate::auth::Principal::anonymous();
-        let env = Environment { secret: &secret, route: &route, principal: &principal };
+        let env = Environment { secret: &secret, route: &route, principal: &principal, now_ms: 0 };
         let set = handle(&s, &mut sess, parse_message(json!({"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"warning"}})), &env);
         assert_eq!(set, Action::Reply(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#.into()));
         assert_eq!(sess.log_level.as_deref(), Some("warning"));
@@ -447,7 +513,7 @@ mod tests {
 
     #[test]
     fn structured_content_only_from_2025_06_18() {
-        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![] }, progress_token: None, redact: vec![] };
+        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![] }, progress_token: None, redact: vec![], mrtr: None };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
         let s = server("");
         assert!(finish(&s, &session("2025-06-18"), &call, &up).contains("structuredContent"));

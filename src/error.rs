@@ -13,8 +13,15 @@ pub mod code {
     pub const BAD_REQUEST: i64 = -32000;
     /// Server-defined range: the session id names no live session.
     pub const SESSION_NOT_FOUND: i64 = -32001;
-    /// MCP: the URI names no resource.
+    /// MCP: the URI names no resource (2025-11-25 and earlier; 2026-07-28 uses -32602).
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// MCP 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` or `Mcp-Param-*` is
+    /// missing or disagrees with the body.
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// MCP 2026-07-28: the request needs a client capability the request did not declare.
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+    /// MCP 2026-07-28: the request's protocol version is not one this server speaks.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +70,12 @@ pub enum Error {
     Busy(String),
     /// Too many requests; carries the seconds for `Retry-After`.
     RateLimited(u64),
+    /// 2026-07-28: a request header disagrees with the body, or a required one is missing.
+    HeaderMismatch(String),
+    /// 2026-07-28: the request needs these client capabilities, which it did not declare.
+    MissingClientCapability(Vec<String>),
+    /// 2026-07-28: the requested protocol version is not one of ours.
+    UnsupportedProtocolVersion(String),
 }
 
 impl Error {
@@ -73,6 +86,9 @@ impl Error {
             Error::MethodNotFound(_) => code::METHOD_NOT_FOUND,
             Error::InvalidParams(_) => code::INVALID_PARAMS,
             Error::ResourceNotFound(_) => code::RESOURCE_NOT_FOUND,
+            Error::HeaderMismatch(_) => code::HEADER_MISMATCH,
+            Error::MissingClientCapability(_) => code::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            Error::UnsupportedProtocolVersion(_) => code::UNSUPPORTED_PROTOCOL_VERSION,
             Error::Internal(_) | Error::Config(_) => code::INTERNAL_ERROR,
             Error::SessionNotFound => code::SESSION_NOT_FOUND,
             Error::SessionRequired
@@ -100,6 +116,7 @@ impl Error {
     pub fn http_status(&self) -> u16 {
         match self {
             Error::Parse(_) | Error::InvalidRequest(_) | Error::SessionRequired | Error::UnsupportedVersion(_) => 400,
+            Error::HeaderMismatch(_) | Error::MissingClientCapability(_) | Error::UnsupportedProtocolVersion(_) => 400,
             Error::MethodNotFound(_) | Error::InvalidParams(_) | Error::ResourceNotFound(_) => 200,
             Error::Internal(_) | Error::Config(_) => 500,
             Error::SessionNotFound | Error::RouteNotFound(_) | Error::UnknownCallback => 404,
@@ -149,20 +166,39 @@ impl Error {
             Error::Busy(why) => format!("Too Many Requests: {why}"),
             Error::RateLimited(seconds) => format!("Too Many Requests: slow down and retry after {seconds} s"),
             Error::CallGone => "Gone: this call already has its result, timed out, or ended with its session".into(),
+            Error::HeaderMismatch(detail) => format!("Header mismatch: {detail}"),
+            Error::MissingClientCapability(names) => format!("Missing required client capability: {}", names.join(", ")),
+            Error::UnsupportedProtocolVersion(_) => "Unsupported protocol version".into(),
             Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::negotiate::SUPPORTED_VERSIONS.join(", ")),
         }
     }
 
+    /// The error's `data`, for the errors whose data the spec defines.
+    pub fn data(&self) -> Option<serde_json::Value> {
+        match self {
+            Error::MissingClientCapability(names) => {
+                let required: serde_json::Map<String, serde_json::Value> = names.iter().map(|n| (n.clone(), serde_json::json!({}))).collect();
+                Some(serde_json::json!({ "requiredCapabilities": required }))
+            }
+            Error::UnsupportedProtocolVersion(requested) => {
+                Some(serde_json::json!({ "supported": crate::negotiate::ALL_VERSIONS, "requested": requested }))
+            }
+            _ => None,
+        }
+    }
+
     pub fn to_object(&self) -> ErrorObject {
-        ErrorObject { code: self.code(), message: self.message() }
+        ErrorObject { code: self.code(), message: self.message(), data: self.data() }
     }
 }
 
 /// The `error` member of a JSON-RPC error response.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ErrorObject {
     pub code: i64,
     pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
 }
 
 impl std::fmt::Display for Error {

@@ -123,6 +123,24 @@ fn mac(key: &[u8], session: &str, call: &str) -> Vec<u8> {
     }
 }
 
+/// HMAC-SHA256 of `message` as lowercase hex.
+pub fn mac_hex(key: &[u8], message: &[u8]) -> String {
+    match Hmac::<Sha256>::new_from_slice(key) {
+        Ok(mut m) => {
+            m.update(message);
+            hex(&m.finalize().into_bytes())
+        }
+        Err(_) => String::new(),
+    }
+}
+
+/// Whether `signature` (hex) is the HMAC-SHA256 of `message`, compared in constant time.
+pub fn mac_matches(key: &[u8], message: &[u8], signature: &str) -> bool {
+    let (Some(expected), Ok(mut m)) = (unhex(signature), Hmac::<Sha256>::new_from_slice(key)) else { return false };
+    m.update(message);
+    m.verify_slice(&expected).is_ok()
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

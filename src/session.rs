@@ -39,6 +39,10 @@ pub struct Session {
     /// Server-initiated messages that found no GET stream open; the next GET delivers them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<String>,
+    /// A 2026-07-28 `subscriptions/listen` stream: the id of the request that opened it, which
+    /// tags every notification. Such a session lives only as long as its stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen_id: Option<Value>,
 }
 
 impl Session {
@@ -58,6 +62,7 @@ impl Session {
             legacy_sse: false,
             subscriptions: Vec::new(),
             pending: Vec::new(),
+            listen_id: None,
         }
     }
 

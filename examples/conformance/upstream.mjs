@@ -36,7 +36,49 @@ function inputTool(ask, answer) {
   };
 }
 
+/** 2026-07-28 multi round-trip fixtures: each round gets the previous answers in `input`. */
+function rounds(steps) {
+  return async (req, res) => {
+    const b = await body(req);
+    const state = b.input?.state ?? { round: 0 };
+    const answers = b.input?.responses ?? (b.input ? { [state.key]: b.input.result } : {});
+    return json(res, steps[state.round](answers, state));
+  };
+}
+
+const elicitName = (message = 'What is your name?') => ({
+  method: 'elicitation/create',
+  params: { message, requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+});
+const askOne = (key, request, round, extra = {}) => ({ input: { key, ...request }, state: { round, key, ...extra } });
+const sampling = (prompt, maxTokens) => ({ method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens } });
+
+const mrtr = {
+  'POST /mrtr/elicitation': rounds([() => askOne('user_name', elicitName(), 1), (a) => text(`Hello, ${a.user_name?.content?.name}!`)]),
+  'POST /mrtr/sampling': rounds([() => askOne('capital_question', sampling('What is the capital of France?', 100), 1), (a) => text(`LLM said: ${a.capital_question?.content?.text}`)]),
+  'POST /mrtr/roots': rounds([() => askOne('client_roots', { method: 'roots/list', params: {} }, 1), (a) => text(`Roots: ${(a.client_roots?.roots ?? []).map((r) => r.uri).join(', ')}`)]),
+  'POST /mrtr/request-state': rounds([
+    () => askOne('confirm', { method: 'elicitation/create', params: { message: 'Please confirm', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } } }, 1, { nonce: 'state-ok' }),
+    (a, state) => text(`${state.nonce === 'state-ok' ? 'state-ok' : 'state-missing'}: confirmed=${a.confirm?.content?.ok}`),
+  ]),
+  'POST /mrtr/multiple': rounds([
+    () => ({ inputs: { user_name: elicitName(), greeting: sampling('Generate a greeting', 50), client_roots: { method: 'roots/list', params: {} } }, state: { round: 1 } }),
+    (a) => text(`${a.greeting?.content?.text} ${a.user_name?.content?.name}; roots: ${(a.client_roots?.roots ?? []).length}`),
+  ]),
+  'POST /mrtr/multi-round': rounds([
+    () => askOne('step1', elicitName('Step 1: What is your name?'), 1),
+    (a) => askOne('step2', { method: 'elicitation/create', params: { message: 'Step 2: What is your favorite color?', requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] } } }, 2, { name: a.step1?.content?.name }),
+    (a, state) => text(`${state.name} likes ${a.step2?.content?.color}`),
+  ]),
+  'POST /mrtr/capabilities': rounds([
+    () => ({ inputs: { sampling_request: sampling('Say something', 20), elicitation_request: elicitName() }, state: { round: 1 } }),
+    (a) => text(`answered: ${Object.keys(a).join(', ')}`),
+  ]),
+  'POST /mrtr/needs-sampling': rounds([() => askOne('llm', sampling('Needs an LLM', 10), 1), (a) => text(`LLM said: ${a.llm?.content?.text}`)]),
+};
+
 const routes = {
+  ...mrtr,
   'GET /simple-text': (req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
     res.end('This is a simple text response for testing.');

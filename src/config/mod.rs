@@ -38,6 +38,31 @@ impl std::fmt::Display for ConfigError {
 #[derive(Debug, Clone)]
 pub struct Catalog {
     pub servers: Vec<Server>,
+    pub log: model::RequestLogging,
+}
+
+/// A result's 2026-07-28 cache hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHint {
+    pub ttl_ms: u64,
+    pub scope: model::CacheScope,
+}
+
+/// Lists change only with a deployment; five minutes keeps clients from polling and bounds how
+/// long they miss a new one.
+pub const DEFAULT_CACHE_TTL_MS: u64 = 300_000;
+
+impl CacheHint {
+    /// The configured hint over `base`: a field left out keeps the base's value.
+    pub fn over(base: CacheHint, config: &model::CacheConfig) -> CacheHint {
+        CacheHint { ttl_ms: config.ttl_ms.unwrap_or(base.ttl_ms), scope: config.scope.unwrap_or(base.scope) }
+    }
+
+    /// What two results merged into one may claim: the shorter life, the narrower scope.
+    pub fn and(self, other: CacheHint) -> CacheHint {
+        let scope = if self.scope == model::CacheScope::Private || other.scope == model::CacheScope::Private { model::CacheScope::Private } else { model::CacheScope::Public };
+        CacheHint { ttl_ms: self.ttl_ms.min(other.ttl_ms), scope }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -67,6 +92,8 @@ pub struct Server {
     pub max_reply_bytes: u64,
     pub tools_page_size: Option<usize>,
     pub limits: Limits,
+    /// The cache hint of lists, reads and `server/discover`.
+    pub cache: CacheHint,
     pub tools: Vec<Tool>,
     pub resources: Vec<Resource>,
     pub resource_templates: Vec<ResourceTemplate>,
@@ -152,7 +179,7 @@ fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
         }
         servers.push(server);
     }
-    Ok(Catalog { servers })
+    Ok(Catalog { servers, log: file.log })
 }
 
 fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {
@@ -251,13 +278,19 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     }
     let route_params: Vec<String> = route.params().map(str::to_string).collect();
     let auth = s.auth.as_ref().map(|a| crate::auth::Auth::compile(a, &format!("{path}.auth"), &route_params)).transpose()?;
+    // Behind auth, what a list holds may depend on who asks (role-gated tools): private.
+    let scope = if auth.is_some() { model::CacheScope::Private } else { model::CacheScope::Public };
+    let cache = CacheHint::over(CacheHint { ttl_ms: DEFAULT_CACHE_TTL_MS, scope }, &s.cache);
     let mut tools: Vec<Tool> = Vec::new();
     for (i, t) in s.tools.into_iter().enumerate() {
         let tool_path = format!("{path}.tools[{i}]");
         if tools.iter().any(|existing| existing.name == t.name) {
             return Err(ConfigError::at(format!("{tool_path}.name"), format!("duplicate tool name {:?}", t.name)));
         }
-        tools.push(Tool::compile(t, &tool_path, &route_params, max_reply_bytes)?);
+        let hint = t.cache.as_ref().map(|c| CacheHint::over(cache, c));
+        let mut tool = Tool::compile(t, &tool_path, &route_params, max_reply_bytes)?;
+        tool.cache = hint;
+        tools.push(tool);
     }
     if let (Some(_), Some(i)) = (&s.stateless, tools.iter().position(|t| t.deferral.is_some())) {
         return Err(ConfigError::at(format!("{path}.tools[{i}].execution"), "queued and callback tools need sessions: a stateless server has nowhere to deliver their results"));
@@ -317,6 +350,7 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         max_reply_bytes,
         tools_page_size: s.limits.tools_page_size,
         limits,
+        cache,
         tool_listings: tools.iter().map(|t| t.listing.clone()).collect(),
         resource_listings: resources.iter().map(|r| r.listing.clone()).collect(),
         template_listings: resource_templates.iter().map(|t| t.listing.clone()).collect(),

@@ -12,6 +12,54 @@ pub struct ConfigFile {
     #[serde(rename = "$schema", default)]
     pub schema: Option<String>,
     pub servers: Vec<ServerConfig>,
+    /// Which requests write a log line: `requests` (all), `failures` (status 400 and up), `off`.
+    #[serde(default)]
+    pub log: RequestLogging,
+}
+
+/// How long a client may reuse a result, and who may share it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CacheConfig {
+    #[serde(default)]
+    pub ttl_ms: Option<u64>,
+    #[serde(default)]
+    pub scope: Option<CacheScope>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CacheScope {
+    Public,
+    Private,
+}
+
+impl CacheScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RequestLogging {
+    #[default]
+    Requests,
+    Failures,
+    Off,
+}
+
+impl RequestLogging {
+    pub fn logs(self, status: u16) -> bool {
+        match self {
+            RequestLogging::Requests => true,
+            RequestLogging::Failures => status >= 400,
+            RequestLogging::Off => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -54,6 +102,9 @@ pub struct ServerConfig {
     /// Who may use the server. Absent: anyone who passes the Origin and Host checks.
     #[serde(default)]
     pub auth: Option<AuthConfig>,
+    /// 2026-07-28 cache hints (`ttlMs`, `cacheScope`) for lists, reads and `server/discover`.
+    #[serde(default)]
+    pub cache: CacheConfig,
     #[serde(default)]
     pub tools: Vec<ToolConfig>,
     #[serde(default)]
@@ -307,6 +358,10 @@ pub struct ToolConfig {
     /// Only principals with one of these roles see and may call the tool.
     #[serde(default)]
     pub roles: Vec<String>,
+    /// This tool's say in the cache hints of `tools/list` (2026-07-28): the shortest `ttlMs`
+    /// and the narrowest `scope` of the tools listed win.
+    #[serde(default)]
+    pub cache: Option<CacheConfig>,
     /// Let templates use `{meta.auth.NAME}`: credentials the client sends per request in
     /// `params._meta.auth`. Off by default: no client credentials go upstream.
     #[serde(default)]

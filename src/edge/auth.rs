@@ -10,7 +10,7 @@ use js_sys::{Array, Function, Object, Reflect, Uint8Array};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::{Env, Request, Response, ResponseBuilder, Url};
+use worker::{Env, Response, ResponseBuilder, Url};
 
 use super::{now_ms, upstream};
 use crate::auth::{check_claims, introspected, parse_jwt, same_secret, Auth, Jwt, Principal};
@@ -31,7 +31,7 @@ thread_local! {
 }
 
 /// The principal of a request to `server`, or the error that answers it (401 or 403).
-pub async fn authenticate(req: &Request, env: &Env, server: &Server, route: &RouteParams, url: &Url) -> Result<Principal, Error> {
+pub async fn authenticate(req: &super::http::Incoming, env: &Env, server: &Server, route: &RouteParams, url: &Url) -> Result<Principal, Error> {
     let Some(auth) = &server.auth else { return Ok(Principal::anonymous()) };
     let origin = url.origin().ascii_serialization();
     let resource = format!("{origin}{}", url.path());

@@ -2,13 +2,13 @@
 //! signature is checked here, before anything reaches a session object: a forged or malformed
 //! token gets 404. The session object applies a genuine one at most once (410 afterwards).
 
-use worker::{Env, Method, Request, Response};
+use worker::{Env, Method, Response};
 
 use super::deferred::SIGNING_KEY;
 use super::streamable::{forward, read_limited, valid_session_id, Forward};
 use crate::error::Error;
 
-pub async fn receive(mut req: Request, env: &Env, token: &str) -> Result<Response, Error> {
+pub async fn receive(mut req: super::http::Incoming, env: &Env, token: &str) -> Result<Response, Error> {
     if req.method() != Method::Post {
         return Err(Error::MethodNotAllowed("POST"));
     }

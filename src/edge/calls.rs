@@ -24,7 +24,7 @@ use crate::jsonrpc;
 use crate::negotiate::at_least;
 use crate::session::Session;
 use crate::tools::reply::{self, error_result};
-use crate::tools::stream::{follow_up_body, required_capability, Event, LineReader};
+use crate::tools::stream::{follow_up_body, required_capability, Event, InputAsk, LineReader};
 
 /// Requests sent to the client and not yet answered, by id. The client's answer arrives in a
 /// later POST to the same session object, which completes the waiting call.
@@ -132,7 +132,7 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
     let tool = ctx.server.tool(name);
     let plan = ctx.server.reply_plan(name);
     let structured = at_least(&ctx.session.protocol_version, "2025-06-18");
-    let finished = |result| jsonrpc::success(&call.id, reply::finalize(result, &plan, structured));
+    let finished = |result| jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, "tools/call", reply::finalize(result, &plan, structured)));
     if let (Some(tool), Some((deferral, timeout_ms))) = (tool, tool.and_then(|t| t.deferral)) {
         return finished(match ctx.home {
             Some(home) => deferred::run(home, call, tool, deferral, timeout_ms).await,
@@ -144,8 +144,18 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
         let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone());
         let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader } };
         match upstream::perform_tool(&http, reading).await {
-            Event::Input { method, params, state } => match ask(ctx, &method, params, http.timeout_ms).await {
-                Ok(answer) => http = call.http.follow_up(follow_up_body(&call.arguments, &state, &answer)),
+            // 2026-07-28: no requests to the client; the result asks, and the retry answers.
+            Event::Input(input) if dispatch::stateless_revision(ctx.session) => {
+                let Some(binding) = &call.mrtr else {
+                    return finished(error_result(format!("This tool asks the client for input, which needs the {} secret to sign the request state.", dispatch::SIGNING_KEY)));
+                };
+                return match crate::protocol::mrtr::input_required(binding, &input, &ctx.session.client_capabilities, super::now_ms()) {
+                    Ok(result) => jsonrpc::success(&call.id, result),
+                    Err(error) => jsonrpc::failure(&call.id, &error),
+                };
+            }
+            Event::Input(input) => match ask_all(ctx, &input, http.timeout_ms).await {
+                Ok(answers) => http = call.http.follow_up(follow_up_body(&call.arguments, &input, &answers)),
                 Err(why) => return finished(error_result(why)),
             },
             Event::Result(result) => return finished(result),
@@ -153,6 +163,15 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
         }
     }
     finished(error_result(format!("The upstream asked for input more than {MAX_ROUNDS} times.")))
+}
+
+/// Asks the client each request in turn; the answers by key.
+async fn ask_all(ctx: &CallContext<'_>, input: &InputAsk, timeout_ms: u64) -> Result<Vec<(String, Result<Value, Value>)>, String> {
+    let mut answers = Vec::new();
+    for request in &input.requests {
+        answers.push((request.key.clone(), ask(ctx, &request.method, request.params.clone(), timeout_ms).await?));
+    }
+    Ok(answers)
 }
 
 /// Sends a request to the client on the call's stream and waits for its answer.

@@ -1,9 +1,9 @@
 //! The Worker's fetch handler: preflight, Origin check, routing, and one log line per request.
 
 use serde::Serialize;
-use worker::{console_log, event, Context, Env, Method, Request, Response, ResponseBuilder};
+use worker::{console_log, event, Context, Env, Method, Response, ResponseBuilder};
 
-use super::http::{error_response, with_headers};
+use super::http::{error_response, with_headers, Incoming};
 use super::{catalog, now_ms, streamable};
 use crate::config::Endpoint;
 use crate::auth::Principal;
@@ -35,10 +35,11 @@ impl From<worker::Error> for Error {
 }
 
 #[event(fetch)]
-pub async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Result<Response> {
     let started = now_ms();
+    let req = Incoming::from(req);
     let mut log = RequestLog {
-        request_id: req.headers().get("cf-ray").ok().flatten().or_else(|| super::streamable::random_id().ok()).unwrap_or_default(),
+        request_id: req.headers().get("cf-ray").ok().flatten().unwrap_or_default(),
         http: format!("{} {}", req.method(), req.path()),
         ..RequestLog::default()
     };
@@ -50,13 +51,19 @@ pub async fn fetch(req: Request, env: Env, _ctx: Context) -> worker::Result<Resp
         }
     };
     log.status = response.status_code();
-    log.duration_ms = now_ms().saturating_sub(started);
-    console_log!("{}", serde_json::to_string(&log).unwrap_or_default());
+    let wanted = catalog().map_or(true, |c| c.log.logs(log.status));
+    if wanted {
+        log.duration_ms = now_ms().saturating_sub(started);
+        if log.request_id.is_empty() {
+            log.request_id = super::streamable::random_id().unwrap_or_default();
+        }
+        console_log!("{}", serde_json::to_string(&log).unwrap_or_default());
+    }
     Ok(response)
 }
 
 /// Header size, auth, then the request rate: who the caller is, or why they are turned away.
-async fn admit(req: &Request, env: &Env, server: &crate::config::Server, params: &crate::routes::RouteParams, url: &worker::Url) -> Result<Principal, Error> {
+async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params: &crate::routes::RouteParams, url: &worker::Url) -> Result<Principal, Error> {
     let header_bytes: usize = req.headers().entries().map(|(name, value)| name.len() + value.len()).sum();
     if header_bytes > server.limits.max_header_bytes {
         return Err(Error::HeadersTooLarge(server.limits.max_header_bytes));
@@ -78,7 +85,7 @@ async fn admit(req: &Request, env: &Env, server: &crate::config::Server, params:
     Ok(principal)
 }
 
-async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Response, Error> {
+async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Response, Error> {
     // Test builds only: proves that a panic resets the instance and nothing else.
     #[cfg(mcp_edge_test_hooks)]
     #[allow(clippy::panic)]
@@ -131,11 +138,14 @@ async fn handle(req: Request, env: &Env, log: &mut RequestLog) -> Result<Respons
                 Endpoint::Notify => Ok(Principal::anonymous()),
                 _ => admit(&req, env, server, &params, &url).await,
             };
+            // 2026-07-28 has no GET stream and no sessions to end; its clients' session ids and
+            // event ids are never looked at.
+            let revision = crate::protocol::meta::is_stateless(req.headers().get("mcp-protocol-version")?.as_deref(), None, req.headers().has(crate::edge::http::SESSION_ID)?);
             let result = match (req.method(), endpoint, principal) {
                 (_, _, Err(error)) => Err(error),
                 (Method::Post, Endpoint::Mcp | Endpoint::Stream, Ok(p)) => streamable::post(req, env, (index, &p), endpoint, params, log).await,
                 // Stateless servers have no session to stream to or to end.
-                (Method::Get | Method::Delete, Endpoint::Mcp, _) if server.stateless.is_some() => Err(Error::MethodNotAllowed("POST, OPTIONS")),
+                (Method::Get | Method::Delete, Endpoint::Mcp, _) if server.stateless.is_some() || revision => Err(Error::MethodNotAllowed("POST, OPTIONS")),
                 (Method::Delete, Endpoint::Mcp, Ok(p)) => streamable::delete(req, env, index, &p, log).await,
                 (Method::Get, Endpoint::Mcp, Ok(p)) => streamable::get(req, env, index, &p, log).await,
                 (_, Endpoint::Mcp, _) => Err(Error::MethodNotAllowed("GET, POST, DELETE, OPTIONS")),

@@ -63,3 +63,56 @@ pub fn with_headers(response: Response, extra: &[(&str, String)]) -> Result<Resp
     let (_, body) = response.into_parts();
     Ok(ResponseBuilder::new().with_status(status).with_headers(headers).body(body))
 }
+
+/// A request as the runtime handed it over. `worker::Request` copies the path and builds the
+/// `cf` object for every request, which costs more than the rest of a cheap tool call; this
+/// reads only what is asked for.
+pub struct Incoming(web_sys::Request);
+
+impl From<web_sys::Request> for Incoming {
+    fn from(request: web_sys::Request) -> Self {
+        Incoming(request)
+    }
+}
+
+impl From<worker::Request> for Incoming {
+    fn from(request: worker::Request) -> Self {
+        // `Clone::clone`: the inherent `clone` is the JS one, which copies the body.
+        Incoming(Clone::clone(request.inner()))
+    }
+}
+
+impl Incoming {
+    pub fn headers(&self) -> Headers {
+        Headers(self.0.headers())
+    }
+
+    pub fn method(&self) -> worker::Method {
+        worker::Method::from(self.0.method())
+    }
+
+    pub fn url(&self) -> Result<worker::Url> {
+        Ok(worker::Url::parse(&self.0.url())?)
+    }
+
+    /// The path, cut from the serialized URL without parsing it again: a special-scheme URL
+    /// always has a path, and `?` and `#` within it are always percent-encoded.
+    pub fn path(&self) -> String {
+        let url = self.0.url();
+        let after_scheme = url.find("://").map_or(0, |i| i + 3);
+        let rest = url.get(after_scheme..).unwrap_or_default();
+        let path = rest.find('/').and_then(|i| rest.get(i..)).unwrap_or("/");
+        path.split(['?', '#']).next().unwrap_or("/").to_string()
+    }
+
+    /// The whole body in one call.
+    pub async fn bytes(&mut self) -> Result<Vec<u8>> {
+        let buffer = wasm_bindgen_futures::JsFuture::from(self.0.array_buffer()?).await?;
+        Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+    }
+
+    /// The body chunk by chunk, for bodies of unknown length.
+    pub fn stream(&mut self) -> Result<worker::ByteStream> {
+        worker::Request::from(Clone::clone(&self.0)).stream()
+    }
+}

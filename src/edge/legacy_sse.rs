@@ -2,7 +2,7 @@
 //! stream, whose first event names the POST URL; `POST /messages?sessionId=` delivers messages,
 //! answered `202` here and on the stream there. n8n's MCP Client Tool uses it by default.
 
-use worker::{Env, Request, Response};
+use worker::{Env, Response};
 
 use super::entry::RequestLog;
 use super::streamable::{forward, random_id, valid_session_id, Forward};
@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::negotiate::media_type;
 
 /// `GET /sse`: a new session, served by its Durable Object, which holds the stream.
-pub async fn open(req: Request, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn open(req: super::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let session_id = random_id()?;
     let server = super::catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
     super::registry::open_session(env, server, server_index, &principal.id, &session_id).await?;
@@ -24,7 +24,7 @@ pub async fn open(req: Request, env: &Env, server_index: usize, principal: &Prin
 }
 
 /// `POST /messages?sessionId=`: one message (or a batch) for a legacy session.
-pub async fn message(mut req: Request, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn message(mut req: super::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let url = req.url()?;
     let session_id = url.query_pairs().find(|(k, _)| k == "sessionId").map(|(_, v)| v.to_string()).ok_or(Error::SessionRequired)?;
     if !valid_session_id(&session_id) {

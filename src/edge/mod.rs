@@ -6,6 +6,7 @@ mod callbacks;
 mod deferred;
 mod entry;
 mod legacy_sse;
+mod listen;
 mod registry;
 mod http;
 mod queue;

@@ -127,7 +127,7 @@ fn serde_wasm_uris(value: &wasm_bindgen::JsValue) -> Vec<String> {
 }
 
 /// `POST` on a server's notify route: an upstream announces that a resource changed.
-pub async fn announce(mut req: Request, env: &Env, server: &Server, server_index: usize) -> Result<Response, Error> {
+pub async fn announce(mut req: super::http::Incoming, env: &Env, server: &Server, server_index: usize) -> Result<Response, Error> {
     let Some((_, secret_name)) = &server.notify else {
         return Err(Error::RouteNotFound(req.path()));
     };

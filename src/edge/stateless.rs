@@ -1,6 +1,7 @@
-//! Stateless mode (seed 002's REST transport): each POST stands alone, served in the Worker with
-//! no session id and no Durable Object hop. A request not finished within the collection timeout
-//! is answered with a -32603 timeout error.
+//! Requests served in the Worker alone, with no session id and no Durable Object hop: stateless
+//! mode (seed 002's REST transport), and every 2026-07-28 request, which carries its protocol
+//! information itself. A stateless-mode request not finished within the collection timeout is
+//! answered with a -32603 timeout error.
 
 use std::rc::Rc;
 
@@ -33,7 +34,7 @@ pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Po
     // A session that lives for this request only: nothing is stored, nothing is shared.
     let mut session = Session::new("", server.route.as_str(), &post.version, serde_json::json!({}), serde_json::json!({}), now_ms());
     let secret = |name: &str| super::secret(env, name);
-    let environment = Environment { secret: &secret, route: &post.route, principal: &post.principal };
+    let environment = Environment { secret: &secret, route: &post.route, principal: &post.principal, now_ms: now_ms() };
     let batch = post.body.batch;
     let actions: Vec<Action> = post
         .body
@@ -44,25 +45,66 @@ pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Po
             other => dispatch::handle(server, &mut session, other, &environment),
         })
         .collect();
+    respond(server, Some(timeout_ms), &session, actions, batch, post.framing, post.progress_update).await
+}
+
+/// One 2026-07-28 request, already checked against its headers: a session of one request whose
+/// version, capabilities and log level are the request's own.
+pub struct RevisionRequest {
+    pub request: crate::jsonrpc::Request,
+    pub meta: crate::protocol::meta::RequestMeta,
+    pub framing: Framing,
+    /// The client takes a JSON body, which is the answer unless something must stream.
+    pub json_ok: bool,
+    pub progress_update: bool,
+    pub route: RouteParams,
+    pub principal: crate::auth::Principal,
+}
+
+pub async fn serve_revision(server: &'static Server, env: &Env, r: RevisionRequest) -> Result<Response, Error> {
+    let now = now_ms();
+    let mut session = Session::new("", server.route.as_str(), &r.meta.version, r.meta.client_info, r.meta.client_capabilities, now);
+    session.log_level = r.meta.log_level;
+    session.principal.clone_from(&r.principal.id);
+    let secret = |name: &str| super::secret(env, name);
+    let environment = Environment { secret: &secret, route: &r.route, principal: &r.principal, now_ms: now };
+    // Progress and log lines need a stream; anything else is one JSON body when allowed.
+    let streams = r.request.params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get("progressToken").is_some()) || session.log_level.is_some();
+    let framing = if r.json_ok && !streams { Framing::Json } else { r.framing };
+    let action = dispatch::handle(server, &mut session, Ok(Message::Request(r.request)), &environment);
+    respond(server, server.stateless, &session, vec![action], false, framing, r.progress_update).await
+}
+
+/// Answers the actions: 202 when nothing goes back, one JSON body, or a stream of lines.
+async fn respond(server: &'static Server, deadline_ms: Option<u64>, session: &Session, actions: Vec<Action>, batch: bool, framing: Framing, progress_update: bool) -> Result<Response, Error> {
     if actions.iter().all(|a| *a == Action::Nothing) {
         return Ok(ResponseBuilder::new().with_status(202).empty());
     }
-    if !post.framing.is_stream() {
-        let ctx = CallContext { server, session: &session, out: None, inputs: None, cancels: None, home: None, progress_update: false, deadline_ms: Some(timeout_ms) };
-        let body = framing::json_body(&calls::collect(&ctx, actions).await, batch);
+    if !framing.is_stream() {
+        let ctx = CallContext { server, session, out: None, inputs: None, cancels: None, home: None, progress_update: false, deadline_ms };
+        let replies = calls::collect(&ctx, actions).await;
+        // 2026-07-28 gives a lone error its own HTTP status: 404 for unknown methods, 400 for
+        // malformed or mismatched requests.
+        let status = match (dispatch::stateless_revision(session), replies.as_slice()) {
+            (true, [reply]) => serde_json::from_str::<serde_json::Value>(reply)
+                .ok()
+                .and_then(|v| v.pointer("/error/code").and_then(serde_json::Value::as_i64))
+                .map_or(200, crate::protocol::meta::error_status),
+            _ => 200,
+        };
         let headers = Headers::new();
         headers.set("Content-Type", "application/json")?;
-        return Ok(ResponseBuilder::new().with_status(200).with_headers(headers).fixed(body));
+        return Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, batch)));
     }
-    let (writer, readable) = writer::open(post.framing)?;
+    let (writer, readable) = writer::open(framing)?;
     let out = Outlet::Lines(Rc::new(writer));
-    let progress_update = post.progress_update;
+    let session = session.clone();
     wasm_bindgen_futures::spawn_local(async move {
-        let ctx = CallContext { server, session: &session, out: Some(&out), inputs: None, cancels: None, home: None, progress_update, deadline_ms: Some(timeout_ms) };
+        let ctx = CallContext { server, session: &session, out: Some(&out), inputs: None, cancels: None, home: None, progress_update, deadline_ms };
         calls::deliver(&ctx, &out, actions).await;
     });
     let headers = Headers::new();
-    headers.set("Content-Type", post.framing.content_type())?;
+    headers.set("Content-Type", framing.content_type())?;
     headers.set("Cache-Control", "no-cache")?;
     headers.set("X-Accel-Buffering", "no")?;
     Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))

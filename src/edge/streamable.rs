@@ -5,19 +5,20 @@ use futures::StreamExt;
 use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
 use super::entry::RequestLog;
-use super::http::{ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OBJECT, OP, ORIGIN, PRINCIPAL, ROUTE, SERVER, SESSION_ID};
+use super::http::{Incoming, ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OBJECT, OP, ORIGIN, PRINCIPAL, ROUTE, SERVER, SESSION_ID};
 use crate::auth::Principal;
 use super::catalog;
 use crate::config::Endpoint;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message};
 use crate::negotiate::{self, is_ndjson_type, media_type};
+use crate::protocol::meta;
 use crate::routes::RouteParams;
 
 /// The Durable Object namespace binding that holds sessions.
 pub const SESSIONS_BINDING: &str = "MCP_SESSIONS";
 
-pub async fn post(mut req: Request, env: &Env, (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
     let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
     let headers = req.headers();
     let content_type = headers.get("content-type")?;
@@ -38,6 +39,16 @@ pub async fn post(mut req: Request, env: &Env, (server_index, principal): (usize
     let body = read_limited(&mut req, server.max_body_bytes).await?;
     check_depth(&body, server.limits.max_json_depth)?;
     let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
+    let message_params = match parsed.messages.first() {
+        Some(Ok(Message::Request(r))) => r.params.as_ref(),
+        Some(Ok(Message::Notification(n))) => n.params.as_ref(),
+        _ => None,
+    };
+    if meta::is_stateless(version_header.as_deref(), message_params, session_header.is_some()) {
+        let progress_update = framing == negotiate::Framing::Ndjson || endpoint == Endpoint::Stream;
+        let how = Revision { framing, json_ok, progress_update, route: params, principal: principal.clone() };
+        return revision(env, &req, (server_index, server), parsed, how, log).await;
+    }
     check_protocol_version(&req)?;
 
     let first = parsed.messages.first();
@@ -89,13 +100,53 @@ pub async fn post(mut req: Request, env: &Env, (server_index, principal): (usize
     forward(env, &session_id, Forward { op, server_index, framing, route: &route, body: Some(body), alias, json_ok, origin: Some(&origin), principal: Some(principal), ..Forward::default() }).await
 }
 
-pub async fn delete(req: Request, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
+/// How a 2026-07-28 request is to be answered, and for whom.
+struct Revision {
+    framing: negotiate::Framing,
+    json_ok: bool,
+    progress_update: bool,
+    route: RouteParams,
+    principal: Principal,
+}
+
+/// A 2026-07-28 POST: one message, checked against its headers, served without a session
+/// (`subscriptions/listen` excepted, whose stream lives in an object of its own).
+async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'static crate::config::Server), parsed: jsonrpc::Body, how: Revision, log: &mut RequestLog) -> Result<Response, Error> {
+    let headers = req.headers();
+    let header = |name: &str| headers.get(name).ok().flatten();
+    let reject = |id: &serde_json::Value, error: Error| -> Result<Response, Error> {
+        let headers = Headers::new();
+        headers.set("Content-Type", "application/json")?;
+        Ok(worker::ResponseBuilder::new().with_status(meta::error_status(error.code())).with_headers(headers).fixed(jsonrpc::failure(id, &error).into_bytes()))
+    };
+    if parsed.batch {
+        return reject(&serde_json::Value::Null, Error::InvalidRequest("a 2026-07-28 POST carries exactly one JSON-RPC message".into()));
+    }
+    let request = match parsed.messages.into_iter().next() {
+        Some(Ok(Message::Request(request))) => request,
+        Some(Ok(Message::Notification(_))) => return Ok(worker::ResponseBuilder::new().with_status(202).empty()),
+        Some(Ok(Message::Response { id, .. })) => return reject(&id, Error::InvalidRequest("clients do not send responses in 2026-07-28".into())),
+        Some(Err((id, error))) => return reject(&id, error),
+        None => return reject(&serde_json::Value::Null, Error::InvalidRequest("empty body".into())),
+    };
+    let checked = match meta::check(&request, &header, server) {
+        Ok(checked) => checked,
+        Err(error) => return reject(&request.id, error),
+    };
+    if request.method == "subscriptions/listen" && meta::offered(server, &request.method) {
+        return super::listen::open(env, req, server_index, request, checked, &how.principal, log).await;
+    }
+    let r = super::stateless::RevisionRequest { request, meta: checked, framing: how.framing, json_ok: how.json_ok, progress_update: how.progress_update, route: how.route, principal: how.principal };
+    super::stateless::serve_revision(server, env, r).await
+}
+
+pub async fn delete(req: Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let id = session_of(&req, log)?;
     forward(env, &id, Forward { op: "delete", server_index, principal: Some(principal), ..Forward::default() }).await
 }
 
 /// `GET /mcp`: the server-to-client stream, or a stream resumed with `Last-Event-ID`.
-pub async fn get(req: Request, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn get(req: Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let accept = req.headers().get("accept")?.unwrap_or_default();
     if !accept.to_ascii_lowercase().contains("text/event-stream") {
         return Err(Error::NotAcceptable(accept));
@@ -106,7 +157,7 @@ pub async fn get(req: Request, env: &Env, server_index: usize, principal: &Princ
 }
 
 /// The session a request names, after the checks every session-bound request gets.
-fn session_of(req: &Request, log: &mut RequestLog) -> Result<String, Error> {
+fn session_of(req: &Incoming, log: &mut RequestLog) -> Result<String, Error> {
     check_protocol_version(req)?;
     let id = req.headers().get(SESSION_ID)?.ok_or(Error::SessionRequired)?;
     if !valid_session_id(&id) {
@@ -127,7 +178,7 @@ pub fn check_depth(body: &[u8], max: usize) -> Result<(), Error> {
 
 /// `MCP-Protocol-Version`, when sent, must name a version we speak. It need not equal the
 /// negotiated one: the session's own version decides how we answer.
-fn check_protocol_version(req: &Request) -> Result<(), Error> {
+fn check_protocol_version(req: &Incoming) -> Result<(), Error> {
     match req.headers().get("mcp-protocol-version")? {
         Some(v) if !negotiate::SUPPORTED_VERSIONS.contains(&v.as_str()) => Err(Error::UnsupportedVersion(v)),
         _ => Ok(()),
@@ -232,7 +283,7 @@ pub async fn forward(env: &Env, session_id: &str, f: Forward<'_>) -> Result<Resp
     }
 }
 
-pub async fn read_limited(req: &mut Request, limit: u64) -> Result<Vec<u8>, Error> {
+pub async fn read_limited(req: &mut Incoming, limit: u64) -> Result<Vec<u8>, Error> {
     // A declared length within the limit is read in one call rather than chunk by chunk.
     let declared = req.headers().get("content-length")?.and_then(|l| l.parse::<u64>().ok());
     if declared.is_some_and(|len| len <= limit) {

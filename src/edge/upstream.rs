@@ -3,12 +3,15 @@
 //! call is dropped (cancelled). Streamed replies (NDJSON or SSE) are read line by line, and
 //! their notifications forwarded at once.
 
+use std::pin::pin;
 use std::time::Duration;
 
 use futures::future::{select, Either};
 use futures::StreamExt;
-use wasm_bindgen::JsValue;
-use worker::{AbortController, AbortSignal, Delay, Fetch, Headers, Method, Request, RequestInit, RequestRedirect};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, AbortSignal, Headers, RequestInit, RequestRedirect, Response};
+use worker::Delay;
 
 use super::now_ms;
 use super::streams::Outlet;
@@ -35,12 +38,13 @@ pub struct ToolReading<'a> {
 pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> Event {
     let plan = reading.plan;
     let ended = exchange(call, async |response| {
-        let media = response.headers().get("content-type").ok().flatten().map(|ct| media_type(&ct)).unwrap_or_default();
+        let media = header(&response, "content-type").map(|ct| media_type(&ct)).unwrap_or_default();
         let streamed = is_ndjson_type(&media) || media == "text/event-stream";
-        if !streamed || !(200..300).contains(&response.status_code()) {
-            return Err(read(response, plan.max_bytes).await);
+        if !streamed || !(200..300).contains(&response.status()) {
+            let (upstream, drained) = read(response, plan.max_bytes).await;
+            return (Err(upstream), drained);
         }
-        Ok(read_lines(response, reading).await)
+        (Ok(read_lines(response, reading).await), false)
     })
     .await;
     match ended {
@@ -49,8 +53,8 @@ pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> Event {
     }
 }
 
-async fn read_lines(mut response: worker::Response, mut reading: ToolReading<'_>) -> Event {
-    let mut stream = match response.stream() {
+async fn read_lines(response: Response, mut reading: ToolReading<'_>) -> Event {
+    let mut stream = match worker::Response::from(response).stream() {
         Ok(stream) => stream,
         Err(e) => return Event::Result(reply::error_result(format!("The upstream request failed: cannot read the body: {e}"))),
     };
@@ -92,6 +96,13 @@ async fn forward(events: Vec<Event>, out: Option<&Outlet>) -> Option<Event> {
 /// connection (and any body still coming) is released at once.
 struct AbortOnDrop(Option<AbortController>);
 
+impl AbortOnDrop {
+    /// The body was read to its end: there is nothing left to release.
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         if let Some(controller) = self.0.take() {
@@ -100,34 +111,36 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Runs the call's attempts and `then` on the final response, all within `call.timeout_ms`.
-/// `Err` carries how the exchange failed (network error, timeout, refused redirect).
-async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(worker::Response) -> T) -> Result<T, Upstream> {
+/// Runs the call's attempts and `then` on the final response, all within `call.timeout_ms`
+/// (one timer for the whole call). `then` says whether it read the body to its end; if not, the
+/// fetch is aborted. `Err` carries how the exchange failed (network error, timeout, refused
+/// redirect).
+async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response) -> (T, bool)) -> Result<T, Upstream> {
     let deadline = now_ms() + call.timeout_ms;
     let timed_out = || Upstream::TimedOut { after_ms: call.timeout_ms };
+    let mut timer = pin!(Delay::from(Duration::from_millis(call.timeout_ms)));
     let mut current = call.clone();
     let (mut made, mut redirects) = (0u32, 0u32);
-    let (response, _abort) = loop {
-        let remaining = deadline.saturating_sub(now_ms());
-        if remaining == 0 {
+    let (response, mut abort) = loop {
+        if deadline <= now_ms() {
             return Err(timed_out());
         }
         // The SSRF guard, for the first URL and every redirect: an expanded secret or a
         // Location header may point anywhere.
         crate::tools::address::check(&current.url, &call.private_upstreams).map_err(Upstream::Failed)?;
         made += 1;
-        let controller = AbortController::default();
+        let controller = AbortController::new().map_err(|e| Upstream::Failed(js_text(&e)))?;
         let signal = controller.signal();
         let abort = AbortOnDrop(Some(controller));
-        let attempt = match select(Box::pin(fetch(&current, &signal)), Delay::from(Duration::from_millis(remaining))).await {
+        let attempt = match select(pin!(fetch(&current, &signal)), timer.as_mut()).await {
             Either::Left((attempt, _)) => attempt,
             Either::Right(_) => return Err(timed_out()),
         };
         let failure = match &attempt {
             Err(_) => Failure::Network,
             Ok(response) => {
-                let status = response.status_code();
-                let location = response.headers().get("location").ok().flatten();
+                let status = response.status();
+                let location = header(response, "location");
                 if let (300..=399, Some(location)) = (status, location.filter(|_| call.redirects.max > 0)) {
                     redirects += 1;
                     if redirects > call.redirects.max {
@@ -143,7 +156,7 @@ async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(worker::Response) -
                     made -= 1;
                     continue;
                 }
-                let retry_after = response.headers().get("retry-after").ok().flatten().and_then(|v| parse_retry_after(&v, now_ms()));
+                let retry_after = header(response, "retry-after").and_then(|v| parse_retry_after(&v, now_ms()));
                 Failure::Status { status, retry_after_ms: retry_after }
             }
         };
@@ -163,59 +176,92 @@ async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(worker::Response) -
             (Step::GiveUp, Err(e)) => return Err(Upstream::Failed(if made > 1 { format!("{e} (after {made} attempts)") } else { e })),
         }
     };
-    let remaining = deadline.saturating_sub(now_ms()).max(1);
-    match select(Box::pin(then(response)), Delay::from(Duration::from_millis(remaining))).await {
-        Either::Left((result, _)) => Ok(result),
+    match select(pin!(then(response)), timer).await {
+        Either::Left(((result, drained), _)) => {
+            if drained {
+                abort.disarm();
+            }
+            Ok(result)
+        }
         Either::Right(_) => Err(timed_out()),
     }
 }
 
-/// One attempt: the request as it stands, with redirects left to `exchange`.
-async fn fetch(call: &HttpCall, signal: &AbortSignal) -> Result<worker::Response, String> {
-    let headers = Headers::new();
+/// One attempt: the request as it stands, with redirects left to `exchange`. Straight on
+/// `web_sys`: the `worker` wrappers copy the URL and `cf` properties on every request.
+async fn fetch(call: &HttpCall, signal: &AbortSignal) -> Result<Response, String> {
+    let build = |e: JsValue| format!("cannot build the request: {}", js_text(&e));
+    let headers = Headers::new().map_err(build)?;
     for (name, value) in &call.headers {
-        headers.append(name, value).map_err(|e| format!("cannot build the request: {e}"))?;
+        headers.append(name, value).map_err(build)?;
     }
-    let mut init = RequestInit::new();
-    init.with_method(Method::from(call.method.clone())).with_headers(headers).with_redirect(RequestRedirect::Manual);
+    let init = RequestInit::new();
+    init.set_method(&call.method);
+    init.set_headers(&headers);
+    init.set_redirect(RequestRedirect::Manual);
+    init.set_signal(Some(signal));
     if let Some(body) = &call.body {
-        init.with_body(Some(JsValue::from_str(body)));
+        init.set_body(&JsValue::from_str(body));
     }
-    let request = Request::new_with_init(&call.url, &init).map_err(|e| format!("cannot build the request: {e}"))?;
-    Fetch::Request(request).send_with_signal(signal).await.map_err(|e| e.to_string())
+    let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    match JsFuture::from(global.fetch_with_str_and_init(&call.url, &init)).await {
+        Ok(response) => Ok(response.unchecked_into()),
+        Err(e) => Err(js_text(&e)),
+    }
 }
 
-async fn read(mut response: worker::Response, limit: u64) -> Upstream {
-    let status = response.status_code();
-    let content_type = response.headers().get("content-type").ok().flatten();
-    let mut body = Vec::new();
-    if matches!(response.body(), worker::ResponseBody::Empty) {
-        return Upstream::Reply { status, content_type, body, truncated_at: None };
+fn header(response: &Response, name: &str) -> Option<String> {
+    response.headers().get(name).ok().flatten()
+}
+
+/// A thrown JS value as text: an Error's message, or the value itself.
+fn js_text(value: &JsValue) -> String {
+    worker::Error::from(value.clone()).to_string()
+}
+
+/// Reads the whole reply, up to `limit` bytes; says whether the body was read to its end.
+async fn read(response: Response, limit: u64) -> (Upstream, bool) {
+    let status = response.status();
+    let content_type = header(&response, "content-type");
+    let reply = |body, truncated_at| Upstream::Reply { status, content_type: content_type.clone(), body, truncated_at };
+    if response.body().is_none() {
+        return (reply(Vec::new(), None), true);
     }
     // A body whose declared length fits is read in one call: chunk by chunk costs a crossing
     // of the wasm boundary per chunk.
-    let declared = response.headers().get("content-length").ok().flatten().and_then(|l| l.parse::<u64>().ok());
+    let declared = header(&response, "content-length").and_then(|l| l.parse::<u64>().ok());
     if declared.is_some_and(|len| len <= limit) {
-        return match response.bytes().await {
-            Ok(body) if body.len() as u64 <= limit => Upstream::Reply { status, content_type, body, truncated_at: None },
-            Ok(_) => Upstream::Reply { status, content_type, body: Vec::new(), truncated_at: Some(limit) },
-            Err(e) => Upstream::Failed(format!("reading the body failed: {e}")),
+        let buffer = response.array_buffer().map_err(|e| js_text(&e));
+        return match buffer {
+            Ok(promise) => match JsFuture::from(promise).await {
+                Ok(buffer) => {
+                    let body = js_sys::Uint8Array::new(&buffer).to_vec();
+                    if body.len() as u64 <= limit {
+                        (reply(body, None), true)
+                    } else {
+                        (reply(Vec::new(), Some(limit)), true)
+                    }
+                }
+                Err(e) => (Upstream::Failed(format!("reading the body failed: {}", js_text(&e))), false),
+            },
+            Err(e) => (Upstream::Failed(format!("cannot read the body: {e}")), false),
         };
     }
-    let mut stream = match response.stream() {
+    let mut stream = match worker::Response::from(response).stream() {
         Ok(stream) => stream,
-        Err(e) => return Upstream::Failed(format!("cannot read the body: {e}")),
+        Err(e) => return (Upstream::Failed(format!("cannot read the body: {e}")), false),
     };
+    let mut body = Vec::new();
     while let Some(chunk) = stream.next().await {
         match chunk {
             Ok(chunk) => body.extend_from_slice(&chunk),
-            Err(e) => return Upstream::Failed(format!("reading the body failed: {e}")),
+            Err(e) => return (Upstream::Failed(format!("reading the body failed: {e}")), false),
         }
         // Stop reading at the limit: the rest of a huge body is never fetched.
         if body.len() as u64 > limit {
             body.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
-            return Upstream::Reply { status, content_type, body, truncated_at: Some(limit) };
+            return (reply(body, Some(limit)), false);
         }
     }
-    Upstream::Reply { status, content_type, body, truncated_at: None }
+    (reply(body, None), true)
 }

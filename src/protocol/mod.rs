@@ -3,8 +3,11 @@
 pub mod completion;
 pub mod lifecycle;
 pub mod logging;
+pub mod meta;
+pub mod mrtr;
 pub mod prompts;
 pub mod resources;
+pub mod subscriptions;
 pub mod tools;
 
 use serde_json::{json, Value};

@@ -15,6 +15,12 @@ pub fn list(server: &Server, params: Option<&Value>, principal: &Principal) -> R
     super::page("tools", &visible, params, server.tools_page_size)
 }
 
+/// The cache hint of the principal's `tools/list`: the server's, narrowed by the hints of the
+/// tools it lists.
+pub fn list_cache(server: &Server, principal: &Principal) -> crate::config::CacheHint {
+    server.tools.iter().filter(|t| principal.may(&t.roles)).filter_map(|t| t.cache).fold(server.cache, crate::config::CacheHint::and)
+}
+
 /// The decoded params of `tools/call`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallParams {

@@ -33,6 +33,8 @@ pub struct Tool {
     pub deferral: Option<(crate::pending::Deferral, u64)>,
     /// Only principals with one of these roles see and may call the tool.
     pub roles: Vec<String>,
+    /// Its own cache hint for `tools/list`, when configured.
+    pub cache: Option<crate::config::CacheHint>,
 }
 
 impl Tool {
@@ -126,7 +128,7 @@ impl Tool {
             truncate: t.response.oversize == crate::config::model::OversizeConfig::Truncate,
             resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
         };
-        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles })
+        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, cache: None })
     }
 
     /// Renders the HTTP request for one call. Arguments must already be validated.

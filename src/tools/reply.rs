@@ -87,7 +87,7 @@ pub fn to_result(upstream: &Upstream, plan: &ReplyPlan) -> Value {
 pub fn outcome(upstream: &Upstream, plan: &ReplyPlan) -> super::stream::Event {
     if let (ResultMode::Passthrough, Upstream::Reply { status: 200..=299, body, truncated_at: None, .. }) = (plan.mode, upstream) {
         if let Ok(value) = serde_json::from_slice::<Value>(body) {
-            if value.get("input").is_some() {
+            if value.get("input").is_some() || value.get("inputs").is_some() {
                 if let Some(event) = super::stream::classify(&value) {
                     return event;
                 }

@@ -24,8 +24,33 @@ pub enum Event {
     Notify(String),
     /// The call's result; the call is over.
     Result(Value),
-    /// Ask the client (sampling or elicitation), then call the upstream again with the answer.
-    Input { method: String, params: Value, state: Value },
+    /// Ask the client (sampling, elicitation, roots), then call the upstream again with the
+    /// answers and `state`.
+    Input(InputAsk),
+}
+
+/// What an upstream asks the client for: one request (`input`) or several by key (`inputs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputAsk {
+    pub requests: Vec<InputRequest>,
+    /// `inputs` (a keyed map): the follow-up carries `responses` by key rather than one `result`.
+    pub keyed: bool,
+    pub state: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputRequest {
+    /// The key of the request in a 2026-07-28 `inputRequests` map.
+    pub key: String,
+    pub method: String,
+    pub params: Value,
+}
+
+impl InputRequest {
+    /// The request as an `inputRequests` entry.
+    pub fn to_value(&self) -> Value {
+        json!({"method": self.method, "params": self.params})
+    }
 }
 
 /// Reads an upstream's stream chunk by chunk and turns its lines into events.
@@ -170,33 +195,49 @@ pub fn classify(value: &Value) -> Option<Event> {
     if let Some(result) = value.get("result") {
         return Some(Event::Result(passthrough(result.clone())));
     }
-    let input = value.get("input")?;
-    let method = input.get("method").and_then(Value::as_str);
-    let params = input.get("params").filter(|p| p.is_object());
-    Some(match (method, params) {
-        (Some(m @ ("sampling/createMessage" | "elicitation/create")), Some(p)) => {
-            Event::Input { method: m.to_string(), params: p.clone(), state: value.get("state").cloned().unwrap_or(Value::Null) }
+    let state = value.get("state").cloned().unwrap_or(Value::Null);
+    let (requests, keyed) = match (value.get("input"), value.get("inputs")) {
+        (Some(input), _) => {
+            let key = input.get("key").and_then(Value::as_str).unwrap_or("input");
+            (input_request(key, input).map(|r| vec![r]), false)
         }
-        _ => Event::Result(error_result(
-            "The upstream asked for input with an unsupported request; use sampling/createMessage or elicitation/create with params.".into(),
+        (None, Some(Value::Object(inputs))) if !inputs.is_empty() => (inputs.iter().map(|(key, input)| input_request(key, input)).collect(), true),
+        _ => return None,
+    };
+    Some(match requests {
+        Some(requests) => Event::Input(InputAsk { requests, keyed, state }),
+        None => Event::Result(error_result(
+            "The upstream asked for input with an unsupported request; use sampling/createMessage, elicitation/create or roots/list with params.".into(),
         )),
     })
 }
 
+fn input_request(key: &str, input: &Value) -> Option<InputRequest> {
+    let method = input.get("method").and_then(Value::as_str)?;
+    let params = input.get("params").filter(|p| p.is_object())?;
+    let known = matches!(method, "sampling/createMessage" | "elicitation/create" | "roots/list");
+    known.then(|| InputRequest { key: key.to_string(), method: method.to_string(), params: params.clone() })
+}
+
 /// The capability a client must have declared for an input request.
 pub fn required_capability(method: &str) -> &'static str {
-    if method == "sampling/createMessage" {
-        "sampling"
-    } else {
-        "elicitation"
+    match method {
+        "sampling/createMessage" => "sampling",
+        "roots/list" => "roots",
+        _ => "elicitation",
     }
 }
 
-/// The JSON body of the follow-up call that carries the client's answer back to the upstream.
-pub fn follow_up_body(arguments: &Value, state: &Value, answer: &Result<Value, Value>) -> String {
-    let input = match answer {
-        Ok(result) => json!({"state": state, "result": result}),
-        Err(error) => json!({"state": state, "error": error}),
+/// The JSON body of the follow-up call that carries the client's answers back to the upstream:
+/// `result` (or `error`) for a single `input`, `responses` by key for `inputs`.
+pub fn follow_up_body(arguments: &Value, ask: &InputAsk, answers: &[(String, Result<Value, Value>)]) -> String {
+    let input = match (ask.keyed, answers) {
+        (false, [(_, Ok(result))]) => json!({"state": ask.state, "result": result}),
+        (false, [(_, Err(error))]) => json!({"state": ask.state, "error": error}),
+        _ => {
+            let responses: serde_json::Map<String, Value> = answers.iter().map(|(k, a)| (k.clone(), a.clone().unwrap_or_else(|e| json!({"error": e})))).collect();
+            json!({"state": ask.state, "responses": responses})
+        }
     };
     json!({"arguments": arguments, "input": input}).to_string()
 }
@@ -280,13 +321,27 @@ mod tests {
     fn input_requests() {
         let mut r = LineReader::new(false, None, None);
         let events = r.feed(b"{\"input\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"m\"}},\"state\":{\"step\":1}}\n");
-        assert_eq!(events, [Event::Input { method: "elicitation/create".into(), params: json!({"message":"m"}), state: json!({"step":1}) }]);
-        let bad = classify(&json!({"input":{"method":"roots/list","params":{}}}));
+        let single = InputAsk {
+            requests: vec![InputRequest { key: "input".into(), method: "elicitation/create".into(), params: json!({"message":"m"}) }],
+            keyed: false,
+            state: json!({"step":1}),
+        };
+        assert_eq!(events, [Event::Input(single.clone())]);
+        let bad = classify(&json!({"input":{"method":"tasks/get","params":{}}}));
         assert!(matches!(bad, Some(Event::Result(v)) if v["isError"] == true));
         assert_eq!(required_capability("sampling/createMessage"), "sampling");
+        assert_eq!(required_capability("roots/list"), "roots");
         assert_eq!(
-            follow_up_body(&json!({"a":1}), &json!("s"), &Ok(json!({"action":"accept"}))),
+            follow_up_body(&json!({"a":1}), &InputAsk { state: json!("s"), ..single }, &[("input".into(), Ok(json!({"action":"accept"})))]),
             r#"{"arguments":{"a":1},"input":{"state":"s","result":{"action":"accept"}}}"#
+        );
+        let Some(Event::Input(keyed)) = classify(&json!({"inputs":{"who":{"method":"elicitation/create","params":{}},"roots":{"method":"roots/list","params":{}}},"state":2})) else {
+            panic!("inputs is an input request")
+        };
+        assert_eq!(keyed.requests.iter().map(|r| r.key.as_str()).collect::<Vec<_>>(), ["who", "roots"]);
+        assert_eq!(
+            follow_up_body(&json!({}), &keyed, &[("who".into(), Ok(json!({"action":"decline"}))), ("roots".into(), Ok(json!({"roots":[]})))]),
+            r#"{"arguments":{},"input":{"state":2,"responses":{"who":{"action":"decline"},"roots":{"roots":[]}}}}"#
         );
     }
 }

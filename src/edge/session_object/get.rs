@@ -1,5 +1,6 @@
-//! Streams a client opens with GET: the Streamable HTTP GET stream (resumed or standalone), and
-//! the 2024-11-05 event stream that `GET /sse` opens.
+//! Streams a client opens to hear from the server: the Streamable HTTP GET stream (resumed or
+//! standalone), the 2024-11-05 event stream that `GET /sse` opens, and the 2026-07-28
+//! `subscriptions/listen` stream.
 
 use super::*;
 
@@ -29,6 +30,41 @@ impl McpSession {
             arm_alarm(&storage, LEGACY_GRACE_MS).await;
         });
         let headers = session_headers(session_id, Some(Framing::Sse))?;
+        Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
+    }
+
+    /// A `subscriptions/listen` stream: the acknowledgement, then notifications and keepalive
+    /// comments until the client leaves, when the subscription and the object end.
+    pub(super) fn open_listen(&self, server: &'static Server, server_index: usize, session: &Session, object: String) -> Result<Response, Error> {
+        let (writer, readable) = writer::open(Framing::Sse)?;
+        let writer = Rc::new(writer);
+        *self.standalone.borrow_mut() = Some(writer.clone());
+        let standalone = self.standalone.clone();
+        let busy = BusyGuard::enter(&self.busy, &self.last_activity);
+        let ack = crate::protocol::subscriptions::acknowledged(session.listen_id.as_ref().unwrap_or(&serde_json::Value::Null), &session.subscriptions);
+        let (env, storage, subscribed) = (self.env.clone(), self.raw_storage.clone(), !session.subscriptions.is_empty());
+        let keepalive = server.keepalive_ms;
+        wasm_bindgen_futures::spawn_local(async move {
+            let _busy = busy;
+            if writer.send_line(&ack).await {
+                loop {
+                    Delay::from(Duration::from_millis(keepalive)).await;
+                    if !writer.send_bytes(&framing::sse_comment("keepalive")).await {
+                        break;
+                    }
+                }
+            }
+            *standalone.borrow_mut() = None;
+            if subscribed {
+                // Best effort: the alarm retries the cleanup should this fail.
+                let _ = registry::record(&env, server, server_index, &object, &[]).await;
+            }
+            arm_alarm(&storage, 1).await;
+        });
+        let headers = worker::Headers::new();
+        headers.set("Content-Type", "text/event-stream")?;
+        headers.set("Cache-Control", "no-cache")?;
+        headers.set("X-Accel-Buffering", "no")?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
 

@@ -93,8 +93,9 @@ impl DurableObject for McpSession {
         };
         // A session waiting for a deferred result is in use.
         let busy = self.busy.get() > 0 || next_call.is_some();
-        // A legacy session lives only as long as its event stream.
-        let idle = idle.filter(|_| !(session.legacy_sse && self.standalone.borrow().is_none() && !busy));
+        // A legacy session and a listen stream's object live only as long as their stream.
+        let stream_bound = session.legacy_sse || session.listen_id.is_some();
+        let idle = idle.filter(|_| !(stream_bound && self.standalone.borrow().is_none() && !busy));
         if busy || self.last_activity.get() > session.last_used_ms {
             // Persist what only memory knew, so an eviction does not shorten the session.
             session.touch(if busy { now } else { self.last_activity.get() });
@@ -233,6 +234,22 @@ impl McpSession {
                 self.spawn_actions(server, session, home, (Outlet::Legacy(writer), None), actions, false);
                 Ok(ResponseBuilder::new().with_status(202).empty())
             }
+            "listen" => {
+                let body: serde_json::Value = serde_json::from_slice(&req.bytes().await?).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+                let now = now_ms();
+                let field = |name: &str| body.get(name).cloned().unwrap_or(serde_json::Value::Null);
+                let mut session = Session::new(&session_id, server.route.as_str(), crate::negotiate::STATELESS_VERSION, field("clientInfo"), field("clientCapabilities"), now);
+                session.principal.clone_from(&principal.id);
+                session.subscriptions = crate::protocol::subscriptions::honored(server, body.get("params"));
+                session.listen_id = Some(field("id"));
+                self.save(&session).await?;
+                if !session.subscriptions.is_empty() {
+                    registry::record(&self.env, server, server_index, &home.object, &session.subscriptions).await?;
+                }
+                // Should the object be evicted with the stream, the alarm unregisters it.
+                self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
+                self.open_listen(server, server_index, &session, home.object.clone())
+            }
             "get" => {
                 let mut session = self.session_for(server, Some(&principal)).await?;
                 session.touch(now_ms());
@@ -252,11 +269,16 @@ impl McpSession {
                     return Ok(ResponseBuilder::new().with_status(204).empty());
                 }
                 let stream = self.standalone.borrow().clone();
+                let line = match &session.listen_id {
+                    Some(id) => crate::protocol::subscriptions::tag(&body, id),
+                    None => body.clone(),
+                };
                 let delivered = match stream {
-                    Some(stream) => stream.send_line(&body).await,
+                    Some(stream) => stream.send_line(&line).await,
                     None => false,
                 };
-                if !delivered {
+                // A listen stream that is gone has no later GET to catch up with.
+                if !delivered && session.listen_id.is_none() {
                     session.queue(body);
                     self.save(&session).await?;
                 }
@@ -279,7 +301,7 @@ impl McpSession {
     /// them, a legacy session's `initialize` renews the session, and changes are persisted.
     async fn dispatch_all(&self, server: &'static Server, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, (route, principal): (&RouteParams, &Principal)) -> Result<(Session, Vec<Action>), Error> {
         let secret = |name: &str| crate::edge::secret(&self.env, name);
-        let env = Environment { secret: &secret, route, principal };
+        let env = Environment { secret: &secret, route, principal, now_ms: now_ms() };
         let before = session.clone();
         let mut actions = Vec::with_capacity(messages.len());
         for message in messages {

@@ -1,0 +1,63 @@
+//! Where mcp-edge's CPU goes: serves the bench build (run `npm run bench` once to build it) with
+//! V8's inspector on, drives 16 sessions with wrk, samples the CPU profile of every isolate and
+//! prints self time by function; the profiles are written to .mcp-edge/profile/ for DevTools.
+//!
+//!   node bench/profile.mjs                  BENCH_PATH=/stateless/mcp for stateless mode; SECS (5)
+import { Miniflare } from 'miniflare';
+import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { demoHandler } from '../examples/default/upstream.mjs';
+import { drain } from '../scripts/miniflare.mjs';
+import { root } from '../scripts/setup.mjs';
+const outDir = join(root, '.mcp-edge', 'profile');
+mkdirSync(outDir, { recursive: true });
+const dir = join(root, process.env.DIR ?? 'build-bench');
+const path = process.env.BENCH_PATH ?? '/mcp';
+const upstream = createServer(demoHandler);
+await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`;
+const mf = new Miniflare({
+  modules: true, modulesRoot: dir, scriptPath: join(dir, 'index.js'),
+  modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
+  compatibilityDate: '2026-04-01', durableObjects: { MCP_SESSIONS: 'McpSession' },
+  bindings: { UPSTREAM_URL: upstreamUrl }, host: '127.0.0.1', port: 0, inspectorPort: 9339, handleRuntimeStdio: drain,
+});
+const url = new URL(path, await mf.ready);
+const targets = await (await fetch('http://127.0.0.1:9339/json')).json();
+const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+const sessions = [];
+if (path === '/mcp') for (let i = 0; i < 16; i++) {
+  const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'b', version: '1' } } }) });
+  await res.text(); sessions.push(res.headers.get('mcp-session-id'));
+}
+function wrk(secs) {
+  const child = spawn('wrk', ['-t', '1', '-c', '16', '-d', `${secs}s`, '--latency', '-s', join(root, 'bench', 'load.lua'), url.origin], { env: { ...process.env, BENCH_PATH: url.pathname, SESSIONS: sessions.join(',') } });
+  let out = ''; child.stdout.on('data', (d) => (out += d));
+  return new Promise((r) => child.on('close', () => r(out.split('\n').find((l) => l.startsWith('{"requests"')))));
+}
+await wrk(3);
+const profiles = [];
+const sockets = targets.map((t) => new WebSocket(t.webSocketDebuggerUrl));
+await Promise.all(sockets.map((s) => new Promise((r) => s.on('open', r))));
+let id = 1;
+const send = (s, method, params = {}) => new Promise((resolve) => {
+  const myId = id++;
+  const on = (m) => { const msg = JSON.parse(m); if (msg.id === myId) { s.off('message', on); resolve(msg.result); } };
+  s.on('message', on); s.send(JSON.stringify({ id: myId, method, params }));
+});
+for (const s of sockets) { await send(s, 'Profiler.enable'); await send(s, 'Profiler.setSamplingInterval', { interval: 100 }); await send(s, 'Profiler.start'); }
+console.error(await wrk(Number(process.env.SECS ?? 5)));
+for (const [i, s] of sockets.entries()) { const r = await send(s, 'Profiler.stop'); profiles.push(r.profile); writeFileSync(join(outDir, `isolate-${i}.cpuprofile`), JSON.stringify(r.profile)); }
+// Aggregate self time by function name.
+for (const p of profiles) {
+  const dt = {}; const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  for (let i = 0; i < p.samples.length; i++) { const n = byId.get(p.samples[i]); const k = n.callFrame.functionName || `(${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber})`; dt[k] = (dt[k] ?? 0) + (p.timeDeltas[i] ?? 0); }
+  const total = Object.values(dt).reduce((a, b) => a + b, 0);
+  console.log('--- total ms', (total / 1000).toFixed(0));
+  for (const [k, v] of Object.entries(dt).sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log((100 * v / total).toFixed(1).padStart(5), k.slice(0, 140));
+}
+for (const s of sockets) s.close();
+await mf.dispose(); upstream.close();

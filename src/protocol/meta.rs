@@ -1,0 +1,317 @@
+//! The 2026-07-28 revision's per-request protocol information: the `_meta` fields every request
+//! carries, the headers that mirror the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
+//! `Mcp-Param-*`), and the fields every result carries (`resultType`, `serverInfo`, cache hints).
+
+use serde_json::{json, Map, Value};
+
+use crate::config::{CacheHint, Server};
+use crate::error::Error;
+use crate::jsonrpc::Request;
+use crate::negotiate::{ALL_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS};
+
+pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Methods the revision removed: a 2026-07-28 request for one is an unknown method.
+pub const REMOVED_METHODS: [&str; 5] = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
+
+/// What a stateless request declares about itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestMeta {
+    pub version: String,
+    pub client_info: Value,
+    pub client_capabilities: Value,
+    pub log_level: Option<String>,
+}
+
+/// Whether a request speaks the stateless revision: its body carries the `_meta` protocol
+/// version, or its `MCP-Protocol-Version` header names 2026-07-28, or, outside a session, a
+/// version the session-based revisions do not know (which the stateless path then answers as
+/// unsupported, with the list). Inside a session an unknown version stays the session's error.
+pub fn is_stateless(header_version: Option<&str>, params: Option<&Value>, in_session: bool) -> bool {
+    let in_body = params.and_then(|p| p.get("_meta")).and_then(|m| m.get(PROTOCOL_VERSION)).is_some();
+    in_body || header_version.is_some_and(|v| v == STATELESS_VERSION || (!in_session && !SUPPORTED_VERSIONS.contains(&v)))
+}
+
+/// Checks a stateless request against its headers, in the order the revision implies: the
+/// required `_meta` fields (-32602), then the version header against the body (-32020), then
+/// the version itself (-32022), then `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (-32020).
+/// `header` reads a request header by lowercase name.
+pub fn check(request: &Request, header: &dyn Fn(&str) -> Option<String>, server: &Server) -> Result<RequestMeta, Error> {
+    let meta = request.params.as_ref().and_then(|p| p.get("_meta")).and_then(Value::as_object);
+    let Some(meta) = meta else {
+        return Err(Error::InvalidParams("params._meta with the request's protocol information is required".into()));
+    };
+    let Some(version) = meta.get(PROTOCOL_VERSION).and_then(Value::as_str) else {
+        return Err(Error::InvalidParams(format!("params._meta[{PROTOCOL_VERSION:?}] is required")));
+    };
+    let Some(capabilities) = meta.get(CLIENT_CAPABILITIES).filter(|c| c.is_object()) else {
+        return Err(Error::InvalidParams(format!("params._meta[{CLIENT_CAPABILITIES:?}] must be an object")));
+    };
+    match header("mcp-protocol-version") {
+        None => return Err(Error::HeaderMismatch("the MCP-Protocol-Version header is required".into())),
+        Some(h) if h != version => return Err(Error::HeaderMismatch(format!("MCP-Protocol-Version header value {h:?} does not match body value {version:?}"))),
+        Some(_) => {}
+    }
+    if version != STATELESS_VERSION {
+        return Err(Error::UnsupportedProtocolVersion(version.to_string()));
+    }
+    match header("mcp-method") {
+        None => return Err(Error::HeaderMismatch("the Mcp-Method header is required".into())),
+        Some(m) if m != request.method => return Err(Error::HeaderMismatch(format!("Mcp-Method header value {m:?} does not match body value {:?}", request.method))),
+        Some(_) => {}
+    }
+    let params = request.params.as_ref();
+    let name_field = match request.method.as_str() {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(field) = name_field {
+        let body = params.and_then(|p| p.get(field)).and_then(Value::as_str).unwrap_or_default();
+        match header("mcp-name").map(|h| decode_header_value(&h)) {
+            None => return Err(Error::HeaderMismatch("the Mcp-Name header is required".into())),
+            Some(None) => return Err(Error::HeaderMismatch("the Mcp-Name header is not a valid header value".into())),
+            Some(Some(h)) if h != body => return Err(Error::HeaderMismatch(format!("Mcp-Name header value {h:?} does not match body value {body:?}"))),
+            Some(Some(_)) => {}
+        }
+    }
+    if request.method == "tools/call" {
+        let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).and_then(|n| server.tool(n));
+        if let Some(tool) = tool {
+            let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&Value::Null);
+            check_param_headers(&tool.input_schema, arguments, header)?;
+        }
+    }
+    let log_level = meta.get(LOG_LEVEL).and_then(Value::as_str).map(str::to_string);
+    Ok(RequestMeta { version: version.to_string(), client_info: meta.get(CLIENT_INFO).cloned().unwrap_or(Value::Null), client_capabilities: capabilities.clone(), log_level })
+}
+
+/// A header value as sent, or the text inside the `=?base64?…?=` sentinel; `None` when the
+/// value has characters a header may not carry, or the Base64 is broken.
+pub fn decode_header_value(value: &str) -> Option<String> {
+    // Whitespace around a field value is not part of it (RFC 9110 §5.5).
+    let value = value.trim_matches([' ', '\t']);
+    if !value.bytes().all(|b| b == b'\t' || (0x20..=0x7e).contains(&b)) {
+        return None;
+    }
+    match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
+        Some(encoded) => String::from_utf8(crate::base64::decode(encoded)?).ok(),
+        None => Some(value.to_string()),
+    }
+}
+
+/// The `x-mcp-header` annotations of an input schema: the header name part and the chain of
+/// `properties` keys that leads to the annotated property.
+pub fn header_params(schema: &Value) -> Vec<(String, Vec<String>)> {
+    let mut found = Vec::new();
+    collect_header_params(schema, &mut Vec::new(), &mut found);
+    found
+}
+
+fn collect_header_params(schema: &Value, path: &mut Vec<String>, found: &mut Vec<(String, Vec<String>)>) {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
+    for (name, property) in properties {
+        path.push(name.clone());
+        if let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) {
+            found.push((header.to_string(), path.clone()));
+        }
+        // Only chains of `properties` may reach an annotation; nesting is bounded by the schema.
+        if path.len() < 16 {
+            collect_header_params(property, path, found);
+        }
+        path.pop();
+    }
+}
+
+/// Every annotated argument present in the body must arrive, equal, in its `Mcp-Param-*`
+/// header; a header for an argument the body lacks is as wrong as a missing one.
+fn check_param_headers(schema: &Value, arguments: &Value, header: &dyn Fn(&str) -> Option<String>) -> Result<(), Error> {
+    for (name, path) in header_params(schema) {
+        let body = path.iter().try_fold(arguments, |v, key| v.get(key)).filter(|v| !v.is_null());
+        let sent = header(&format!("mcp-param-{}", name.to_ascii_lowercase()));
+        let decoded = sent.as_deref().map(decode_header_value);
+        let matches = match (body, decoded) {
+            (None, None) => true,
+            (Some(value), Some(Some(text))) => header_equals(value, &text),
+            _ => false,
+        };
+        if !matches {
+            return Err(Error::HeaderMismatch(format!("Mcp-Param-{name} does not match arguments.{}", path.join("."))));
+        }
+    }
+    Ok(())
+}
+
+/// Strings compare as text, integers by value (`42.0` is `42`), booleans as `true`/`false`.
+fn header_equals(value: &Value, text: &str) -> bool {
+    match value {
+        Value::String(s) => s == text,
+        Value::Bool(b) => text == if *b { "true" } else { "false" },
+        Value::Number(n) => text.trim().parse::<f64>().ok().zip(n.as_f64()).is_some_and(|(a, b)| a == b),
+        _ => false,
+    }
+}
+
+/// A complete result as this revision shapes it: `resultType`, the server's identity in
+/// `_meta`, and cache hints on results the revision makes cacheable.
+pub fn complete(result: Value, server: &Server, cache: Option<CacheHint>) -> Value {
+    let mut object = match result {
+        Value::Object(object) => object,
+        other => Map::from_iter([("value".to_string(), other)]),
+    };
+    object.insert("resultType".into(), json!("complete"));
+    stamp_server(&mut object, server);
+    if let Some(hint) = cache {
+        object.insert("ttlMs".into(), json!(hint.ttl_ms));
+        object.insert("cacheScope".into(), json!(hint.scope.as_str()));
+    }
+    Value::Object(object)
+}
+
+/// Puts `serverInfo` into a result's `_meta`, beside whatever is there.
+pub fn stamp_server(object: &mut Map<String, Value>, server: &Server) {
+    let meta = object.entry("_meta").or_insert_with(|| json!({}));
+    if let Value::Object(meta) = meta {
+        meta.insert(SERVER_INFO.into(), json!({"name": server.name, "version": server.version}));
+    }
+}
+
+/// `server/discover`: the same server `initialize` describes, with every version it speaks.
+pub fn discover(server: &Server) -> Value {
+    let mut result = Map::new();
+    result.insert("supportedVersions".into(), json!(ALL_VERSIONS));
+    result.insert("capabilities".into(), super::lifecycle::capabilities(server));
+    if let Some(instructions) = &server.instructions {
+        result.insert("instructions".into(), json!(instructions));
+    }
+    complete(Value::Object(result), server, Some(server.cache))
+}
+
+/// The capability a method needs the server to have; a method whose capability the server
+/// lacks is unknown to it.
+pub fn offered(server: &Server, method: &str) -> bool {
+    let capabilities = super::lifecycle::capabilities(server);
+    let needs = match method {
+        "prompts/list" | "prompts/get" => "prompts",
+        "resources/list" | "resources/read" | "resources/templates/list" | "subscriptions/listen" => "resources",
+        "completion/complete" => "completions",
+        _ => return !REMOVED_METHODS.contains(&method),
+    };
+    capabilities.get(needs).is_some()
+}
+
+/// The HTTP status of a stateless reply that is one JSON-RPC error: the revision makes unknown
+/// methods 404 and malformed or mismatched requests 400.
+pub fn error_status(code: i64) -> u16 {
+    use crate::error::code;
+    match code {
+        code::METHOD_NOT_FOUND => 404,
+        code::PARSE_ERROR | code::INVALID_REQUEST | code::INVALID_PARAMS | code::HEADER_MISMATCH | code::MISSING_REQUIRED_CLIENT_CAPABILITY | code::UNSUPPORTED_PROTOCOL_VERSION => 400,
+        code::INTERNAL_ERROR => 500,
+        _ => 200,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server() -> Server {
+        let config = r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"sql","inputSchema":{"type":"object","properties":{
+            "region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},
+            "opts":{"type":"object","properties":{"dry":{"type":"boolean","x-mcp-header":"Dry"}}}}},"http":{"url":"https://x.test/"}}]}]}"#;
+        crate::config::load(config).unwrap().servers.remove(0)
+    }
+
+    fn request(method: &str, params: Value) -> Request {
+        Request { id: json!(1), method: method.into(), params: Some(params) }
+    }
+
+    fn meta() -> Value {
+        json!({PROTOCOL_VERSION: "2026-07-28", CLIENT_CAPABILITIES: {}})
+    }
+
+    fn headers<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn detects_the_revision_from_body_or_unknown_header() {
+        assert!(is_stateless(None, Some(&json!({"_meta": meta()})), true));
+        assert!(is_stateless(Some("2026-07-28"), None, true));
+        assert!(is_stateless(Some("v999"), None, false));
+        assert!(!is_stateless(Some("v999"), None, true));
+        assert!(!is_stateless(Some("2025-11-25"), Some(&json!({})), false));
+        assert!(!is_stateless(None, None, false));
+    }
+
+    #[test]
+    fn checks_meta_then_version_header_then_version_then_method_and_name() {
+        let s = server();
+        let ok = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list")];
+        assert_eq!(check(&request("tools/list", json!({})), &headers(&ok), &s).unwrap_err().code(), -32602);
+        let no_caps = json!({"_meta": {PROTOCOL_VERSION: "2026-07-28"}});
+        assert_eq!(check(&request("tools/list", no_caps), &headers(&ok), &s).unwrap_err().code(), -32602);
+        let future = json!({"_meta": {PROTOCOL_VERSION: "v999", CLIENT_CAPABILITIES: {}}});
+        assert_eq!(check(&request("tools/list", future.clone()), &headers(&ok), &s).unwrap_err().code(), -32020);
+        let both = [("mcp-protocol-version", "v999"), ("mcp-method", "tools/list")];
+        let err = check(&request("tools/list", future), &headers(&both), &s).unwrap_err();
+        assert_eq!((err.code(), err.data().unwrap()["requested"].clone()), (-32022, json!("v999")));
+        let wrong_method = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "prompts/list")];
+        assert_eq!(check(&request("tools/list", json!({"_meta": meta()})), &headers(&wrong_method), &s).unwrap_err().code(), -32020);
+        let got = check(&request("tools/list", json!({"_meta": meta()})), &headers(&ok), &s).unwrap();
+        assert_eq!((got.version.as_str(), got.log_level), ("2026-07-28", None));
+        let call = json!({"name": "sql", "arguments": {}, "_meta": meta()});
+        let named = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "=?base64?c3Fs?=")];
+        assert!(check(&request("tools/call", call.clone()), &headers(&named), &s).is_ok());
+        let unnamed = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call")];
+        assert_eq!(check(&request("tools/call", call), &headers(&unnamed), &s).unwrap_err().code(), -32020);
+    }
+
+    #[test]
+    fn param_headers_mirror_annotated_arguments() {
+        let s = server();
+        let base = [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "sql")];
+        let call = |args: Value| request("tools/call", json!({"name": "sql", "arguments": args, "_meta": meta()}));
+        let with = |extra: &[(&'static str, &'static str)]| [&base[..], extra].concat();
+        let full = with(&[("mcp-param-region", "us-west1"), ("mcp-param-n", "42.0"), ("mcp-param-dry", "true")]);
+        assert!(check(&call(json!({"region": "us-west1", "n": 42, "opts": {"dry": true}})), &headers(&full), &s).is_ok());
+        // Absent or null arguments need no header; a value without its header is refused.
+        assert!(check(&call(json!({"region": null})), &headers(&base), &s).is_ok());
+        assert_eq!(check(&call(json!({"region": "eu"})), &headers(&base), &s).unwrap_err().code(), -32020);
+        let wrong = with(&[("mcp-param-region", "us-east1")]);
+        assert_eq!(check(&call(json!({"region": "eu"})), &headers(&wrong), &s).unwrap_err().code(), -32020);
+        let encoded = with(&[("mcp-param-region", "=?base64?SGVsbG8sIOS4lueVjA==?=")]);
+        assert!(check(&call(json!({"region": "Hello, 世界"})), &headers(&encoded), &s).is_ok());
+        assert_eq!(header_params(&s.tool("sql").unwrap().input_schema).len(), 3);
+    }
+
+    #[test]
+    fn header_values_decode_the_base64_sentinel_and_refuse_control_characters() {
+        assert_eq!(decode_header_value("plain").as_deref(), Some("plain"));
+        assert_eq!(decode_header_value("  padded\t").as_deref(), Some("padded"));
+        assert_eq!(decode_header_value("=?base64?IHBhZGRlZCA=?=").as_deref(), Some(" padded "));
+        assert_eq!(decode_header_value("=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=").as_deref(), Some("=?base64?literal?="));
+        assert_eq!(decode_header_value("a\nb"), None);
+        assert_eq!(decode_header_value("=?base64?!!?="), None);
+    }
+
+    #[test]
+    fn results_carry_result_type_server_info_and_cache_hints() {
+        let s = server();
+        let r = complete(json!({"tools": []}), &s, Some(s.cache));
+        assert_eq!(r["resultType"], "complete");
+        assert_eq!(r["_meta"][SERVER_INFO], json!({"name": "s", "version": "1"}));
+        assert_eq!((r["ttlMs"].clone(), r["cacheScope"].clone()), (json!(s.cache.ttl_ms), json!("public")));
+        let d = discover(&s);
+        assert_eq!(d["supportedVersions"][0], "2026-07-28");
+        assert!(d["capabilities"]["tools"].is_object());
+        assert!(!offered(&s, "prompts/list") && !offered(&s, "ping") && offered(&s, "tools/call"));
+        assert_eq!((error_status(-32601), error_status(-32020), error_status(-32602), error_status(-32000)), (404, 400, 400, 200));
+    }
+}

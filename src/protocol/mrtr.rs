@@ -1,0 +1,219 @@
+//! Multi round-trip requests (2026-07-28): an upstream's request for client input becomes an
+//! `InputRequiredResult`, and the client's retry brings the answers with the `requestState` we
+//! signed. The state binds the server, tool, arguments, principal and an expiry, so it cannot
+//! be replayed by someone else, on another call, or late.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::error::Error;
+use crate::tools::stream::{InputAsk, InputRequest};
+
+/// How long a client may take to gather input before retrying.
+pub const STATE_TTL_MS: u64 = 10 * 60 * 1000;
+
+/// What a `requestState` vouches for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claims {
+    /// The server's route, the tool, the digest of the arguments, the principal.
+    pub server: String,
+    pub tool: String,
+    pub args: String,
+    pub principal: String,
+    pub expires_ms: u64,
+    /// The upstream's own state, handed back to it in the follow-up.
+    pub upstream: Value,
+    /// `inputs` (keyed answers) or one `input`.
+    pub keyed: bool,
+    /// The requests asked, by key: asked again if the retry lacks an answer.
+    pub requests: Map<String, Value>,
+}
+
+/// Who asks and about what: everything a state is bound to except the upstream's part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Binding {
+    pub key: Vec<u8>,
+    pub server: String,
+    pub tool: String,
+    pub args: String,
+    pub principal: String,
+}
+
+/// A digest of the arguments that ignores member order: a retry may serialize them anew.
+pub fn args_digest(arguments: &Value) -> String {
+    hex(&Sha256::digest(canonical(arguments).as_bytes()))
+}
+
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(members) => {
+            let mut keys: Vec<&String> = members.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys.iter().map(|k| format!("{}:{}", json!(k), members.get(*k).map(canonical).unwrap_or_default())).collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
+        other => other.to_string(),
+    }
+}
+
+/// The `InputRequiredResult` for the requests the client can answer, or the error naming the
+/// capabilities it lacks when it can answer none.
+pub fn input_required(binding: &Binding, ask: &InputAsk, client_capabilities: &Value, now_ms: u64) -> Result<Value, Error> {
+    let (answerable, missing): (Vec<&InputRequest>, Vec<&InputRequest>) =
+        ask.requests.iter().partition(|r| client_capabilities.get(crate::tools::stream::required_capability(&r.method)).is_some());
+    if answerable.is_empty() {
+        let mut names: Vec<String> = missing.iter().map(|r| crate::tools::stream::required_capability(&r.method).to_string()).collect();
+        names.dedup();
+        return Err(Error::MissingClientCapability(names));
+    }
+    let requests: Map<String, Value> = answerable.iter().map(|r| (r.key.clone(), r.to_value())).collect();
+    let claims = Claims {
+        server: binding.server.clone(),
+        tool: binding.tool.clone(),
+        args: binding.args.clone(),
+        principal: binding.principal.clone(),
+        expires_ms: now_ms.saturating_add(STATE_TTL_MS),
+        upstream: ask.state.clone(),
+        keyed: ask.keyed,
+        requests: requests.clone(),
+    };
+    Ok(result(requests, seal(&binding.key, &claims)))
+}
+
+pub fn result(requests: Map<String, Value>, state: String) -> Value {
+    json!({"resultType": "input_required", "inputRequests": requests, "requestState": state})
+}
+
+/// `base64(claims JSON).hex(HMAC-SHA256("mrtr." + base64))`.
+pub fn seal(key: &[u8], claims: &Claims) -> String {
+    let body = crate::base64::encode(serde_json::to_string(claims).unwrap_or_default().as_bytes());
+    let mac = crate::pending::mac_hex(key, format!("mrtr.{body}").as_bytes());
+    format!("{body}.{mac}")
+}
+
+/// The claims of a state we signed, checked against the retry; -32602 when it was altered,
+/// belongs to another call or principal, or has expired.
+pub fn open(state: &str, binding: &Binding, now_ms: u64) -> Result<Claims, Error> {
+    let refused = |why: &str| Error::InvalidParams(format!("requestState {why}"));
+    let (body, mac) = state.rsplit_once('.').ok_or_else(|| refused("is malformed"))?;
+    if !crate::pending::mac_matches(&binding.key, format!("mrtr.{body}").as_bytes(), mac) {
+        return Err(refused("failed its integrity check"));
+    }
+    let claims: Claims = crate::base64::decode(body).and_then(|b| serde_json::from_slice(&b).ok()).ok_or_else(|| refused("is malformed"))?;
+    if (claims.server.as_str(), claims.tool.as_str(), claims.args.as_str()) != (binding.server.as_str(), binding.tool.as_str(), binding.args.as_str()) {
+        return Err(refused("belongs to another request"));
+    }
+    if claims.principal != binding.principal {
+        return Err(refused("belongs to another principal"));
+    }
+    if claims.expires_ms < now_ms {
+        return Err(refused("has expired; call the tool again without it"));
+    }
+    Ok(claims)
+}
+
+/// What a verified retry leads to: the answers for the upstream, or the questions again for
+/// the keys the client left unanswered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Retry {
+    Answers { ask: InputAsk, answers: Vec<(String, Result<Value, Value>)> },
+    AskAgain(Value),
+}
+
+/// Matches the retry's `inputResponses` to the requests the state names. Extra keys are
+/// ignored; answers that are not objects are refused.
+pub fn retry(claims: Claims, state: &str, responses: Option<&Value>) -> Result<Retry, Error> {
+    let responses = match responses {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(r)) => r.clone(),
+        Some(_) => return Err(Error::InvalidParams("inputResponses must be an object keyed like inputRequests".into())),
+    };
+    let unanswered: Map<String, Value> = claims.requests.iter().filter(|(k, _)| !responses.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    if !unanswered.is_empty() {
+        return Ok(Retry::AskAgain(result(unanswered, state.to_string())));
+    }
+    let mut answers = Vec::new();
+    for key in claims.requests.keys() {
+        match responses.get(key) {
+            Some(answer @ Value::Object(_)) => answers.push((key.clone(), Ok(answer.clone()))),
+            _ => return Err(Error::InvalidParams(format!("inputResponses[{key:?}] must be the client's result object"))),
+        }
+    }
+    let requests = claims
+        .requests
+        .iter()
+        .map(|(key, r)| InputRequest { key: key.clone(), method: r.get("method").and_then(Value::as_str).unwrap_or_default().to_string(), params: r.get("params").cloned().unwrap_or(Value::Null) })
+        .collect();
+    Ok(Retry::Answers { ask: InputAsk { requests, keyed: claims.keyed, state: claims.upstream }, answers })
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding() -> Binding {
+        Binding { key: b"k".to_vec(), server: "/mcp".into(), tool: "t".into(), args: args_digest(&json!({"a": 1, "b": [1, {"y": 2, "x": 1}]})), principal: "p".into() }
+    }
+
+    fn ask() -> InputAsk {
+        InputAsk {
+            requests: vec![
+                InputRequest { key: "name".into(), method: "elicitation/create".into(), params: json!({"message": "?"}) },
+                InputRequest { key: "llm".into(), method: "sampling/createMessage".into(), params: json!({"messages": []}) },
+            ],
+            keyed: true,
+            state: json!({"step": 1}),
+        }
+    }
+
+    #[test]
+    fn argument_digests_ignore_member_order() {
+        assert_eq!(args_digest(&json!({"b": [1, {"x": 1, "y": 2}], "a": 1})), binding().args);
+        assert_ne!(args_digest(&json!({"a": 2})), binding().args);
+    }
+
+    #[test]
+    fn asks_only_what_the_client_can_answer() {
+        let r = input_required(&binding(), &ask(), &json!({"sampling": {}}), 0).unwrap();
+        assert_eq!(r["resultType"], "input_required");
+        assert_eq!(r["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["llm"]);
+        let none = input_required(&binding(), &ask(), &json!({}), 0).unwrap_err();
+        assert_eq!((none.code(), none.data().unwrap()), (-32021, json!({"requiredCapabilities": {"elicitation": {}, "sampling": {}}})));
+    }
+
+    #[test]
+    fn states_round_trip_and_refuse_tampering_reuse_and_age() {
+        let r = input_required(&binding(), &ask(), &json!({"sampling": {}, "elicitation": {}}), 1_000).unwrap();
+        let state = r["requestState"].as_str().unwrap();
+        let claims = open(state, &binding(), 2_000).unwrap();
+        assert_eq!(claims.upstream, json!({"step": 1}));
+        let mut tampered = state.to_string();
+        tampered.insert(3, 'x');
+        assert!(open(&tampered, &binding(), 2_000).is_err());
+        assert!(open(state, &Binding { principal: "q".into(), ..binding() }, 2_000).is_err());
+        assert!(open(state, &Binding { args: "other".into(), ..binding() }, 2_000).is_err());
+        assert!(open(state, &Binding { key: b"other".to_vec(), ..binding() }, 2_000).is_err());
+        assert_eq!(open(state, &binding(), 1_000 + STATE_TTL_MS + 1).unwrap_err().code(), -32602);
+    }
+
+    #[test]
+    fn retries_answer_or_ask_again() {
+        let r = input_required(&binding(), &ask(), &json!({"sampling": {}, "elicitation": {}}), 0).unwrap();
+        let state = r["requestState"].as_str().unwrap();
+        let claims = || open(state, &binding(), 0).unwrap();
+        let Retry::AskAgain(again) = retry(claims(), state, Some(&json!({"name": {"action": "accept"}, "extra": {}}))).unwrap() else { panic!("llm is unanswered") };
+        assert_eq!(again["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["llm"]);
+        assert_eq!(again["requestState"], state);
+        let full = json!({"name": {"action": "accept"}, "llm": {"role": "assistant"}, "ignored": 1});
+        let Retry::Answers { ask, answers } = retry(claims(), state, Some(&full)).unwrap() else { panic!("all answered") };
+        assert_eq!((ask.state, answers.len(), ask.requests[0].method.as_str()), (json!({"step": 1}), 2, "elicitation/create"));
+        assert_eq!(retry(claims(), state, Some(&json!("nope"))).unwrap_err().code(), -32602);
+        assert_eq!(retry(claims(), state, Some(&json!({"name": 1, "llm": {}}))).unwrap_err().code(), -32602);
+    }
+}
