@@ -95,22 +95,21 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
     if !meta::offered(server, &req.method) || req.method == "subscriptions/listen" {
         return Err(Error::MethodNotFound(req.method.clone()));
     }
-    let params = req.params.as_ref();
-    let (result, cache) = match req.method.as_str() {
-        "server/discover" => return Ok(Action::Reply(jsonrpc::success(&req.id, meta::discover(server)))),
-        "tools/list" => (tools_protocol::list(server, params, env.principal)?, Some(tools_protocol::list_cache(server, env.principal))),
-        "resources/read" => match session_request(server, session, req, env) {
-            Err(Error::ResourceNotFound(uri)) => return Err(Error::InvalidParams(format!("Resource not found: {uri}"))),
-            Ok(Action::Reply(reply)) => return Ok(Action::Reply(reply)),
-            other => return other,
-        },
-        "tools/call" => return call(server, session, req, env),
-        _ => match session_request(server, session, req, env)? {
-            Action::Reply(reply) => return Ok(Action::Reply(reply)),
-            other => return Ok(other),
-        },
-    };
-    Ok(Action::Reply(jsonrpc::success(&req.id, meta::complete(result, server, cache))))
+    match req.method.as_str() {
+        "server/discover" => Ok(Action::Reply(jsonrpc::success(&req.id, meta::discover(server)))),
+        // The tools listed narrow the list's cache hint, which `decorate` cannot know.
+        "tools/list" => {
+            let result = tools_protocol::list(server, req.params.as_ref(), env.principal)?;
+            let cache = tools_protocol::list_cache(server, env.principal);
+            Ok(Action::Reply(jsonrpc::success(&req.id, meta::complete(result, server, Some(cache)))))
+        }
+        // 2026-07-28 reports an unknown resource as invalid params.
+        "resources/read" => session_request(server, session, req, env).map_err(|e| match e {
+            Error::ResourceNotFound(uri) => Error::InvalidParams(format!("Resource not found: {uri}")),
+            other => other,
+        }),
+        _ => session_request(server, session, req, env),
+    }
 }
 
 /// The methods of the session-based revisions, whose results the stateless one decorates.

@@ -158,6 +158,20 @@ pub fn failure(id: &Value, error: &Error) -> String {
     to_json(&Failure { jsonrpc: "2.0", id, error: error.to_object() })
 }
 
+/// The error code of a serialized reply, when it is an error. The result is skipped over, not
+/// built: a large list costs no allocation.
+pub fn error_code(reply: &str) -> Option<i64> {
+    #[derive(serde::Deserialize)]
+    struct Reply {
+        error: Option<Code>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Code {
+        code: i64,
+    }
+    serde_json::from_str::<Reply>(reply).ok()?.error.map(|e| e.code)
+}
+
 /// A server-to-client notification.
 pub fn notification<P: Serialize>(method: &str, params: P) -> String {
     to_json(&Outgoing { jsonrpc: "2.0", method, params })
@@ -211,6 +225,13 @@ mod tests {
             Ok(mut b) if !b.batch => b.messages.remove(0),
             other => panic!("expected one message, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn error_codes_of_serialized_replies() {
+        assert_eq!(error_code(&failure(&json!(1), &Error::MethodNotFound("x".into()))), Some(-32601));
+        assert_eq!(error_code(&success(&json!(1), json!({"error": {"code": 5}, "tools": [1, 2]}))), None);
+        assert_eq!(error_code("not json"), None);
     }
 
     #[test]

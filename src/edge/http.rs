@@ -31,10 +31,26 @@ pub const CALL: &str = "x-mcp-edge-call";
 /// Present when a queued call's message reached the dead-letter queue.
 pub const DEAD_LETTER: &str = "x-mcp-edge-dead-letter";
 
+/// The headers of a reply in `framing`: its content type and, for a stream, no caching and no
+/// proxy buffering.
+pub fn framing_headers(framing: crate::negotiate::Framing) -> Result<Headers> {
+    let headers = Headers::new();
+    headers.set("Content-Type", framing.content_type())?;
+    if framing.is_stream() {
+        headers.set("Cache-Control", "no-cache")?;
+        headers.set("X-Accel-Buffering", "no")?;
+    }
+    Ok(headers)
+}
+
 /// The whole answer to a request that failed: a JSON-RPC error with `id: null`.
 pub fn error_response(error: &Error) -> Result<Response> {
-    let headers = Headers::new();
-    headers.set("Content-Type", "application/json")?;
+    failure_response(&serde_json::Value::Null, error, error.http_status())
+}
+
+/// A JSON-RPC error as the whole answer, with the headers the error calls for.
+pub fn failure_response(id: &serde_json::Value, error: &Error, status: u16) -> Result<Response> {
+    let headers = framing_headers(crate::negotiate::Framing::Json)?;
     match error {
         Error::MethodNotAllowed(allow) => headers.set("Allow", allow)?,
         Error::Unauthorized { challenge, .. } => headers.set("WWW-Authenticate", challenge)?,
@@ -42,8 +58,8 @@ pub fn error_response(error: &Error) -> Result<Response> {
         Error::RateLimited(seconds) => headers.set("Retry-After", &seconds.to_string())?,
         _ => {}
     }
-    let body = jsonrpc::failure(&serde_json::Value::Null, error);
-    Ok(ResponseBuilder::new().with_status(error.http_status()).with_headers(headers).fixed(body.into_bytes()))
+    let body = jsonrpc::failure(id, error);
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.into_bytes()))
 }
 
 /// Returns the response with extra headers. A fetched response's headers are immutable, so
@@ -62,6 +78,13 @@ pub fn with_headers(response: Response, extra: &[(&str, String)]) -> Result<Resp
     }
     let (_, body) = response.into_parts();
     Ok(ResponseBuilder::new().with_status(status).with_headers(headers).body(body))
+}
+
+/// A body read whole, from its `arrayBuffer()` promise: one crossing of the wasm boundary
+/// rather than one per chunk.
+pub async fn whole_body(array_buffer: js_sys::Promise) -> std::result::Result<Vec<u8>, wasm_bindgen::JsValue> {
+    let buffer = wasm_bindgen_futures::JsFuture::from(array_buffer).await?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
 /// A request as the runtime handed it over. `worker::Request` copies the path and builds the
@@ -107,8 +130,7 @@ impl Incoming {
 
     /// The whole body in one call.
     pub async fn bytes(&mut self) -> Result<Vec<u8>> {
-        let buffer = wasm_bindgen_futures::JsFuture::from(self.0.array_buffer()?).await?;
-        Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+        Ok(whole_body(self.0.array_buffer()?).await?)
     }
 
     /// The body chunk by chunk, for bodies of unknown length.

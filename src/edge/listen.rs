@@ -6,18 +6,16 @@ use serde_json::json;
 use worker::{Env, Response};
 
 use super::entry::RequestLog;
-use super::http::Incoming;
 use super::streamable::{forward, random_id, Forward};
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::jsonrpc::Request;
 use crate::protocol::meta::RequestMeta;
 
-pub async fn open(env: &Env, req: &Incoming, server_index: usize, request: Request, meta: RequestMeta, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn open(env: &Env, server_index: usize, request: Request, meta: RequestMeta, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let id = random_id()?;
     log.session_id = Some(id.clone());
     let body = json!({"id": request.id, "params": request.params, "clientInfo": meta.client_info, "clientCapabilities": meta.client_capabilities});
-    let origin = req.url()?.origin().ascii_serialization();
-    let f = Forward { op: "listen", server_index, body: Some(body.to_string().into_bytes()), origin: Some(&origin), principal: Some(principal), ..Forward::default() };
+    let f = Forward { op: "listen", server_index, body: Some(body.to_string().into_bytes()), principal: Some(principal), ..Forward::default() };
     forward(env, &id, f).await
 }

@@ -5,9 +5,10 @@
 
 use std::rc::Rc;
 
-use worker::{Env, Headers, Response, ResponseBuilder};
+use worker::{Env, Response, ResponseBuilder};
 
 use super::calls::{self, CallContext};
+use super::http::framing_headers;
 use super::streams::Outlet;
 use super::{now_ms, writer};
 use crate::config::Server;
@@ -86,14 +87,10 @@ async fn respond(server: &'static Server, deadline_ms: Option<u64>, session: &Se
         // 2026-07-28 gives a lone error its own HTTP status: 404 for unknown methods, 400 for
         // malformed or mismatched requests.
         let status = match (dispatch::stateless_revision(session), replies.as_slice()) {
-            (true, [reply]) => serde_json::from_str::<serde_json::Value>(reply)
-                .ok()
-                .and_then(|v| v.pointer("/error/code").and_then(serde_json::Value::as_i64))
-                .map_or(200, crate::protocol::meta::error_status),
+            (true, [reply]) => crate::jsonrpc::error_code(reply).map_or(200, crate::protocol::meta::error_status),
             _ => 200,
         };
-        let headers = Headers::new();
-        headers.set("Content-Type", "application/json")?;
+        let headers = framing_headers(Framing::Json)?;
         return Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, batch)));
     }
     let (writer, readable) = writer::open(framing)?;
@@ -103,9 +100,5 @@ async fn respond(server: &'static Server, deadline_ms: Option<u64>, session: &Se
         let ctx = CallContext { server, session: &session, out: Some(&out), inputs: None, cancels: None, home: None, progress_update, deadline_ms };
         calls::deliver(&ctx, &out, actions).await;
     });
-    let headers = Headers::new();
-    headers.set("Content-Type", framing.content_type())?;
-    headers.set("Cache-Control", "no-cache")?;
-    headers.set("X-Accel-Buffering", "no")?;
-    Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
+    Ok(ResponseBuilder::new().with_status(200).with_headers(framing_headers(framing)?).stream(readable))
 }

@@ -5,7 +5,7 @@ use futures::StreamExt;
 use worker::{Env, Headers, Method, Request, RequestInit, Response};
 
 use super::entry::RequestLog;
-use super::http::{Incoming, ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OBJECT, OP, ORIGIN, PRINCIPAL, ROUTE, SERVER, SESSION_ID};
+use super::http::{failure_response, Incoming, ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OBJECT, OP, ORIGIN, PRINCIPAL, ROUTE, SERVER, SESSION_ID};
 use crate::auth::Principal;
 use super::catalog;
 use crate::config::Endpoint;
@@ -39,9 +39,19 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
     let body = read_limited(&mut req, server.max_body_bytes).await?;
     check_depth(&body, server.limits.max_json_depth)?;
     let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
-    let message_params = match parsed.messages.first() {
-        Some(Ok(Message::Request(r))) => r.params.as_ref(),
-        Some(Ok(Message::Notification(n))) => n.params.as_ref(),
+    let first = parsed.messages.first();
+    let message_params = match first {
+        Some(Ok(Message::Request(r))) => {
+            log.method = Some(if parsed.batch { "batch".into() } else { r.method.clone() });
+            if r.method == "tools/call" {
+                log.tool = r.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()).map(str::to_string);
+            }
+            r.params.as_ref()
+        }
+        Some(Ok(Message::Notification(n))) => {
+            log.method = Some(n.method.clone());
+            n.params.as_ref()
+        }
         _ => None,
     };
     if meta::is_stateless(version_header.as_deref(), message_params, session_header.is_some()) {
@@ -50,25 +60,10 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         return revision(env, &req, (server_index, server), parsed, how, log).await;
     }
     check_protocol_version(&req)?;
-
-    let first = parsed.messages.first();
-    if let Some(Ok(Message::Request(r))) = first {
-        log.method = Some(if parsed.batch { "batch".into() } else { r.method.clone() });
-        if r.method == "tools/call" {
-            log.tool = r.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()).map(str::to_string);
-        }
-    } else if let Some(Ok(Message::Notification(n))) = first {
-        log.method = Some(n.method.clone());
-    }
     // One malformed message is answered here; it needs no session.
     if let (false, Some(Err((id, error)))) = (parsed.batch, first) {
         let status = if error.code() == crate::error::code::PARSE_ERROR { 400 } else { error.http_status() };
-        let headers = Headers::new();
-        headers.set("Content-Type", "application/json")?;
-        return Ok(worker::ResponseBuilder::new()
-            .with_status(status)
-            .with_headers(headers)
-            .fixed(jsonrpc::failure(id, error).into_bytes()));
+        return Ok(failure_response(id, error, status)?);
     }
     if let Some(timeout_ms) = server.stateless {
         // Nothing can stream to a stateless client but progress: without a progress token, a
@@ -114,11 +109,7 @@ struct Revision {
 async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'static crate::config::Server), parsed: jsonrpc::Body, how: Revision, log: &mut RequestLog) -> Result<Response, Error> {
     let headers = req.headers();
     let header = |name: &str| headers.get(name).ok().flatten();
-    let reject = |id: &serde_json::Value, error: Error| -> Result<Response, Error> {
-        let headers = Headers::new();
-        headers.set("Content-Type", "application/json")?;
-        Ok(worker::ResponseBuilder::new().with_status(meta::error_status(error.code())).with_headers(headers).fixed(jsonrpc::failure(id, &error).into_bytes()))
-    };
+    let reject = |id: &serde_json::Value, error: Error| Ok(failure_response(id, &error, meta::error_status(error.code()))?);
     if parsed.batch {
         return reject(&serde_json::Value::Null, Error::InvalidRequest("a 2026-07-28 POST carries exactly one JSON-RPC message".into()));
     }
@@ -134,7 +125,7 @@ async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'s
         Err(error) => return reject(&request.id, error),
     };
     if request.method == "subscriptions/listen" && meta::offered(server, &request.method) {
-        return super::listen::open(env, req, server_index, request, checked, &how.principal, log).await;
+        return super::listen::open(env, server_index, request, checked, &how.principal, log).await;
     }
     let r = super::stateless::RevisionRequest { request, meta: checked, framing: how.framing, json_ok: how.json_ok, progress_update: how.progress_update, route: how.route, principal: how.principal };
     super::stateless::serve_revision(server, env, r).await

@@ -231,20 +231,14 @@ async fn read(response: Response, limit: u64) -> (Upstream, bool) {
     // of the wasm boundary per chunk.
     let declared = header(&response, "content-length").and_then(|l| l.parse::<u64>().ok());
     if declared.is_some_and(|len| len <= limit) {
-        let buffer = response.array_buffer().map_err(|e| js_text(&e));
-        return match buffer {
-            Ok(promise) => match JsFuture::from(promise).await {
-                Ok(buffer) => {
-                    let body = js_sys::Uint8Array::new(&buffer).to_vec();
-                    if body.len() as u64 <= limit {
-                        (reply(body, None), true)
-                    } else {
-                        (reply(Vec::new(), Some(limit)), true)
-                    }
-                }
-                Err(e) => (Upstream::Failed(format!("reading the body failed: {}", js_text(&e))), false),
-            },
-            Err(e) => (Upstream::Failed(format!("cannot read the body: {e}")), false),
+        let promise = match response.array_buffer() {
+            Ok(promise) => promise,
+            Err(e) => return (Upstream::Failed(format!("cannot read the body: {}", js_text(&e))), false),
+        };
+        return match super::http::whole_body(promise).await {
+            Ok(body) if body.len() as u64 <= limit => (reply(body, None), true),
+            Ok(_) => (reply(Vec::new(), Some(limit)), true),
+            Err(e) => (Upstream::Failed(format!("reading the body failed: {}", js_text(&e))), false),
         };
     }
     let mut stream = match worker::Response::from(response).stream() {

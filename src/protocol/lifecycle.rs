@@ -28,20 +28,29 @@ pub fn hello(params: Option<&Value>) -> Hello {
 /// What this server offers: tools always, and logging, since upstreams may send log lines; the
 /// rest only when configured.
 pub fn capabilities(server: &Server) -> Value {
-    let mut caps = Map::new();
-    caps.insert("tools".into(), json!({"listChanged": false}));
-    caps.insert("logging".into(), json!({}));
-    if !server.resources.is_empty() || !server.resource_templates.is_empty() {
-        caps.insert("resources".into(), json!({"subscribe": true, "listChanged": false}));
-    }
-    if !server.prompts.is_empty() {
-        caps.insert("prompts".into(), json!({"listChanged": false}));
-    }
-    let completions = server.prompts.iter().any(|p| !p.completions.is_empty()) || server.resource_templates.iter().any(|t| !t.completions.is_empty());
-    if completions {
-        caps.insert("completions".into(), json!({}));
-    }
+    let caps: Map<String, Value> = [
+        ("tools", json!({"listChanged": false})),
+        ("logging", json!({})),
+        ("resources", json!({"subscribe": true, "listChanged": false})),
+        ("prompts", json!({"listChanged": false})),
+        ("completions", json!({})),
+    ]
+    .into_iter()
+    .filter(|(name, _)| offers(server, name))
+    .map(|(name, value)| (name.to_string(), value))
+    .collect();
     Value::Object(caps)
+}
+
+/// Whether the server has the named capability.
+pub fn offers(server: &Server, capability: &str) -> bool {
+    match capability {
+        "tools" | "logging" => true,
+        "resources" => !server.resources.is_empty() || !server.resource_templates.is_empty(),
+        "prompts" => !server.prompts.is_empty(),
+        "completions" => server.prompts.iter().any(|p| !p.completions.is_empty()) || server.resource_templates.iter().any(|t| !t.completions.is_empty()),
+        _ => false,
+    }
 }
 
 pub fn initialize_result(server: &Server, version: &str) -> Value {

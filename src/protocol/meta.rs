@@ -84,7 +84,7 @@ pub fn check(request: &Request, header: &dyn Fn(&str) -> Option<String>, server:
         let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).and_then(|n| server.tool(n));
         if let Some(tool) = tool {
             let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&Value::Null);
-            check_param_headers(&tool.input_schema, arguments, header)?;
+            check_param_headers(&tool.header_params, arguments, header)?;
         }
     }
     let log_level = meta.get(LOG_LEVEL).and_then(Value::as_str).map(str::to_string);
@@ -130,8 +130,8 @@ fn collect_header_params(schema: &Value, path: &mut Vec<String>, found: &mut Vec
 
 /// Every annotated argument present in the body must arrive, equal, in its `Mcp-Param-*`
 /// header; a header for an argument the body lacks is as wrong as a missing one.
-fn check_param_headers(schema: &Value, arguments: &Value, header: &dyn Fn(&str) -> Option<String>) -> Result<(), Error> {
-    for (name, path) in header_params(schema) {
+fn check_param_headers(params: &[(String, Vec<String>)], arguments: &Value, header: &dyn Fn(&str) -> Option<String>) -> Result<(), Error> {
+    for (name, path) in params {
         let body = path.iter().try_fold(arguments, |v, key| v.get(key)).filter(|v| !v.is_null());
         let sent = header(&format!("mcp-param-{}", name.to_ascii_lowercase()));
         let decoded = sent.as_deref().map(decode_header_value);
@@ -195,14 +195,13 @@ pub fn discover(server: &Server) -> Value {
 /// The capability a method needs the server to have; a method whose capability the server
 /// lacks is unknown to it.
 pub fn offered(server: &Server, method: &str) -> bool {
-    let capabilities = super::lifecycle::capabilities(server);
     let needs = match method {
         "prompts/list" | "prompts/get" => "prompts",
         "resources/list" | "resources/read" | "resources/templates/list" | "subscriptions/listen" => "resources",
         "completion/complete" => "completions",
         _ => return !REMOVED_METHODS.contains(&method),
     };
-    capabilities.get(needs).is_some()
+    super::lifecycle::offers(server, needs)
 }
 
 /// The HTTP status of a stateless reply that is one JSON-RPC error: the revision makes unknown
@@ -288,7 +287,7 @@ mod tests {
         assert_eq!(check(&call(json!({"region": "eu"})), &headers(&wrong), &s).unwrap_err().code(), -32020);
         let encoded = with(&[("mcp-param-region", "=?base64?SGVsbG8sIOS4lueVjA==?=")]);
         assert!(check(&call(json!({"region": "Hello, 世界"})), &headers(&encoded), &s).is_ok());
-        assert_eq!(header_params(&s.tool("sql").unwrap().input_schema).len(), 3);
+        assert_eq!(s.tool("sql").unwrap().header_params.len(), 3);
     }
 
     #[test]

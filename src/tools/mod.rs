@@ -35,6 +35,8 @@ pub struct Tool {
     pub roles: Vec<String>,
     /// Its own cache hint for `tools/list`, when configured.
     pub cache: Option<crate::config::CacheHint>,
+    /// The `x-mcp-header` annotations of its input schema, found once.
+    pub header_params: Vec<(String, Vec<String>)>,
 }
 
 impl Tool {
@@ -128,7 +130,8 @@ impl Tool {
             truncate: t.response.oversize == crate::config::model::OversizeConfig::Truncate,
             resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
         };
-        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, cache: None })
+        let header_params = crate::protocol::meta::header_params(&t.input_schema);
+        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, cache: None })
     }
 
     /// Renders the HTTP request for one call. Arguments must already be validated.

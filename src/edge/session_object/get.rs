@@ -61,10 +61,8 @@ impl McpSession {
             }
             arm_alarm(&storage, 1).await;
         });
-        let headers = worker::Headers::new();
-        headers.set("Content-Type", "text/event-stream")?;
-        headers.set("Cache-Control", "no-cache")?;
-        headers.set("X-Accel-Buffering", "no")?;
+        // No session id: 2026-07-28 has none to mint.
+        let headers = super::super::http::framing_headers(Framing::Sse)?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
 

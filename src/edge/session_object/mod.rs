@@ -404,15 +404,11 @@ fn server_at(route: &str) -> Option<&'static Server> {
 
 /// Headers of every answer in a session: its id, and for streams the anti-buffering set.
 fn session_headers(session_id: &str, framing: Option<Framing>) -> Result<Headers, Error> {
-    let headers = Headers::new();
+    let headers = match framing {
+        Some(framing) => super::http::framing_headers(framing)?,
+        None => Headers::new(),
+    };
     headers.set("Mcp-Session-Id", session_id)?;
-    if let Some(framing) = framing {
-        headers.set("Content-Type", framing.content_type())?;
-        if framing.is_stream() {
-            headers.set("Cache-Control", "no-cache")?;
-            headers.set("X-Accel-Buffering", "no")?;
-        }
-    }
     Ok(headers)
 }
 
