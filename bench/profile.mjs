@@ -3,6 +3,10 @@
 //! prints self time by function; the profiles are written to .mcp-edge/profile/ for DevTools.
 //!
 //!   node bench/profile.mjs                  BENCH_PATH=/stateless/mcp for stateless mode; SECS (5)
+//!
+//! Wasm functions have names only in a build that keeps them:
+//!   MCP_EDGE_KEEP_NAMES=1 node -e "import('./scripts/build.mjs').then((m) => m.build({ config: 'bench/mcp-edge.bench.json', outDir: 'build-prof' }))"
+//!   DIR=build-prof node bench/profile.mjs
 import { Miniflare } from 'miniflare';
 import { createServer } from 'node:http';
 import { spawn } from 'node:child_process';

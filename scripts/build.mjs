@@ -27,7 +27,9 @@ function inputsHash(config) {
 export function build({ config = 'mcp-edge.json', outDir = 'build', testHooks = false } = {}) {
   const configPath = resolve(root, config);
   const stamp = join(root, outDir, '.inputs');
-  const hash = inputsHash(configPath) + (testHooks ? '+hooks' : '');
+  // MCP_EDGE_KEEP_NAMES=1 keeps function names, for CPU profiles (bench/profile.mjs).
+  const keepNames = process.env.MCP_EDGE_KEEP_NAMES === '1';
+  const hash = inputsHash(configPath) + (testHooks ? '+hooks' : '') + (keepNames ? '+names' : '');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(join(root, outDir, 'index.js'))) {
     return join(root, outDir);
   }
@@ -51,7 +53,7 @@ export function build({ config = 'mcp-edge.json', outDir = 'build', testHooks = 
   // The feature set worker-build itself enables: --all-features would let binaryen use
   // encodings workerd does not accept.
   const features = ['mutable-globals', 'sign-ext', 'nontrapping-float-to-int', 'bulk-memory', 'multivalue', 'reference-types', 'exception-handling'];
-  run(bin('wasm-opt'), ['--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', wasm]);
+  if (!keepNames) run(bin('wasm-opt'), ['--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', wasm]);
   writeFileSync(stamp, hash);
   return join(root, outDir);
 }

@@ -14,6 +14,7 @@
 //! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
 //! - [`session`]: what a session persists, and when it expires.
 //! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
+//! - [`envelope`]: what the Worker tells a session object about a forwarded request.
 //! - [`pending`]: deferred (queued and callback) calls: their records and signed callback tokens.
 //! - [`config`]: the bundled configuration, validated with precise paths.
 //! - [`tools`]: templates, argument validation, HTTP request rendering, reply mapping.
@@ -26,6 +27,7 @@ pub mod auth;
 pub mod base64;
 pub mod config;
 pub mod dispatch;
+pub mod envelope;
 pub mod error;
 pub mod framing;
 pub mod jsonrpc;

@@ -3,7 +3,8 @@
 use crate::error::Error;
 
 /// How replies to one POST are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Framing {
     /// One buffered `application/json` body.
     Json,

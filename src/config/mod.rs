@@ -1,6 +1,7 @@
 //! The declarative configuration: parsed from the bundled file, validated with precise paths,
 //! and compiled into the `Catalog` that requests are served from.
 
+mod locate;
 pub mod model;
 
 use serde_json::Value;
@@ -150,10 +151,13 @@ impl Catalog {
 
 /// Parses and validates a configuration file's text.
 pub fn load(text: &str) -> Result<Catalog, ConfigError> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let file: model::ConfigFile = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        ConfigError::at(path, e.into_inner().to_string())
+    let file: model::ConfigFile = serde_json::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        let message = message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&message);
+        // serde_json counts the column in bytes from the line's start.
+        let line_start: usize = text.split_inclusive('\n').take(e.line().saturating_sub(1)).map(str::len).sum();
+        let path = locate::path_at(text, line_start + e.column(), message.starts_with("missing field"));
+        ConfigError::at(path, message)
     })?;
     compile(file)
 }
@@ -406,6 +410,8 @@ mod tests {
             .starts_with("servers[0].tools[0].http.timeoutMs: invalid type"));
         assert!(err(r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"a","http":{"urll":"x"}}]}]}"#)
             .starts_with("servers[0].tools[0].http.urll: unknown field `urll`"));
+        assert!(err("{\n  \"servers\": [\n    {\"name\": \"s\",\n     \"version\": 1}\n  ]\n}").starts_with("servers[0].version: invalid type: integer `1`, expected a string"));
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","log":"x"}]}"#).starts_with("servers[0].log: unknown field `log`"));
         assert_eq!(err(r#"{"servers":[]}"#), "servers: at least one server is required");
         assert!(err("{").contains("EOF"));
     }

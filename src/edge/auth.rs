@@ -10,7 +10,8 @@ use js_sys::{Array, Function, Object, Reflect, Uint8Array};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::{Env, Response, ResponseBuilder, Url};
+use worker::{Env, Response, ResponseBuilder};
+use crate::routes::RequestUrl;
 
 use super::{now_ms, upstream};
 use crate::auth::{check_claims, introspected, parse_jwt, same_secret, Auth, Jwt, Principal};
@@ -31,11 +32,11 @@ thread_local! {
 }
 
 /// The principal of a request to `server`, or the error that answers it (401 or 403).
-pub async fn authenticate(req: &super::http::Incoming, env: &Env, server: &Server, route: &RouteParams, url: &Url) -> Result<Principal, Error> {
+pub async fn authenticate(req: &super::http::Incoming, env: &Env, server: &Server, route: &RouteParams, url: &RequestUrl) -> Result<Principal, Error> {
     let Some(auth) = &server.auth else { return Ok(Principal::anonymous()) };
-    let origin = url.origin().ascii_serialization();
-    let resource = format!("{origin}{}", url.path());
-    let metadata = format!("{origin}/.well-known/oauth-protected-resource{}", url.path());
+    let origin = &url.origin;
+    let resource = format!("{origin}{}", url.path);
+    let metadata = format!("{origin}/.well-known/oauth-protected-resource{}", url.path);
     let unauthorized = |invalid: bool, why: String| Error::Unauthorized { challenge: auth.challenge(&metadata, invalid), why };
     let header = |name: &str| req.headers().get(name).ok().flatten();
     let Some(credential) = auth.credential(&header) else {
@@ -180,9 +181,9 @@ async fn web_crypto_verify(alg: &str, jwk: &Value, data: &[u8], signature: &[u8]
 
 /// `GET /.well-known/oauth-protected-resource[/<route path>]`: RFC 9728 metadata of the server at
 /// that path (or of the first server with OAuth, for the bare path).
-pub fn metadata(catalog: &Catalog, url: &Url) -> Option<Result<Response, Error>> {
-    let suffix = url.path().strip_prefix("/.well-known/oauth-protected-resource")?;
-    let origin = url.origin().ascii_serialization();
+pub fn metadata(catalog: &Catalog, url: &RequestUrl) -> Option<Result<Response, Error>> {
+    let suffix = url.path.strip_prefix("/.well-known/oauth-protected-resource")?;
+    let origin = &url.origin;
     let (server, path) = if suffix.is_empty() || suffix == "/" {
         let server = catalog.servers.iter().find(|s| s.auth.as_ref().is_some_and(Auth::is_oauth))?;
         (server, server.route.as_str().to_string())

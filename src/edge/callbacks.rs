@@ -5,7 +5,8 @@
 use worker::{Env, Method, Response};
 
 use super::deferred::SIGNING_KEY;
-use super::streamable::{forward, read_limited, valid_session_id, Forward};
+use super::streamable::{forward, read_limited, valid_session_id};
+use crate::envelope::Envelope;
 use crate::error::Error;
 
 pub async fn receive(mut req: super::http::Incoming, env: &Env, token: &str) -> Result<Response, Error> {
@@ -21,6 +22,6 @@ pub async fn receive(mut req: super::http::Incoming, env: &Env, token: &str) -> 
     let limit = super::catalog()?.servers.iter().map(|s| s.max_body_bytes).max().unwrap_or(0);
     let body = read_limited(&mut req, limit).await?;
     let content_type = req.headers().get("content-type")?;
-    let f = Forward { op: "callback", call: Some(call), body: Some(body), content_type: content_type.as_deref(), ..Forward::default() };
-    forward(env, session, f).await
+    let envelope = Envelope { op: "callback".into(), session_id: session.to_string(), call: Some(call.to_string()), content_type, ..Envelope::default() };
+    forward(env, envelope, &body).await
 }

@@ -63,7 +63,7 @@ pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
 }
 
 /// Header size, auth, then the request rate: who the caller is, or why they are turned away.
-async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params: &crate::routes::RouteParams, url: &worker::Url) -> Result<Principal, Error> {
+async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params: &crate::routes::RouteParams, url: &crate::routes::RequestUrl) -> Result<Principal, Error> {
     let header_bytes: usize = req.headers().entries().map(|(name, value)| name.len() + value.len()).sum();
     if header_bytes > server.limits.max_header_bytes {
         return Err(Error::HeadersTooLarge(server.limits.max_header_bytes));
@@ -71,7 +71,7 @@ async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params
     let principal = super::auth::authenticate(req, env, server, params, url).await?;
     if let Some((binding, period)) = &server.limits.rate_limit {
         let limiter = env.rate_limiter(binding).map_err(|_| Error::Config(format!("limits.rateLimit names the binding {binding}, which this Worker does not have")))?;
-        let session = req.headers().get("mcp-session-id")?.or_else(|| url.query_pairs().find(|(k, _)| k == "sessionId").map(|(_, v)| v.to_string()));
+        let session = req.headers().get("mcp-session-id")?.or_else(|| url.query_param("sessionId"));
         // The anonymous principal is everyone: its requests count per client address instead.
         let caller = if principal.id == crate::auth::ANONYMOUS { format!("ip:{}", req.headers().get("cf-connecting-ip")?.unwrap_or_default()) } else { principal.id.clone() };
         let route = server.route.as_str();
@@ -96,18 +96,18 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
     #[cfg(mcp_edge_test_hooks)]
     if req.headers().get("x-mcp-edge-test-hook")?.as_deref() == Some("alarm") {
         let sid = req.headers().get("mcp-session-id")?.unwrap_or_default();
-        let principal = Principal::anonymous();
-        return streamable::forward(env, &sid, streamable::Forward { op: "test-alarm", principal: Some(&principal), ..Default::default() }).await;
+        let envelope = crate::envelope::Envelope { op: "test-alarm".into(), session_id: sid, principal: Some(Principal::anonymous()), ..Default::default() };
+        return streamable::forward(env, envelope, &[]).await;
     }
     let catalog = catalog()?;
     let url = req.url()?;
-    if let Some(token) = url.path().strip_prefix("/callbacks/") {
+    if let Some(token) = url.path.strip_prefix("/callbacks/") {
         return super::callbacks::receive(req, env, token).await;
     }
-    let route = catalog.route(url.path());
+    let route = catalog.route(&url.path);
     let server_index = route.as_ref().map_or(0, |r| r.0);
     let Some(server) = catalog.servers.get(server_index) else {
-        return Err(Error::RouteNotFound(url.path().to_string()));
+        return Err(Error::RouteNotFound(url.path.clone()));
     };
     // Host and Origin checks come before anything reads the body: DNS rebinding defence.
     let host = req.headers().get("host")?;
@@ -115,7 +115,7 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
         return Err(Error::HostForbidden(host.unwrap_or_default()));
     }
     let origin = req.headers().get("origin")?;
-    let decision = policy::check_origin(origin.as_deref(), &server.origins, &url.origin().ascii_serialization());
+    let decision = policy::check_origin(origin.as_deref(), &server.origins, &url.origin);
     if let OriginDecision::Forbidden(o) = &decision {
         return Err(Error::OriginForbidden(o.clone()));
     }
@@ -130,7 +130,7 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
         return Ok(ResponseBuilder::new().with_status(204).with_headers(headers).empty());
     }
     let response = match route {
-        None => error_response(&Error::RouteNotFound(url.path().to_string()))?,
+        None => error_response(&Error::RouteNotFound(url.path.clone()))?,
         Some((index, endpoint, params)) => {
             // Limits and auth come before the body is read or anything is dispatched; the
             // notify route has its own token.

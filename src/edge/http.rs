@@ -5,31 +5,22 @@ use worker::{Headers, Response, ResponseBuilder, Result};
 use crate::error::Error;
 use crate::jsonrpc;
 
-/// Headers that tell the session object what the Worker already decided.
-pub const OP: &str = "x-mcp-edge-op";
-pub const SERVER: &str = "x-mcp-edge-server";
-pub const FRAMING: &str = "x-mcp-edge-framing";
-pub const ROUTE: &str = "x-mcp-edge-route";
 pub const LAST_EVENT_ID: &str = "last-event-id";
-/// Present when an SSE request also accepts a buffered JSON reply.
-pub const JSON_OK: &str = "x-mcp-edge-json-ok";
-/// Present when the request came through the `/stream` alias.
-pub const ALIAS: &str = "x-mcp-edge-alias";
-/// For a legacy SSE stream: the POST URL its `endpoint` event announces.
-pub const ENDPOINT: &str = "x-mcp-edge-endpoint";
-/// Present when the body is NDJSON: one message per line.
-pub const NDJSON_BODY: &str = "x-mcp-edge-ndjson";
 pub const SESSION_ID: &str = "mcp-session-id";
-/// The public origin of the request, for URLs the session object hands out (callbacks).
-pub const ORIGIN: &str = "x-mcp-edge-origin";
-/// The authenticated principal of the request, as JSON.
-pub const PRINCIPAL: &str = "x-mcp-edge-principal";
-/// The session object's name: the session id, keyed by principal.
-pub const OBJECT: &str = "x-mcp-edge-object";
-/// The deferred call a result or status request is about.
-pub const CALL: &str = "x-mcp-edge-call";
-/// Present when a queued call's message reached the dead-letter queue.
-pub const DEAD_LETTER: &str = "x-mcp-edge-dead-letter";
+
+/// A Durable Object's stub as the runtime hands it over.
+pub type ObjectStub = worker::worker_sys::DurableObject;
+
+/// POSTs a sealed envelope (`crate::envelope`) to a Durable Object. Built on `web_sys`: the
+/// `worker` wrappers would build and read `cf` objects and parse the URL on every hop.
+pub async fn send_to_object(stub: &ObjectStub, body: &[u8]) -> Result<Response> {
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_body(&js_sys::Uint8Array::from(body).into());
+    let request = web_sys::Request::new_with_str_and_init("https://session.internal/", &init)?;
+    let response = wasm_bindgen_futures::JsFuture::from(stub.fetch_with_request(&request)?).await?;
+    Ok(Response::from(wasm_bindgen::JsCast::unchecked_into::<web_sys::Response>(response)))
+}
 
 /// The headers of a reply in `framing`: its content type and, for a stream, no caching and no
 /// proxy buffering.
@@ -114,8 +105,9 @@ impl Incoming {
         worker::Method::from(self.0.method())
     }
 
-    pub fn url(&self) -> Result<worker::Url> {
-        Ok(worker::Url::parse(&self.0.url())?)
+    pub fn url(&self) -> Result<crate::routes::RequestUrl> {
+        let url = self.0.url();
+        crate::routes::RequestUrl::parse(&url).ok_or_else(|| worker::Error::RustError(format!("unparsable request URL {url}")))
     }
 
     /// The path, cut from the serialized URL without parsing it again: a special-scheme URL

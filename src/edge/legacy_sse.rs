@@ -5,7 +5,8 @@
 use worker::{Env, Response};
 
 use super::entry::RequestLog;
-use super::streamable::{forward, random_id, valid_session_id, Forward};
+use super::streamable::{forward, random_id, valid_session_id};
+use crate::envelope::Envelope;
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::negotiate::media_type;
@@ -20,13 +21,13 @@ pub async fn open(req: super::http::Incoming, env: &Env, server_index: usize, pr
     let path = req.path();
     let base = path.trim_end_matches('/').rsplit_once('/').map_or("", |(base, _)| base);
     let endpoint = format!("{base}/messages?sessionId={session_id}");
-    forward(env, &session_id, Forward { op: "sse-open", server_index, endpoint: Some(&endpoint), principal: Some(principal), ..Forward::default() }).await
+    forward(env, Envelope { op: "sse-open".into(), server: server_index, session_id, endpoint: Some(endpoint), principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 
 /// `POST /messages?sessionId=`: one message (or a batch) for a legacy session.
 pub async fn message(mut req: super::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let url = req.url()?;
-    let session_id = url.query_pairs().find(|(k, _)| k == "sessionId").map(|(_, v)| v.to_string()).ok_or(Error::SessionRequired)?;
+    let session_id = url.query_param("sessionId").ok_or(Error::SessionRequired)?;
     if !valid_session_id(&session_id) {
         return Err(Error::SessionNotFound);
     }
@@ -48,6 +49,5 @@ pub async fn message(mut req: super::http::Incoming, env: &Env, server_index: us
     if let Some(Ok(crate::jsonrpc::Message::Request(r))) = parsed.messages.first() {
         log.method = Some(r.method.clone());
     }
-    let origin = url.origin().ascii_serialization();
-    forward(env, &session_id, Forward { op: "sse-message", server_index, body: Some(body), origin: Some(&origin), principal: Some(principal), ..Forward::default() }).await
+    forward(env, Envelope { op: "sse-message".into(), server: server_index, session_id, origin: Some(url.origin), principal: Some(principal.clone()), ..Envelope::default() }, &body).await
 }

@@ -6,7 +6,8 @@ use serde_json::json;
 use worker::{Env, Response};
 
 use super::entry::RequestLog;
-use super::streamable::{forward, random_id, Forward};
+use super::streamable::{forward, random_id};
+use crate::envelope::Envelope;
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::jsonrpc::Request;
@@ -16,6 +17,6 @@ pub async fn open(env: &Env, server_index: usize, request: Request, meta: Reques
     let id = random_id()?;
     log.session_id = Some(id.clone());
     let body = json!({"id": request.id, "params": request.params, "clientInfo": meta.client_info, "clientCapabilities": meta.client_capabilities});
-    let f = Forward { op: "listen", server_index, body: Some(body.to_string().into_bytes()), principal: Some(principal), ..Forward::default() };
-    forward(env, &id, f).await
+    let envelope = Envelope { op: "listen".into(), server: server_index, session_id: id, principal: Some(principal.clone()), ..Envelope::default() };
+    forward(env, envelope, body.to_string().as_bytes()).await
 }

@@ -7,7 +7,8 @@ use serde_json::Value;
 use worker::{event, Context, Env, MessageBatch, MessageExt};
 
 use super::deferred::QueuedCall;
-use super::streamable::{forward, Forward};
+use super::streamable::forward;
+use crate::envelope::Envelope;
 use super::upstream;
 use crate::tools::reply::{self, error_result, Upstream};
 use crate::tools::stream::Event;
@@ -63,6 +64,6 @@ async fn report(env: &Env, queued: &QueuedCall, op: &str, body: Vec<u8>, dead: b
 }
 
 async fn send(env: &Env, queued: &QueuedCall, op: &str, body: Vec<u8>, dead: bool) -> Option<u16> {
-    let f = Forward { op, call: Some(&queued.call), body: Some(body), content_type: Some("application/json"), dead_letter: dead, ..Forward::default() };
-    forward(env, &queued.session, f).await.ok().map(|r| r.status_code())
+    let envelope = Envelope { op: op.into(), session_id: queued.session.clone(), call: Some(queued.call.clone()), content_type: Some("application/json".into()), dead_letter: dead, ..Envelope::default() };
+    forward(env, envelope, &body).await.ok().map(|r| r.status_code())
 }

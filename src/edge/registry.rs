@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use worker::{Env, Headers, Method, Request, RequestInit, Response, ResponseBuilder, State};
+use worker::{Env, Response, ResponseBuilder, State};
 
-use super::http::{OP, SERVER, SESSION_ID};
+use crate::envelope::Envelope;
 use super::streamable::SESSIONS_BINDING;
 use crate::config::Server;
 use crate::error::Error;
@@ -16,16 +16,9 @@ const SESSIONS_PREFIX: &str = "session:";
 
 /// Sends one operation to a Durable Object of the sessions namespace.
 pub async fn call(env: &Env, name: &str, op: &str, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
-    let stub = env.durable_object(SESSIONS_BINDING)?.id_from_name(name)?.get_stub()?;
-    let headers = Headers::new();
-    headers.set(OP, op)?;
-    headers.set(SERVER, &server_index.to_string())?;
-    if let Some(id) = session_id {
-        headers.set(SESSION_ID, id)?;
-    }
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post).with_headers(headers).with_body(Some(body.into()));
-    Ok(stub.fetch_with_request(Request::new_with_init("https://session.internal/", &init)?).await?)
+    let stub: super::http::ObjectStub = env.durable_object(SESSIONS_BINDING)?.id_from_name(name)?.get_stub()?.into_rpc();
+    let envelope = Envelope { op: op.into(), server: server_index, session_id: session_id.unwrap_or_default().into(), object: Some(name.into()), ..Envelope::default() };
+    Ok(super::http::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)
 }
 
 /// The registry object's name for a server.

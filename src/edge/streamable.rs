@@ -2,10 +2,11 @@
 //! checks headers, limits and JSON-RPC shape, then hands the body to the session's object.
 
 use futures::StreamExt;
-use worker::{Env, Headers, Method, Request, RequestInit, Response};
+use worker::{Env, Response};
 
 use super::entry::RequestLog;
-use super::http::{failure_response, Incoming, ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OBJECT, OP, ORIGIN, PRINCIPAL, ROUTE, SERVER, SESSION_ID};
+use super::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
+use crate::envelope::Envelope;
 use crate::auth::Principal;
 use super::catalog;
 use crate::config::Endpoint;
@@ -88,11 +89,20 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         ("message", id)
     };
     log.session_id = Some(session_id.clone());
-    let route = serde_json::to_string(&params).unwrap_or_default();
-    let framing = Some((framing.as_str(), ndjson_body));
-    let alias = endpoint == Endpoint::Stream;
-    let origin = req.url()?.origin().ascii_serialization();
-    forward(env, &session_id, Forward { op, server_index, framing, route: &route, body: Some(body), alias, json_ok, origin: Some(&origin), principal: Some(principal), ..Forward::default() }).await
+    let envelope = Envelope {
+        op: op.into(),
+        server: server_index,
+        session_id,
+        principal: Some(principal.clone()),
+        route: params,
+        framing: Some(framing),
+        ndjson_body,
+        alias: endpoint == Endpoint::Stream,
+        json_ok,
+        origin: Some(req.url()?.origin),
+        ..Envelope::default()
+    };
+    forward(env, envelope, &body).await
 }
 
 /// How a 2026-07-28 request is to be answered, and for whom.
@@ -133,7 +143,7 @@ async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'s
 
 pub async fn delete(req: Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let id = session_of(&req, log)?;
-    forward(env, &id, Forward { op: "delete", server_index, principal: Some(principal), ..Forward::default() }).await
+    forward(env, Envelope { op: "delete".into(), server: server_index, session_id: id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 
 /// `GET /mcp`: the server-to-client stream, or a stream resumed with `Last-Event-ID`.
@@ -144,7 +154,7 @@ pub async fn get(req: Incoming, env: &Env, server_index: usize, principal: &Prin
     }
     let id = session_of(&req, log)?;
     let last_event_id = req.headers().get(LAST_EVENT_ID)?;
-    forward(env, &id, Forward { op: "get", server_index, last_event_id: last_event_id.as_deref(), principal: Some(principal), ..Forward::default() }).await
+    forward(env, Envelope { op: "get".into(), server: server_index, session_id: id, last_event_id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 
 /// The session a request names, after the checks every session-bound request gets.
@@ -176,88 +186,18 @@ fn check_protocol_version(req: &Incoming) -> Result<(), Error> {
     }
 }
 
-/// What the Worker tells the session object besides the body.
-#[derive(Default)]
-pub struct Forward<'a> {
-    pub op: &'a str,
-    pub server_index: usize,
-    /// The reply framing, and whether the body is NDJSON.
-    pub framing: Option<(&'a str, bool)>,
-    pub route: &'a str,
-    pub body: Option<Vec<u8>>,
-    pub last_event_id: Option<&'a str>,
-    /// For a legacy SSE stream: the URL its `endpoint` event names.
-    pub endpoint: Option<&'a str>,
-    /// The request came through the `/stream` alias.
-    pub alias: bool,
-    /// An SSE request that also accepts JSON.
-    pub json_ok: bool,
-    /// The public origin the request arrived on.
-    pub origin: Option<&'a str>,
-    /// The deferred call a result is for.
-    pub call: Option<&'a str>,
-    /// A result's content type, and whether it is a dead letter.
-    pub content_type: Option<&'a str>,
-    pub dead_letter: bool,
-    /// Who sent the request; `None` for internal operations (queue reports, callbacks), whose
-    /// session id is already the object's name.
-    pub principal: Option<&'a Principal>,
-}
-
 /// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
-pub async fn forward(env: &Env, session_id: &str, f: Forward<'_>) -> Result<Response, Error> {
+pub async fn forward(env: &Env, mut envelope: Envelope, payload: &[u8]) -> Result<Response, Error> {
     let namespace = env.durable_object(SESSIONS_BINDING)?;
     // Keyed by principal and id: another principal presenting this id reaches an empty object.
-    let object = f.principal.map_or_else(|| session_id.to_string(), |p| crate::auth::object_name(session_id, &p.id));
-    let stub = namespace.id_from_name(&object)?.get_stub()?;
-    let headers = Headers::new();
-    headers.set(OBJECT, &object)?;
-    if let Some(principal) = f.principal {
-        headers.set(PRINCIPAL, &serde_json::to_string(principal).unwrap_or_default())?;
+    if let Some(principal) = &envelope.principal {
+        envelope.object = Some(crate::auth::object_name(&envelope.session_id, &principal.id));
     }
-    headers.set(OP, f.op)?;
-    headers.set(SERVER, &f.server_index.to_string())?;
-    headers.set(SESSION_ID, session_id)?;
-    headers.set(ROUTE, if f.route.is_empty() { "[]" } else { f.route })?;
-    if let Some(last) = f.last_event_id {
-        headers.set(LAST_EVENT_ID, last)?;
-    }
-    if f.alias {
-        headers.set(ALIAS, "1")?;
-    }
-    if f.json_ok {
-        headers.set(JSON_OK, "1")?;
-    }
-    if let Some(endpoint) = f.endpoint {
-        headers.set(ENDPOINT, endpoint)?;
-    }
-    if let Some(origin) = f.origin {
-        headers.set(ORIGIN, origin)?;
-    }
-    if let Some(call) = f.call {
-        headers.set(CALL, call)?;
-    }
-    if let Some(content_type) = f.content_type {
-        headers.set("content-type", content_type)?;
-    }
-    if f.dead_letter {
-        headers.set(DEAD_LETTER, "1")?;
-    }
-    if let Some((framing, ndjson_body)) = f.framing {
-        headers.set(FRAMING, framing)?;
-        if ndjson_body {
-            headers.set(NDJSON_BODY, "1")?;
-        }
-    }
+    let stub: super::http::ObjectStub = namespace.id_from_name(envelope.object())?.get_stub()?.into_rpc();
+    let body = envelope.seal(payload);
     let mut attempt = 0;
     loop {
-        let mut init = RequestInit::new();
-        init.with_method(Method::Post).with_headers(headers.clone());
-        if let Some(body) = &f.body {
-            init.with_body(Some(js_sys::Uint8Array::from(body.as_slice()).into()));
-        }
-        let request = Request::new_with_init("https://session.internal/", &init)?;
-        match stub.fetch_with_request(request).await {
+        match super::http::send_to_object(&stub, &body).await {
             Ok(response) => return Ok(response),
             Err(error) => {
                 let flag = |name: &str| match &error {

@@ -39,25 +39,9 @@ pub fn host_of(url: &str) -> Option<String> {
     } else {
         host_port.rsplit_once(':').map_or(host_port, |(h, _)| h)
     };
-    let host = percent_decode(host)?.to_ascii_lowercase();
+    let host = crate::routes::percent_decode(host)?.to_ascii_lowercase();
     let host = host.strip_suffix('.').unwrap_or(&host).to_string();
     (!host.is_empty()).then_some(host)
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let mut out = Vec::with_capacity(s.len());
-    let bytes = s.as_bytes();
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            out.push(u8::from_str_radix(s.get(i + 1..i + 3)?, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// Why a host may not be fetched, or `None` when it is a public address or an ordinary name.

@@ -40,7 +40,7 @@ pub fn lint(schema: &Value) -> Result<(), (String, String)> {
 fn lint_at(root: &Value, schema: &Value, at: &str) -> Result<(), (String, String)> {
     let Value::Object(s) = schema else { return Ok(()) };
     if let Some(pattern) = s.get("pattern") {
-        let valid = pattern.as_str().is_some_and(|p| regex_lite::Regex::new(p).is_ok());
+        let valid = pattern.as_str().is_some_and(|p| pattern_matches(p, "").is_some());
         if !valid {
             return Err((format!("{at}.pattern"), format!("{pattern} is not a valid regular expression")));
         }
@@ -71,28 +71,25 @@ fn lint_at(root: &Value, schema: &Value, at: &str) -> Result<(), (String, String
 /// A local reference: `#` or `#/json/pointer` into the schema's own document.
 fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
-    let decoded = percent_decode(pointer)?;
+    let decoded = crate::routes::percent_decode(pointer)?;
     root.pointer(&decoded)
 }
 
-fn percent_decode(s: &str) -> Option<String> {
-    if !s.contains('%') {
-        return Some(s.to_string());
-    }
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
-        if b == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+/// Whether `text` matches `pattern`, or `None` when the pattern does not compile. JSON Schema's
+/// `pattern` is an ECMA-262 regular expression, and workerd has that engine already: the module
+/// carries no regex engine of its own. Natively (unit tests, `check-config`), regex-lite.
+#[cfg(target_arch = "wasm32")]
+fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
+    use wasm_bindgen::JsCast;
+    // `new RegExp` throws on a bad pattern; `Reflect.construct` turns that into an `Err`.
+    let constructor: js_sys::Function = js_sys::Reflect::get(&js_sys::global(), &"RegExp".into()).ok()?.dyn_into().ok()?;
+    let regex = js_sys::Reflect::construct(&constructor, &js_sys::Array::of2(&pattern.into(), &"u".into())).ok()?;
+    Some(regex.unchecked_into::<js_sys::RegExp>().test(text))
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn pattern_matches(pattern: &str, text: &str) -> Option<bool> {
+    regex_lite::Regex::new(pattern).ok().map(|regex| regex.is_match(text))
 }
 
 fn fail(path: &str, rule: &'static str, message: String) -> Result<(), Violation> {
@@ -298,7 +295,7 @@ fn check_string(schema: &Map<String, Value>, s: &str, path: &str) -> Result<(), 
     check_count(schema, s.chars().count(), ("minLength", "maxLength"), "characters", path)?;
     if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
         // Patterns are checked when the configuration loads; one that still fails matches nothing.
-        let matches = regex_lite::Regex::new(pattern).is_ok_and(|re| re.is_match(s));
+        let matches = pattern_matches(pattern, s) == Some(true);
         if !matches {
             return fail(path, "pattern", format!("must match the pattern {pattern:?}"));
         }

@@ -15,7 +15,8 @@ use futures::StreamExt;
 use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
-use super::http::{error_response, ALIAS, CALL, DEAD_LETTER, ENDPOINT, JSON_OK, FRAMING, LAST_EVENT_ID, NDJSON_BODY, OBJECT, OP, ORIGIN, PRINCIPAL, ROUTE, SERVER, SESSION_ID};
+use super::http::error_response;
+use crate::envelope::Envelope;
 use crate::auth::{object_name, Principal};
 use super::calls::{self, CallContext, Cancels, Inputs};
 use super::deferred::{Home, Waiters};
@@ -125,44 +126,43 @@ impl DurableObject for McpSession {
 
 impl McpSession {
     async fn serve(&self, mut req: Request) -> Result<Response, Error> {
-        let headers = req.headers();
-        let op = headers.get(OP)?.unwrap_or_default();
-        if matches!(op.as_str(), "call-status" | "attempt-failed" | "resolve" | "callback") {
-            return self.serve_result(&op, req).await;
+        let input = req.bytes().await?;
+        let (envelope, body) = Envelope::open(&input)?;
+        let op = envelope.op.as_str();
+        if matches!(op, "call-status" | "attempt-failed" | "resolve" | "callback") {
+            return self.serve_result(&envelope, body).await;
         }
         #[cfg(mcp_edge_test_hooks)]
         if op == "test-alarm" {
             self.alarm().await.map_err(|e| Error::Internal(format!("alarm: {e:?}")))?;
             return Ok(ResponseBuilder::new().with_status(204).empty());
         }
-        let session_id = headers.get(SESSION_ID)?.unwrap_or_default();
-        let server_index: usize = headers.get(SERVER)?.and_then(|s| s.parse().ok()).unwrap_or(usize::MAX);
+        let session_id = envelope.session_id.clone();
+        let server_index = envelope.server;
         if op.starts_with("registry-") || op.starts_with("principal-") {
-            let body = req.bytes().await?;
-            return registry::serve(&self.state, &self.env, &op, server_index, &session_id, &body).await;
+            return registry::serve(&self.state, &self.env, op, server_index, &session_id, body).await;
         }
-        let framing = headers.get(FRAMING)?.as_deref().and_then(Framing::from_name).unwrap_or(Framing::Json);
-        let ndjson_body = headers.get(NDJSON_BODY)?.is_some();
+        let framing = envelope.framing.unwrap_or(Framing::Json);
+        let ndjson_body = envelope.ndjson_body;
         // Seed 003's progress.update lines go to NDJSON clients and the /stream alias.
-        let progress_update = framing == Framing::Ndjson || headers.get(ALIAS)?.is_some();
-        let json_ok = headers.get(JSON_OK)?.is_some();
-        let route: RouteParams = headers.get(ROUTE)?.and_then(|r| serde_json::from_str(&r).ok()).unwrap_or_default();
+        let progress_update = framing == Framing::Ndjson || envelope.alias;
+        let json_ok = envelope.json_ok;
+        let route: &RouteParams = &envelope.route;
         let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("unknown server index".into()))?;
-        let principal: Principal = headers.get(PRINCIPAL)?.and_then(|p| serde_json::from_str(&p).ok()).unwrap_or_else(Principal::anonymous);
+        let principal: Principal = envelope.principal.clone().unwrap_or_else(Principal::anonymous);
         let home = Home {
             env: self.env.clone(),
             storage: self.raw_storage.clone(),
             waiters: self.waiters.clone(),
             session_id: session_id.clone(),
-            object: headers.get(OBJECT)?.unwrap_or_else(|| session_id.clone()),
+            object: envelope.object().to_string(),
             server_index,
-            origin: headers.get(ORIGIN)?.unwrap_or_default(),
+            origin: envelope.origin.clone().unwrap_or_default(),
         };
 
-        match op.as_str() {
+        match op {
             "initialize" => {
-                let body = req.bytes().await?;
-                let parsed = jsonrpc::parse_body(&body, false)?;
+                let parsed = jsonrpc::parse_body(body, false)?;
                 let Some(Ok(Message::Request(request))) = parsed.messages.into_iter().next() else {
                     return Err(Error::InvalidRequest("initialize expected".into()));
                 };
@@ -187,20 +187,19 @@ impl McpSession {
                 } else {
                     *self.cached.borrow_mut() = Some(Some(session.clone()));
                 }
-                let body = req.bytes().await?;
                 // Test builds only: a panic inside the session object, after its state is stored.
                 #[cfg(mcp_edge_test_hooks)]
                 #[allow(clippy::panic)]
                 if body.windows(21).any(|w| w == br#""mcp-edge/test-panic""#) {
                     panic!("a forced panic in the session object (test build)");
                 }
-                let parsed = jsonrpc::parse_body(&body, ndjson_body)?;
+                let parsed = jsonrpc::parse_body(body, ndjson_body)?;
                 // JSON-RPC batching was removed in 2025-06-18; NDJSON lines are not a batch.
                 if parsed.batch && !ndjson_body && at_least(&session.protocol_version, "2025-06-18") {
                     return Err(Error::InvalidRequest(format!("batches are not supported in protocol version {}", session.protocol_version)));
                 }
                 let batch = parsed.batch;
-                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (&route, &principal)).await?;
+                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (route, &principal)).await?;
                 if actions.iter().all(|a| *a == Action::Nothing) {
                     return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(&session_id, None)?).empty());
                 }
@@ -218,7 +217,7 @@ impl McpSession {
                 session.principal.clone_from(&principal.id);
                 self.save(&session).await?;
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
-                let endpoint = headers.get(ENDPOINT)?.unwrap_or_default();
+                let endpoint = envelope.endpoint.clone().unwrap_or_default();
                 self.open_legacy(server, &session_id, endpoint)
             }
             "sse-message" => {
@@ -228,14 +227,13 @@ impl McpSession {
                     // Not a legacy session, or its stream is gone: nothing could carry the answer.
                     return Err(Error::SessionNotFound);
                 };
-                let body = req.bytes().await?;
-                let parsed = jsonrpc::parse_body(&body, false)?;
-                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (&route, &principal)).await?;
+                let parsed = jsonrpc::parse_body(body, false)?;
+                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (route, &principal)).await?;
                 self.spawn_actions(server, session, home, (Outlet::Legacy(writer), None), actions, false);
                 Ok(ResponseBuilder::new().with_status(202).empty())
             }
             "listen" => {
-                let body: serde_json::Value = serde_json::from_slice(&req.bytes().await?).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+                let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
                 let now = now_ms();
                 let field = |name: &str| body.get(name).cloned().unwrap_or(serde_json::Value::Null);
                 let mut session = Session::new(&session_id, server.route.as_str(), crate::negotiate::STATELESS_VERSION, field("clientInfo"), field("clientCapabilities"), now);
@@ -253,7 +251,7 @@ impl McpSession {
             "get" => {
                 let mut session = self.session_for(server, Some(&principal)).await?;
                 session.touch(now_ms());
-                let last_event_id = headers.get(LAST_EVENT_ID)?;
+                let last_event_id = envelope.last_event_id.clone();
                 // The queued messages go out on this stream.
                 let pending = if last_event_id.is_none() { std::mem::take(&mut session.pending) } else { Vec::new() };
                 self.save(&session).await?;
@@ -263,7 +261,7 @@ impl McpSession {
                 // An upstream announced a change. A subscribed session gets it on its GET
                 // stream, or at its next GET when none is open.
                 let mut session = self.session_for(server, None).await?;
-                let body = req.text().await?;
+                let body = String::from_utf8_lossy(body).into_owned();
                 let uri = serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
                 if !uri.is_some_and(|u| session.subscriptions.contains(&u)) {
                     return Ok(ResponseBuilder::new().with_status(204).empty());

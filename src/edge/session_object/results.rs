@@ -12,14 +12,14 @@ use crate::tools::reply::{self, error_result, Upstream};
 impl McpSession {
     /// Serves the operations of deferred calls: `call-status`, `attempt-failed`, `resolve`
     /// (a queue consumer's result or dead letter) and `callback` (an upstream's POST).
-    pub(super) async fn serve_result(&self, op: &str, mut req: Request) -> Result<Response, Error> {
-        let call = req.headers().get(CALL)?.unwrap_or_default();
+    pub(super) async fn serve_result(&self, envelope: &Envelope, body: &[u8]) -> Result<Response, Error> {
+        let call = envelope.call.as_deref().unwrap_or_default();
         let gone = || Err(Error::CallGone);
         // A session that ended took its calls with it.
         let Some(session) = self.load().await? else { return gone() };
-        let Some(mut record) = load_record(&self.raw_storage, &call).await else { return gone() };
+        let Some(mut record) = load_record(&self.raw_storage, call).await else { return gone() };
         let Some(server) = server_at(&session.server) else { return gone() };
-        match op {
+        match envelope.op.as_str() {
             "call-status" => {
                 if record.state == State::Waiting && now_ms() < record.deadline_ms {
                     Ok(ResponseBuilder::new().with_status(204).empty())
@@ -28,14 +28,13 @@ impl McpSession {
                 }
             }
             "attempt-failed" => {
-                record.last_error = Some(req.text().await?);
+                record.last_error = Some(String::from_utf8_lossy(body).into_owned());
                 store_record(&self.raw_storage, &record).await;
                 Ok(ResponseBuilder::new().with_status(204).empty())
             }
             "resolve" | "callback" => {
-                let content_type = req.headers().get("content-type")?;
-                let dead = req.headers().get(DEAD_LETTER)?.is_some();
-                let body = req.bytes().await?;
+                let content_type = envelope.content_type.clone();
+                let dead = envelope.dead_letter;
                 if record.resolve(now_ms()) == Err(Refusal::Gone) {
                     store_record(&self.raw_storage, &record).await;
                     return gone();
@@ -45,11 +44,11 @@ impl McpSession {
                 let result = if dead {
                     let why = record.last_error.clone().unwrap_or_else(|| "no attempt succeeded".into());
                     error_result(format!("The queued call failed on every attempt the queue made: {why}"))
-                } else if op == "resolve" {
-                    serde_json::from_slice::<Value>(&body).unwrap_or_else(|e| error_result(format!("The queued call's result was unreadable: {e}")))
+                } else if envelope.op == "resolve" {
+                    serde_json::from_slice::<Value>(body).unwrap_or_else(|e| error_result(format!("The queued call's result was unreadable: {e}")))
                 } else {
                     // A callback's body is mapped like the upstream's reply would have been.
-                    reply::to_result(&Upstream::Reply { status: 200, content_type, body, truncated_at: None }, &plan)
+                    reply::to_result(&Upstream::Reply { status: 200, content_type, body: body.to_vec(), truncated_at: None }, &plan)
                 };
                 self.settle(server, &session, &record, result, &plan).await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(json_headers()?).fixed(br#"{"applied":true}"#.to_vec()))

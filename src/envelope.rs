@@ -1,0 +1,124 @@
+//! What the Worker tells a session object about a request it forwards: one JSON line ahead of
+//! the payload, so the object reads its whole input in one body read, with no header lookups.
+
+use serde::{Deserialize, Serialize};
+
+use crate::auth::Principal;
+use crate::error::Error;
+use crate::negotiate::Framing;
+use crate::routes::RouteParams;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Envelope {
+    /// `initialize`, `message`, `get`, `delete`, `sse-open`, `registry-set`, `callback`, ...
+    pub op: String,
+    pub server: usize,
+    pub session_id: String,
+    /// The object's own name (the session id keyed by principal); the session id when absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    /// Who sent the request; `None` for internal operations (queue reports, callbacks), whose
+    /// session id is already the object's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub principal: Option<Principal>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub route: RouteParams,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub framing: Option<Framing>,
+    /// The payload is NDJSON lines rather than one JSON value.
+    #[serde(skip_serializing_if = "is_false")]
+    pub ndjson_body: bool,
+    /// The request came through the `/stream` alias.
+    #[serde(skip_serializing_if = "is_false")]
+    pub alias: bool,
+    /// An SSE request that also accepts JSON.
+    #[serde(skip_serializing_if = "is_false")]
+    pub json_ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_event_id: Option<String>,
+    /// For a legacy SSE stream: the URL its `endpoint` event names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The public origin the request arrived on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// The deferred call a result is for, the result's content type, and whether it is a
+    /// dead letter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub dead_letter: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+impl Envelope {
+    /// The envelope's line, then the payload.
+    pub fn seal(&self, payload: &[u8]) -> Vec<u8> {
+        // Serializing plain strings, numbers and flags cannot fail.
+        let mut out = serde_json::to_vec(self).unwrap_or_default();
+        out.reserve(payload.len() + 1);
+        out.push(b'\n');
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// Splits what `seal` wrote. A JSON line never holds a raw newline, so the first one ends it.
+    pub fn open(body: &[u8]) -> Result<(Envelope, &[u8]), Error> {
+        let end = body.iter().position(|b| *b == b'\n').unwrap_or(body.len());
+        let (line, rest) = body.split_at(end);
+        let envelope = serde_json::from_slice(line).map_err(|e| Error::Internal(format!("forwarded request without an envelope: {e}")))?;
+        Ok((envelope, rest.get(1..).unwrap_or_default()))
+    }
+
+    /// The name of the object this envelope was sent to.
+    pub fn object(&self) -> &str {
+        self.object.as_deref().unwrap_or(&self.session_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sealed_and_opened() {
+        let envelope = Envelope {
+            op: "message".into(),
+            server: 2,
+            session_id: "s-1".into(),
+            object: Some("s-1|token:bot".into()),
+            principal: Some(Principal { id: "jwt:https://issuer|ünïcode\nline".into(), roles: vec!["admin".into()] }),
+            route: vec![("chat_uuid".into(), "abc".into())],
+            framing: Some(Framing::Ndjson),
+            ndjson_body: true,
+            ..Envelope::default()
+        };
+        let payload = b"{\"jsonrpc\":\"2.0\"}\n{\"jsonrpc\":\"2.0\"}\n";
+        let sealed = envelope.seal(payload);
+        let line = sealed.split(|b| *b == b'\n').next().unwrap();
+        assert_eq!(
+            std::str::from_utf8(line).unwrap(),
+            r#"{"op":"message","server":2,"sessionId":"s-1","object":"s-1|token:bot","principal":{"id":"jwt:https://issuer|ünïcode\nline","roles":["admin"]},"route":[["chat_uuid","abc"]],"framing":"ndjson","ndjsonBody":true}"#
+        );
+        let (opened, rest) = Envelope::open(&sealed).unwrap();
+        assert_eq!(opened, envelope);
+        assert_eq!(rest, payload);
+        assert_eq!(opened.object(), "s-1|token:bot");
+    }
+
+    #[test]
+    fn empty_payloads_and_defaults() {
+        let envelope = Envelope { op: "get".into(), session_id: "s".into(), ..Envelope::default() };
+        let sealed = envelope.seal(b"");
+        assert_eq!(sealed, b"{\"op\":\"get\",\"server\":0,\"sessionId\":\"s\"}\n");
+        let (opened, rest) = Envelope::open(&sealed).unwrap();
+        assert_eq!((opened.object(), opened.framing, rest), ("s", None, &b""[..]));
+        assert!(Envelope::open(b"not json\n{}").is_err());
+    }
+}
