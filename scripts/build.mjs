@@ -46,6 +46,7 @@ export function build({ config = 'mcp-edge.json', outDir = 'build', testHooks = 
       WASM_OPT_BIN: bin('wasm-opt'),
     },
   });
+  leanEntrypoint(join(root, outDir, 'index.js'));
   // worker-build keeps the function names section (a sixth of the module) for stack traces;
   // panics still log their message and source location without it, and every isolate that
   // starts cold has less to download and compile.
@@ -56,6 +57,32 @@ export function build({ config = 'mcp-edge.json', outDir = 'build', testHooks = 
   if (!keepNames) run(bin('wasm-opt'), ['--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', wasm]);
   writeFileSync(stamp, hash);
   return join(root, outDir);
+}
+
+// worker-build exports the fetch handler as a `WorkerEntrypoint` class behind a Proxy, so every
+// request constructs an entrypoint, a Proxy with a dozen traps and another around `fetch`, and
+// awaits once more. A plain handler object does the same work without them: it reinstantiates the
+// module after a panic (the shim's own function), and marks a trap as critical when a call
+// throws or rejects with one. The Durable Object class keeps its Proxy, which recreates objects
+// built before a reinstantiation. When worker-build's output no longer has the expected shape,
+// its own entrypoint stays.
+function leanEntrypoint(file) {
+  const js = readFileSync(file, 'utf8');
+  const reinit = js.match(/function (\w+)\(\)\{\w+\.criticalError&&\(console\.log\("Reinitializing Wasm application"\)/)?.[1];
+  const mark = js.match(/addEventListener\("error",\w+=>\{(\w+)\(\w+\.error\)\}\)/)?.[1];
+  const entry = js.match(/var (\w+)=class extends \w+\{\};\1\.prototype\.fetch=function\(e\)\{return (\w+)\.call\(this,e,this\.env,this\.ctx\)\};\1\.prototype\.queue=function\(e\)\{return (\w+)\.call\(this,e,this\.env,this\.ctx\)\};/);
+  const exported = js.match(/export\{[^}]*\b(\w+) as default\}/);
+  if (!reinit || !mark || !entry || !exported || !js.includes(`${exported[1]}=new Proxy(${entry[1]},`)) {
+    console.error('[build] worker-build output has an unexpected shape; keeping its entrypoint');
+    return;
+  }
+  const [, , fetch, queue] = entry;
+  const handlers =
+    `function __mcpEdgeRun(f,a,e,c){${reinit}();try{return f(a,e,c).then(void 0,x=>{${mark}(x);throw x})}catch(x){${mark}(x);throw x}}` +
+    `var __mcpEdgeEntry={fetch(r,e,c){return __mcpEdgeRun(${fetch},r,e,c)},queue(b,e,c){return __mcpEdgeRun(${queue},b,e,c)}};`;
+  const at = exported.index;
+  const patched = js.slice(0, at) + handlers + exported[0].replace(`${exported[1]} as default`, '__mcpEdgeEntry as default') + js.slice(at + exported[0].length);
+  writeFileSync(file, patched);
 }
 
 function arg(name, fallback) {

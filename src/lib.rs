@@ -19,6 +19,7 @@
 //! - [`config`]: the bundled configuration, validated with precise paths.
 //! - [`tools`]: templates, argument validation, HTTP request rendering, reply mapping.
 //! - [`routes`]: route patterns with `{param}` segments.
+//! - [`head`]: a request's method, URL and headers as the edge reads them.
 //! - [`policy`]: Origin allowlists and CORS headers.
 //! - `edge` (wasm32 only): the only code that imports `worker`.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
@@ -30,6 +31,7 @@ pub mod dispatch;
 pub mod envelope;
 pub mod error;
 pub mod framing;
+pub mod head;
 pub mod jsonrpc;
 pub mod negotiate;
 pub mod pending;

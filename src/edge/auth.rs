@@ -11,7 +11,7 @@ use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use worker::{Env, Response, ResponseBuilder};
-use crate::routes::RequestUrl;
+use crate::head::RequestUrl;
 
 use super::{now_ms, upstream};
 use crate::auth::{check_claims, introspected, parse_jwt, same_secret, Auth, Jwt, Principal};
@@ -38,7 +38,7 @@ pub async fn authenticate(req: &super::http::Incoming, env: &Env, server: &Serve
     let resource = format!("{origin}{}", url.path);
     let metadata = format!("{origin}/.well-known/oauth-protected-resource{}", url.path);
     let unauthorized = |invalid: bool, why: String| Error::Unauthorized { challenge: auth.challenge(&metadata, invalid), why };
-    let header = |name: &str| req.headers().get(name).ok().flatten();
+    let header = |name: &str| req.header(name);
     let Some(credential) = auth.credential(&header) else {
         return Err(unauthorized(false, "no credentials".into()));
     };

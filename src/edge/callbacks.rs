@@ -21,7 +21,7 @@ pub async fn receive(mut req: super::http::Incoming, env: &Env, token: &str) -> 
     }
     let limit = super::catalog()?.servers.iter().map(|s| s.max_body_bytes).max().unwrap_or(0);
     let body = read_limited(&mut req, limit).await?;
-    let content_type = req.headers().get("content-type")?;
+    let content_type = req.header("content-type");
     let envelope = Envelope { op: "callback".into(), session_id: session.to_string(), call: Some(call.to_string()), content_type, ..Envelope::default() };
     forward(env, envelope, &body).await
 }

@@ -39,7 +39,7 @@ pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
     let started = now_ms();
     let req = Incoming::from(req);
     let mut log = RequestLog {
-        request_id: req.headers().get("cf-ray").ok().flatten().unwrap_or_default(),
+        request_id: req.header("cf-ray").unwrap_or_default(),
         http: format!("{} {}", req.method(), req.path()),
         ..RequestLog::default()
     };
@@ -63,17 +63,17 @@ pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
 }
 
 /// Header size, auth, then the request rate: who the caller is, or why they are turned away.
-async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params: &crate::routes::RouteParams, url: &crate::routes::RequestUrl) -> Result<Principal, Error> {
-    let header_bytes: usize = req.headers().entries().map(|(name, value)| name.len() + value.len()).sum();
+async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params: &crate::routes::RouteParams, url: &crate::head::RequestUrl) -> Result<Principal, Error> {
+    let header_bytes: usize = req.header_bytes();
     if header_bytes > server.limits.max_header_bytes {
         return Err(Error::HeadersTooLarge(server.limits.max_header_bytes));
     }
     let principal = super::auth::authenticate(req, env, server, params, url).await?;
     if let Some((binding, period)) = &server.limits.rate_limit {
         let limiter = env.rate_limiter(binding).map_err(|_| Error::Config(format!("limits.rateLimit names the binding {binding}, which this Worker does not have")))?;
-        let session = req.headers().get("mcp-session-id")?.or_else(|| url.query_param("sessionId"));
+        let session = req.header("mcp-session-id").or_else(|| url.query_param("sessionId"));
         // The anonymous principal is everyone: its requests count per client address instead.
-        let caller = if principal.id == crate::auth::ANONYMOUS { format!("ip:{}", req.headers().get("cf-connecting-ip")?.unwrap_or_default()) } else { principal.id.clone() };
+        let caller = if principal.id == crate::auth::ANONYMOUS { format!("ip:{}", req.header("cf-connecting-ip").unwrap_or_default()) } else { principal.id.clone() };
         let route = server.route.as_str();
         let keys = std::iter::once(format!("{route}|principal|{caller}")).chain(session.map(|s| format!("{route}|session|{s}")));
         for key in keys {
@@ -89,13 +89,13 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
     // Test builds only: proves that a panic resets the instance and nothing else.
     #[cfg(mcp_edge_test_hooks)]
     #[allow(clippy::panic)]
-    if req.headers().get("x-mcp-edge-test-panic")?.as_deref() == Some("worker") {
+    if req.header("x-mcp-edge-test-panic").as_deref() == Some("worker") {
         panic!("a forced panic in the Worker (test build)");
     }
     // Test builds only: fires a session's alarm now, as Cloudflare may (more than once).
     #[cfg(mcp_edge_test_hooks)]
-    if req.headers().get("x-mcp-edge-test-hook")?.as_deref() == Some("alarm") {
-        let sid = req.headers().get("mcp-session-id")?.unwrap_or_default();
+    if req.header("x-mcp-edge-test-hook").as_deref() == Some("alarm") {
+        let sid = req.header("mcp-session-id").unwrap_or_default();
         let envelope = crate::envelope::Envelope { op: "test-alarm".into(), session_id: sid, principal: Some(Principal::anonymous()), ..Default::default() };
         return streamable::forward(env, envelope, &[]).await;
     }
@@ -110,11 +110,11 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
         return Err(Error::RouteNotFound(url.path.clone()));
     };
     // Host and Origin checks come before anything reads the body: DNS rebinding defence.
-    let host = req.headers().get("host")?;
-    if !policy::host_allowed(host.as_deref(), req.headers().get("cf-connecting-ip")?.as_deref(), &server.allowed_hosts) {
+    let host = req.header("host");
+    if !policy::host_allowed(host.as_deref(), req.header("cf-connecting-ip").as_deref(), &server.allowed_hosts) {
         return Err(Error::HostForbidden(host.unwrap_or_default()));
     }
-    let origin = req.headers().get("origin")?;
+    let origin = req.header("origin");
     let decision = policy::check_origin(origin.as_deref(), &server.origins, &url.origin);
     if let OriginDecision::Forbidden(o) = &decision {
         return Err(Error::OriginForbidden(o.clone()));
@@ -140,7 +140,7 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
             };
             // 2026-07-28 has no GET stream and no sessions to end; its clients' session ids and
             // event ids are never looked at.
-            let revision = crate::protocol::meta::is_stateless(req.headers().get("mcp-protocol-version")?.as_deref(), None, req.headers().has(crate::edge::http::SESSION_ID)?);
+            let revision = crate::protocol::meta::is_stateless(req.header("mcp-protocol-version").as_deref(), None, req.header(crate::edge::http::SESSION_ID).is_some());
             let result = match (req.method(), endpoint, principal) {
                 (_, _, Err(error)) => Err(error),
                 (Method::Post, Endpoint::Mcp | Endpoint::Stream, Ok(p)) => streamable::post(req, env, (index, &p), endpoint, params, log).await,

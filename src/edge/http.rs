@@ -3,6 +3,7 @@
 use worker::{Headers, Response, ResponseBuilder, Result};
 
 use crate::error::Error;
+use crate::head::RequestHead;
 use crate::jsonrpc;
 
 pub const LAST_EVENT_ID: &str = "last-event-id";
@@ -78,55 +79,68 @@ pub async fn whole_body(array_buffer: js_sys::Promise) -> std::result::Result<Ve
     Ok(js_sys::Uint8Array::new(&buffer).to_vec())
 }
 
-/// A request as the runtime handed it over. `worker::Request` copies the path and builds the
-/// `cf` object for every request, which costs more than the rest of a cheap tool call; this
-/// reads only what is asked for.
-pub struct Incoming(web_sys::Request);
+/// A request as the runtime handed it over, with its method, URL and headers read in one call
+/// (`crate::head`). `worker::Request` copies the path and builds the `cf` object for every
+/// request, and header reads cross the wasm boundary one by one; each costs more than it seems
+/// next to a cheap tool call.
+pub struct Incoming {
+    request: web_sys::Request,
+    head: RequestHead,
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function request_head(request) {
+  let head = request.method + '\\n' + request.url;
+  for (const [name, value] of request.headers) head += '\\n' + name + '\\n' + value;
+  return head;
+}")]
+extern "C" {
+    /// `METHOD\nURL\nname\nvalue…`: header values never hold a line break.
+    fn request_head(request: &web_sys::Request) -> String;
+}
 
 impl From<web_sys::Request> for Incoming {
     fn from(request: web_sys::Request) -> Self {
-        Incoming(request)
+        let head = RequestHead::parse(&request_head(&request));
+        Incoming { request, head }
     }
 }
 
 impl From<worker::Request> for Incoming {
     fn from(request: worker::Request) -> Self {
         // `Clone::clone`: the inherent `clone` is the JS one, which copies the body.
-        Incoming(Clone::clone(request.inner()))
+        Incoming::from(Clone::clone(request.inner()))
     }
 }
 
 impl Incoming {
-    pub fn headers(&self) -> Headers {
-        Headers(self.0.headers())
+    pub fn header(&self, name: &str) -> Option<String> {
+        self.head.header(name).map(str::to_string)
+    }
+
+    pub fn header_bytes(&self) -> usize {
+        self.head.header_bytes()
     }
 
     pub fn method(&self) -> worker::Method {
-        worker::Method::from(self.0.method())
+        worker::Method::from(self.head.method.clone())
     }
 
-    pub fn url(&self) -> Result<crate::routes::RequestUrl> {
-        let url = self.0.url();
-        crate::routes::RequestUrl::parse(&url).ok_or_else(|| worker::Error::RustError(format!("unparsable request URL {url}")))
+    pub fn url(&self) -> Result<crate::head::RequestUrl> {
+        let url = &self.head.url;
+        crate::head::RequestUrl::parse(url).ok_or_else(|| worker::Error::RustError(format!("unparsable request URL {url}")))
     }
 
-    /// The path, cut from the serialized URL without parsing it again: a special-scheme URL
-    /// always has a path, and `?` and `#` within it are always percent-encoded.
     pub fn path(&self) -> String {
-        let url = self.0.url();
-        let after_scheme = url.find("://").map_or(0, |i| i + 3);
-        let rest = url.get(after_scheme..).unwrap_or_default();
-        let path = rest.find('/').and_then(|i| rest.get(i..)).unwrap_or("/");
-        path.split(['?', '#']).next().unwrap_or("/").to_string()
+        self.head.path().to_string()
     }
 
     /// The whole body in one call.
     pub async fn bytes(&mut self) -> Result<Vec<u8>> {
-        Ok(whole_body(self.0.array_buffer()?).await?)
+        Ok(whole_body(self.request.array_buffer()?).await?)
     }
 
     /// The body chunk by chunk, for bodies of unknown length.
     pub fn stream(&mut self) -> Result<worker::ByteStream> {
-        worker::Request::from(Clone::clone(&self.0)).stream()
+        worker::Request::from(Clone::clone(&self.request)).stream()
     }
 }

@@ -32,7 +32,7 @@ pub async fn message(mut req: super::http::Incoming, env: &Env, server_index: us
         return Err(Error::SessionNotFound);
     }
     log.session_id = Some(session_id.clone());
-    let content_type = req.headers().get("content-type")?;
+    let content_type = req.header("content-type");
     if !matches!(content_type.as_deref().map(media_type).as_deref(), None | Some("application/json")) {
         return Err(Error::UnsupportedMediaType(content_type.unwrap_or_default()));
     }

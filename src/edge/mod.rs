@@ -37,5 +37,6 @@ pub(crate) fn secret(env: &worker::Env, name: &str) -> Option<String> {
 }
 
 pub(crate) fn now_ms() -> u64 {
-    worker::Date::now().as_millis()
+    // `Date.now()`: `worker::Date::now()` builds a `Date` object to read the same number.
+    js_sys::Date::now() as u64
 }

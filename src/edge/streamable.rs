@@ -21,19 +21,18 @@ pub const SESSIONS_BINDING: &str = "MCP_SESSIONS";
 
 pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
     let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
-    let headers = req.headers();
-    let content_type = headers.get("content-type")?;
+    let content_type = req.header("content-type");
     let media = content_type.as_deref().map(media_type);
     let ndjson_body = media.as_deref().is_some_and(is_ndjson_type);
     if !matches!(media.as_deref(), None | Some("application/json")) && !ndjson_body {
         return Err(Error::UnsupportedMediaType(content_type.unwrap_or_default()));
     }
-    let accept = headers.get("accept")?;
+    let accept = req.header("accept");
     let framing = negotiate::framing(accept.as_deref(), content_type.as_deref(), endpoint == Endpoint::Stream)?;
     let json_ok = framing == negotiate::Framing::Sse && endpoint == Endpoint::Mcp && negotiate::json_acceptable(accept.as_deref());
-    let session_header = headers.get(SESSION_ID)?;
-    let version_header = headers.get("mcp-protocol-version")?;
-    let declared = headers.get("content-length")?.and_then(|l| l.parse::<u64>().ok());
+    let session_header = req.header(SESSION_ID);
+    let version_header = req.header("mcp-protocol-version");
+    let declared = req.header("content-length").and_then(|l| l.parse::<u64>().ok());
     if declared.is_some_and(|len| len > server.max_body_bytes) {
         return Err(Error::PayloadTooLarge(server.max_body_bytes));
     }
@@ -117,8 +116,7 @@ struct Revision {
 /// A 2026-07-28 POST: one message, checked against its headers, served without a session
 /// (`subscriptions/listen` excepted, whose stream lives in an object of its own).
 async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'static crate::config::Server), parsed: jsonrpc::Body, how: Revision, log: &mut RequestLog) -> Result<Response, Error> {
-    let headers = req.headers();
-    let header = |name: &str| headers.get(name).ok().flatten();
+    let header = |name: &str| req.header(name);
     let reject = |id: &serde_json::Value, error: Error| Ok(failure_response(id, &error, meta::error_status(error.code()))?);
     if parsed.batch {
         return reject(&serde_json::Value::Null, Error::InvalidRequest("a 2026-07-28 POST carries exactly one JSON-RPC message".into()));
@@ -148,19 +146,19 @@ pub async fn delete(req: Incoming, env: &Env, server_index: usize, principal: &P
 
 /// `GET /mcp`: the server-to-client stream, or a stream resumed with `Last-Event-ID`.
 pub async fn get(req: Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
-    let accept = req.headers().get("accept")?.unwrap_or_default();
+    let accept = req.header("accept").unwrap_or_default();
     if !accept.to_ascii_lowercase().contains("text/event-stream") {
         return Err(Error::NotAcceptable(accept));
     }
     let id = session_of(&req, log)?;
-    let last_event_id = req.headers().get(LAST_EVENT_ID)?;
+    let last_event_id = req.header(LAST_EVENT_ID);
     forward(env, Envelope { op: "get".into(), server: server_index, session_id: id, last_event_id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 
 /// The session a request names, after the checks every session-bound request gets.
 fn session_of(req: &Incoming, log: &mut RequestLog) -> Result<String, Error> {
     check_protocol_version(req)?;
-    let id = req.headers().get(SESSION_ID)?.ok_or(Error::SessionRequired)?;
+    let id = req.header(SESSION_ID).ok_or(Error::SessionRequired)?;
     if !valid_session_id(&id) {
         return Err(Error::SessionNotFound);
     }
@@ -180,7 +178,7 @@ pub fn check_depth(body: &[u8], max: usize) -> Result<(), Error> {
 /// `MCP-Protocol-Version`, when sent, must name a version we speak. It need not equal the
 /// negotiated one: the session's own version decides how we answer.
 fn check_protocol_version(req: &Incoming) -> Result<(), Error> {
-    match req.headers().get("mcp-protocol-version")? {
+    match req.header("mcp-protocol-version") {
         Some(v) if !negotiate::SUPPORTED_VERSIONS.contains(&v.as_str()) => Err(Error::UnsupportedVersion(v)),
         _ => Ok(()),
     }
@@ -216,7 +214,7 @@ pub async fn forward(env: &Env, mut envelope: Envelope, payload: &[u8]) -> Resul
 
 pub async fn read_limited(req: &mut Incoming, limit: u64) -> Result<Vec<u8>, Error> {
     // A declared length within the limit is read in one call rather than chunk by chunk.
-    let declared = req.headers().get("content-length")?.and_then(|l| l.parse::<u64>().ok());
+    let declared = req.header("content-length").and_then(|l| l.parse::<u64>().ok());
     if declared.is_some_and(|len| len <= limit) {
         let body = req.bytes().await.map_err(|e| Error::InvalidRequest(format!("reading the body failed: {e}")))?;
         return if body.len() as u64 > limit { Err(Error::PayloadTooLarge(limit)) } else { Ok(body) };

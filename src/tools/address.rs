@@ -39,7 +39,7 @@ pub fn host_of(url: &str) -> Option<String> {
     } else {
         host_port.rsplit_once(':').map_or(host_port, |(h, _)| h)
     };
-    let host = crate::routes::percent_decode(host)?.to_ascii_lowercase();
+    let host = crate::head::percent_decode(host)?.to_ascii_lowercase();
     let host = host.strip_suffix('.').unwrap_or(&host).to_string();
     (!host.is_empty()).then_some(host)
 }

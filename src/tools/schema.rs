@@ -71,7 +71,7 @@ fn lint_at(root: &Value, schema: &Value, at: &str) -> Result<(), (String, String
 /// A local reference: `#` or `#/json/pointer` into the schema's own document.
 fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
-    let decoded = crate::routes::percent_decode(pointer)?;
+    let decoded = crate::head::percent_decode(pointer)?;
     root.pointer(&decoded)
 }
 
