@@ -40,7 +40,7 @@ pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
     let req = Incoming::from(req);
     let mut log = RequestLog {
         request_id: req.header("cf-ray").unwrap_or_default(),
-        http: format!("{} {}", req.method(), req.path()),
+        http: [req.head().method.as_str(), req.head().path()].join(" "),
         ..RequestLog::default()
     };
     let response = match handle(req, &env, &mut log).await {

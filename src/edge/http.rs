@@ -117,6 +117,10 @@ impl Incoming {
         self.head.header(name).map(str::to_string)
     }
 
+    pub fn head(&self) -> &RequestHead {
+        &self.head
+    }
+
     pub fn header_bytes(&self) -> usize {
         self.head.header_bytes()
     }

@@ -31,9 +31,19 @@ fn catalog() -> Result<&'static Catalog, crate::error::Error> {
         .map_err(|message| crate::error::Error::Config(message.clone()))
 }
 
-/// A Worker secret or var by name (both are plain strings in the environment).
+/// A Worker secret or var by name (both are plain strings in the environment). Read once per
+/// isolate: an isolate serves one deployment, whose environment never changes, and tool calls
+/// look their secrets up on every request (for templates and for redaction).
 pub(crate) fn secret(env: &worker::Env, name: &str) -> Option<String> {
-    env.var(name).ok().map(|v| v.to_string())
+    thread_local! {
+        static SECRETS: std::cell::RefCell<std::collections::HashMap<String, Option<String>>> = Default::default();
+    }
+    if let Some(known) = SECRETS.with(|s| s.borrow().get(name).cloned()) {
+        return known;
+    }
+    let value = env.var(name).ok().map(|v| v.to_string());
+    SECRETS.with(|s| s.borrow_mut().insert(name.to_string(), value.clone()));
+    value
 }
 
 pub(crate) fn now_ms() -> u64 {

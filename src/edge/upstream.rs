@@ -23,7 +23,12 @@ use crate::tools::HttpCall;
 
 /// Makes a call whose whole reply is read (resource reads). The timeout covers the body too.
 pub async fn perform(call: &HttpCall, max_reply_bytes: u64) -> Upstream {
-    exchange(call, async |response| read(response, max_reply_bytes).await).await.unwrap_or_else(|u| u)
+    exchange(call, async |response| {
+        let head = ReplyHead::of(&response);
+        read(response, head, max_reply_bytes).await
+    })
+    .await
+    .unwrap_or_else(|u| u)
 }
 
 /// How a tool call reads its reply.
@@ -38,10 +43,11 @@ pub struct ToolReading<'a> {
 pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> Event {
     let plan = reading.plan;
     let ended = exchange(call, async |response| {
-        let media = header(&response, "content-type").map(|ct| media_type(&ct)).unwrap_or_default();
+        let head = ReplyHead::of(&response);
+        let media = head.content_type.as_deref().map(media_type).unwrap_or_default();
         let streamed = is_ndjson_type(&media) || media == "text/event-stream";
         if !streamed || !(200..300).contains(&response.status()) {
-            let (upstream, drained) = read(response, plan.max_bytes).await;
+            let (upstream, drained) = read(response, head, plan.max_bytes).await;
             return (Err(upstream), drained);
         }
         (Ok(read_lines(response, reading).await), false)
@@ -140,8 +146,9 @@ async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response) -> (T, bo
             Err(_) => Failure::Network,
             Ok(response) => {
                 let status = response.status();
-                let location = header(response, "location");
-                if let (300..=399, Some(location)) = (status, location.filter(|_| call.redirects.max > 0)) {
+                // Header reads cross into the runtime: only when the status can use them.
+                let location = if (300..=399).contains(&status) && call.redirects.max > 0 { header(response, "location") } else { None };
+                if let Some(location) = location {
                     redirects += 1;
                     if redirects > call.redirects.max {
                         return Err(Upstream::Failed(format!("more than {} redirects", call.redirects.max)));
@@ -156,7 +163,7 @@ async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response) -> (T, bo
                     made -= 1;
                     continue;
                 }
-                let retry_after = header(response, "retry-after").and_then(|v| parse_retry_after(&v, now_ms()));
+                let retry_after = if call.retry.is_some() && status >= 400 { header(response, "retry-after").and_then(|v| parse_retry_after(&v, now_ms())) } else { None };
                 Failure::Status { status, retry_after_ms: retry_after }
             }
         };
@@ -219,18 +226,31 @@ fn js_text(value: &JsValue) -> String {
     worker::Error::from(value.clone()).to_string()
 }
 
+/// The reply headers a read needs, from one `headers` object.
+struct ReplyHead {
+    content_type: Option<String>,
+    content_length: Option<u64>,
+}
+
+impl ReplyHead {
+    fn of(response: &Response) -> ReplyHead {
+        let headers = response.headers();
+        let get = |name: &str| headers.get(name).ok().flatten();
+        ReplyHead { content_type: get("content-type"), content_length: get("content-length").and_then(|l| l.parse().ok()) }
+    }
+}
+
 /// Reads the whole reply, up to `limit` bytes; says whether the body was read to its end.
-async fn read(response: Response, limit: u64) -> (Upstream, bool) {
+async fn read(response: Response, head: ReplyHead, limit: u64) -> (Upstream, bool) {
     let status = response.status();
-    let content_type = header(&response, "content-type");
+    let content_type = head.content_type;
     let reply = |body, truncated_at| Upstream::Reply { status, content_type: content_type.clone(), body, truncated_at };
     if response.body().is_none() {
         return (reply(Vec::new(), None), true);
     }
     // A body whose declared length fits is read in one call: chunk by chunk costs a crossing
     // of the wasm boundary per chunk.
-    let declared = header(&response, "content-length").and_then(|l| l.parse::<u64>().ok());
-    if declared.is_some_and(|len| len <= limit) {
+    if head.content_length.is_some_and(|len| len <= limit) {
         let promise = match response.array_buffer() {
             Ok(promise) => promise,
             Err(e) => return (Upstream::Failed(format!("cannot read the body: {}", js_text(&e))), false),

@@ -184,8 +184,9 @@ impl McpSession {
                 session.touch(now);
                 if stale {
                     self.save(&session).await?;
-                } else {
-                    *self.cached.borrow_mut() = Some(Some(session.clone()));
+                } else if let Some(Some(cached)) = self.cached.borrow_mut().as_mut() {
+                    // The session was read from this cache: touching it in place saves a copy.
+                    cached.touch(now);
                 }
                 // Test builds only: a panic inside the session object, after its state is stored.
                 #[cfg(mcp_edge_test_hooks)]
