@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use worker::{Env, Response, ResponseBuilder, State};
 
 use crate::envelope::Envelope;
-use super::streamable::SESSIONS_BINDING;
 use crate::config::Server;
 use crate::error::Error;
 
@@ -16,7 +15,7 @@ const SESSIONS_PREFIX: &str = "session:";
 
 /// Sends one operation to a Durable Object of the sessions namespace.
 pub async fn call(env: &Env, name: &str, op: &str, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
-    let stub: super::http::ObjectStub = env.durable_object(SESSIONS_BINDING)?.id_from_name(name)?.get_stub()?.into_rpc();
+    let stub = super::http::object_stub(env, name)?;
     let envelope = Envelope { op: op.into(), server: server_index, session_id: session_id.unwrap_or_default().into(), object: Some(name.into()), ..Envelope::default() };
     Ok(super::http::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)
 }

@@ -186,12 +186,11 @@ fn check_protocol_version(req: &Incoming) -> Result<(), Error> {
 
 /// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
 pub async fn forward(env: &Env, mut envelope: Envelope, payload: &[u8]) -> Result<Response, Error> {
-    let namespace = env.durable_object(SESSIONS_BINDING)?;
     // Keyed by principal and id: another principal presenting this id reaches an empty object.
     if let Some(principal) = &envelope.principal {
         envelope.object = Some(crate::auth::object_name(&envelope.session_id, &principal.id));
     }
-    let stub: super::http::ObjectStub = namespace.id_from_name(envelope.object())?.get_stub()?.into_rpc();
+    let stub = super::http::object_stub(env, envelope.object())?;
     let body = envelope.seal(payload);
     let mut attempt = 0;
     loop {
