@@ -26,24 +26,6 @@ impl Framing {
     pub fn is_stream(self) -> bool {
         self != Framing::Json
     }
-
-    /// Short name used on the internal hop to the session object and in logs.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Framing::Json => "json",
-            Framing::Sse => "sse",
-            Framing::Ndjson => "ndjson",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Framing> {
-        match name {
-            "json" => Some(Framing::Json),
-            "sse" => Some(Framing::Sse),
-            "ndjson" => Some(Framing::Ndjson),
-            _ => None,
-        }
-    }
 }
 
 /// The media types an `Accept` header lists with a non-zero quality, lower-cased, parameters dropped.
