@@ -64,7 +64,7 @@ pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
 
 /// Header size, auth, then the request rate: who the caller is, or why they are turned away.
 async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params: &crate::routes::RouteParams, url: &crate::head::RequestUrl) -> Result<Principal, Error> {
-    let header_bytes: usize = req.header_bytes();
+    let header_bytes = req.head().header_bytes();
     if header_bytes > server.limits.max_header_bytes {
         return Err(Error::HeadersTooLarge(server.limits.max_header_bytes));
     }

@@ -139,10 +139,6 @@ impl Incoming {
         &self.head
     }
 
-    pub fn header_bytes(&self) -> usize {
-        self.head.header_bytes()
-    }
-
     pub fn method(&self) -> worker::Method {
         worker::Method::from(self.head.method.clone())
     }
@@ -150,10 +146,6 @@ impl Incoming {
     pub fn url(&self) -> Result<crate::head::RequestUrl> {
         let url = &self.head.url;
         crate::head::RequestUrl::parse(url).ok_or_else(|| worker::Error::RustError(format!("unparsable request URL {url}")))
-    }
-
-    pub fn path(&self) -> String {
-        self.head.path().to_string()
     }
 
     /// The whole body in one call.

@@ -18,7 +18,7 @@ pub async fn open(req: super::http::Incoming, env: &Env, server_index: usize, pr
     super::registry::open_session(env, server, server_index, &principal.id, &session_id).await?;
     log.session_id = Some(session_id.clone());
     // The POST URL sits beside this one: `/sse` → `/messages`, route parameters kept.
-    let path = req.path();
+    let path = req.head().path();
     let base = path.trim_end_matches('/').rsplit_once('/').map_or("", |(base, _)| base);
     let endpoint = format!("{base}/messages?sessionId={session_id}");
     forward(env, Envelope { op: "sse-open".into(), server: server_index, session_id, endpoint: Some(endpoint), principal: Some(principal.clone()), ..Envelope::default() }, &[]).await

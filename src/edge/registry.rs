@@ -121,7 +121,7 @@ fn serde_wasm_uris(value: &wasm_bindgen::JsValue) -> Vec<String> {
 /// `POST` on a server's notify route: an upstream announces that a resource changed.
 pub async fn announce(mut req: super::http::Incoming, env: &Env, server: &Server, server_index: usize) -> Result<Response, Error> {
     let Some((_, secret_name)) = &server.notify else {
-        return Err(Error::RouteNotFound(req.path()));
+        return Err(Error::RouteNotFound(req.head().path().to_string()));
     };
     let secret = super::secret(env, secret_name).ok_or_else(|| Error::Config(format!("the secret {secret_name} is not set")))?;
     if !crate::policy::bearer_matches(req.header("authorization").as_deref(), &secret) {
