@@ -122,7 +122,9 @@ const servers = [
     name: 'mcp-edge',
     path: '/mcp',
     sessions: true,
-    objectRequestsPerCall: 1,
+    // At most one lease request per session each time its lease (sessions.leaseMs, 2 s)
+    // lapses; the Worker serves the calls in between alone.
+    objectRequestsPerCall: ({ sessions, runs, requests }) => `≤ ${((sessions * Math.ceil(seconds / 2) * runs) / requests).toFixed(3)}`,
     start: edgeWorker,
   },
   {
@@ -254,7 +256,7 @@ for (const c of concurrencies) {
       p99_ms: median(all.map((r) => r.result.p99_us / 1000)),
       cpu_ms_per_call: requests ? Number(median(all.map((r) => (r.cpu * 1000) / r.result.requests)).toFixed(3)) : null,
       rss_mib: Number(Math.max(...all.map((r) => r.rss)).toFixed(1)),
-      object_requests_per_call: server.objectRequestsPerCall,
+      object_requests_per_call: typeof server.objectRequestsPerCall === 'function' ? server.objectRequestsPerCall({ sessions: c, runs: all.length, requests }) : server.objectRequestsPerCall,
       non2xx: sum((r) => r.result.non2xx),
       socket_errors: sum((r) => r.result.socket_errors),
       mismatches: sum((r) => r.result.mismatches),

@@ -13,6 +13,7 @@
 //! - [`framing`]: the exact bytes of an SSE event, an NDJSON line, a JSON body.
 //! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
 //! - [`session`]: what a session persists, and when it expires.
+//! - [`lease`]: when the Worker may serve a session's calls without its Durable Object.
 //! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
 //! - [`envelope`]: what the Worker tells a session object about a forwarded request.
 //! - [`pending`]: deferred (queued and callback) calls: their records and signed callback tokens.
@@ -33,6 +34,7 @@ pub mod error;
 pub mod framing;
 pub mod head;
 pub mod jsonrpc;
+pub mod lease;
 pub mod negotiate;
 pub mod pending;
 pub mod policy;

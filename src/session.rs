@@ -90,6 +90,12 @@ impl Session {
         }
     }
 
+    /// A session of one request (stateless mode, 2026-07-28), which has no id: nothing it asks
+    /// the client can be answered, since the answer would arrive in another request.
+    pub fn is_ephemeral(&self) -> bool {
+        self.id.is_empty()
+    }
+
     /// Whether this stored state can be served by this build.
     pub fn is_compatible(&self) -> bool {
         self.schema <= SCHEMA_VERSION

@@ -89,6 +89,8 @@ pub struct Server {
     pub idle_timeout_ms: u64,
     pub keepalive_ms: u64,
     pub retry_ms: u64,
+    /// How long a lease on a session lets the Worker serve its plain calls (`0`: never).
+    pub lease_ms: u64,
     pub max_body_bytes: u64,
     pub max_reply_bytes: u64,
     pub tools_page_size: Option<usize>,
@@ -259,6 +261,9 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     if !(100..=600_000).contains(&s.sessions.retry_ms) {
         return Err(ConfigError::at(format!("{path}.sessions.retryMs"), "must be 100 to 600000"));
     }
+    if s.sessions.lease_ms > 60_000 {
+        return Err(ConfigError::at(format!("{path}.sessions.leaseMs"), "must be 0 to 60000"));
+    }
     let max_body_bytes = positive(s.limits.max_body_bytes, "limits.maxBodyBytes")?;
     let max_reply_bytes = positive(s.limits.max_reply_bytes, "limits.maxReplyBytes")?;
     let l = &s.limits;
@@ -350,6 +355,7 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         idle_timeout_ms,
         keepalive_ms: s.sessions.keepalive_ms,
         retry_ms: s.sessions.retry_ms,
+        lease_ms: s.sessions.lease_ms,
         max_body_bytes,
         max_reply_bytes,
         tools_page_size: s.limits.tools_page_size,
@@ -387,6 +393,7 @@ mod tests {
         assert_eq!(s.route.as_str(), "/mcp");
         assert_eq!(s.stream_route.as_str(), "/stream");
         assert_eq!(s.idle_timeout_ms, 1_800_000);
+        assert_eq!(s.lease_ms, 2_000);
         assert_eq!(s.origins.len(), 3);
         assert_eq!(c.route("/stream").map(|r| r.1), Some(Endpoint::Stream));
         assert_eq!(c.route("/mcp").map(|r| r.1), Some(Endpoint::Mcp));
@@ -477,6 +484,7 @@ mod tests {
         assert!(err(r#"{"servers":[{"name":"s","version":"1","route":"mcp"}]}"#).starts_with("servers[0].route: "));
         assert!(err(r#"{"servers":[{"name":"s","version":"1","allowedOrigins":["nope"]}]}"#).starts_with("servers[0].allowedOrigins[0]: "));
         assert!(err(r#"{"servers":[{"name":"s","version":"1","sessions":{"idleTimeoutMs":0}}]}"#).starts_with("servers[0].sessions.idleTimeoutMs: "));
+        assert_eq!(err(r#"{"servers":[{"name":"s","version":"1","sessions":{"leaseMs":60001}}]}"#), "servers[0].sessions.leaseMs: must be 0 to 60000");
         assert_eq!(
             err(r#"{"servers":[{"name":"s","version":"1"},{"name":"t","version":"1"}]}"#),
             "servers[1].route: overlaps the routes of servers[0]"

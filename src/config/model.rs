@@ -126,11 +126,15 @@ pub struct SessionsConfig {
     /// The SSE `retry:` sent to 2025-11-25 clients: how long they wait before resuming.
     #[serde(default = "default_retry_ms")]
     pub retry_ms: u64,
+    /// How long the Worker may serve a session's plain calls from its lease on the session
+    /// before asking the session's object again (`0`: every request goes to the object).
+    #[serde(default = "default_lease_ms")]
+    pub lease_ms: u64,
 }
 
 impl Default for SessionsConfig {
     fn default() -> Self {
-        SessionsConfig { idle_timeout_ms: default_idle_timeout_ms(), keepalive_ms: default_keepalive_ms(), retry_ms: default_retry_ms() }
+        SessionsConfig { idle_timeout_ms: default_idle_timeout_ms(), keepalive_ms: default_keepalive_ms(), retry_ms: default_retry_ms(), lease_ms: default_lease_ms() }
     }
 }
 
@@ -139,6 +143,9 @@ fn default_keepalive_ms() -> u64 {
 }
 fn default_retry_ms() -> u64 {
     1_000
+}
+fn default_lease_ms() -> u64 {
+    2_000
 }
 
 /// `POST {route}` with `Authorization: Bearer <secret>` and `{"uri": …}` sends

@@ -30,14 +30,35 @@ use crate::tools::stream::{follow_up_body, required_capability, Event, InputAsk,
 /// later POST to the same session object, which completes the waiting call.
 pub type Inputs = Rc<RefCell<HashMap<String, oneshot::Sender<Result<Value, Value>>>>>;
 
-/// Calls in flight, by their JSON-RPC id as JSON text: `notifications/cancelled` fires the
-/// sender, which drops the call (and so aborts its fetch) without a reply.
-pub type Cancels = Rc<RefCell<HashMap<String, oneshot::Sender<()>>>>;
+/// Calls in flight, by their JSON-RPC id as JSON text: `notifications/cancelled` resolves the
+/// call's cancellation promise, which drops the call (and so aborts its fetch) without a reply.
+///
+/// A JS promise rather than a Rust channel: the cancellation may arrive in another request of
+/// the same Worker isolate (a call served from a lease), and workerd runs a promise's
+/// continuation in the request that created it, while a channel would wake the call inside the
+/// cancelling request, whose I/O it must not touch.
+pub type Cancels = Rc<RefCell<HashMap<String, js_sys::Function>>>;
 
 /// Fires the cancellation of the call with this id, if it is in flight.
 pub fn cancel(cancels: &Cancels, request_id: &Value) -> bool {
-    let sender = cancels.borrow_mut().remove(&request_id.to_string());
-    sender.is_some_and(|s| s.send(()).is_ok())
+    let resolve = cancels.borrow_mut().remove(&request_id.to_string());
+    resolve.is_some_and(|r| r.call0(&wasm_bindgen::JsValue::UNDEFINED).is_ok())
+}
+
+/// Refuses, each with its own error, the calls beyond `max` in flight at once (counting those
+/// already running).
+pub fn admit(cancels: &Cancels, max: usize, actions: &mut [Action]) {
+    let mut in_flight = cancels.borrow().len();
+    for action in actions {
+        if let Action::Call(call) = action {
+            if in_flight >= max {
+                let busy = Error::Busy(format!("at most {max} calls may run at once in a session; wait for one to finish"));
+                *action = Action::Reply(jsonrpc::failure(&call.id, &busy));
+            } else {
+                in_flight += 1;
+            }
+        }
+    }
 }
 
 /// How many input round trips one call may make before it is stopped.
@@ -98,14 +119,17 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<Strin
         return Some(bounded(ctx, call).await);
     };
     let key = call.id.to_string();
-    let (sender, cancelled) = oneshot::channel();
-    cancels.borrow_mut().insert(key.clone(), sender);
-    let reply = match select(Box::pin(bounded(ctx, call)), cancelled).await {
+    let mut resolve = None;
+    let cancelled = js_sys::Promise::new(&mut |r, _| resolve = Some(r));
+    if let Some(resolve) = resolve {
+        cancels.borrow_mut().insert(key.clone(), resolve);
+    }
+    let reply = match select(Box::pin(bounded(ctx, call)), wasm_bindgen_futures::JsFuture::from(cancelled)).await {
         Either::Left((reply, _)) => Some(reply),
         // Dropping the call's future drops its fetch, whose guard aborts it.
-        Either::Right((Ok(()), _)) => None,
-        Either::Right((Err(_), running)) => Some(running.await),
+        Either::Right(_) => None,
     };
+    // Once the call is over, nothing may resolve its dropped promise.
     cancels.borrow_mut().remove(&key);
     reply
 }
@@ -176,16 +200,18 @@ async fn ask_all(ctx: &CallContext<'_>, input: &InputAsk, timeout_ms: u64) -> Re
 
 /// Sends a request to the client on the call's stream and waits for its answer.
 async fn ask(ctx: &CallContext<'_>, method: &str, params: Value, timeout_ms: u64) -> Result<Result<Value, Value>, String> {
-    let Some(inputs) = ctx.inputs else {
+    if ctx.session.is_ephemeral() {
         return Err(format!("This tool needs {method} from the client, which a stateless server cannot ask for: the answer would arrive in another request."));
-    };
-    let Some(out) = ctx.out else {
-        return Err(format!("This tool needs {method} from the client, which requires a streaming response (Accept: text/event-stream)."));
-    };
+    }
+    // Before anything about the transport: a call served from a lease (which no client with
+    // these capabilities gets) then ends as it would in the session's object.
     let capability = required_capability(method);
     if ctx.session.client_capabilities.get(capability).is_none() {
         return Err(format!("This tool needs {method}, but the client did not declare the {capability} capability."));
     }
+    let (Some(inputs), Some(out)) = (ctx.inputs, ctx.out) else {
+        return Err(format!("This tool needs {method} from the client, which requires a streaming response (Accept: text/event-stream)."));
+    };
     let id = format!("mcp-edge-{}", super::streamable::random_id().map_err(|e| e.message())?);
     let (sender, receiver) = oneshot::channel();
     inputs.borrow_mut().insert(id.clone(), sender);

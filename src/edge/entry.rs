@@ -22,6 +22,9 @@ pub struct RequestLog {
     pub method: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
+    /// Served from the Worker's lease on the session, not by the session's object.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lease: bool,
     pub status: u16,
     pub duration_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -5,6 +5,8 @@ use worker::{Headers, Response, ResponseBuilder, Result};
 use crate::error::Error;
 use crate::head::RequestHead;
 use crate::jsonrpc;
+use crate::framing;
+use crate::negotiate::Framing;
 
 pub const LAST_EVENT_ID: &str = "last-event-id";
 pub const SESSION_ID: &str = "mcp-session-id";
@@ -51,6 +53,24 @@ pub fn framing_headers(framing: crate::negotiate::Framing) -> Result<Headers> {
         headers.set("X-Accel-Buffering", "no")?;
     }
     Ok(headers)
+}
+
+pub fn session_headers(session_id: &str, framing: Option<Framing>) -> std::result::Result<Headers, Error> {
+    let headers = match framing {
+        Some(framing) => framing_headers(framing)?,
+        None => Headers::new(),
+    };
+    headers.set("Mcp-Session-Id", session_id)?;
+    Ok(headers)
+}
+
+/// Answers with all replies at once: a JSON body, or a stream that is already complete.
+pub fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: bool) -> std::result::Result<Response, Error> {
+    let body: Vec<u8> = match framing {
+        Framing::Json => framing::json_body(&replies, batch),
+        streaming => replies.iter().flat_map(|r| framing::stream_chunk(streaming, r)).collect(),
+    };
+    Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(session_id, Some(framing))?).fixed(body))
 }
 
 /// The whole answer to a request that failed: a JSON-RPC error with `id: null`.

@@ -5,6 +5,7 @@ mod calls;
 mod callbacks;
 mod deferred;
 mod entry;
+mod leases;
 mod legacy_sse;
 mod listen;
 mod registry;

@@ -101,6 +101,13 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         origin: Some(req.url()?.origin),
         ..Envelope::default()
     };
+    if op == "message" {
+        super::leases::before_forward(&envelope.session_id, &parsed);
+        if let Some(response) = super::leases::serve(env, server, &envelope, parsed).await? {
+            log.lease = true;
+            return Ok(response);
+        }
+    }
     forward(env, envelope, &body).await
 }
 
@@ -141,6 +148,7 @@ async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'s
 
 pub async fn delete(req: Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let id = session_of(&req, log)?;
+    super::leases::forget(&id);
     forward(env, Envelope { op: "delete".into(), server: server_index, session_id: id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 

@@ -66,6 +66,11 @@ test('calls beyond maxCallsInFlight get a -32000 error each; the calls in flight
   server.upstream.release('f2', 'two');
   assert.equal((await (await first).json()).result.content[0].text, 'one');
   assert.equal((await (await second).json()).result.content[0].text, 'two');
+  // All three were served from the Worker's lease on the session, which counts its calls in
+  // flight itself.
+  await new Promise((r) => setTimeout(r, 100));
+  const served = server.logs.filter((l) => l.startsWith('{"requestId"')).map((l) => JSON.parse(l)).filter((e) => e.sessionId === sid && e.method === 'tools/call');
+  assert.deepEqual(served.map((e) => e.lease), [true, true, true]);
   await close(limited(), bot, sid);
   await close(limited(), bot, other);
 });

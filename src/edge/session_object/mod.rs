@@ -15,7 +15,7 @@ use futures::StreamExt;
 use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
-use super::http::error_response;
+use super::http::{error_response, respond, session_headers};
 use crate::envelope::Envelope;
 use crate::auth::{object_name, Principal};
 use super::calls::{self, CallContext, Cancels, Inputs};
@@ -174,20 +174,18 @@ impl McpSession {
                 // Nothing to stream for initialize: JSON when the client takes it.
                 respond(if json_ok { Framing::Json } else { framing }, &session_id, vec![reply], false)
             }
-            "message" => {
-                let mut session = self.session_for(server, Some(&principal)).await?;
-                // Last use is kept in memory (the alarm persists it); storage hears of it only
-                // when it is a tenth of the idle timeout old, which saves a write per request.
-                // An eviction can then shorten the session by at most that tenth.
-                let now = now_ms();
-                let stale = now.saturating_sub(session.last_used_ms) > server.idle_timeout_ms / 10;
-                session.touch(now);
-                if stale {
-                    self.save(&session).await?;
-                } else if let Some(Some(cached)) = self.cached.borrow_mut().as_mut() {
-                    // The session was read from this cache: touching it in place saves a copy.
-                    cached.touch(now);
+            "lease" => {
+                // The Worker serves the session's plain calls for a while: that is use too.
+                let session = self.session_for(server, Some(&principal)).await?;
+                let session = self.touch(server, session).await?;
+                match crate::lease::Lease::grant(&session, now_ms(), server.lease_ms, server.idle_timeout_ms) {
+                    Some(lease) => Ok(Response::from_json(&lease)?),
+                    None => Ok(ResponseBuilder::new().with_status(204).empty()),
                 }
+            }
+            "message" => {
+                let session = self.session_for(server, Some(&principal)).await?;
+                let session = self.touch(server, session).await?;
                 // Test builds only: a panic inside the session object, after its state is stored.
                 #[cfg(mcp_edge_test_hooks)]
                 #[allow(clippy::panic)]
@@ -332,19 +330,7 @@ impl McpSession {
             }
             actions.push(dispatch::handle(server, &mut session, message, &env));
         }
-        // Calls beyond the session's in-flight limit are refused, each with its own error.
-        let max = server.limits.max_calls_in_flight;
-        let mut in_flight = self.cancels.borrow().len();
-        for action in &mut actions {
-            if let Action::Call(call) = action {
-                if in_flight >= max {
-                    let busy = Error::Busy(format!("at most {max} calls may run at once in a session; wait for one to finish"));
-                    *action = Action::Reply(jsonrpc::failure(&call.id, &busy));
-                } else {
-                    in_flight += 1;
-                }
-            }
-        }
+        calls::admit(&self.cancels, server.limits.max_calls_in_flight, &mut actions);
         if session != before {
             self.save(&session).await?;
         }
@@ -352,6 +338,22 @@ impl McpSession {
             registry::record(&self.env, server, server_index, &object_name(&session.id, &session.principal), &session.subscriptions).await?;
         }
         Ok((session, actions))
+    }
+
+    /// Records a request's use of the session. Last use is kept in memory (the alarm persists
+    /// it); storage hears of it only when it is a tenth of the idle timeout old, which saves a
+    /// write per request. An eviction can then shorten the session by at most that tenth.
+    async fn touch(&self, server: &Server, mut session: Session) -> Result<Session, Error> {
+        let now = now_ms();
+        let stale = now.saturating_sub(session.last_used_ms) > server.idle_timeout_ms / 10;
+        session.touch(now);
+        if stale {
+            self.save(&session).await?;
+        } else if let Some(Some(cached)) = self.cached.borrow_mut().as_mut() {
+            // The session was read from this cache: touching it in place saves a copy.
+            cached.touch(now);
+        }
+        Ok(session)
     }
 
     /// The session this request names, if it is alive, belongs to this server and, for a
@@ -402,24 +404,6 @@ fn server_at(route: &str) -> Option<&'static Server> {
 }
 
 /// Headers of every answer in a session: its id, and for streams the anti-buffering set.
-fn session_headers(session_id: &str, framing: Option<Framing>) -> Result<Headers, Error> {
-    let headers = match framing {
-        Some(framing) => super::http::framing_headers(framing)?,
-        None => Headers::new(),
-    };
-    headers.set("Mcp-Session-Id", session_id)?;
-    Ok(headers)
-}
-
-/// Answers with all replies at once: a JSON body, or a stream that is already complete.
-fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: bool) -> Result<Response, Error> {
-    let body: Vec<u8> = match framing {
-        Framing::Json => framing::json_body(&replies, batch),
-        streaming => replies.iter().flat_map(|r| framing::stream_chunk(streaming, r)).collect(),
-    };
-    Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(session_id, Some(framing))?).fixed(body))
-}
-
 /// How long a legacy session outlives its event stream, for POSTs already under way.
 const LEGACY_GRACE_MS: u64 = 10_000;
 

@@ -1,0 +1,146 @@
+//! The Worker's leases on sessions (see [`crate::lease`]), held per isolate: a POST served from
+//! its session's lease, a lease asked of the session's object when none is held, and the lease
+//! dropped before anything that may change the session reaches the object.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use worker::{Env, Response, ResponseBuilder};
+
+use super::calls::{self, CallContext, Cancels};
+use super::http::{respond, session_headers};
+use super::now_ms;
+use crate::config::Server;
+use crate::dispatch::{self, Action, Environment};
+use crate::envelope::Envelope;
+use crate::error::Error;
+use crate::jsonrpc::{Body, Message};
+use crate::lease::{self, Lease};
+use crate::negotiate::Framing;
+
+/// Beyond this many leases, the lapsed ones make room.
+const MAX_HELD: usize = 4096;
+
+thread_local! {
+    /// Leases by session id.
+    static LEASES: RefCell<HashMap<String, Lease>> = RefCell::default();
+    /// The calls this isolate serves from leases, by session id: `notifications/cancelled`
+    /// stops them, and they count against the session's in-flight limit.
+    static CALLS: RefCell<HashMap<String, Cancels>> = RefCell::default();
+}
+
+/// Drops the lease on a session: a request that may change or end it is on its way to the object.
+pub fn forget(session_id: &str) {
+    LEASES.with(|l| l.borrow_mut().remove(session_id));
+}
+
+/// What a POST forwarded to a session's object means for this isolate: a cancellation stops the
+/// call it names if it runs here, and a message that may change the session drops the lease.
+pub fn before_forward(session_id: &str, body: &Body) {
+    for message in &body.messages {
+        let method = match message {
+            Ok(Message::Request(r)) => r.method.as_str(),
+            Ok(Message::Notification(n)) => {
+                if n.method == "notifications/cancelled" {
+                    let id = n.params.as_ref().and_then(|p| p.get("requestId"));
+                    if let (Some(id), Some(cancels)) = (id, CALLS.with(|c| c.borrow().get(session_id).cloned())) {
+                        calls::cancel(&cancels, id);
+                    }
+                }
+                n.method.as_str()
+            }
+            // Answers to the server's requests and malformed messages change nothing.
+            Ok(Message::Response { .. }) | Err(_) => continue,
+        };
+        if !lease::keeps_session(method) {
+            forget(session_id);
+        }
+    }
+}
+
+/// Serves a POST from its session's lease when the object would answer it the same way.
+/// `Ok(None)`: the object must answer it.
+pub async fn serve(env: &Env, server: &'static Server, envelope: &Envelope, body: Body) -> Result<Option<Response>, Error> {
+    let single = matches!(body.messages.as_slice(), [Ok(Message::Request(r))] if lease::is_served(&r.method));
+    // A JSON answer: the object streams only when something must, which a lease never serves.
+    let json = envelope.json_ok || envelope.framing == Some(Framing::Json);
+    if server.lease_ms == 0 || body.batch || !json || !single {
+        return Ok(None);
+    }
+    let Some(mut lease) = lease_for(env, server, envelope).await? else {
+        return Ok(None);
+    };
+    let Some(Ok(message)) = body.messages.into_iter().next() else {
+        return Ok(None);
+    };
+    if !lease.serves_calls() {
+        return Ok(None);
+    }
+    let now = now_ms();
+    let principal = envelope.principal.clone().unwrap_or_else(crate::auth::Principal::anonymous);
+    let secret = |name: &str| super::secret(env, name);
+    let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now };
+    let action = dispatch::handle(server, &mut lease.session, Ok(message), &environment);
+    // Served methods never change the session; should one ever, the object must see it.
+    let unchanged = LEASES.with(|l| l.borrow().get(&envelope.session_id) == Some(&lease));
+    let servable = match &action {
+        Action::Call(call) => lease.serves(server, call, now),
+        Action::Reply(_) => true,
+        Action::Nothing => false,
+    };
+    if !unchanged || !servable {
+        return Ok(None);
+    }
+    let session_id = envelope.session_id.as_str();
+    let cancels = CALLS.with(|c| c.borrow_mut().entry(session_id.to_string()).or_default().clone());
+    let mut actions = [action];
+    calls::admit(&cancels, server.limits.max_calls_in_flight, &mut actions);
+    let [action] = actions;
+    let reply = match action {
+        Action::Reply(text) => Some(text),
+        Action::Call(call) => {
+            let ctx = CallContext { server, session: &lease.session, out: None, inputs: None, cancels: Some(&cancels), home: None, progress_update: false, deadline_ms: None };
+            calls::complete(&ctx, &call).await
+        }
+        Action::Nothing => None,
+    };
+    if cancels.borrow().is_empty() {
+        CALLS.with(|c| c.borrow_mut().remove(session_id));
+    }
+    Ok(Some(match reply {
+        Some(reply) => respond(Framing::Json, session_id, vec![reply], false)?,
+        // Cancelled: a cancelled request gets no reply.
+        None => ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)?).empty(),
+    }))
+}
+
+/// The lease this isolate holds on the envelope's session, or a new one from its object.
+async fn lease_for(env: &Env, server: &Server, envelope: &Envelope) -> Result<Option<Lease>, Error> {
+    let now = now_ms();
+    let principal = envelope.principal.as_ref().map_or(crate::auth::ANONYMOUS, |p| p.id.as_str());
+    let held = LEASES.with(|l| l.borrow().get(&envelope.session_id).filter(|lease| lease.holds(now, server, principal)).cloned());
+    if held.is_some() {
+        return Ok(held);
+    }
+    let ask = Envelope { op: "lease".into(), ..envelope.clone() };
+    let mut reply = super::streamable::forward(env, ask, &[]).await?;
+    match reply.status_code() {
+        200 => {}
+        404 => return Err(Error::SessionNotFound),
+        // No lease for this session (it lives with a stream), or the object failed: the
+        // request goes to the object, which answers it either way.
+        _ => return Ok(None),
+    }
+    let text = reply.bytes().await?;
+    let lease: Lease = serde_json::from_slice(&text).map_err(|e| Error::Internal(format!("a session object's lease: {e}")))?;
+    LEASES.with(|l| {
+        let mut leases = l.borrow_mut();
+        if leases.len() >= MAX_HELD {
+            leases.retain(|_, held| held.until_ms > now);
+        }
+        if leases.len() < MAX_HELD {
+            leases.insert(envelope.session_id.clone(), lease.clone());
+        }
+    });
+    Ok(Some(lease))
+}

@@ -1,0 +1,188 @@
+//! Session leases: a short-lived copy of a session that the Worker holds, so that it can serve
+//! the session's plain tool calls itself rather than send each one through the session's Durable
+//! Object (a hop that costs more CPU than the rest of the call).
+//!
+//! The object grants a lease, and counts the grant as use of the session. The Worker serves a
+//! request from it only when the object would have answered with the same bytes: one
+//! `tools/call` (or `resources/read`) request answered as JSON, nothing to stream (no progress
+//! token, no log level), nothing to ask the client (it declared no sampling, elicitation or roots
+//! capability), a tool neither deferred nor closing its stream early, and a call bound to end
+//! before the session could expire. The Worker drops its lease before it sends on anything that
+//! may change the session.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Server;
+use crate::dispatch::{CallKind, PendingCall};
+use crate::session::Session;
+
+/// The client capabilities through which an upstream's request for input reaches the client.
+const INPUT_CAPABILITIES: [&str; 3] = ["sampling", "elicitation", "roots"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lease {
+    /// The session as its object holds it, touched by the grant.
+    pub session: Session,
+    /// Served from until then; never beyond the session's own expiry.
+    pub until_ms: u64,
+}
+
+impl Lease {
+    /// The lease on a session its object has just touched; `None` when leases are off, and for
+    /// sessions that live only as long as a stream, which the object alone can see end.
+    pub fn grant(session: &Session, now_ms: u64, lease_ms: u64, idle_timeout_ms: u64) -> Option<Lease> {
+        if lease_ms == 0 || session.legacy_sse || session.listen_id.is_some() {
+            return None;
+        }
+        let until_ms = now_ms.saturating_add(lease_ms).min(session.expires_at(idle_timeout_ms));
+        Some(Lease { session: session.clone(), until_ms })
+    }
+
+    /// Whether the lease still speaks for the session, to this caller.
+    pub fn holds(&self, now_ms: u64, server: &Server, principal: &str) -> bool {
+        now_ms < self.until_ms && self.session.server == server.route.as_str() && self.session.principal == principal
+    }
+
+    /// Whether the session's calls can be answered without the object: nothing to stream
+    /// unasked (log messages), no way for an upstream to reach the client.
+    pub fn serves_calls(&self) -> bool {
+        let capabilities = &self.session.client_capabilities;
+        self.session.log_level.is_none() && INPUT_CAPABILITIES.iter().all(|c| capabilities.get(c).is_none())
+    }
+
+    /// Whether this call, run in the Worker, ends as it would in the object: the tool is a
+    /// plain fetch, nothing streams, and its timeout ends it before the session could expire
+    /// (the object, not knowing of the call, would otherwise end the session under it).
+    pub fn serves(&self, server: &Server, call: &PendingCall, now_ms: u64) -> bool {
+        let plain = match &call.kind {
+            CallKind::Tool(name) => server.tool(name).is_some_and(|t| t.deferral.is_none() && t.close_after_ms.is_none()),
+            CallKind::Resource { .. } => true,
+        };
+        plain && call.progress_token.is_none() && now_ms.saturating_add(call.http.timeout_ms) < self.session.expires_at(server.idle_timeout_ms)
+    }
+}
+
+/// Whether a method leaves the session as it was: the Worker keeps its lease when it sends such
+/// a message on to the object. Anything else (`logging/setLevel`, subscriptions, a legacy
+/// `initialize`, methods added later) drops it.
+pub fn keeps_session(method: &str) -> bool {
+    matches!(
+        method,
+        "tools/call"
+            | "tools/list"
+            | "ping"
+            | "resources/list"
+            | "resources/templates/list"
+            | "resources/read"
+            | "prompts/list"
+            | "prompts/get"
+            | "completion/complete"
+            | "notifications/initialized"
+            | "notifications/cancelled"
+            | "notifications/progress"
+            | "notifications/roots/list_changed"
+    )
+}
+
+/// The methods a lease serves; everything else goes to the object.
+pub fn is_served(method: &str) -> bool {
+    matches!(method, "tools/call" | "resources/read")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn server(config: serde_json::Value) -> Server {
+        crate::config::load(&config.to_string()).unwrap().servers.into_iter().next().unwrap()
+    }
+
+    fn catalog() -> Server {
+        server(json!({"servers": [{"name": "s", "version": "1", "sessions": {"idleTimeoutMs": 60000, "leaseMs": 2000}, "tools": [
+            {"name": "echo", "http": {"url": "https://up.example/echo", "timeoutMs": 5000}},
+            {"name": "slow", "http": {"url": "https://up.example/slow", "timeoutMs": 120000}},
+            {"name": "queued", "http": {"url": "https://up.example/q"}, "execution": "callback"},
+            {"name": "polled", "http": {"url": "https://up.example/p"}, "sse": {"closeAfterMs": 100}}
+        ]}]}))
+    }
+
+    fn call(server: &Server, session: &mut Session, name: &str, meta: serde_json::Value) -> PendingCall {
+        let secret = |_: &str| Some("k".to_string());
+        let principal = crate::auth::Principal::anonymous();
+        let env = crate::dispatch::Environment { secret: &secret, route: &Vec::new(), principal: &principal, now_ms: 0 };
+        let request = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": {}, "_meta": meta}});
+        let parsed = crate::jsonrpc::parse_body(request.to_string().as_bytes(), false).unwrap().messages.remove(0);
+        match crate::dispatch::handle(server, session, parsed, &env) {
+            crate::dispatch::Action::Call(call) => *call,
+            other => panic!("not a call: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_grant_lasts_its_length_within_the_session() {
+        let s = catalog();
+        let session = Session::new("id", "/mcp", "2025-06-18", json!({}), json!({}), 1_000);
+        let lease = Lease::grant(&session, 1_000, 2_000, s.idle_timeout_ms).unwrap();
+        assert_eq!(lease.until_ms, 3_000);
+        assert!(lease.holds(2_999, &s, "anonymous"));
+        assert!(!lease.holds(3_000, &s, "anonymous"));
+        assert!(!lease.holds(1_500, &s, "token:other"), "another principal's request");
+        // Never beyond the session's expiry, and not at all when leases are off.
+        assert_eq!(Lease::grant(&session, 1_000, 2_000, 500).unwrap().until_ms, 1_500);
+        assert_eq!(Lease::grant(&session, 1_000, 0, 500), None);
+        // A session of another server is not this one's.
+        let other = Session::new("id", "/other/mcp", "2025-06-18", json!({}), json!({}), 1_000);
+        assert!(!Lease::grant(&other, 1_000, 2_000, 60_000).unwrap().holds(1_500, &s, "anonymous"));
+    }
+
+    #[test]
+    fn stream_bound_sessions_get_no_lease() {
+        let mut legacy = Session::new("id", "/mcp", "2024-11-05", json!({}), json!({}), 0);
+        legacy.legacy_sse = true;
+        assert_eq!(Lease::grant(&legacy, 0, 2_000, 60_000), None);
+        let mut listen = Session::new("id", "/mcp", "2026-07-28", json!({}), json!({}), 0);
+        listen.listen_id = Some(json!(1));
+        assert_eq!(Lease::grant(&listen, 0, 2_000, 60_000), None);
+    }
+
+    #[test]
+    fn sessions_that_stream_or_ask_are_served_by_their_object() {
+        let plain = Session::new("id", "/mcp", "2025-06-18", json!({}), json!({"experimental": {}}), 0);
+        assert!(Lease::grant(&plain, 0, 1, 60_000).unwrap().serves_calls());
+        let mut logging = plain.clone();
+        logging.log_level = Some("info".into());
+        assert!(!Lease::grant(&logging, 0, 1, 60_000).unwrap().serves_calls());
+        for capability in INPUT_CAPABILITIES {
+            let asking = Session::new("id", "/mcp", "2025-06-18", json!({}), json!({ capability: {} }), 0);
+            assert!(!Lease::grant(&asking, 0, 1, 60_000).unwrap().serves_calls(), "{capability}");
+        }
+    }
+
+    #[test]
+    fn only_plain_calls_that_end_before_the_session_are_served() {
+        let s = catalog();
+        let mut session = Session::new("id", "/mcp", "2025-06-18", json!({}), json!({}), 0);
+        let lease = Lease::grant(&session, 0, 2_000, s.idle_timeout_ms).unwrap();
+        assert!(lease.serves(&s, &call(&s, &mut session, "echo", json!({})), 0));
+        // 5 s of timeout must end before the session's 60 s: by 54.999 s, not at 55 s.
+        assert!(lease.serves(&s, &call(&s, &mut session, "echo", json!({})), 54_999));
+        assert!(!lease.serves(&s, &call(&s, &mut session, "echo", json!({})), 55_000));
+        assert!(!lease.serves(&s, &call(&s, &mut session, "slow", json!({})), 0));
+        assert!(!lease.serves(&s, &call(&s, &mut session, "echo", json!({"progressToken": 1})), 0));
+        assert!(!lease.serves(&s, &call(&s, &mut session, "queued", json!({})), 0));
+        assert!(!lease.serves(&s, &call(&s, &mut session, "polled", json!({})), 0));
+    }
+
+    #[test]
+    fn methods_that_may_change_the_session_drop_the_lease() {
+        for method in ["tools/call", "tools/list", "ping", "resources/read", "notifications/cancelled", "notifications/initialized"] {
+            assert!(keeps_session(method), "{method}");
+        }
+        for method in ["logging/setLevel", "resources/subscribe", "resources/unsubscribe", "initialize", "future/method"] {
+            assert!(!keeps_session(method), "{method}");
+        }
+        assert!(is_served("tools/call") && is_served("resources/read") && !is_served("tools/list"));
+    }
+}
