@@ -57,7 +57,7 @@ pub fn parse_body(bytes: &[u8], ndjson: bool) -> Result<Body, Error> {
         }
         let messages = lines
             .iter()
-            .map(|line| match serde_json::from_str::<Value>(line) {
+            .map(|line| match serde_json::from_slice::<Value>(line.as_bytes()) {
                 Ok(value) => parse_message(value),
                 Err(e) => Err((Value::Null, Error::Parse(e.to_string()))),
             })
@@ -67,7 +67,7 @@ pub fn parse_body(bytes: &[u8], ndjson: bool) -> Result<Body, Error> {
     if text.trim().is_empty() {
         return Err(Error::InvalidRequest("empty body".into()));
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| Error::Parse(e.to_string()))?;
+    let value: Value = serde_json::from_slice(text.as_bytes()).map_err(|e| Error::Parse(e.to_string()))?;
     match value {
         Value::Array(items) if items.is_empty() => {
             Err(Error::InvalidRequest("empty batch".into()))
@@ -169,7 +169,7 @@ pub fn error_code(reply: &str) -> Option<i64> {
     struct Code {
         code: i64,
     }
-    serde_json::from_str::<Reply>(reply).ok()?.error.map(|e| e.code)
+    serde_json::from_slice::<Reply>(reply.as_bytes()).ok()?.error.map(|e| e.code)
 }
 
 /// A server-to-client notification.

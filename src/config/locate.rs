@@ -34,7 +34,7 @@ pub fn path_at(text: &str, offset: usize, container_only: bool) -> String {
                 let end = string_end(bytes, i);
                 if let Some(Frame::Object { key: key @ None }) = stack.last_mut() {
                     let raw = text.get(i..end).unwrap_or_default();
-                    *key = Some(serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.trim_matches('"').to_string()));
+                    *key = Some(serde_json::from_slice::<String>(raw.as_bytes()).unwrap_or_else(|_| raw.trim_matches('"').to_string()));
                 }
                 i = end;
                 continue;

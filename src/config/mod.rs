@@ -153,7 +153,7 @@ impl Catalog {
 
 /// Parses and validates a configuration file's text.
 pub fn load(text: &str) -> Result<Catalog, ConfigError> {
-    let file: model::ConfigFile = serde_json::from_str(text).map_err(|e| {
+    let file: model::ConfigFile = serde_json::from_slice(text.as_bytes()).map_err(|e| {
         let message = e.to_string();
         let message = message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&message);
         // serde_json counts the column in bytes from the line's start.

@@ -78,7 +78,7 @@ pub async fn store_record(storage: &DurableObjectStorage, record: &PendingRecord
 pub async fn load_record(storage: &DurableObjectStorage, call: &str) -> Option<PendingRecord> {
     let promise = storage.get(&record_key(call)).ok()?;
     let value = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
-    serde_json::from_str(&value.as_string()?).ok()
+    serde_json::from_slice(value.as_string()?.as_bytes()).ok()
 }
 
 /// Removes the call's waiter when the call ends, however it ends. A call dropped while waiting

@@ -24,7 +24,7 @@ pub fn acknowledged(id: &Value, uris: &[String]) -> String {
 
 /// A notification for the stream, with the subscription's id in `params._meta`.
 pub fn tag(notification: &str, id: &Value) -> String {
-    let Ok(mut value) = serde_json::from_str::<Value>(notification) else { return notification.to_string() };
+    let Ok(mut value) = serde_json::from_slice::<Value>(notification.as_bytes()) else { return notification.to_string() };
     if let Some(params) = value.as_object_mut().map(|m| m.entry("params").or_insert_with(|| json!({}))) {
         if let Some(meta) = params.as_object_mut().map(|p| p.entry("_meta").or_insert_with(|| json!({}))) {
             if let Some(meta) = meta.as_object_mut() {

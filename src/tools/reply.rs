@@ -195,7 +195,7 @@ fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPla
     if media != "application/json" && !media.ends_with("+json") {
         return text_result(text.to_string());
     }
-    let value = match serde_json::from_str::<Value>(text) {
+    let value = match serde_json::from_slice::<Value>(text.as_bytes()) {
         Ok(value) => value,
         Err(e) => return error_result(format!("The upstream answered HTTP {status} with invalid JSON ({e}): {}", excerpt(body))),
     };

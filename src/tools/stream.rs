@@ -146,7 +146,7 @@ impl LineReader {
     }
 
     fn message(&mut self, text: &str) -> Option<Event> {
-        let Ok(value) = serde_json::from_str::<Value>(text) else {
+        let Ok(value) = serde_json::from_slice::<Value>(text.as_bytes()) else {
             self.done = true;
             return Some(Event::Result(error_result(format!("The upstream sent a line that is not JSON: {}", text.chars().take(200).collect::<String>()))));
         };

@@ -261,7 +261,7 @@ impl McpSession {
                 // stream, or at its next GET when none is open.
                 let mut session = self.session_for(server, None).await?;
                 let body = String::from_utf8_lossy(body).into_owned();
-                let uri = serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
+                let uri = serde_json::from_slice::<serde_json::Value>(body.as_bytes()).ok().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
                 if !uri.is_some_and(|u| session.subscriptions.contains(&u)) {
                     return Ok(ResponseBuilder::new().with_status(204).empty());
                 }

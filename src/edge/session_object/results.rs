@@ -121,7 +121,7 @@ impl McpSession {
         let Ok(map) = wasm_bindgen_futures::JsFuture::from(promise).await else { return Vec::new() };
         let mut records = Vec::new();
         js_sys::Map::from(map).for_each(&mut |value, _| {
-            if let Some(record) = value.as_string().and_then(|json| serde_json::from_str(&json).ok()) {
+            if let Some(record) = value.as_string().and_then(|json| serde_json::from_slice(json.as_bytes()).ok()) {
                 records.push(record);
             }
         });
