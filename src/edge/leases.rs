@@ -132,15 +132,23 @@ async fn lease_for(env: &Env, server: &Server, envelope: &Envelope) -> Result<Op
         _ => return Ok(None),
     }
     let text = reply.bytes().await?;
-    let lease: Lease = serde_json::from_slice(&text).map_err(|e| Error::Internal(format!("a session object's lease: {e}")))?;
+    let mut lease: Lease = serde_json::from_slice(&text).map_err(|e| Error::Internal(format!("a session object's lease: {e}")))?;
+    if !lease.serves_calls() {
+        // A log level, once set, stays set, and capabilities never change: this session's
+        // calls always go to its object, so the lease needs no renewal (which would cost a hop
+        // every `leaseMs` for nothing) until something drops it.
+        lease.until_ms = u64::MAX;
+    }
     LEASES.with(|l| {
         let mut leases = l.borrow_mut();
         if leases.len() >= MAX_HELD {
             leases.retain(|_, held| held.until_ms > now);
         }
-        if leases.len() < MAX_HELD {
-            leases.insert(envelope.session_id.clone(), lease.clone());
+        // Leases are only a cache: when live ones fill it, starting over is correct too.
+        if leases.len() >= MAX_HELD {
+            leases.clear();
         }
+        leases.insert(envelope.session_id.clone(), lease.clone());
     });
     Ok(Some(lease))
 }
