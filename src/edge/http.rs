@@ -55,6 +55,7 @@ pub fn framing_headers(framing: crate::negotiate::Framing) -> Result<Headers> {
     Ok(headers)
 }
 
+/// Headers of every answer in a session: its id, and for streams the anti-buffering set.
 pub fn session_headers(session_id: &str, framing: Option<Framing>) -> std::result::Result<Headers, Error> {
     let headers = match framing {
         Some(framing) => framing_headers(framing)?,

@@ -403,7 +403,6 @@ fn server_at(route: &str) -> Option<&'static Server> {
     catalog().ok()?.servers.iter().find(|s| s.route.as_str() == route)
 }
 
-/// Headers of every answer in a session: its id, and for streams the anti-buffering set.
 /// How long a legacy session outlives its event stream, for POSTs already under way.
 const LEGACY_GRACE_MS: u64 = 10_000;
 
