@@ -138,6 +138,20 @@ mod tests {
     }
 
     #[test]
+    fn the_wire_shape_is_the_stored_session_and_its_end() {
+        // The object sends the lease to the Worker as JSON: the session as it is stored, so a
+        // Worker and an object of the same schema read each other's leases.
+        let session = Session::new("id", "/mcp", "2025-06-18", json!({"name": "c"}), json!({}), 5);
+        let lease = Lease::grant(&session, 5, 2_000, 60_000).unwrap();
+        let text = serde_json::to_string(&lease).unwrap();
+        assert_eq!(
+            text,
+            r#"{"session":{"schema":1,"id":"id","server":"/mcp","principal":"anonymous","protocolVersion":"2025-06-18","clientInfo":{"name":"c"},"clientCapabilities":{},"createdMs":5,"lastUsedMs":5,"streamsOpened":0},"untilMs":2005}"#
+        );
+        assert_eq!(serde_json::from_slice::<Lease>(text.as_bytes()).unwrap(), lease);
+    }
+
+    #[test]
     fn stream_bound_sessions_get_no_lease() {
         let mut legacy = Session::new("id", "/mcp", "2024-11-05", json!({}), json!({}), 0);
         legacy.legacy_sse = true;
