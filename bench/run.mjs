@@ -16,13 +16,13 @@ import { Miniflare } from 'miniflare';
 import { root, run, setup } from '../scripts/setup.mjs';
 import { build } from '../scripts/build.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
+import { childPids, cpuSeconds, rssMiB } from './proc.mjs';
 import { demoHandler } from '../examples/default/upstream.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const rows = [];
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
-const TICKS = 100; // USER_HZ on Linux
 
 setup();
 if (spawnSync('wrk', ['--version']).error) {
@@ -56,33 +56,6 @@ const peerScripts = process.env.BENCH_SERVERS && !process.env.BENCH_SERVERS.incl
 const upstream = createServer(demoHandler);
 await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
 const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`;
-
-/** Processes whose parent is `parent` and whose command name starts with `name`. */
-function childPids(parent, name) {
-  const out = spawnSync('ps', ['-eo', 'pid=,ppid=,comm='], { encoding: 'utf8' }).stdout;
-  const rows = out.trim().split('\n').map((l) => l.trim().split(/\s+/));
-  const found = [];
-  const walk = (pid) => {
-    for (const [p, pp, comm] of rows) {
-      if (Number(pp) === pid) {
-        if (comm.startsWith(name)) found.push(Number(p));
-        walk(Number(p));
-      }
-    }
-  };
-  walk(parent);
-  return found;
-}
-
-function cpuSeconds(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS;
-}
-
-function rssMiB(pid) {
-  const kb = Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
-  return kb / 1024;
-}
 
 /** Waits for a Miniflare instance; its workerd is the one that was not running before. */
 async function served(create) {

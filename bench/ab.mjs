@@ -1,0 +1,81 @@
+//! Server CPU per call of two or more builds (or plain JS workers), side by side: a paired check
+//! of one change, steadier than comparing two full bench runs on a host whose speed drifts. Each
+//! build runs in its own workerd through Miniflare's API; wrk drives 16 connections (16 sessions
+//! on /mcp) for 3 s per round, the builds taking turns; medians are printed.
+//!
+//!   node bench/ab.mjs build-bench /tmp/other/build-bench           (directories of built workers)
+//!   node bench/ab.mjs bench/peers/fetch-only.js build-bench         (a .js file: a module worker)
+//!   AB_PATH=/stateless/mcp AB_ROUNDS=8 node bench/ab.mjs ...        (/mcp and 6 rounds by default)
+//!
+//! `npm run bench` once first: it installs wrk when missing and builds `build-bench`. Build another
+//! directory with `node -e "import('./scripts/build.mjs').then((m) => m.build({ config:
+//! 'bench/mcp-edge.bench.json', outDir: 'build-x' }))"`, in this clone or another.
+import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
+import { Miniflare } from 'miniflare';
+import { demoHandler } from '../examples/default/upstream.mjs';
+import { drain, serveWorker } from '../scripts/miniflare.mjs';
+import { root } from '../scripts/setup.mjs';
+import { childPids, cpuSeconds } from './proc.mjs';
+
+const path = process.env.AB_PATH ?? '/mcp';
+const rounds = Number(process.env.AB_ROUNDS ?? 6);
+const targets = process.argv.slice(2);
+if (targets.length < 2) {
+  console.error('usage: node bench/ab.mjs <build dir or worker.js> <build dir or worker.js> [...]');
+  process.exit(2);
+}
+const upstream = createServer(demoHandler);
+await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+const bindings = { UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}` };
+
+async function start(target) {
+  const before = new Set(childPids(process.pid, 'workerd'));
+  const file = isAbsolute(target) ? target : join(root, target);
+  const mf = target.endsWith('.js')
+    ? new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', modules: true, script: readFileSync(file, 'utf8'), bindings, handleRuntimeStdio: drain })
+    : serveWorker({ dir: file, bindings });
+  const url = new URL(path, await mf.ready);
+  const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
+  const sessions = [];
+  if (path === '/mcp' && !target.endsWith('.js')) {
+    for (let i = 0; i < 16; i++) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ab', version: '1' } } }),
+      });
+      await res.text();
+      sessions.push(res.headers.get('mcp-session-id'));
+    }
+  }
+  return { target, mf, url, pid, sessions, rounds: [] };
+}
+
+function wrk(server, seconds) {
+  const args = ['-t', '1', '-c', '16', '-d', `${seconds}s`, '-s', join(root, 'bench', 'load.lua'), server.url.origin];
+  const child = spawn('wrk', args, { env: { ...process.env, BENCH_PATH: server.url.pathname, SESSIONS: server.sessions.join(',') } });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  return new Promise((resolve) => child.on('close', () => resolve(JSON.parse(out.split('\n').find((l) => l.startsWith('{"requests"'))))));
+}
+
+const servers = [];
+for (const target of targets) servers.push(await start(target));
+for (const server of servers) await wrk(server, 2);
+for (let round = 0; round < rounds; round++) {
+  for (const server of servers) {
+    const before = cpuSeconds(server.pid);
+    const result = await wrk(server, 3);
+    server.rounds.push({ us: ((cpuSeconds(server.pid) - before) * 1e6) / result.requests, rps: result.requests / (result.duration_us / 1e6), bad: result.non2xx + result.mismatches });
+  }
+}
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+for (const s of servers) {
+  const us = s.rounds.map((r) => r.us);
+  console.log(`${s.target}: ${median(us).toFixed(0)} µs CPU per call (rounds ${us.map((u) => u.toFixed(0)).join(' ')}), ${median(s.rounds.map((r) => r.rps)).toFixed(0)} req/s, ${s.rounds.reduce((n, r) => n + r.bad, 0)} bad replies`);
+}
+for (const s of servers) await s.mf.dispose();
+upstream.close();
