@@ -65,6 +65,11 @@ pub fn session_headers(session_id: &str, framing: Option<Framing>) -> std::resul
     Ok(headers)
 }
 
+/// The answer to a session's POST that gets no reply (notifications, answers, cancelled calls).
+pub fn accepted(session_id: &str) -> std::result::Result<Response, Error> {
+    Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)?).empty())
+}
+
 /// Answers with all replies at once: a JSON body, or a stream that is already complete.
 pub fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: bool) -> std::result::Result<Response, Error> {
     let body: Vec<u8> = match framing {

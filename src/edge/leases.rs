@@ -5,10 +5,10 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use worker::{Env, Response, ResponseBuilder};
+use worker::{Env, Response};
 
 use super::calls::{self, CallContext, Cancels};
-use super::http::{respond, session_headers};
+use super::http::{accepted, respond};
 use super::now_ms;
 use crate::config::Server;
 use crate::dispatch::{self, Action, Environment};
@@ -110,7 +110,7 @@ pub async fn serve(env: &Env, server: &'static Server, envelope: &Envelope, body
     Ok(Some(match reply {
         Some(reply) => respond(Framing::Json, session_id, vec![reply], false)?,
         // Cancelled: a cancelled request gets no reply.
-        None => ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)?).empty(),
+        None => accepted(session_id)?,
     }))
 }
 

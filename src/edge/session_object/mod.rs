@@ -15,7 +15,7 @@ use futures::StreamExt;
 use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
-use super::http::{error_response, respond, session_headers};
+use super::http::{accepted, error_response, respond, session_headers};
 use crate::envelope::Envelope;
 use crate::auth::{object_name, Principal};
 use super::calls::{self, CallContext, Cancels, Inputs};
@@ -200,7 +200,7 @@ impl McpSession {
                 let batch = parsed.batch;
                 let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (route, &principal)).await?;
                 if actions.iter().all(|a| *a == Action::Nothing) {
-                    return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(&session_id, None)?).empty());
+                    return accepted(&session_id);
                 }
                 if json_ok && !batch {
                     if let Some(response) = self.answer_lazily(server, &session, &home, &actions).await? {

@@ -14,7 +14,7 @@ impl McpSession {
             let replies = calls::collect(&ctx, actions).await;
             if replies.is_empty() {
                 // Every request was cancelled: there is no reply to send.
-                return Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)?).empty());
+                return accepted(session_id);
             }
             return respond(framing, session_id, replies, batch);
         }
@@ -73,7 +73,7 @@ impl McpSession {
         });
         let Some((done, first)) = receiver.next().await else {
             // Cancelled before anything was sent: no reply, so nothing to frame.
-            return Ok(Some(ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)?).empty()));
+            return accepted(session_id).map(Some);
         };
         if done {
             return respond(Framing::Json, session_id, vec![first], false).map(Some);
