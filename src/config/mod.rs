@@ -1,8 +1,13 @@
 //! The declarative configuration: parsed from the bundled file, validated with precise paths,
 //! and compiled into the `Catalog` that requests are served from.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod emit;
+mod file;
 mod locate;
 pub mod model;
+
+pub use file::ConfigError;
 
 use serde_json::Value;
 
@@ -11,29 +16,6 @@ use crate::protocol::prompts::Prompt;
 use crate::protocol::resources::{Resource, ResourceTemplate};
 use crate::routes::RoutePattern;
 use crate::tools::Tool;
-
-/// A configuration fault: where (`servers[0].tools[1].http.url`) and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError {
-    pub path: String,
-    pub message: String,
-}
-
-impl ConfigError {
-    pub fn at(path: impl Into<String>, message: impl Into<String>) -> ConfigError {
-        ConfigError { path: path.into(), message: message.into() }
-    }
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.is_empty() || self.path == "." {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
-    }
-}
 
 /// Every configured server, ready to serve.
 #[derive(Debug, Clone)]
@@ -153,15 +135,22 @@ impl Catalog {
 
 /// Parses and validates a configuration file's text.
 pub fn load(text: &str) -> Result<Catalog, ConfigError> {
-    let file: model::ConfigFile = serde_json::from_slice(text.as_bytes()).map_err(|e| {
-        let message = e.to_string();
-        let message = message.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&message);
-        // serde_json counts the column in bytes from the line's start.
-        let line_start: usize = text.split_inclusive('\n').take(e.line().saturating_sub(1)).map(str::len).sum();
-        let path = locate::path_at(text, line_start + e.column(), message.starts_with("missing field"));
-        ConfigError::at(path, message)
-    })?;
-    compile(file)
+    compile(file::read(text)?)
+}
+
+/// The configuration bundled into this build, which `build.rs` read and wrote out as Rust
+/// (see `emit`), validated. The Worker so carries no code to parse a configuration file.
+pub fn bundled() -> Result<Catalog, ConfigError> {
+    compile(bundled_file()?)
+}
+
+fn bundled_file() -> Result<model::ConfigFile, ConfigError> {
+    include!(concat!(env!("OUT_DIR"), "/bundled.rs"))
+}
+
+/// A JSON value of the bundled configuration, from the text `emit` wrote for it.
+fn json(text: &str) -> Value {
+    serde_json::from_slice(text.as_bytes()).unwrap_or_default()
 }
 
 fn guard(request: &crate::tools::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
@@ -375,6 +364,19 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bundled_configuration_is_the_file_as_read() {
+        // `npm test` bundles tests/e2e/config.json, which uses every kind of field.
+        assert_eq!(format!("{:?}", bundled_file()), format!("{:?}", file::read(crate::BUNDLED_CONFIG)));
+        assert!(bundled().is_ok());
+    }
+
+    #[test]
+    fn a_file_that_cannot_be_read_is_bundled_as_its_fault() {
+        let read = file::read(r#"{"servers": [{"version": "1"}]}"#);
+        assert_eq!(emit::result(&read), r#"Err(crate::config::ConfigError::at(String::from("servers[0]"), String::from("missing field `name`")))"#);
+    }
 
     fn err(text: &str) -> String {
         load(text).map(|_| ()).unwrap_err().to_string()

@@ -27,7 +27,7 @@ use crate::config::{self, Catalog};
 fn catalog() -> Result<&'static Catalog, crate::error::Error> {
     static CATALOG: OnceLock<Result<Catalog, String>> = OnceLock::new();
     CATALOG
-        .get_or_init(|| config::load(crate::BUNDLED_CONFIG).map_err(|e| e.to_string()))
+        .get_or_init(|| config::bundled().map_err(|e| e.to_string()))
         .as_ref()
         .map_err(|message| crate::error::Error::Config(message.clone()))
 }
