@@ -66,13 +66,13 @@ export function build({ config = 'mcp-edge.json', outDir = 'build', testHooks = 
 // module after a panic (the shim's own function), and marks a trap as critical when a call
 // throws or rejects with one. The Durable Object class keeps its Proxy, which recreates objects
 // built before a reinstantiation. When worker-build's output no longer has the expected shape,
-// its own entrypoint stays.
+// its own entrypoint stays. esbuild's minified names may hold `$`, which `\w` does not match.
 function leanEntrypoint(file) {
   const js = readFileSync(file, 'utf8');
-  const reinit = js.match(/function (\w+)\(\)\{\w+\.criticalError&&\(console\.log\("Reinitializing Wasm application"\)/)?.[1];
-  const mark = js.match(/addEventListener\("error",\w+=>\{(\w+)\(\w+\.error\)\}\)/)?.[1];
-  const entry = js.match(/var (\w+)=class extends \w+\{\};\1\.prototype\.fetch=function\(e\)\{return (\w+)\.call\(this,e,this\.env,this\.ctx\)\};\1\.prototype\.queue=function\(e\)\{return (\w+)\.call\(this,e,this\.env,this\.ctx\)\};/);
-  const exported = js.match(/export\{[^}]*\b(\w+) as default\}/);
+  const reinit = js.match(/function ([\w$]+)\(\)\{[\w$]+\.criticalError&&\(console\.log\("Reinitializing Wasm application"\)/)?.[1];
+  const mark = js.match(/addEventListener\("error",[\w$]+=>\{([\w$]+)\([\w$]+\.error\)\}\)/)?.[1];
+  const entry = js.match(/var ([\w$]+)=class extends [\w$]+\{\};\1\.prototype\.fetch=function\(e\)\{return ([\w$]+)\.call\(this,e,this\.env,this\.ctx\)\};\1\.prototype\.queue=function\(e\)\{return ([\w$]+)\.call\(this,e,this\.env,this\.ctx\)\};/);
+  const exported = js.match(/export\{[^}]*[{,]([\w$]+) as default\}/);
   if (!reinit || !mark || !entry || !exported || !js.includes(`${exported[1]}=new Proxy(${entry[1]},`)) {
     console.error('[build] worker-build output has an unexpected shape; keeping its entrypoint');
     return;
@@ -94,7 +94,7 @@ function leanEntrypoint(file) {
 // workerd by themselves.
 function microtasksByPromise(file) {
   const js = readFileSync(file, 'utf8');
-  const detect = /(__wbg_queueMicrotask_\w+:function\((\w+)\)\{)return \2\.queueMicrotask\}/g;
+  const detect = /(__wbg_queueMicrotask_[\w$]+:function\(([\w$]+)\)\{)return \2\.queueMicrotask\}/g;
   const found = js.match(detect) ?? [];
   if (found.length !== 1) {
     console.error('[build] worker-build output has an unexpected shape; microtasks keep queueMicrotask');

@@ -39,11 +39,17 @@ fn acceptable(accept: &str) -> Vec<String> {
                 let p = p.trim();
                 p.len() > 2
                     && p.get(..2).is_some_and(|k| k.eq_ignore_ascii_case("q="))
-                    && p.get(2..).and_then(|q| q.trim().parse::<f32>().ok()) == Some(0.0)
+                    && p.get(2..).is_some_and(is_zero_quality)
             });
             (!media.is_empty() && !excluded).then_some(media)
         })
         .collect()
+}
+
+/// RFC 9110's `qvalue` of zero: `0`, `0.`, `0.0`… Only zero matters here (it excludes a type),
+/// and reading it as text keeps a float parser out of the module.
+fn is_zero_quality(q: &str) -> bool {
+    q.trim().strip_prefix('0').is_some_and(|rest| rest.is_empty() || rest.strip_prefix('.').is_some_and(|digits| digits.bytes().all(|b| b == b'0')))
 }
 
 pub fn is_ndjson_type(media: &str) -> bool {
@@ -154,6 +160,9 @@ mod tests {
             (Some("text/event-stream; q=0, application/json"), None, false, Some(Json)),
             (Some("application/json;q=0"), None, false, None),
             (Some("application/x-ndjson;q=0.5"), None, false, Some(Ndjson)),
+            (Some("application/x-ndjson;q=0.000, application/json"), None, false, Some(Json)),
+            (Some("application/x-ndjson;q=0.001"), None, false, Some(Ndjson)),
+            (Some("application/x-ndjson;q=00.1"), None, false, Some(Ndjson)),
             // case and spacing
             (Some(" Application/X-NDJSON "), None, false, Some(Ndjson)),
             // an NDJSON body with no Accept (seed 004) streams back NDJSON

@@ -140,7 +140,17 @@ async fn enqueue(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Re
         error_result(format!("The tool {:?} is queued, but this Worker has no queue binding {QUEUE_BINDING} (see the README).", tool.name))
     })?;
     let message = QueuedCall { session: home.object.clone(), server: home.server_index, call: call_id.to_string(), tool: tool.name.clone(), http: http.clone() };
-    queue.send(message).await.map_err(|e| error_result(format!("The call could not be queued: {e}")))
+    let failed = |e: String| error_result(format!("The call could not be queued: {e}"));
+    let text = serde_json::to_string(&message).map_err(|e| failed(e.to_string()))?;
+    let sent = queue_send(queue.as_ref(), &text).map_err(|e| failed(format!("{e:?}")))?;
+    wasm_bindgen_futures::JsFuture::from(sent).await.map(|_| ()).map_err(|e| failed(format!("{e:?}")))
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function queue_send(queue, text) { return queue.send(text); }")]
+extern "C" {
+    /// Sends a queued call as JSON text (see `json_text`).
+    #[wasm_bindgen(catch)]
+    fn queue_send(queue: &wasm_bindgen::JsValue, text: &str) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
 }
 
 /// Sends the request with its callback URL. A 202 means the result comes later; any other

@@ -80,7 +80,9 @@ async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params
         let route = server.route.as_str();
         let keys = std::iter::once(format!("{route}|principal|{caller}")).chain(session.map(|s| format!("{route}|session|{s}")));
         for key in keys {
-            if !limiter.limit(key).await.map_err(|e| Error::Internal(format!("rate limiter: {e}")))?.success {
+            let failed = |e: wasm_bindgen::JsValue| Error::Internal(format!("rate limiter: {}", worker::Error::from(e)));
+            let outcome = wasm_bindgen_futures::JsFuture::from(rate_limit(limiter.as_ref(), &key).map_err(failed)?).await.map_err(failed)?;
+            if outcome.as_bool() != Some(true) {
                 return Err(Error::RateLimited(*period));
             }
         }
@@ -168,4 +170,12 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
         }
     };
     Ok(with_headers(response, &policy::cors_headers(&decision))?)
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function rate_limit(limiter, key) { return limiter.limit({ key }).then((outcome) => outcome.success); }")]
+extern "C" {
+    /// Whether the Rate Limiting binding lets one more request with `key` through. Straight on
+    /// the binding: `worker`'s wrapper converts with serde-wasm-bindgen.
+    #[wasm_bindgen(catch)]
+    fn rate_limit(limiter: &wasm_bindgen::JsValue, key: &str) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
 }

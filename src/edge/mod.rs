@@ -47,6 +47,27 @@ pub(crate) fn secret(env: &worker::Env, name: &str) -> Option<String> {
     value
 }
 
+#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function json_text(value) {
+  if (value === undefined || value === null || typeof value === 'string') return value ?? undefined;
+  return JSON.stringify(value, (key, v) => (v instanceof Map ? Object.fromEntries(v) : v));
+}")]
+extern "C" {
+    /// What a session's state and a queued call are stored and sent as: JSON text, which the
+    /// module reads with its one JSON parser. Earlier builds stored and sent structured objects
+    /// (serde-wasm-bindgen's, with a `Map` for each JSON object); those read as the same JSON.
+    pub(crate) fn json_text(value: &wasm_bindgen::JsValue) -> Option<String>;
+}
+
+/// The stored entries of a Durable Object whose keys start with `prefix`, as a JS `Map`.
+/// Straight on the runtime's storage: `worker`'s list converts its options with
+/// serde-wasm-bindgen, which this module otherwise does without.
+pub(crate) async fn listed(storage: &worker::worker_sys::DurableObjectStorage, prefix: &str) -> Result<js_sys::Map, wasm_bindgen::JsValue> {
+    let options = js_sys::Object::new();
+    js_sys::Reflect::set(&options, &"prefix".into(), &prefix.into())?;
+    let map = wasm_bindgen_futures::JsFuture::from(storage.list_with_options(options)?).await?;
+    Ok(js_sys::Map::from(map))
+}
+
 pub(crate) fn now_ms() -> u64 {
     // `Date.now()`: `worker::Date::now()` builds a `Date` object to read the same number.
     js_sys::Date::now() as u64

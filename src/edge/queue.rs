@@ -16,8 +16,18 @@ use crate::tools::stream::Event;
 #[event(queue)]
 pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -> worker::Result<()> {
     let dead = batch.queue().ends_with("-dlq");
-    for message in batch.messages()? {
-        if handle(&env, message.body(), dead).await {
+    // Raw messages: a call travels as JSON text (`json_text`), read by the module's JSON parser.
+    for message in batch.raw_iter() {
+        let queued = super::json_text(&message.body()).and_then(|text| serde_json::from_slice::<QueuedCall>(text.as_bytes()).ok());
+        let settled = match &queued {
+            Some(queued) => handle(&env, queued, dead).await,
+            // A message this build cannot read would fail on every retry; its call times out.
+            None => {
+                worker::console_error!("queue message {} is not a queued call; dropped", message.id());
+                true
+            }
+        };
+        if settled {
             message.ack();
         } else {
             message.retry();

@@ -68,13 +68,14 @@ pub async fn serve(state: &State, env: &Env, op: &str, server_index: usize, sess
             if uris.is_empty() {
                 storage.delete(&key).await?;
             } else {
-                storage.put(&key, uris).await?;
+                // Stored as an array of strings (`put` would convert it with serde-wasm-bindgen).
+                storage.put_raw(&key, uris.iter().map(|u| wasm_bindgen::JsValue::from_str(u)).collect::<js_sys::Array>()).await?;
             }
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
         "registry-notify" => {
             let uri = String::from_utf8_lossy(body).to_string();
-            let entries = storage.list_with_options(worker::ListOptions::new().prefix(PREFIX)).await?;
+            let entries = super::listed(storage.as_raw(), PREFIX).await.map_err(worker::Error::from)?;
             let mut subscribers = Vec::new();
             for entry in entries.entries() {
                 let Ok(pair) = entry else { continue };
@@ -98,11 +99,11 @@ pub async fn serve(state: &State, env: &Env, op: &str, server_index: usize, sess
         }
         "principal-open" => {
             let max: usize = String::from_utf8_lossy(body).parse().unwrap_or(usize::MAX);
-            let open = storage.list_with_options(worker::ListOptions::new().prefix(SESSIONS_PREFIX)).await?.size() as usize;
+            let open = super::listed(storage.as_raw(), SESSIONS_PREFIX).await.map_err(worker::Error::from)?.size() as usize;
             if open >= max {
                 return Ok(ResponseBuilder::new().with_status(429).empty());
             }
-            storage.put(&format!("{SESSIONS_PREFIX}{session_id}"), super::now_ms()).await?;
+            storage.put_raw(&format!("{SESSIONS_PREFIX}{session_id}"), super::now_ms() as f64).await?;
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
         "principal-close" => {

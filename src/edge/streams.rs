@@ -116,11 +116,7 @@ impl Streams {
 
     /// The stored events of a stream, in order.
     async fn stored(&self, id: u64) -> Vec<(u64, String)> {
-        let options = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&options, &"prefix".into(), &format!("ev:{id}:").into());
-        let Ok(promise) = self.storage.list_with_options(options) else { return Vec::new() };
-        let Ok(map) = JsFuture::from(promise).await else { return Vec::new() };
-        let map = js_sys::Map::from(map);
+        let Ok(map) = super::listed(&self.storage, &format!("ev:{id}:")).await else { return Vec::new() };
         let mut events = Vec::new();
         map.for_each(&mut |value, key| {
             let seq = key.as_string().and_then(|k| k.rsplit(':').next().and_then(|s| s.parse().ok()));
@@ -239,10 +235,13 @@ impl Streams {
     pub fn prune(&self, keep: usize) {
         let mut map = self.map.borrow_mut();
         let mut finished: Vec<u64> = map.iter().filter(|(_, s)| s.done && s.writer.is_none()).map(|(id, _)| *id).collect();
-        finished.sort_unstable();
         let excess = finished.len().saturating_sub(keep);
-        for id in finished.into_iter().take(excess) {
-            map.remove(&id);
+        // The oldest (lowest ids) go. A session has few streams: a scan per removal is cheap,
+        // and keeps a second sort's code out of the module.
+        for _ in 0..excess {
+            let Some(oldest) = finished.iter().copied().min() else { break };
+            finished.retain(|id| *id != oldest);
+            map.remove(&oldest);
         }
     }
 }

@@ -30,12 +30,35 @@ pub fn complete(server: &Server, params: Option<&Value>) -> Result<Value, Error>
         }
         _ => return Err(Error::InvalidParams("ref.type must be ref/prompt or ref/resource".into())),
     };
-    let lowered = typed.to_lowercase();
+    // ASCII letters match in either case; other characters as typed. Unicode's case tables
+    // would be 8 KB of the module's gzip size.
+    let lowered = typed.to_ascii_lowercase();
     let matching: Vec<&String> = candidates
         .iter()
         .find(|(name, _)| name == arg_name)
-        .map(|(_, values)| values.iter().filter(|v| v.to_lowercase().starts_with(&lowered)).collect())
+        .map(|(_, values)| values.iter().filter(|v| v.to_ascii_lowercase().starts_with(&lowered)).collect())
         .unwrap_or_default();
     let values: Vec<&String> = matching.iter().take(MAX_VALUES).copied().collect();
     Ok(json!({"completion": {"values": values, "total": matching.len(), "hasMore": matching.len() > MAX_VALUES}}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn values(typed: &str) -> Value {
+        let text = r#"{"servers":[{"name":"s","version":"1","prompts":[{"name":"p","arguments":[{"name":"city","completions":["San Francisco","santa cruz","Österreich","Zürich"]}],"messages":[{"role":"user","content":{"type":"text","text":"{city}"}}]}]}]}"#;
+        let catalog = crate::config::load(text).unwrap();
+        let params = json!({"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "city", "value": typed}});
+        complete(&catalog.servers[0], Some(&params)).unwrap()["completion"]["values"].clone()
+    }
+
+    #[test]
+    fn ascii_letters_match_in_either_case_and_other_characters_as_typed() {
+        assert_eq!(values("SAN"), json!(["San Francisco", "santa cruz"]));
+        assert_eq!(values("zü"), json!(["Zürich"]));
+        assert_eq!(values("Ö"), json!(["Österreich"]));
+        assert_eq!(values("ö"), json!([]));
+        assert_eq!(values(""), json!(["San Francisco", "santa cruz", "Österreich", "Zürich"]));
+    }
 }

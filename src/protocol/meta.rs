@@ -152,7 +152,11 @@ fn header_equals(value: &Value, text: &str) -> bool {
     match value {
         Value::String(s) => s == text,
         Value::Bool(b) => text == if *b { "true" } else { "false" },
-        Value::Number(n) => text.trim().parse::<f64>().ok().zip(n.as_f64()).is_some_and(|(a, b)| a == b),
+        // Read as a JSON number: the module has that parser already, and not Rust's float parser.
+        Value::Number(n) => match serde_json::from_slice::<Value>(text.trim().as_bytes()) {
+            Ok(Value::Number(h)) => h.as_f64().zip(n.as_f64()).is_some_and(|(a, b)| a == b),
+            _ => false,
+        },
         _ => false,
     }
 }

@@ -49,7 +49,7 @@ fn canonical(value: &Value) -> String {
     match value {
         Value::Object(members) => {
             let mut keys: Vec<&String> = members.keys().collect();
-            keys.sort();
+            keys.sort_unstable();
             let inner: Vec<String> = keys.iter().map(|k| format!("{}:{}", json!(k), members.get(*k).map(canonical).unwrap_or_default())).collect();
             format!("{{{}}}", inner.join(","))
         }

@@ -269,23 +269,24 @@ fn summary(path: &str, failures: &[(usize, Violation)]) -> String {
 }
 
 fn check_number(schema: &Map<String, Value>, n: f64, path: &str) -> Result<(), Violation> {
-    let bound = |k: &str| schema.get(k).and_then(Value::as_f64);
-    if let Some(min) = bound("minimum").filter(|min| n < *min) {
+    // A bound is quoted as the schema writes it (and no float formatting lands in the module).
+    let bound = |k: &str| schema.get(k).and_then(|v| Some((v.as_f64()?, v)));
+    if let Some((_, min)) = bound("minimum").filter(|(min, _)| n < *min) {
         return fail(path, "minimum", format!("must be at least {min}"));
     }
-    if let Some(max) = bound("maximum").filter(|max| n > *max) {
+    if let Some((_, max)) = bound("maximum").filter(|(max, _)| n > *max) {
         return fail(path, "maximum", format!("must be at most {max}"));
     }
-    if let Some(min) = bound("exclusiveMinimum").filter(|min| n <= *min) {
+    if let Some((_, min)) = bound("exclusiveMinimum").filter(|(min, _)| n <= *min) {
         return fail(path, "exclusiveMinimum", format!("must be greater than {min}"));
     }
-    if let Some(max) = bound("exclusiveMaximum").filter(|max| n >= *max) {
+    if let Some((_, max)) = bound("exclusiveMaximum").filter(|(max, _)| n >= *max) {
         return fail(path, "exclusiveMaximum", format!("must be less than {max}"));
     }
-    if let Some(step) = bound("multipleOf").filter(|s| *s > 0.0) {
+    if let Some((step, written)) = bound("multipleOf").filter(|(s, _)| *s > 0.0) {
         let q = n / step;
         if (q - q.round()).abs() > 1e-9 {
-            return fail(path, "multipleOf", format!("must be a multiple of {step}"));
+            return fail(path, "multipleOf", format!("must be a multiple of {written}"));
         }
     }
     Ok(())

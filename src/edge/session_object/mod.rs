@@ -369,7 +369,10 @@ impl McpSession {
         if let Some(known) = self.cached.borrow().as_ref() {
             return Ok(known.clone());
         }
-        let stored: Option<Session> = self.state.storage().get(STATE_KEY).await?;
+        let read = self.raw_storage.get(STATE_KEY).map_err(worker::Error::from)?;
+        let value = wasm_bindgen_futures::JsFuture::from(read).await.map_err(worker::Error::from)?;
+        // A state this build cannot read is a session it cannot serve: the client starts anew.
+        let stored: Option<Session> = super::json_text(&value).and_then(|text| serde_json::from_slice(text.as_bytes()).ok());
         *self.cached.borrow_mut() = Some(stored.clone());
         Ok(stored)
     }
@@ -384,7 +387,8 @@ impl McpSession {
 
     async fn save(&self, session: &Session) -> Result<(), Error> {
         *self.cached.borrow_mut() = Some(Some(session.clone()));
-        self.state.storage().put(STATE_KEY, session).await?;
+        let text = serde_json::to_string(session).map_err(|e| Error::Internal(e.to_string()))?;
+        self.state.storage().put_raw(STATE_KEY, text).await?;
         Ok(())
     }
 

@@ -115,12 +115,9 @@ impl McpSession {
     }
 
     async fn records(&self) -> Vec<PendingRecord> {
-        let options = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&options, &"prefix".into(), &record_key("").into());
-        let Ok(promise) = self.raw_storage.list_with_options(options) else { return Vec::new() };
-        let Ok(map) = wasm_bindgen_futures::JsFuture::from(promise).await else { return Vec::new() };
+        let Ok(map) = super::super::listed(&self.raw_storage, &record_key("")).await else { return Vec::new() };
         let mut records = Vec::new();
-        js_sys::Map::from(map).for_each(&mut |value, _| {
+        map.for_each(&mut |value, _| {
             if let Some(record) = value.as_string().and_then(|json| serde_json::from_slice(json.as_bytes()).ok()) {
                 records.push(record);
             }
