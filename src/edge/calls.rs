@@ -139,8 +139,9 @@ async fn bounded(ctx: &CallContext<'_>, call: &PendingCall) -> String {
         return run(ctx, call).await;
     };
     // A call that cannot wait for the client is one upstream exchange, which its own timeout
-    // ends first when that is the shorter: the deadline's timer could never fire.
-    if ctx.inputs.is_none() && call.http.timeout_ms < timeout_ms {
+    // ends by the deadline (the default tool timeout equals the default collection timeout):
+    // a second timer would only race the first.
+    if ctx.inputs.is_none() && call.http.timeout_ms <= timeout_ms {
         return run(ctx, call).await;
     }
     match select(Box::pin(run(ctx, call)), Delay::from(Duration::from_millis(timeout_ms))).await {

@@ -36,10 +36,12 @@ test('a request still running at the collection timeout gets a -32603 timeout er
   server.upstream.release('stateless-timeout', 'too late');
 });
 
-test('a tool whose own timeout is shorter than the collection timeout ends with its upstream timeout', async () => {
-  const res = await post(url, call(4, 'hang_briefly', { key: 'stateless-brief' }), { 'mcp-protocol-version': '2025-06-18' });
-  assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 4, result: { content: [{ type: 'text', text: 'The upstream did not answer within 200 ms.' }], isError: true } });
-  while (!server.upstream.aborted.has('stateless-brief')) await new Promise((r) => setTimeout(r, 10));
+test('a tool whose own timeout is not longer than the collection timeout ends with its upstream timeout', async () => {
+  for (const [tool, key, ms] of [['hang_briefly', 'stateless-brief', 200], ['hang_evenly', 'stateless-even', 500]]) {
+    const res = await post(url, call(4, tool, { key }), { 'mcp-protocol-version': '2025-06-18' });
+    assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: 4, result: { content: [{ type: 'text', text: `The upstream did not answer within ${ms} ms.` }], isError: true } });
+    while (!server.upstream.aborted.has(key)) await new Promise((r) => setTimeout(r, 10));
+  }
 });
 
 test('NDJSON: each reply streams as it completes; the timed-out one ends with its error', async () => {
