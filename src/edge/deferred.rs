@@ -146,7 +146,7 @@ async fn enqueue(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Re
     wasm_bindgen_futures::JsFuture::from(sent).await.map(|_| ()).map_err(|e| failed(format!("{e:?}")))
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function queue_send(queue, text) { return queue.send(text); }")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
     /// Sends a queued call as JSON text (see `json_text`).
     #[wasm_bindgen(catch)]

@@ -172,7 +172,7 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
     Ok(with_headers(response, &policy::cors_headers(&decision))?)
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function rate_limit(limiter, key) { return limiter.limit({ key }).then((outcome) => outcome.success); }")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
     /// Whether the Rate Limiting binding lets one more request with `key` through. Straight on
     /// the binding: `worker`'s wrapper converts with serde-wasm-bindgen.

@@ -132,11 +132,7 @@ pub struct Incoming {
     head: RequestHead,
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function request_head(request) {
-  let head = request.method + '\\n' + request.url;
-  for (const [name, value] of request.headers) head += '\\n' + name + '\\n' + value;
-  return head;
-}")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
     /// `METHOD\nURL\nname\nvalue…`: header values never hold a line break.
     fn request_head(request: &web_sys::Request) -> String;

@@ -47,10 +47,7 @@ pub(crate) fn secret(env: &worker::Env, name: &str) -> Option<String> {
     value
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function json_text(value) {
-  if (value === undefined || value === null || typeof value === 'string') return value ?? undefined;
-  return JSON.stringify(value, (key, v) => (v instanceof Map ? Object.fromEntries(v) : v));
-}")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
     /// What a session's state and a queued call are stored and sent as: JSON text, which the
     /// module reads with its one JSON parser. Earlier builds stored and sent structured objects

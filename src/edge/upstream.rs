@@ -232,10 +232,7 @@ struct ReplyHead {
     content_length: Option<u64>,
 }
 
-#[wasm_bindgen::prelude::wasm_bindgen(inline_js = "export function reply_head(response) {
-  const headers = response.headers;
-  return (headers.get('content-type') ?? '') + '\\n' + (headers.get('content-length') ?? '');
-}")]
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
     /// `content-type\ncontent-length`, each empty when absent: one crossing for both.
     fn reply_head(response: &Response) -> String;

@@ -1,0 +1,36 @@
+// The few runtime calls the Worker makes through JavaScript of its own: each does in one
+// crossing of the wasm boundary what would otherwise take several, or reads a value the Rust
+// side cannot read without serde-wasm-bindgen. tests/e2e/glue.test.mjs tests them under Node.
+
+/** `METHOD\nURL\nname\nvalue…`: header values never hold a line break. */
+export function request_head(request) {
+  let head = request.method + '\n' + request.url;
+  for (const [name, value] of request.headers) head += '\n' + name + '\n' + value;
+  return head;
+}
+
+/** `content-type\ncontent-length` of an upstream reply, each empty when absent. */
+export function reply_head(response) {
+  const headers = response.headers;
+  return (headers.get('content-type') ?? '') + '\n' + (headers.get('content-length') ?? '');
+}
+
+/**
+ * A session's state or a queued call as stored or sent: JSON text. Earlier builds stored and sent
+ * structured objects (serde-wasm-bindgen's, with a `Map` for each JSON object); those read as the
+ * same JSON.
+ */
+export function json_text(value) {
+  if (value === undefined || value === null || typeof value === 'string') return value ?? undefined;
+  return JSON.stringify(value, (key, v) => (v instanceof Map ? Object.fromEntries(v) : v));
+}
+
+/** Sends a queued call as JSON text. */
+export function queue_send(queue, text) {
+  return queue.send(text);
+}
+
+/** Whether the Rate Limiting binding lets one more request with `key` through. */
+export function rate_limit(limiter, key) {
+  return limiter.limit({ key }).then((outcome) => outcome.success);
+}
