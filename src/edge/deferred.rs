@@ -142,8 +142,9 @@ async fn enqueue(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Re
     let message = QueuedCall { session: home.object.clone(), server: home.server_index, call: call_id.to_string(), tool: tool.name.clone(), http: http.clone() };
     let failed = |e: String| error_result(format!("The call could not be queued: {e}"));
     let text = serde_json::to_string(&message).map_err(|e| failed(e.to_string()))?;
-    let sent = queue_send(queue.as_ref(), &text).map_err(|e| failed(format!("{e:?}")))?;
-    wasm_bindgen_futures::JsFuture::from(sent).await.map(|_| ()).map_err(|e| failed(format!("{e:?}")))
+    let thrown = |e: wasm_bindgen::JsValue| failed(worker::Error::from(e).to_string());
+    let sent = queue_send(queue.as_ref(), &text).map_err(thrown)?;
+    wasm_bindgen_futures::JsFuture::from(sent).await.map(|_| ()).map_err(thrown)
 }
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]

@@ -49,9 +49,8 @@ pub(crate) fn secret(env: &worker::Env, name: &str) -> Option<String> {
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
-    /// What a session's state and a queued call are stored and sent as: JSON text, which the
-    /// module reads with its one JSON parser. Earlier builds stored and sent structured objects
-    /// (serde-wasm-bindgen's, with a `Map` for each JSON object); those read as the same JSON.
+    /// A stored session state or a received queued call as JSON text, for the module's one
+    /// JSON parser; what earlier builds stored as structured objects reads as the same JSON.
     pub(crate) fn json_text(value: &wasm_bindgen::JsValue) -> Option<String>;
 }
 
