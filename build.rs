@@ -42,7 +42,10 @@ fn main() {
         println!("cargo:rerun-if-changed=src/config/{f}.rs");
     }
     let bundled = emit::result(&file::read(&text));
-    for (name, contents) in [("mcp-edge.json", text.as_str()), ("bundled.rs", bundled.as_str())] {
+    // A configuration with every field the model has, for the unit test that checks the emitter.
+    println!("cargo:rerun-if-changed=tests/every-field.json");
+    let fixture = std::fs::read_to_string("tests/every-field.json").map(|t| emit::result(&file::read(&t))).unwrap_or_default();
+    for (name, contents) in [("mcp-edge.json", text.as_str()), ("bundled.rs", bundled.as_str()), ("every_field.rs", fixture.as_str())] {
         if let Err(e) = std::fs::write(format!("{out}/{name}"), contents) {
             println!("cargo:warning=cannot write bundled configuration: {e}");
             std::process::exit(1);

@@ -6,8 +6,8 @@ import { root, run, setup } from './setup.mjs';
 import { build } from './build.mjs';
 
 setup();
-// The native tests check that the bundled configuration is the file as read; the end-to-end
-// configuration uses every kind of field.
+// Every cargo run below bundles the same (end-to-end) configuration, which is compiled into the
+// crate: a different one per run would rebuild the crate each time.
 const native = { env: { ...process.env, MCP_EDGE_CONFIG: join(root, 'tests', 'e2e', 'config.json') } };
 run('cargo', ['test', '--quiet'], native);
 run('cargo', ['clippy', '--quiet', '--all-targets', '--', '-D', 'warnings'], native);

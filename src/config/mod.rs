@@ -367,9 +367,18 @@ mod tests {
 
     #[test]
     fn the_bundled_configuration_is_the_file_as_read() {
-        // `npm test` bundles tests/e2e/config.json, which uses every kind of field.
         assert_eq!(format!("{:?}", bundled_file()), format!("{:?}", file::read(crate::BUNDLED_CONFIG)));
         assert!(bundled().is_ok());
+    }
+
+    #[test]
+    fn every_field_is_emitted_as_read() {
+        // build.rs emits tests/every-field.json too: every field of the model, none at its
+        // default, and strings that need escaping.
+        let emitted: Result<model::ConfigFile, ConfigError> = include!(concat!(env!("OUT_DIR"), "/every_field.rs"));
+        let read = file::read(include_str!("../../tests/every-field.json"));
+        assert!(read.is_ok());
+        assert_eq!(format!("{emitted:?}"), format!("{read:?}"));
     }
 
     #[test]
