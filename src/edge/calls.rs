@@ -40,9 +40,11 @@ pub type Inputs = Rc<RefCell<HashMap<String, oneshot::Sender<Result<Value, Value
 pub type Cancels = Rc<RefCell<HashMap<String, js_sys::Function>>>;
 
 /// Fires the cancellation of the call with this id, if it is in flight.
-pub fn cancel(cancels: &Cancels, request_id: &Value) -> bool {
+pub fn cancel(cancels: &Cancels, request_id: &Value) {
     let resolve = cancels.borrow_mut().remove(&request_id.to_string());
-    resolve.is_some_and(|r| r.call0(&wasm_bindgen::JsValue::UNDEFINED).is_ok())
+    if let Some(resolve) = resolve {
+        let _ = resolve.call0(&wasm_bindgen::JsValue::UNDEFINED);
+    }
 }
 
 /// Refuses, each with its own error, the calls beyond `max` in flight at once (counting those
