@@ -287,6 +287,11 @@ mod tests {
         // Absent or null arguments need no header; a value without its header is refused.
         assert!(check(&call(json!({"region": null})), &headers(&base), &s).is_ok());
         assert_eq!(check(&call(json!({"region": "eu"})), &headers(&base), &s).unwrap_err().code(), -32020);
+        // Numbers compare as JSON numbers: `4.2e1` is 42, `+42` is not a JSON number.
+        let exponent = with(&[("mcp-param-region", "us-west1"), ("mcp-param-n", "4.2e1"), ("mcp-param-dry", "true")]);
+        assert!(check(&call(json!({"region": "us-west1", "n": 42, "opts": {"dry": true}})), &headers(&exponent), &s).is_ok());
+        let plus = with(&[("mcp-param-region", "us-west1"), ("mcp-param-n", "+42"), ("mcp-param-dry", "true")]);
+        assert_eq!(check(&call(json!({"region": "us-west1", "n": 42, "opts": {"dry": true}})), &headers(&plus), &s).unwrap_err().code(), -32020);
         let wrong = with(&[("mcp-param-region", "us-east1")]);
         assert_eq!(check(&call(json!({"region": "eu"})), &headers(&wrong), &s).unwrap_err().code(), -32020);
         let encoded = with(&[("mcp-param-region", "=?base64?SGVsbG8sIOS4lueVjA==?=")]);

@@ -445,6 +445,10 @@ mod tests {
         assert_eq!(validate(&s, &json!({"n": 3.0})), Ok(()));
         assert_eq!(err(s.clone(), json!({"n": 3.5})), "/n: expected integer, got number (type)");
         assert_eq!(err(s.clone(), json!({"n": 12})), "/n: must be at most 10 (maximum)");
+        // A bound is quoted as the schema writes it.
+        let bounds = json!({"type":"number","minimum":1.5,"exclusiveMaximum":5.0});
+        assert_eq!(err(bounds.clone(), json!(1)), "must be at least 1.5 (minimum)");
+        assert_eq!(err(bounds, json!(5)), "must be less than 5.0 (exclusiveMaximum)");
         assert_eq!(err(s.clone(), json!({"n": 4})), "/n: must be a multiple of 3 (multipleOf)");
         assert_eq!(err(s.clone(), json!({"s": "a"})), "/s: must have at least 2 characters (minLength)");
         assert_eq!(err(s.clone(), json!({"s": "abcd"})), "/s: must have at most 3 characters (maxLength)");
