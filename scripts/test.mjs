@@ -8,10 +8,10 @@ import { build } from './build.mjs';
 setup();
 // Every cargo run below bundles the same (end-to-end) configuration, which is compiled into the
 // crate: a different one per run would rebuild the crate each time.
-const native = { env: { ...process.env, MCP_EDGE_CONFIG: join(root, 'tests', 'e2e', 'config.json') } };
-run('cargo', ['test', '--quiet'], native);
-run('cargo', ['clippy', '--quiet', '--all-targets', '--', '-D', 'warnings'], native);
-run('cargo', ['clippy', '--quiet', '--lib', '--target', 'wasm32-unknown-unknown', '--', '-D', 'warnings'], native);
+const e2eConfig = { env: { ...process.env, MCP_EDGE_CONFIG: join(root, 'tests', 'e2e', 'config.json') } };
+run('cargo', ['test', '--quiet'], e2eConfig);
+run('cargo', ['clippy', '--quiet', '--all-targets', '--', '-D', 'warnings'], e2eConfig);
+run('cargo', ['clippy', '--quiet', '--lib', '--target', 'wasm32-unknown-unknown', '--', '-D', 'warnings'], e2eConfig);
 build({ config: 'tests/e2e/config.json', outDir: 'build-test', testHooks: true });
 build({ config: 'tests/e2e/invalid-config.json', outDir: 'build-test-invalid' });
 // Seed 004's chat-scoped deployment, a shipped example with its own end-to-end test.

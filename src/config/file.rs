@@ -27,7 +27,6 @@ impl std::fmt::Display for ConfigError {
     }
 }
 
-
 /// Reads a configuration file's text into its model, unvalidated.
 pub fn read(text: &str) -> Result<ConfigFile, ConfigError> {
     serde_json::from_slice(text.as_bytes()).map_err(|e| {

@@ -78,7 +78,7 @@ pub async fn store_record(storage: &DurableObjectStorage, record: &PendingRecord
 pub async fn load_record(storage: &DurableObjectStorage, call: &str) -> Option<PendingRecord> {
     let promise = storage.get(&record_key(call)).ok()?;
     let value = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
-    serde_json::from_slice(value.as_string()?.as_bytes()).ok()
+    super::from_json_text(&value)
 }
 
 /// Removes the call's waiter when the call ends, however it ends. A call dropped while waiting
@@ -149,7 +149,7 @@ async fn enqueue(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Re
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
-    /// Sends a queued call as JSON text (see `json_text`).
+    /// Sends a queued call as JSON text (see `from_json_text`).
     #[wasm_bindgen(catch)]
     fn queue_send(queue: &wasm_bindgen::JsValue, text: &str) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
 }

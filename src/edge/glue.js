@@ -16,9 +16,9 @@ export function reply_head(response) {
 }
 
 /**
- * A session's state or a queued call as stored or sent: JSON text. Earlier builds stored and sent
- * structured objects (serde-wasm-bindgen's, with a `Map` for each JSON object); those read as the
- * same JSON.
+ * A session's state, a queued call or a call's record as stored or sent: JSON text. Earlier
+ * builds stored and sent the first two as structured objects (serde-wasm-bindgen's, with a `Map`
+ * for each JSON object); those read as the same JSON.
  */
 export function json_text(value) {
   if (value === undefined || value === null || typeof value === 'string') return value ?? undefined;

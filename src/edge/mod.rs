@@ -49,9 +49,15 @@ pub(crate) fn secret(env: &worker::Env, name: &str) -> Option<String> {
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
-    /// A stored session state or a received queued call as JSON text, for the module's one
-    /// JSON parser; what earlier builds stored as structured objects reads as the same JSON.
-    pub(crate) fn json_text(value: &wasm_bindgen::JsValue) -> Option<String>;
+    /// A stored or received value as JSON text, for the module's one JSON parser; what
+    /// earlier builds stored as structured objects reads as the same JSON.
+    fn json_text(value: &wasm_bindgen::JsValue) -> Option<String>;
+}
+
+/// What a value read from storage or a queue holds: session state, a queued call or a call's
+/// record, each kept as JSON text. `None` when it holds nothing this build can read.
+pub(crate) fn from_json_text<T: serde::de::DeserializeOwned>(value: &wasm_bindgen::JsValue) -> Option<T> {
+    serde_json::from_slice(json_text(value)?.as_bytes()).ok()
 }
 
 /// The stored entries of a Durable Object whose keys start with `prefix`, as a JS `Map`.

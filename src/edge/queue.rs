@@ -16,9 +16,9 @@ use crate::tools::stream::Event;
 #[event(queue)]
 pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -> worker::Result<()> {
     let dead = batch.queue().ends_with("-dlq");
-    // Raw messages: a call travels as JSON text (`json_text`), read by the module's JSON parser.
+    // Raw messages: a call travels as JSON text, read by the module's JSON parser.
     for message in batch.raw_iter() {
-        let queued = super::json_text(&message.body()).and_then(|text| serde_json::from_slice::<QueuedCall>(text.as_bytes()).ok());
+        let queued: Option<QueuedCall> = super::from_json_text(&message.body());
         let settled = match &queued {
             Some(queued) => handle(&env, queued, dead).await,
             // A message this build cannot read would fail on every retry; its call times out.

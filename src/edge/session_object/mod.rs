@@ -372,7 +372,7 @@ impl McpSession {
         let read = self.raw_storage.get(STATE_KEY).map_err(worker::Error::from)?;
         let value = wasm_bindgen_futures::JsFuture::from(read).await.map_err(worker::Error::from)?;
         // A state this build cannot read is a session it cannot serve: the client starts anew.
-        let stored: Option<Session> = super::json_text(&value).and_then(|text| serde_json::from_slice(text.as_bytes()).ok());
+        let stored: Option<Session> = super::from_json_text(&value);
         *self.cached.borrow_mut() = Some(stored.clone());
         Ok(stored)
     }

@@ -118,7 +118,7 @@ impl McpSession {
         let Ok(map) = super::super::listed(&self.raw_storage, &record_key("")).await else { return Vec::new() };
         let mut records = Vec::new();
         map.for_each(&mut |value, _| {
-            if let Some(record) = value.as_string().and_then(|json| serde_json::from_slice(json.as_bytes()).ok()) {
+            if let Some(record) = super::super::from_json_text(&value) {
                 records.push(record);
             }
         });
