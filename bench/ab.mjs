@@ -7,6 +7,10 @@
 //!   node bench/ab.mjs bench/peers/fetch-only.js build-bench         (a .js file: a module worker)
 //!   AB_PATH=/stateless/mcp AB_ROUNDS=8 node bench/ab.mjs ...        (/mcp and 6 rounds by default)
 //!
+//! Where `perf` can read hardware counters, it also prints the user-space instructions per call
+//! of each workerd: unlike CPU time, that count hardly moves when the host slows down, so it
+//! settles changes of a few percent that CPU time cannot.
+//!
 //! `npm run bench` once first: it installs wrk when missing and builds `build-bench`. Build another
 //! directory with `node -e "import('./scripts/build.mjs').then((m) => m.build({ config:
 //! 'bench/mcp-edge.bench.json', outDir: 'build-x' }))"`, in this clone or another.
@@ -18,7 +22,7 @@ import { Miniflare } from 'miniflare';
 import { demoHandler } from '../examples/default/upstream.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
 import { root } from '../scripts/setup.mjs';
-import { childPids, cpuSeconds } from './proc.mjs';
+import { childPids, cpuSeconds, countInstructions } from './proc.mjs';
 
 const path = process.env.AB_PATH ?? '/mcp';
 const rounds = Number(process.env.AB_ROUNDS ?? 6);
@@ -68,14 +72,23 @@ for (const server of servers) await wrk(server, 2);
 for (let round = 0; round < rounds; round++) {
   for (const server of servers) {
     const before = cpuSeconds(server.pid);
+    const counter = countInstructions(server.pid);
     const result = await wrk(server, 3);
-    server.rounds.push({ us: ((cpuSeconds(server.pid) - before) * 1e6) / result.requests, rps: result.requests / (result.duration_us / 1e6), bad: result.non2xx + result.mismatches });
+    const instructions = await counter?.stop();
+    server.rounds.push({
+      us: ((cpuSeconds(server.pid) - before) * 1e6) / result.requests,
+      kinsn: instructions === undefined ? undefined : instructions / result.requests / 1000,
+      rps: result.requests / (result.duration_us / 1e6),
+      bad: result.non2xx + result.mismatches,
+    });
   }
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 for (const s of servers) {
   const us = s.rounds.map((r) => r.us);
-  console.log(`${s.target}: ${median(us).toFixed(0)} µs CPU per call (rounds ${us.map((u) => u.toFixed(0)).join(' ')}), ${median(s.rounds.map((r) => r.rps)).toFixed(0)} req/s, ${s.rounds.reduce((n, r) => n + r.bad, 0)} bad replies`);
+  const kinsn = s.rounds.map((r) => r.kinsn).filter((k) => k !== undefined);
+  const counted = kinsn.length ? `, ${median(kinsn).toFixed(0)}k instructions per call (rounds ${kinsn.map((k) => k.toFixed(0)).join(' ')})` : '';
+  console.log(`${s.target}: ${median(us).toFixed(0)} µs CPU per call (rounds ${us.map((u) => u.toFixed(0)).join(' ')})${counted}, ${median(s.rounds.map((r) => r.rps)).toFixed(0)} req/s, ${s.rounds.reduce((n, r) => n + r.bad, 0)} bad replies`);
 }
 for (const s of servers) await s.mf.dispose();
 upstream.close();

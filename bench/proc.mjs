@@ -1,6 +1,6 @@
 //! What the bench reads of the processes it starts: which workerd belongs to a Miniflare
 //! instance, and its CPU time and resident memory, from /proc.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
 const TICKS = 100; // USER_HZ on Linux
@@ -20,6 +20,25 @@ export function childPids(parent, name) {
   };
   walk(parent);
   return found;
+}
+
+/**
+ * Counts the user-space instructions `pid` retires until `stop()`, which resolves to the count.
+ * `undefined` when `perf` is missing or the host exposes no hardware counters.
+ */
+export function countInstructions(pid) {
+  countInstructions.available ??= perfCounts();
+  if (!countInstructions.available) return undefined;
+  const child = spawn('perf', ['stat', '-x,', '-e', 'instructions:u', '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  child.stderr.on('data', (d) => (err += d));
+  const ended = new Promise((resolve) => child.on('close', () => resolve(Number(err.match(/^(\d+),/m)?.[1]))));
+  return { stop: () => (child.kill('SIGINT'), ended) };
+}
+
+function perfCounts() {
+  const probe = spawnSync('perf', ['stat', '-x,', '-e', 'instructions:u', '--', 'true'], { encoding: 'utf8' });
+  return !probe.error && probe.status === 0 && /^\d+,/m.test(probe.stderr);
 }
 
 export function cpuSeconds(pid) {
