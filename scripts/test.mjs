@@ -4,6 +4,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { root, run, setup } from './setup.mjs';
 import { build } from './build.mjs';
+import { installClients } from '../tests/e2e/clients.mjs';
 
 setup();
 // Every cargo run below bundles the same (end-to-end) configuration, which is compiled into the
@@ -18,6 +19,8 @@ build({ config: 'tests/e2e/invalid-config.json', outDir: 'build-test-invalid' })
 build({ config: 'examples/interactions/mcp-edge.json', outDir: 'build-interactions' });
 // The default build, which tests/e2e/start.test.mjs serves through `npm start`.
 build();
+// The third-party clients the compatibility tests drive, installed ahead of the tests.
+installClients();
 const files = readdirSync(join(root, 'tests', 'e2e')).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', 'e2e', f));
 run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...files]);
 // The official MCP conformance suite, --suite all: every scenario must pass, with no warnings.

@@ -7,7 +7,7 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2Http, SSEClientT
 import { Client as OldClient } from 'mcp-sdk-1-16/client/index.js';
 import { SSEClientTransport as OldSse } from 'mcp-sdk-1-16/client/sse.js';
 import { startServer, root, lines } from './harness.mjs';
-import { n8nNode, pythonSdk } from './clients.mjs';
+import { N8N_SDKS, PYTHON_SDKS, n8nNode, pythonSdk } from './clients.mjs';
 
 let server;
 before(async () => {
@@ -50,7 +50,7 @@ test('TypeScript SDK 1.16.0: SSEClientTransport', async () => {
   await callEcho(new OldClient({ name: 'old', version: '1' }), new OldSse(new URL(endpoint('sse'))), '1.16 sse');
 });
 
-for (const sdk of [undefined, '1.16.0']) {
+for (const sdk of N8N_SDKS) {
   for (const transport of ['http', 'sse']) {
     test(`n8n-nodes-mcp 0.1.37 (SDK ${sdk ?? 'as npm resolves it'}), ${transport === 'http' ? 'HTTP Streamable' : 'SSE'}: List Tools and Execute Tool`, { timeout: 180_000 }, async () => {
       const dir = n8nNode(sdk);
@@ -69,7 +69,7 @@ for (const sdk of [undefined, '1.16.0']) {
   }
 }
 
-for (const version of ['2.3.0', '1.30.0']) {
+for (const version of PYTHON_SDKS) {
   for (const transport of ['http', 'sse']) {
     test(`Python SDK mcp ${version}: ${transport === 'http' ? 'streamable HTTP' : 'SSE'} client`, { timeout: 300_000 }, async () => {
       const python = pythonSdk(version);
