@@ -76,9 +76,7 @@ pub async fn store_record(storage: &DurableObjectStorage, record: &PendingRecord
 
 /// Reads a call's record from the session object's storage.
 pub async fn load_record(storage: &DurableObjectStorage, call: &str) -> Option<PendingRecord> {
-    let promise = storage.get(&record_key(call)).ok()?;
-    let value = wasm_bindgen_futures::JsFuture::from(promise).await.ok()?;
-    super::from_json_text(&value)
+    super::stored(storage, &record_key(call)).await.ok().flatten()
 }
 
 /// Removes the call's waiter when the call ends, however it ends. A call dropped while waiting
@@ -142,7 +140,7 @@ async fn enqueue(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Re
     let message = QueuedCall { session: home.object.clone(), server: home.server_index, call: call_id.to_string(), tool: tool.name.clone(), http: http.clone() };
     let failed = |e: String| error_result(format!("The call could not be queued: {e}"));
     let text = serde_json::to_string(&message).map_err(|e| failed(e.to_string()))?;
-    let thrown = |e: wasm_bindgen::JsValue| failed(worker::Error::from(e).to_string());
+    let thrown = |e: wasm_bindgen::JsValue| failed(super::js_text(&e));
     let sent = queue_send(queue.as_ref(), &text).map_err(thrown)?;
     wasm_bindgen_futures::JsFuture::from(sent).await.map(|_| ()).map_err(thrown)
 }

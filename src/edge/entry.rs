@@ -80,7 +80,7 @@ async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params
         let route = server.route.as_str();
         let keys = std::iter::once(format!("{route}|principal|{caller}")).chain(session.map(|s| format!("{route}|session|{s}")));
         for key in keys {
-            let failed = |e: wasm_bindgen::JsValue| Error::Internal(format!("rate limiter: {}", worker::Error::from(e)));
+            let failed = |e: wasm_bindgen::JsValue| Error::Internal(format!("rate limiter: {}", super::js_text(&e)));
             let outcome = wasm_bindgen_futures::JsFuture::from(rate_limit(limiter.as_ref(), &key).map_err(failed)?).await.map_err(failed)?;
             if outcome.as_bool() != Some(true) {
                 return Err(Error::RateLimited(*period));

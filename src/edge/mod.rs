@@ -60,6 +60,18 @@ pub(crate) fn from_json_text<T: serde::de::DeserializeOwned>(value: &wasm_bindge
     serde_json::from_slice(json_text(value)?.as_bytes()).ok()
 }
 
+/// The value stored under `key` in a Durable Object, read as `from_json_text` reads it: `Ok(None)`
+/// when nothing is stored there, or nothing this build can read.
+pub(crate) async fn stored<T: serde::de::DeserializeOwned>(storage: &worker::worker_sys::DurableObjectStorage, key: &str) -> Result<Option<T>, wasm_bindgen::JsValue> {
+    let value = wasm_bindgen_futures::JsFuture::from(storage.get(key)?).await?;
+    Ok(from_json_text(&value))
+}
+
+/// A thrown JS value as text: an Error's message, or the value itself.
+pub(crate) fn js_text(value: &wasm_bindgen::JsValue) -> String {
+    worker::Error::from(value.clone()).to_string()
+}
+
 /// The stored entries of a Durable Object whose keys start with `prefix`, as a JS `Map`.
 /// Straight on the runtime's storage: `worker`'s list converts its options with
 /// serde-wasm-bindgen, which this module otherwise does without.

@@ -13,7 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal, Headers, RequestInit, RequestRedirect, Response};
 use worker::Delay;
 
-use super::now_ms;
+use super::{js_text, now_ms};
 use super::streams::Outlet;
 use crate::negotiate::{is_ndjson_type, media_type};
 use crate::tools::reply::{self, ReplyPlan, Upstream};
@@ -219,11 +219,6 @@ async fn fetch(call: &HttpCall, signal: &AbortSignal) -> Result<Response, String
 
 fn header(response: &Response, name: &str) -> Option<String> {
     response.headers().get(name).ok().flatten()
-}
-
-/// A thrown JS value as text: an Error's message, or the value itself.
-fn js_text(value: &JsValue) -> String {
-    worker::Error::from(value.clone()).to_string()
 }
 
 /// The reply headers a read needs, from one `headers` object.

@@ -369,10 +369,8 @@ impl McpSession {
         if let Some(known) = self.cached.borrow().as_ref() {
             return Ok(known.clone());
         }
-        let read = self.raw_storage.get(STATE_KEY).map_err(worker::Error::from)?;
-        let value = wasm_bindgen_futures::JsFuture::from(read).await.map_err(worker::Error::from)?;
         // A state this build cannot read is a session it cannot serve: the client starts anew.
-        let stored: Option<Session> = super::from_json_text(&value);
+        let stored: Option<Session> = super::stored(&self.raw_storage, STATE_KEY).await.map_err(worker::Error::from)?;
         *self.cached.borrow_mut() = Some(stored.clone());
         Ok(stored)
     }
