@@ -218,7 +218,7 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     }
     let kind = CallKind::Tool(tool.name.clone());
     let redact = bindings.iter().filter(|(k, _)| k.starts_with("env.") || k.starts_with("meta.auth.")).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments.clone(), http, progress_token: params.progress_token, redact, mrtr: binding })))
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments, http, progress_token: params.progress_token, redact, mrtr: binding })))
 }
 
 /// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only

@@ -70,9 +70,19 @@ impl Encoding {
     }
 
     fn encode(self, value: &Value) -> String {
+        match (self, value) {
+            (_, Value::Object(members)) => self.encode_object(members),
+            (Encoding::Json, other) => other.to_string(),
+            // A form body is made of an object's members: anything else has none.
+            (Encoding::Form, _) => String::new(),
+        }
+    }
+
+    /// The call's arguments as they came, without first copying them into a `Value`.
+    fn encode_object(self, members: &Map<String, Value>) -> String {
         match self {
-            Encoding::Json => value.to_string(),
-            Encoding::Form => form_encode(value),
+            Encoding::Json => serde_json::to_string(members).unwrap_or_default(),
+            Encoding::Form => form_encode(members),
         }
     }
 }
@@ -274,7 +284,7 @@ impl RequestTemplate {
         }
         let (body, encoding) = match &self.body {
             BodyPlan::None => (None, None),
-            BodyPlan::Arguments(e) => (Some(e.encode(&Value::Object(args.clone()))), Some(*e)),
+            BodyPlan::Arguments(e) => (Some(e.encode_object(args)), Some(*e)),
             BodyPlan::Template(t, e) => (Some(e.encode(&render_json(t, &lookup).unwrap_or(Value::Null))), Some(*e)),
         };
         if let Some(encoding) = encoding.filter(|_| !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type"))) {
@@ -353,7 +363,7 @@ fn header_value(value: &str) -> String {
 
 /// `application/x-www-form-urlencoded` (WHATWG URL): an object's members as `key=value` pairs;
 /// arrays repeat their key, nested objects are sent as JSON text, and `null` is left out.
-fn form_encode(value: &Value) -> String {
+fn form_encode(members: &Map<String, Value>) -> String {
     fn push(out: &mut String, key: &str, value: &str) {
         if !out.is_empty() {
             out.push('&');
@@ -370,7 +380,7 @@ fn form_encode(value: &Value) -> String {
         }
     }
     let mut out = String::new();
-    for (key, v) in value.as_object().into_iter().flatten() {
+    for (key, v) in members {
         match v {
             Value::Array(items) => items.iter().filter_map(scalar).for_each(|item| push(&mut out, key, &item)),
             other => {
