@@ -219,9 +219,11 @@ fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPla
 pub fn redact(message: String, secrets: &[String]) -> String {
     let mut message = message;
     for secret in secrets.iter().filter(|s| s.len() >= 4) {
-        let escaped = Value::String(secret.clone()).to_string();
-        let escaped = escaped.get(1..escaped.len() - 1).unwrap_or(secret);
-        for form in [secret.as_str(), escaped] {
+        // JSON escapes only quotes, backslashes and control characters; most secrets have none,
+        // and their escaped form is the secret itself (this runs on every call's reply).
+        let quoted = secret.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20).then(|| Value::String(secret.clone()).to_string());
+        let escaped = quoted.as_deref().and_then(|q| q.get(1..q.len() - 1));
+        for form in std::iter::once(secret.as_str()).chain(escaped) {
             if message.contains(form) {
                 message = message.replace(form, "[redacted]");
             }
@@ -389,9 +391,9 @@ mod tests {
 
     #[test]
     fn secrets_are_redacted_from_what_goes_back() {
-        let secrets = vec!["s3cr3t-key".to_string(), "a\"b\\c/d".to_string(), "abc".to_string()];
-        let reply = error_result("The upstream answered HTTP 401 (text/plain): bad key s3cr3t-key for a\"b\\c/d; abc".to_string());
+        let secrets = vec!["s3cr3t-key".to_string(), "a\"b\\c/d".to_string(), "abc".to_string(), "two\nlines".to_string()];
+        let reply = error_result("The upstream answered HTTP 401 (text/plain): bad key s3cr3t-key for a\"b\\c/d; abc; two\nlines".to_string());
         let text = redact(reply.to_string(), &secrets);
-        assert_eq!(text, r#"{"content":[{"type":"text","text":"The upstream answered HTTP 401 (text/plain): bad key [redacted] for [redacted]; abc"}],"isError":true}"#);
+        assert_eq!(text, r#"{"content":[{"type":"text","text":"The upstream answered HTTP 401 (text/plain): bad key [redacted] for [redacted]; abc; [redacted]"}],"isError":true}"#);
     }
 }
