@@ -1,11 +1,16 @@
 //! Server CPU per call of two or more builds (or plain JS workers), side by side: a paired check
 //! of one change, steadier than comparing two full bench runs on a host whose speed drifts. Each
 //! build runs in its own workerd through Miniflare's API; wrk drives 16 connections (16 sessions
-//! on /mcp) for 3 s per round, the builds taking turns; medians are printed.
+//! on /mcp) for 3 s per round, the builds taking turns, after 2 s of warm-up each; medians are
+//! printed.
 //!
 //!   node bench/ab.mjs build-bench /tmp/other/build-bench           (directories of built workers)
 //!   node bench/ab.mjs bench/peers/fetch-only.js build-bench         (a .js file: a module worker)
 //!   AB_PATH=/stateless/mcp AB_ROUNDS=8 node bench/ab.mjs ...        (/mcp and 6 rounds by default)
+//!   AB_SECONDS=8 AB_WARMUP=10 node bench/ab.mjs ...                 (longer rounds and warm-up)
+//!
+//! Paired differences under about 3 % are noise with 3 s rounds on a drifting host; 8 s rounds
+//! after 10 s of warm-up bring that to about 1.5 %.
 //!
 //! Where `perf` can read hardware counters, it also prints the user-space instructions per call
 //! of each workerd: unlike CPU time, that count hardly moves when the host slows down, so it
@@ -26,6 +31,8 @@ import { childPids, cpuSeconds, countInstructions } from './proc.mjs';
 
 const path = process.env.AB_PATH ?? '/mcp';
 const rounds = Number(process.env.AB_ROUNDS ?? 6);
+const seconds = Number(process.env.AB_SECONDS ?? 3);
+const warmup = Number(process.env.AB_WARMUP ?? 2);
 const targets = process.argv.slice(2);
 if (targets.length < 2) {
   console.error('usage: node bench/ab.mjs <build dir or worker.js> <build dir or worker.js> [...]');
@@ -68,12 +75,12 @@ function wrk(server, seconds) {
 
 const servers = [];
 for (const target of targets) servers.push(await start(target));
-for (const server of servers) await wrk(server, 2);
+for (const server of servers) await wrk(server, warmup);
 for (let round = 0; round < rounds; round++) {
   for (const server of servers) {
     const before = cpuSeconds(server.pid);
     const counter = countInstructions(server.pid);
-    const result = await wrk(server, 3);
+    const result = await wrk(server, seconds);
     const instructions = await counter?.stop();
     server.rounds.push({
       us: ((cpuSeconds(server.pid) - before) * 1e6) / result.requests,
