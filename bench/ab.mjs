@@ -31,8 +31,8 @@ import { childPids, cpuSeconds, countInstructions } from './proc.mjs';
 
 const path = process.env.AB_PATH ?? '/mcp';
 const rounds = Number(process.env.AB_ROUNDS ?? 6);
-const seconds = Number(process.env.AB_SECONDS ?? 3);
-const warmup = Number(process.env.AB_WARMUP ?? 2);
+const roundSeconds = Number(process.env.AB_SECONDS ?? 3);
+const warmupSeconds = Number(process.env.AB_WARMUP ?? 2);
 const targets = process.argv.slice(2);
 if (targets.length < 2) {
   console.error('usage: node bench/ab.mjs <build dir or worker.js> <build dir or worker.js> [...]');
@@ -75,12 +75,12 @@ function wrk(server, seconds) {
 
 const servers = [];
 for (const target of targets) servers.push(await start(target));
-for (const server of servers) await wrk(server, warmup);
+for (const server of servers) await wrk(server, warmupSeconds);
 for (let round = 0; round < rounds; round++) {
   for (const server of servers) {
     const before = cpuSeconds(server.pid);
     const counter = countInstructions(server.pid);
-    const result = await wrk(server, seconds);
+    const result = await wrk(server, roundSeconds);
     const instructions = await counter?.stop();
     server.rounds.push({
       us: ((cpuSeconds(server.pid) - before) * 1e6) / result.requests,

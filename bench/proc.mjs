@@ -1,5 +1,6 @@
 //! What the bench reads of the processes it starts: which workerd belongs to a Miniflare
-//! instance, and its CPU time and resident memory, from /proc.
+//! instance, and its CPU time and resident memory, from /proc; and, where `perf` can count
+//! them, the instructions it retires.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
