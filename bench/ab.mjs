@@ -8,13 +8,15 @@
 //!   node bench/ab.mjs bench/peers/fetch-only.js build-bench         (a .js file: a module worker)
 //!   AB_PATH=/stateless/mcp AB_ROUNDS=8 node bench/ab.mjs ...        (/mcp and 6 rounds by default)
 //!   AB_SECONDS=8 AB_WARMUP=10 node bench/ab.mjs ...                 (longer rounds and warm-up)
+//!   AB_EVENTS=stalled-cycles-frontend:u,branch-misses:u node bench/ab.mjs ...  (more perf events)
 //!
 //! Paired differences under about 3 % are noise with 3 s rounds on a drifting host; 8 s rounds
 //! after 10 s of warm-up bring that to about 1.5 %.
 //!
-//! Where `perf` can read hardware counters, it also prints the user-space instructions per call
-//! of each workerd: unlike CPU time, that count hardly moves when the host slows down, so it
-//! settles changes of a few percent that CPU time cannot.
+//! Where `perf` can read hardware counters, it also prints the user-space instructions and cycles
+//! per call of each workerd. Unlike CPU time, the instruction count hardly moves when the host
+//! slows down, so it settles changes of a few percent that CPU time cannot; cycles per
+//! instruction show what a gap in CPU time owes to code that runs slower, not to more code.
 //!
 //! `npm run bench` once first: it installs wrk when missing and builds `build-bench`. Build another
 //! directory with `node -e "import('./scripts/build.mjs').then((m) => m.build({ config:
@@ -27,12 +29,15 @@ import { Miniflare } from 'miniflare';
 import { demoHandler } from '../examples/default/upstream.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
 import { root } from '../scripts/setup.mjs';
-import { childPids, cpuSeconds, countInstructions } from './proc.mjs';
+import { childPids, cpuSeconds, countUserEvents } from './proc.mjs';
 
 const path = process.env.AB_PATH ?? '/mcp';
 const rounds = Number(process.env.AB_ROUNDS ?? 6);
 const roundSeconds = Number(process.env.AB_SECONDS ?? 3);
 const warmupSeconds = Number(process.env.AB_WARMUP ?? 2);
+// The PMU counts only a few events at once: two beside instructions and cycles counted exactly on
+// this host, six did not (perf then shares the counters and scales the counts).
+const extraEvents = (process.env.AB_EVENTS ?? '').split(',').filter(Boolean);
 const targets = process.argv.slice(2);
 if (targets.length < 2) {
   console.error('usage: node bench/ab.mjs <build dir or worker.js> <build dir or worker.js> [...]');
@@ -79,12 +84,12 @@ for (const server of servers) await wrk(server, warmupSeconds);
 for (let round = 0; round < rounds; round++) {
   for (const server of servers) {
     const before = cpuSeconds(server.pid);
-    const counter = countInstructions(server.pid);
+    const counter = countUserEvents(server.pid, extraEvents);
     const result = await wrk(server, roundSeconds);
-    const instructions = await counter?.stop();
+    const counted = await counter?.stop();
     server.rounds.push({
       us: ((cpuSeconds(server.pid) - before) * 1e6) / result.requests,
-      kinsn: instructions === undefined ? undefined : instructions / result.requests / 1000,
+      perCall: counted && Object.fromEntries(Object.entries(counted).map(([event, n]) => [event, n / result.requests])),
       rps: result.requests / (result.duration_us / 1e6),
       bad: result.non2xx + result.mismatches,
     });
@@ -93,8 +98,12 @@ for (let round = 0; round < rounds; round++) {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 for (const s of servers) {
   const us = s.rounds.map((r) => r.us);
-  const kinsn = s.rounds.map((r) => r.kinsn).filter((k) => k !== undefined);
-  const counted = kinsn.length ? `, ${median(kinsn).toFixed(0)}k instructions per call (rounds ${kinsn.map((k) => k.toFixed(0)).join(' ')})` : '';
+  const counts = s.rounds.map((r) => r.perCall).filter(Boolean);
+  const thousands = (event) => counts.map((c) => c[event] / 1000);
+  const counted = counts.length
+    ? `, ${median(thousands('instructions')).toFixed(0)}k instructions per call (rounds ${thousands('instructions').map((k) => k.toFixed(0)).join(' ')}), ` +
+      [`cycles`, ...extraEvents.map((e) => e.replace(/:u$/, ''))].map((e) => `${median(thousands(e)).toFixed(e === 'cycles' ? 0 : 1)}k ${e}`).join(', ')
+    : '';
   console.log(`${s.target}: ${median(us).toFixed(0)} µs CPU per call (rounds ${us.map((u) => u.toFixed(0)).join(' ')})${counted}, ${median(s.rounds.map((r) => r.rps)).toFixed(0)} req/s, ${s.rounds.reduce((n, r) => n + r.bad, 0)} bad replies`);
 }
 for (const s of servers) await s.mf.dispose();

@@ -24,22 +24,33 @@ export function childPids(parent, name) {
 }
 
 /**
- * Counts the user-space instructions `pid` retires until `stop()`, which resolves to the count.
- * `undefined` when `perf` is missing or the host exposes no hardware counters.
+ * Counts the user-space instructions `pid` retires and the cycles it takes until `stop()`, with
+ * any `extra` perf events, which resolves to the counts by event name (`instructions`, `cycles`,
+ * then each extra event as given). `undefined` when `perf` is missing or the host exposes no
+ * hardware counters. Cycles over instructions says how much of a CPU-time gap is code that runs
+ * slower per instruction (cache and branch misses), not more of it.
  */
-export function countInstructions(pid) {
-  countInstructions.available ??= perfCounts();
-  if (!countInstructions.available) return undefined;
-  const child = spawn('perf', ['stat', '-x,', '-e', 'instructions:u', '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+export function countUserEvents(pid, extra = []) {
+  countUserEvents.available ??= perfCounts();
+  if (!countUserEvents.available) return undefined;
+  const events = ['instructions:u', 'cycles:u', ...extra];
+  const child = spawn('perf', ['stat', '-x,', '-e', events.join(','), '-p', String(pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr.on('data', (d) => (err += d));
-  const ended = new Promise((resolve) => child.on('close', () => resolve(Number(err.match(/^(\d+),/m)?.[1]))));
+  // `perf stat -x,` writes `count,unit,event,…` per event, scaled when the counters were shared;
+  // it may drop the `:u` suffix.
+  const count = (event) => {
+    const line = err.split('\n').map((l) => l.split(',')).find((f) => f[2] === event || f[2] === event.replace(/:u$/, ''));
+    return line ? Number(line[0]) : NaN;
+  };
+  const named = (event) => event.replace(/:u$/, '');
+  const ended = new Promise((resolve) => child.on('close', () => resolve(Object.fromEntries(events.map((e) => [named(e), count(e)])))));
   return { stop: () => (child.kill('SIGINT'), ended) };
 }
 
 function perfCounts() {
-  const probe = spawnSync('perf', ['stat', '-x,', '-e', 'instructions:u', '--', 'true'], { encoding: 'utf8' });
-  return !probe.error && probe.status === 0 && /^\d+,/m.test(probe.stderr);
+  const probe = spawnSync('perf', ['stat', '-x,', '-e', 'instructions:u,cycles:u', '--', 'true'], { encoding: 'utf8' });
+  return !probe.error && probe.status === 0 && /^\d+,[^,]*,instructions/m.test(probe.stderr) && /^\d+,[^,]*,cycles/m.test(probe.stderr);
 }
 
 export function cpuSeconds(pid) {
