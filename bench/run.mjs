@@ -16,7 +16,7 @@ import { Miniflare } from 'miniflare';
 import { root, run, setup } from '../scripts/setup.mjs';
 import { build } from '../scripts/build.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
-import { childPids, cpuSeconds, rssMiB } from './proc.mjs';
+import { childPids, countUserEvents, cpuSeconds, rssMiB } from './proc.mjs';
 import { demoHandler } from '../examples/default/upstream.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -203,11 +203,13 @@ try {
         const instance = instances.get(server);
         const url = new URL(server.path, instance.url);
         const cpuBefore = cpuSeconds(instance.pid);
+        const counter = countUserEvents(instance.pid);
         const result = await wrk(url, sessions.get(server), c);
         const cpu = cpuSeconds(instance.pid) - cpuBefore;
+        const counted = await counter?.stop();
         const key = `${server.name}|${c}`;
         if (!runs.has(key)) runs.set(key, []);
-        runs.get(key).push({ result, cpu, rss: rssMiB(instance.pid) });
+        runs.get(key).push({ result, cpu, instructions: counted?.instructions, rss: rssMiB(instance.pid) });
         console.error(`[bench] round ${round + 1}/${rounds} ${server.name} × ${c}: ${Math.round(result.requests / (result.duration_us / 1e6))} req/s, p50 ${result.p50_us / 1000} ms`);
       }
     }
@@ -225,9 +227,13 @@ for (const c of concurrencies) {
       sessions: c,
       rps: Math.round(median(all.map((r) => r.result.requests / (r.result.duration_us / 1e6)))),
       rps_rounds: all.map((r) => Math.round(r.result.requests / (r.result.duration_us / 1e6))),
-      p50_ms: median(all.map((r) => r.result.p50_us / 1000)),
-      p99_ms: median(all.map((r) => r.result.p99_us / 1000)),
+      // Rounded: the median of an even number of rounds is a mean, with float noise in its digits.
+      p50_ms: Number(median(all.map((r) => r.result.p50_us / 1000)).toFixed(3)),
+      p99_ms: Number(median(all.map((r) => r.result.p99_us / 1000)).toFixed(3)),
       cpu_ms_per_call: requests ? Number(median(all.map((r) => (r.cpu * 1000) / r.result.requests)).toFixed(3)) : null,
+      // User-space instructions per call where perf can count them: steadier than CPU time on a
+      // host whose speed drifts.
+      kinstructions_per_call: requests && all.every((r) => r.instructions > 0) ? Math.round(median(all.map((r) => r.instructions / r.result.requests / 1000))) : null,
       rss_mib: Number(Math.max(...all.map((r) => r.rss)).toFixed(1)),
       object_requests_per_call: typeof server.objectRequestsPerCall === 'function' ? server.objectRequestsPerCall({ sessions: c, runs: all.length, requests }) : server.objectRequestsPerCall,
       non2xx: sum((r) => r.result.non2xx),
@@ -255,6 +261,10 @@ for (const c of concurrencies) {
   const stateless = at('mcp-edge stateless', c);
   const floor = at('fetch-only worker', c);
   if (stateless && floor) ratios.push({ sessions: c, peer: 'fetch-only worker (stateless mode)', ratio: Number((stateless.rps / floor.rps).toFixed(2)) });
+  // The same comparison by the work each call takes, which the host's drift hardly moves.
+  if (stateless?.kinstructions_per_call && floor?.kinstructions_per_call) {
+    ratios.push({ sessions: c, peer: 'fetch-only worker (stateless mode; its instructions per call ÷ ours)', ratio: Number((floor.kinstructions_per_call / stateless.kinstructions_per_call).toFixed(2)) });
+  }
 }
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds };
@@ -266,9 +276,9 @@ writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(re
 const table = [
   `Measured ${results.date} on ${machine.cpus} × ${machine.model}, Node ${machine.node}, ${seconds} s per run, ${rounds} interleaved rounds (medians; req/s of each round in brackets), wrk with 1 thread.`,
   '',
-  '| server | sessions | req/s | p50 ms | p99 ms | CPU ms/call | RSS MiB | DO requests/call | non-2xx | checked replies wrong |',
-  '|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.server} | ${r.sessions} | ${r.rps} (${r.rps_rounds.join(', ')}) | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_ms_per_call} | ${r.rss_mib} | ${r.object_requests_per_call} | ${r.non2xx} | ${r.mismatches} |`),
+  '| server | sessions | req/s | p50 ms | p99 ms | CPU ms/call | k instructions/call | RSS MiB | DO requests/call | non-2xx | checked replies wrong |',
+  '|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.server} | ${r.sessions} | ${r.rps} (${r.rps_rounds.join(', ')}) | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_ms_per_call} | ${r.kinstructions_per_call ?? '—'} | ${r.rss_mib} | ${r.object_requests_per_call} | ${r.non2xx} | ${r.mismatches} |`),
   '',
   '| sessions | mcp-edge ÷ | ratio |',
   '|---|---|---|',
