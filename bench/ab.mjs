@@ -102,7 +102,8 @@ for (const s of servers) {
   const thousands = (event) => counts.map((c) => c[event] / 1000);
   const counted = counts.length
     ? `, ${median(thousands('instructions')).toFixed(0)}k instructions per call (rounds ${thousands('instructions').map((k) => k.toFixed(0)).join(' ')}), ` +
-      [`cycles`, ...extraEvents.map((e) => e.replace(/:u$/, ''))].map((e) => `${median(thousands(e)).toFixed(e === 'cycles' ? 0 : 1)}k ${e}`).join(', ')
+      // The counts come named as `countUserEvents` names them: cycles, then the extra events.
+      Object.keys(counts[0]).filter((e) => e !== 'instructions').map((e) => `${median(thousands(e)).toFixed(e === 'cycles' ? 0 : 1)}k ${e}`).join(', ')
     : '';
   console.log(`${s.target}: ${median(us).toFixed(0)} µs CPU per call (rounds ${us.map((u) => u.toFixed(0)).join(' ')})${counted}, ${median(s.rounds.map((r) => r.rps)).toFixed(0)} req/s, ${s.rounds.reduce((n, r) => n + r.bad, 0)} bad replies`);
 }

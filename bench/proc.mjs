@@ -39,11 +39,11 @@ export function countUserEvents(pid, extra = []) {
   child.stderr.on('data', (d) => (err += d));
   // `perf stat -x,` writes `count,unit,event,…` per event, scaled when the counters were shared;
   // it may drop the `:u` suffix.
+  const named = (event) => event.replace(/:u$/, '');
   const count = (event) => {
-    const line = err.split('\n').map((l) => l.split(',')).find((f) => f[2] === event || f[2] === event.replace(/:u$/, ''));
+    const line = err.split('\n').map((l) => l.split(',')).find((f) => f[2] === event || f[2] === named(event));
     return line ? Number(line[0]) : NaN;
   };
-  const named = (event) => event.replace(/:u$/, '');
   const ended = new Promise((resolve) => child.on('close', () => resolve(Object.fromEntries(events.map((e) => [named(e), count(e)])))));
   return { stop: () => (child.kill('SIGINT'), ended) };
 }
