@@ -19,8 +19,8 @@
 //! instruction show what a gap in CPU time owes to code that runs slower, not to more code.
 //!
 //! `npm run bench` once first: it installs wrk when missing and builds `build-bench`. Build another
-//! directory with `node -e "import('./scripts/build.mjs').then((m) => m.build({ config:
-//! 'bench/mcp-edge.bench.json', outDir: 'build-x' }))"`, in this clone or another.
+//! directory with `node scripts/build.mjs --out-dir build-x`, in this clone or another. Each build
+//! runs with bench/mcp-edge.bench.json (AB_CONFIG names another).
 import { createServer } from 'node:http';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -52,7 +52,7 @@ async function start(target) {
   const file = isAbsolute(target) ? target : join(root, target);
   const mf = target.endsWith('.js')
     ? new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', modules: true, script: readFileSync(file, 'utf8'), bindings, handleRuntimeStdio: drain })
-    : serveWorker({ dir: file, bindings });
+    : serveWorker({ dir: file, config: process.env.AB_CONFIG ?? join(root, 'bench', 'mcp-edge.bench.json'), bindings });
   const url = new URL(path, await mf.ready);
   const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
   const sessions = [];

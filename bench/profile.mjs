@@ -5,7 +5,7 @@
 //!   node bench/profile.mjs                  BENCH_PATH=/stateless/mcp for stateless mode; SECS (5)
 //!
 //! Wasm functions have names only in a build that keeps them:
-//!   MCP_EDGE_KEEP_NAMES=1 node -e "import('./scripts/build.mjs').then((m) => m.build({ config: 'bench/mcp-edge.bench.json', outDir: 'build-prof' }))"
+//!   MCP_EDGE_KEEP_NAMES=1 node scripts/build.mjs --out-dir build-prof
 //!   DIR=build-prof node bench/profile.mjs
 import { Miniflare } from 'miniflare';
 import { createServer } from 'node:http';
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import WebSocket from 'ws';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { demoHandler } from '../examples/default/upstream.mjs';
-import { drain } from '../scripts/miniflare.mjs';
+import { drain, workerModules } from '../scripts/miniflare.mjs';
 import { root } from '../scripts/setup.mjs';
 const outDir = join(root, '.mcp-edge', 'profile');
 mkdirSync(outDir, { recursive: true });
@@ -24,8 +24,7 @@ const upstream = createServer(demoHandler);
 await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
 const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`;
 const mf = new Miniflare({
-  modules: true, modulesRoot: dir, scriptPath: join(dir, 'index.js'),
-  modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
+  modulesRoot: dir, modules: workerModules(dir, join(root, 'bench', 'mcp-edge.bench.json')),
   compatibilityDate: '2026-04-01', durableObjects: { MCP_SESSIONS: 'McpSession' },
   bindings: { UPSTREAM_URL: upstreamUrl }, host: '127.0.0.1', port: 0, inspectorPort: 9339, handleRuntimeStdio: drain,
 });

@@ -29,7 +29,8 @@ if (spawnSync('wrk', ['--version']).error) {
   // wrk is a Debian package; it costs little CPU, so it does not steal the server's.
   run('apt-get', ['install', '-y', '-q', 'wrk']);
 }
-const dir = build({ config: 'bench/mcp-edge.bench.json', outDir: 'build-bench' });
+const dir = build({ outDir: 'build-bench' });
+const benchConfig = join(root, 'bench', 'mcp-edge.bench.json');
 
 /** Installs the `agents` peers (pinned in bench/peers/package.json) and bundles each with
  *  wrangler, as `wrangler deploy` would; returns the bundles' paths. Quick when present. */
@@ -86,7 +87,7 @@ async function startNode(script) {
  *  instance. */
 let edge;
 function edgeWorker() {
-  edge ??= served(() => serveWorker({ dir, bindings: { UPSTREAM_URL: upstreamUrl } }));
+  edge ??= served(() => serveWorker({ dir, config: benchConfig, bindings: { UPSTREAM_URL: upstreamUrl } }));
   return edge;
 }
 

@@ -1,9 +1,11 @@
-//! Builds the release worker (wasm-opt on) with a configuration bundled in. Skips the build when
-//! no input changed since the last one into the same directory.
+//! Builds the release worker (wasm-opt on): the wasm and its JS. The configuration is not an
+//! input: the module imports it as `mcp-edge-config`, which wrangler (an alias in wrangler.toml)
+//! or Miniflare (scripts/miniflare.mjs) supplies, so an edit of the configuration never runs
+//! cargo. Skips the build when no input changed since the last one into the same directory.
 //!
-//!   node scripts/build.mjs [--config mcp-edge.json] [--out-dir build]
+//!   node scripts/build.mjs [--out-dir build]
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { root, run, setup } from './setup.mjs';
@@ -14,9 +16,9 @@ function files(dir) {
   );
 }
 
-function inputsHash(config) {
+function inputsHash() {
   const hash = createHash('sha256');
-  const inputs = [...files(join(root, 'src')).sort(), 'Cargo.toml', 'Cargo.lock', 'build.rs', 'wrangler.toml', 'scripts/build.mjs', config];
+  const inputs = [...files(join(root, 'src')).sort(), 'Cargo.toml', 'Cargo.lock', 'build.rs', 'scripts/build.mjs'];
   for (const f of inputs) {
     const path = resolve(root, f);
     hash.update(path).update(existsSync(path) ? readFileSync(path) : '');
@@ -24,12 +26,22 @@ function inputsHash(config) {
   return hash.digest('hex');
 }
 
-export function build({ config = 'mcp-edge.json', outDir = 'build', testHooks = false } = {}) {
-  const configPath = resolve(root, config);
+/** worker-build runs esbuild with its own flags; this one adds that the configuration stays an
+ *  import of the module, for wrangler or Miniflare to resolve. */
+function esbuildLeavingConfig() {
+  const dir = join(root, 'target');
+  mkdirSync(dir, { recursive: true });
+  const wrapper = join(dir, 'esbuild-leaving-config');
+  writeFileSync(wrapper, `#!/bin/sh\nexec "${join(root, 'node_modules', '.bin', 'esbuild')}" --external:mcp-edge-config "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  return wrapper;
+}
+
+export function build({ outDir = 'build', testHooks = false } = {}) {
   const stamp = join(root, outDir, '.inputs');
   // MCP_EDGE_KEEP_NAMES=1 keeps function names, for CPU profiles (bench/profile.mjs).
   const keepNames = process.env.MCP_EDGE_KEEP_NAMES === '1';
-  const hash = inputsHash(configPath) + (testHooks ? '+hooks' : '') + (keepNames ? '+names' : '');
+  const hash = inputsHash() + (testHooks ? '+hooks' : '') + (keepNames ? '+names' : '');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(join(root, outDir, 'index.js'))) {
     return join(root, outDir);
   }
@@ -37,16 +49,16 @@ export function build({ config = 'mcp-edge.json', outDir = 'build', testHooks = 
   run('worker-build', ['--release', '--out-dir', outDir], {
     env: {
       ...process.env,
-      MCP_EDGE_CONFIG: configPath,
       // A test build gets hooks: forced panics (tests/e2e/panic.test.mjs) and alarms on demand.
       MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0',
       // worker-build would download these; the registries' copies are used instead.
       WASM_BINDGEN_BIN: 'wasm-bindgen',
-      ESBUILD_BIN: bin('esbuild'),
+      ESBUILD_BIN: esbuildLeavingConfig(),
       WASM_OPT_BIN: bin('wasm-opt'),
     },
   });
   leanEntrypoint(join(root, outDir, 'index.js'));
+  exportCheck(join(root, outDir, 'index.js'));
   microtasksByPromise(join(root, outDir, 'index.js'));
   // worker-build keeps the function names section (a sixth of the module) for stack traces;
   // panics still log their message and source location without it, and every isolate that
@@ -72,7 +84,7 @@ function leanEntrypoint(file) {
   const js = readFileSync(file, 'utf8');
   const reinit = js.match(/function ([\w$]+)\(\)\{[\w$]+\.criticalError&&\(console\.log\("Reinitializing Wasm application"\)/)?.[1];
   const mark = js.match(/addEventListener\("error",[\w$]+=>\{([\w$]+)\([\w$]+\.error\)\}\)/)?.[1];
-  const entry = js.match(/var ([\w$]+)=class extends [\w$]+\{\};\1\.prototype\.fetch=function\(e\)\{return ([\w$]+)\.call\(this,e,this\.env,this\.ctx\)\};\1\.prototype\.queue=function\(e\)\{return ([\w$]+)\.call\(this,e,this\.env,this\.ctx\)\};/);
+  const entry = js.match(/var ([\w$]+)=class extends [\w$]+\{\};(?:\1\.prototype\.[\w$]+=[\w$]+;)*\1\.prototype\.fetch=function\(e\)\{return ([\w$]+)\.call\(this,e,this\.env,this\.ctx\)\};\1\.prototype\.queue=function\(e\)\{return ([\w$]+)\.call\(this,e,this\.env,this\.ctx\)\};/);
   const exported = js.match(/export\{[^}]*[{,]([\w$]+) as default\}/);
   if (!reinit || !mark || !entry || !exported || !js.includes(`${exported[1]}=new Proxy(${entry[1]},`)) {
     console.error('[build] worker-build output has an unexpected shape; keeping its entrypoint');
@@ -104,6 +116,17 @@ function microtasksByPromise(file) {
   writeFileSync(file, js.replace(detect, '$1}'));
 }
 
+// `mcp-edge check` runs this module under Node (bin/check.mjs) and calls the wasm's
+// `check_config`, which worker-build made a method of its entrypoint class only. The bundle
+// exports it by name too.
+function exportCheck(file) {
+  const js = readFileSync(file, 'utf8');
+  const local = js.match(/\.prototype\.check_config=([\w$]+)[;,]/)?.[1];
+  const exported = js.match(/export\{[^}]*\}/);
+  if (!local || !exported) throw new Error('[build] worker-build output has an unexpected shape: check_config not found');
+  writeFileSync(file, js.replace(exported[0], exported[0].replace(/\}$/, `,${local} as check_config}`)));
+}
+
 function arg(name, fallback) {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : fallback;
@@ -111,8 +134,8 @@ function arg(name, fallback) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   setup();
-  // `wrangler dev` and `wrangler deploy` run this with no arguments: MCP_EDGE_CONFIG chooses the file.
-  const out = build({ config: arg('--config', process.env.MCP_EDGE_CONFIG ?? 'mcp-edge.json'), outDir: arg('--out-dir', 'build') });
+  // `wrangler dev` and `wrangler deploy` run this with no arguments.
+  const out = build({ outDir: arg('--out-dir', 'build') });
   const wasm = readdirSync(out).filter((f) => f.endsWith('.wasm'));
   for (const w of wasm) console.error(`[build] ${join(out, w)}: ${statSync(join(out, w)).size} bytes`);
 }

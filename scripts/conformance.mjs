@@ -19,7 +19,8 @@ import { root, run, setup } from './setup.mjs';
 import { build } from './build.mjs';
 import { startConformanceUpstream } from '../examples/conformance/upstream.mjs';
 
-const outDir = 'build-conformance';
+// The release build: the conformance fixtures are a configuration, read as data.
+const outDir = 'build';
 
 function freePort() {
   return new Promise((resolve) => {
@@ -32,9 +33,9 @@ function freePort() {
 
 /** Builds and serves the conformance configuration; resolves to its MCP URL and a stop function. */
 export async function serveConformance(port) {
-  const dir = build({ config: 'examples/conformance/mcp-edge.json', outDir });
+  const dir = build({ outDir });
   const upstream = await startConformanceUpstream(0);
-  const mf = serveWorker({ dir, port, bindings: { CONFORMANCE_UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}`, CALLBACK_SIGNING_KEY: 'conformance-signing-key' } });
+  const mf = serveWorker({ dir, config: join(root, 'examples', 'conformance', 'mcp-edge.json'), port, bindings: { CONFORMANCE_UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}`, CALLBACK_SIGNING_KEY: 'conformance-signing-key' } });
   const url = new URL('/mcp', await mf.ready);
   return {
     url,

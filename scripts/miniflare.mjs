@@ -1,9 +1,9 @@
 //! Serves a built worker directory in workerd through Miniflare's API: the same runtime as
 //! `wrangler dev`, without its DevTools instrumentation. Tests and the conformance run use it.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 
-/** Starts the worker in `dir` with `bindings` (vars and secrets) on 127.0.0.1:`port`. */
 /** Reads and drops workerd's output: an unread pipe fills up (one log line per request) and then
  *  blocks workerd itself. */
 export function drain(stdout, stderr) {
@@ -11,12 +11,22 @@ export function drain(stdout, stderr) {
   stderr.resume();
 }
 
-export function serveWorker({ dir, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {} }) {
+/** The built worker in `dir` as Miniflare's modules, with the configuration file `config` as
+ *  the `mcp-edge-config` module: its text, as the Worker reads it (src/edge/config.js). */
+export function workerModules(dir, config) {
+  return [
+    { type: 'ESModule', path: join(dir, 'index.js') },
+    { type: 'CompiledWasm', path: join(dir, 'index_bg.wasm') },
+    { type: 'Text', path: join(dir, 'mcp-edge-config'), contents: readFileSync(config, 'utf8') },
+  ];
+}
+
+/** Starts the worker in `dir`, configured by the file `config`, with `bindings` (vars and
+ *  secrets) on 127.0.0.1:`port`. */
+export function serveWorker({ dir, config, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {} }) {
   return new Miniflare({
-    modules: true,
     modulesRoot: dir,
-    scriptPath: join(dir, 'index.js'),
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'], fallthrough: true }],
+    modules: workerModules(dir, config),
     // Keep in step with wrangler.toml.
     compatibilityDate: '2026-04-01',
     durableObjects: { MCP_SESSIONS: 'McpSession' },

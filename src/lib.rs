@@ -45,8 +45,3 @@ pub mod tools;
 
 #[cfg(target_arch = "wasm32")]
 mod edge;
-
-/// The text of the configuration bundled into this build (see `build.rs`), for tests: the
-/// Worker is built with it as code (`config::bundled`).
-#[cfg(test)]
-pub const BUNDLED_CONFIG: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp-edge.json"));

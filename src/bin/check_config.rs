@@ -1,4 +1,5 @@
-//! `npm run check-config [file]`: validates a configuration and prints each server's routes and tools.
+//! `npm run check-config [file]`: validates a configuration and prints each server's routes and
+//! tools, or the located fault. `mcp-edge check` prints the same lines from the Worker's module.
 
 use std::process::ExitCode;
 
@@ -11,16 +12,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match mcp_edge::config::load(&text) {
-        Ok(catalog) => {
-            for s in &catalog.servers {
-                let tools: Vec<&str> = s.tools.iter().map(|t| t.name.as_str()).collect();
-                println!("{path}: ok: {} {} on {} and {}: tools {}", s.name, s.version, s.route.as_str(), s.stream_route.as_str(), tools.join(", "));
-            }
+    match mcp_edge::config::check(&path, &text) {
+        Ok(report) => {
+            println!("{report}");
             ExitCode::SUCCESS
         }
-        Err(e) => {
-            eprintln!("{path}: {e}");
+        Err(fault) => {
+            eprintln!("{fault}");
             ExitCode::FAILURE
         }
     }

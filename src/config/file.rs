@@ -1,5 +1,5 @@
 //! The configuration file's text read into its model; a fault is located by its JSON path.
-//! `build.rs` includes this file (with `model` and `locate`) to read the bundled configuration.
+//! `build.rs` once read the file at build time; now the Worker and `check` read it when they start.
 
 use super::locate;
 use super::model::ConfigFile;

@@ -1,8 +1,6 @@
 //! The declarative configuration: parsed from the bundled file, validated with precise paths,
 //! and compiled into the `Catalog` that requests are served from.
 
-#[cfg(not(target_arch = "wasm32"))]
-pub mod emit;
 mod file;
 mod locate;
 pub mod model;
@@ -138,19 +136,22 @@ pub fn load(text: &str) -> Result<Catalog, ConfigError> {
     compile(file::read(text)?)
 }
 
-/// The configuration bundled into this build, which `build.rs` read and wrote out as Rust
-/// (see `emit`), validated. The Worker so carries no code to parse a configuration file.
-pub fn bundled() -> Result<Catalog, ConfigError> {
-    compile(bundled_file()?)
-}
 
-fn bundled_file() -> Result<model::ConfigFile, ConfigError> {
-    include!(concat!(env!("OUT_DIR"), "/bundled.rs"))
-}
-
-/// A JSON value of the bundled configuration, from the text `emit` wrote for it.
-fn json(text: &str) -> Value {
-    serde_json::from_slice(text.as_bytes()).unwrap_or_default()
+/// What `mcp-edge check` and `npm run check-config` print for the file `label` holding `text`:
+/// one line per server when it is valid, else the located fault. The Worker answers every
+/// request with the same fault (`Invalid configuration: …`), from the same code.
+pub fn check(label: &str, text: &str) -> Result<String, String> {
+    let catalog = load(text).map_err(|e| format!("{label}: {e}"))?;
+    let lines: Vec<String> = catalog
+        .servers
+        .iter()
+        .map(|s| {
+            let tools: Vec<&str> = s.tools.iter().map(|t| t.name.as_str()).collect();
+            let tools = if tools.is_empty() { "no tools".to_string() } else { format!("tools {}", tools.join(", ")) };
+            format!("{label}: ok: {} {} on {} and {}: {tools}", s.name, s.version, s.route.as_str(), s.stream_route.as_str())
+        })
+        .collect();
+    Ok(lines.join("\n"))
 }
 
 fn guard(request: &crate::tools::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
@@ -366,25 +367,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_bundled_configuration_is_the_file_as_read() {
-        assert_eq!(format!("{:?}", bundled_file()), format!("{:?}", file::read(crate::BUNDLED_CONFIG)));
-        assert!(bundled().is_ok());
+    fn the_shipped_configurations_load() {
+        for text in [include_str!("../../mcp-edge.json"), include_str!("../../examples/interactions/mcp-edge.json"), include_str!("../../tests/e2e/config.json")] {
+            assert!(load(text).is_ok());
+        }
+        // Every field of the model, none at its default (the documentation test reads it too).
+        assert!(file::read(include_str!("../../tests/every-field.json")).is_ok());
     }
 
     #[test]
-    fn every_field_is_emitted_as_read() {
-        // build.rs emits tests/every-field.json too: every field of the model, none at its
-        // default, and strings that need escaping.
-        let emitted: Result<model::ConfigFile, ConfigError> = include!(concat!(env!("OUT_DIR"), "/every_field.rs"));
-        let read = file::read(include_str!("../../tests/every-field.json"));
-        assert!(read.is_ok());
-        assert_eq!(format!("{emitted:?}"), format!("{read:?}"));
-    }
-
-    #[test]
-    fn a_file_that_cannot_be_read_is_bundled_as_its_fault() {
-        let read = file::read(r#"{"servers": [{"version": "1"}]}"#);
-        assert_eq!(emit::result(&read), r#"Err(crate::config::ConfigError::at(String::from("servers[0]"), String::from("missing field `name`")))"#);
+    fn check_reports_each_server_or_the_fault() {
+        let two = r#"{"servers":[{"name":"s","version":"1","tools":[TOOL]},{"name":"t","version":"2","route":"/t/mcp"}]}"#.replace("TOOL", TOOL);
+        assert_eq!(check("f.json", &two).unwrap(), "f.json: ok: s 1 on /mcp and /stream: tools weather\nf.json: ok: t 2 on /t/mcp and /t/stream: no tools");
+        assert_eq!(check("f.json", r#"{"servers":[]}"#).unwrap_err(), "f.json: servers: at least one server is required");
     }
 
     fn err(text: &str) -> String {

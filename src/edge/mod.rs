@@ -22,14 +22,30 @@ use std::sync::OnceLock;
 
 use crate::config::{self, Catalog};
 
-/// The bundled configuration, compiled once per isolate. An invalid one is kept as its message,
-/// so every request can report it instead of half-working.
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/config.js")]
+extern "C" {
+    /// The text of the configuration bundled with the Worker.
+    fn config_text() -> String;
+}
+
+/// The bundled configuration, read and compiled once per isolate, when its first request comes.
+/// An invalid one is kept as its message, so every request can report it instead of half-working.
 fn catalog() -> Result<&'static Catalog, crate::error::Error> {
     static CATALOG: OnceLock<Result<Catalog, String>> = OnceLock::new();
     CATALOG
-        .get_or_init(|| config::bundled().map_err(|e| e.to_string()))
+        .get_or_init(|| config::load(&config_text()).map_err(|e| e.to_string()))
         .as_ref()
         .map_err(|message| crate::error::Error::Config(message.clone()))
+}
+
+/// `mcp-edge check`: what `check-config` prints for a file, from this module, so the command
+/// needs no Rust and says exactly what the Worker would. `ok\n` or `fault\n` before the lines.
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn check_config(label: &str, text: &str) -> String {
+    match config::check(label, text) {
+        Ok(report) => format!("ok\n{report}"),
+        Err(fault) => format!("fault\n{fault}"),
+    }
 }
 
 /// A Worker secret or var by name (both are plain strings in the environment). Read once per

@@ -1,5 +1,5 @@
-//! Serves the built test worker (build-test/, bundled with tests/e2e/config.json) in workerd
-//! through Miniflare, with a real upstream on 127.0.0.1.
+//! Serves the built test worker (build-test/, a build with test hooks) in workerd through
+//! Miniflare, configured by tests/e2e/config.json, with a real upstream on 127.0.0.1.
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -9,8 +9,10 @@ import { startTestUpstream } from './upstream.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const buildDir = join(root, 'build-test');
-/** The same worker built with tests/e2e/invalid-config.json. */
-export const invalidBuildDir = join(root, 'build-test-invalid');
+/** The configuration most tests run with. */
+export const testConfig = join(root, 'tests', 'e2e', 'config.json');
+/** A configuration with a located fault. */
+export const invalidConfig = join(root, 'tests', 'e2e', 'invalid-config.json');
 export const API_KEY = 'test-key-7f3a';
 export const NOTIFY_TOKEN = 'notify-token-91c2';
 export const CALLBACK_SIGNING_KEY = 'callback-key-5d0e';
@@ -22,13 +24,14 @@ export function freshPersistDir() {
 }
 
 /** Starts Miniflare on the test build. `persist` keeps Durable Object state in a directory. */
-export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persist = false, dir = buildDir, bindings = {} } = {}) {
+export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persist = false, dir = buildDir, config = testConfig, bindings = {} } = {}) {
   if (!existsSync(join(dir, 'index.js'))) {
     throw new Error(`${dir} is missing: run \`npm test\`, which builds it first`);
   }
   const logs = [];
   const mf = serveWorker({
     dir,
+    config,
     persist,
     // The /rated/mcp test server's rate: 5 requests a minute per principal and per session.
     ratelimits: { TEST_RATE_LIMITER: { simple: { limit: 5, period: 60 } } },

@@ -12,7 +12,7 @@ let worker;
 before(async () => {
   backend = await startBackend();
   worker = await startMiniflare({
-    dir: join(root, 'build-interactions'),
+    config: join(root, 'examples', 'interactions', 'mcp-edge.json'),
     bindings: { BACKEND_URL: backend.url, N8N_WEBHOOK_URL: `${backend.url}/webhook/n8n` },
   });
 });

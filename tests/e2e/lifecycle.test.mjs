@@ -1,7 +1,7 @@
-// Session expiry by Durable Object alarm, and a worker built with an invalid configuration.
+// Session expiry by Durable Object alarm, and a worker started with an invalid configuration.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, startMiniflare, invalidBuildDir, post, openSession } from './harness.mjs';
+import { startServer, startMiniflare, invalidConfig, post, openSession } from './harness.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -57,8 +57,8 @@ test('an alarm that fires twice does nothing the second time', async () => {
   }
 });
 
-test('a worker built with an invalid configuration answers every request with the fault', async () => {
-  const { mf, url } = await startMiniflare({ dir: invalidBuildDir });
+test('a worker started with an invalid configuration answers every request with the fault', async () => {
+  const { mf, url } = await startMiniflare({ config: invalidConfig });
   try {
     const want = {
       jsonrpc: '2.0',

@@ -1,42 +1,27 @@
 // The README promise: `npm start` serves the shipped default configuration with `wrangler dev`,
-// and a new user's first three steps work against it.
+// and a new user's first three steps work against it. Then an edit of the configuration is
+// served by the running `npm start`, with no cargo run and no restart.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { root, lines } from './harness.mjs';
+import { freePort, waitForServer, toolNamesWhen } from './serving.mjs';
 
-function freePort() {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForServer(url, child, output) {
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${output.join('')}`);
-    try {
-      const res = await fetch(url, { method: 'OPTIONS' });
-      if (res.status === 204) return;
-    } catch {}
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`npm start did not serve ${url}:\n${output.join('')}`);
-}
-
-test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up session gets 404', { timeout: 240_000 }, async () => {
+test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up session gets 404, an edit is served', { timeout: 300_000 }, async () => {
+  // The shipped configuration, as a copy this test may edit.
+  const config = join(mkdtempSync(join(tmpdir(), 'mcp-edge-start-')), 'mcp-edge.json');
+  copyFileSync(join(root, 'mcp-edge.json'), config);
   const port = await freePort();
   const upstreamPort = await freePort();
   const output = [];
   const child = spawn(process.execPath, [join(root, 'scripts', 'start.mjs')], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), DEMO_UPSTREAM_PORT: String(upstreamPort) },
+    env: { ...process.env, PORT: String(port), DEMO_UPSTREAM_PORT: String(upstreamPort), MCP_EDGE_CONFIG: config },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
@@ -75,6 +60,16 @@ test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up s
     assert.equal(bogus.status, 404);
     assert.deepEqual(await bogus.json(), { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
     await client.close();
+
+    // A new tool, saved while `npm start` runs: served without a restart, and without cargo.
+    const before = output.length;
+    const edited = JSON.parse(readFileSync(config, 'utf8'));
+    edited.servers[0].tools.push({ name: 'shout', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, http: { method: 'POST', url: '{+env.DEMO_UPSTREAM_URL}/echo' } });
+    writeFileSync(config, JSON.stringify(edited, null, 2));
+    const names = await toolNamesWhen(url, (n) => n.includes('shout'), 60_000, output);
+    assert.deepEqual(names, ['echo', 'get_current_time', 'shout']);
+    const after = output.slice(before).join('');
+    assert.ok(!after.includes('[setup] worker-build') && !after.includes('Compiling'), `the edit ran a Rust build:\n${after}`);
   } finally {
     process.kill(-child.pid, 'SIGTERM');
     await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));

@@ -1,0 +1,48 @@
+//! `mcp-edge check`: validates a configuration with the Worker's own module, run in workerd
+//! through Miniflare, so it needs no Rust and says exactly what the Worker would say: the same
+//! code (`config::check`, exported as `check_config`) and the same messages.
+import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
+
+/** The Worker's compatibility date; keep in step with wrangler.toml and the starter's. */
+export const COMPATIBILITY_DATE = '2026-04-01';
+
+// A worker whose one route hands a file to the module's `check_config`.
+const ENTRY = `import { check_config } from './index.js';
+export default {
+  async fetch(request) {
+    const { label, text } = await request.json();
+    return new Response(check_config(label, text));
+  },
+};`;
+
+/**
+ * Checks the configuration `text`, reported under `label` (its path, as the user wrote it), with
+ * the worker built in `buildDir`. Resolves to `{ ok, report }`: the servers' lines, or the fault.
+ */
+export async function check(label, text, buildDir) {
+  const mf = new Miniflare({
+    modulesRoot: buildDir,
+    modules: [
+      { type: 'ESModule', path: join(buildDir, 'check-entry.mjs'), contents: ENTRY },
+      { type: 'ESModule', path: join(buildDir, 'index.js') },
+      { type: 'CompiledWasm', path: join(buildDir, 'index_bg.wasm') },
+      // The module imports the deployment's configuration; this run checks one passed to it.
+      { type: 'Text', path: join(buildDir, 'mcp-edge-config'), contents: '{}' },
+    ],
+    compatibilityDate: COMPATIBILITY_DATE,
+    host: '127.0.0.1',
+    handleRuntimeStdio: (stdout, stderr) => {
+      stdout.resume();
+      stderr.resume();
+    },
+  });
+  try {
+    const res = await mf.dispatchFetch('http://check/', { method: 'POST', body: JSON.stringify({ label, text }) });
+    const out = await res.text();
+    const i = out.indexOf('\n');
+    return { ok: out.slice(0, i) === 'ok', report: out.slice(i + 1) };
+  } finally {
+    await mf.dispose();
+  }
+}

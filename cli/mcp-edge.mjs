@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+//! `mcp-edge`: the prebuilt Worker's command. It needs Node and npm, no Rust: the wasm and its
+//! JS ship built, and the configuration is data that wrangler bundles beside them.
+//!
+//!   mcp-edge init [dir]        a project folder: package.json, wrangler.toml, mcp-edge.json, README
+//!   mcp-edge check [file]      validates a configuration (default mcp-edge.json) as the Worker would
+//!   mcp-edge dev [--port N]    serves the folder on http://127.0.0.1:N/mcp, reloading on edits
+//!   mcp-edge deploy [args]     checks mcp-edge.json, then `wrangler deploy` (args pass through)
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { check } from './check.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The package (or, for contributors, the repository): `build/` holds the Worker. */
+const home = dirname(here);
+const buildDir = join(home, 'build');
+const version = JSON.parse(readFileSync(join(home, 'package.json'), 'utf8')).version;
+
+const USAGE = `mcp-edge ${version}: MCP tools from HTTP endpoints, on Cloudflare Workers
+
+  mcp-edge init [dir]        create a project folder (default: this one)
+  mcp-edge check [file]      validate a configuration (default: mcp-edge.json)
+  mcp-edge dev [--port N]    serve this folder on http://127.0.0.1:N/mcp (default 8787),
+                             reloading when mcp-edge.json changes
+  mcp-edge deploy [args]     check mcp-edge.json, then deploy with wrangler
+                             (arguments such as --dry-run pass through)
+`;
+
+function fail(message) {
+  console.error(`mcp-edge: ${message}`);
+  process.exit(1);
+}
+
+function needBuild() {
+  if (!existsSync(join(buildDir, 'index.js'))) {
+    fail(`${buildDir} has no built Worker. In the repository, run \`npm run build\` first.`);
+  }
+}
+
+/** The project's package.json, with mcp-edge's scripts and dependency added to what it has. */
+function projectPackage(dir) {
+  const file = join(dir, 'package.json');
+  const pkg = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { private: true };
+  // `npm install <tarball>` in an empty folder writes a package.json with no name. A Worker's
+  // name is lower-case letters, digits and dashes, at most 63 of them.
+  pkg.name ??= basename(resolve(dir)).toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63) || 'my-mcp-server';
+  pkg.type ??= 'module';
+  pkg.scripts = { dev: 'mcp-edge dev', check: 'mcp-edge check', deploy: 'mcp-edge deploy', ...pkg.scripts };
+  // Installed from a tarball or a path, npm wrote that spec already: keep it.
+  pkg.dependencies = { 'mcp-edge': `^${version}`, ...pkg.dependencies };
+  return pkg;
+}
+
+function init(dir = '.') {
+  const target = resolve(dir);
+  mkdirSync(target, { recursive: true });
+  const name = projectPackage(target).name;
+  writeFileSync(join(target, 'package.json'), `${JSON.stringify(projectPackage(target), null, 2)}\n`);
+  console.log(`wrote ${join(relative(process.cwd(), target) || '.', 'package.json')}`);
+  const starter = join(here, 'starter');
+  const files = [
+    ['mcp-edge.json', 'mcp-edge.json'],
+    ['wrangler.toml', 'wrangler.toml'],
+    ['README.md', 'README.md'],
+    ['gitignore', '.gitignore'],
+    ['dev.vars', '.dev.vars'],
+  ];
+  for (const [from, to] of files) {
+    const out = join(target, to);
+    const shown = join(relative(process.cwd(), target) || '.', to);
+    if (existsSync(out)) {
+      console.log(`kept ${shown} (it exists)`);
+      continue;
+    }
+    if (to === 'wrangler.toml') {
+      writeFileSync(out, readFileSync(join(starter, from), 'utf8').replace('name = "my-mcp-server"', `name = ${JSON.stringify(name)}`));
+    } else {
+      copyFileSync(join(starter, from), out);
+    }
+    console.log(`wrote ${shown}`);
+  }
+  const inside = existsSync(join(target, 'node_modules', 'mcp-edge'));
+  console.log(`
+Next:${target === process.cwd() ? '' : `\n  cd ${relative(process.cwd(), target)}`}${inside ? '' : '\n  npm install'}
+  npx mcp-edge dev          serves http://127.0.0.1:8787/mcp
+Then replace the example tool in mcp-edge.json with your own webhook: the server picks up each save.`);
+}
+
+async function checkFile(file = 'mcp-edge.json') {
+  needBuild();
+  let text;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    fail(`${file}: cannot read: ${e.message}`);
+  }
+  const { ok, report } = await check(file, text, buildDir);
+  (ok ? console.log : console.error)(report);
+  return ok;
+}
+
+/** Runs the wrangler this package depends on, in the current folder. */
+function wrangler(args) {
+  const require = createRequire(import.meta.url);
+  const bin = join(dirname(require.resolve('wrangler/package.json')), 'bin', 'wrangler.js');
+  const child = spawn(process.execPath, [bin, ...args], { stdio: 'inherit', env: { WRANGLER_SEND_METRICS: 'false', ...process.env } });
+  const stop = () => child.kill('SIGTERM');
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+function projectReady() {
+  if (!existsSync('wrangler.toml') && !existsSync('wrangler.jsonc') && !existsSync('wrangler.json')) {
+    fail('no wrangler.toml here: run `mcp-edge init` first, or cd into your project');
+  }
+}
+
+const [command, ...args] = process.argv.slice(2);
+switch (command) {
+  case 'init':
+    init(args[0]);
+    break;
+  case 'check':
+    process.exitCode = (await checkFile(args[0])) ? 0 : 1;
+    break;
+  case 'dev': {
+    projectReady();
+    const i = args.indexOf('--port');
+    const port = i >= 0 ? args[i + 1] : (process.env.PORT ?? '8787');
+    const rest = i >= 0 ? [...args.slice(0, i), ...args.slice(i + 2)] : args;
+    // wrangler watches what it bundles, mcp-edge.json included, and reloads the Worker on a save.
+    wrangler(['dev', '--ip', '127.0.0.1', '--port', port, '--show-interactive-dev-session=false', ...rest]);
+    break;
+  }
+  case 'deploy':
+    projectReady();
+    if (!(await checkFile('mcp-edge.json'))) fail('mcp-edge.json has a fault (above): not deployed');
+    wrangler(['deploy', ...args]);
+    break;
+  case undefined:
+  case 'help':
+  case '--help':
+  case '-h':
+    process.stdout.write(USAGE);
+    break;
+  case '--version':
+  case '-v':
+    console.log(version);
+    break;
+  default:
+    process.stderr.write(USAGE);
+    fail(`unknown command ${JSON.stringify(command)}`);
+}
