@@ -5,7 +5,9 @@
 use worker::{Env, Method, Response};
 
 use super::deferred::SIGNING_KEY;
-use super::streamable::{forward, read_limited, valid_session_id};
+use super::body::read_limited;
+use super::forward::forward;
+use super::ids::valid_session_id;
 use crate::envelope::Envelope;
 use crate::error::Error;
 

@@ -220,7 +220,7 @@ async fn ask(ctx: &CallContext<'_>, method: &str, params: Value, timeout_ms: u64
     let (Some(inputs), Some(out)) = (ctx.inputs, ctx.out) else {
         return Err(format!("This tool needs {method} from the client, which requires a streaming response (Accept: text/event-stream)."));
     };
-    let id = format!("mcp-edge-{}", super::streamable::random_id().map_err(|e| e.message())?);
+    let id = format!("mcp-edge-{}", super::ids::random_id().map_err(|e| e.message())?);
     let (sender, receiver) = oneshot::channel();
     inputs.borrow_mut().insert(id.clone(), sender);
     out.send(&jsonrpc::request(&id, method, params)).await;

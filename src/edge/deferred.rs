@@ -100,7 +100,7 @@ impl Drop for WaiterGuard<'_> {
 
 /// Runs a deferred call to its result (a CallToolResult, not yet finalized).
 pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferral, timeout_ms: u64) -> Value {
-    let call_id = match super::streamable::random_id() {
+    let call_id = match super::ids::random_id() {
         Ok(id) => id.replace('-', ""),
         Err(e) => return error_result(e.message()),
     };

@@ -58,7 +58,7 @@ pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
     if wanted {
         log.duration_ms = now_ms().saturating_sub(started);
         if log.request_id.is_empty() {
-            log.request_id = super::streamable::random_id().unwrap_or_default();
+            log.request_id = super::ids::random_id().unwrap_or_default();
         }
         console_log!("{}", serde_json::to_string(&log).unwrap_or_default());
     }
@@ -102,7 +102,7 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
     if req.header("x-mcp-edge-test-hook").as_deref() == Some("alarm") {
         let sid = req.header("mcp-session-id").unwrap_or_default();
         let envelope = crate::envelope::Envelope { op: "test-alarm".into(), session_id: sid, principal: Some(Principal::anonymous()), ..Default::default() };
-        return streamable::forward(env, envelope, &[]).await;
+        return super::forward::forward(env, envelope, &[]).await;
     }
     let catalog = catalog()?;
     let url = req.url()?;

@@ -24,7 +24,7 @@ pub fn object_stub(env: &worker::Env, name: &str) -> Result<ObjectStub> {
     let namespace = match NAMESPACE.with(|n| n.borrow().clone()) {
         Some(namespace) => namespace,
         None => {
-            let namespace = env.durable_object(super::streamable::SESSIONS_BINDING)?;
+            let namespace = env.durable_object(super::forward::SESSIONS_BINDING)?;
             NAMESPACE.with(|n| *n.borrow_mut() = Some(namespace.clone()));
             namespace
         }

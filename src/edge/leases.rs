@@ -123,7 +123,7 @@ async fn lease_for(env: &Env, server: &Server, envelope: &Envelope) -> Result<Op
         return Ok(held);
     }
     let ask = Envelope { op: "lease".into(), ..envelope.clone() };
-    let mut reply = super::streamable::forward(env, ask, &[]).await?;
+    let mut reply = super::forward::forward(env, ask, &[]).await?;
     match reply.status_code() {
         200 => {}
         404 => return Err(Error::SessionNotFound),

@@ -5,7 +5,8 @@
 use worker::{Env, Response};
 
 use super::entry::RequestLog;
-use super::streamable::{forward, random_id, valid_session_id};
+use super::forward::forward;
+use super::ids::{random_id, valid_session_id};
 use crate::envelope::Envelope;
 use crate::auth::Principal;
 use crate::error::Error;
@@ -38,8 +39,8 @@ pub async fn message(mut req: super::http::Incoming, env: &Env, server_index: us
     }
     let catalog = super::catalog()?;
     let limit = catalog.servers.get(server_index).map_or(0, |s| s.max_body_bytes);
-    let body = super::streamable::read_limited(&mut req, limit).await?;
-    super::streamable::check_depth(&body, catalog.servers.get(server_index).map_or(0, |s| s.limits.max_json_depth))?;
+    let body = super::body::read_limited(&mut req, limit).await?;
+    super::body::check_depth(&body, catalog.servers.get(server_index).map_or(0, |s| s.limits.max_json_depth))?;
     // Malformed bodies are refused here, with the error in the HTTP answer: there is no
     // request id to answer on the stream.
     let parsed = crate::jsonrpc::parse_body(&body, false)?;

@@ -6,7 +6,8 @@ use serde_json::json;
 use worker::{Env, Response};
 
 use super::entry::RequestLog;
-use super::streamable::{forward, random_id};
+use super::forward::forward;
+use super::ids::random_id;
 use crate::envelope::Envelope;
 use crate::auth::Principal;
 use crate::error::Error;

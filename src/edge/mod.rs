@@ -1,10 +1,13 @@
 //! The edge: the only code that imports `worker`. It carries out what the core decides.
 
 mod auth;
+mod body;
 mod calls;
 mod callbacks;
 mod deferred;
 mod entry;
+mod forward;
+mod ids;
 mod leases;
 mod legacy_sse;
 mod listen;

@@ -7,7 +7,7 @@ use serde_json::Value;
 use worker::{event, Context, Env, MessageBatch, MessageExt};
 
 use super::deferred::QueuedCall;
-use super::streamable::forward;
+use super::forward::forward;
 use crate::envelope::Envelope;
 use super::upstream;
 use crate::tools::reply::{self, error_result, Upstream};

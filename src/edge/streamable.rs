@@ -1,10 +1,12 @@
 //! Streamable HTTP at the edge: POST and DELETE on `/mcp`, and the `/stream` alias. The Worker
 //! checks headers, limits and JSON-RPC shape, then hands the body to the session's object.
 
-use futures::StreamExt;
 use worker::{Env, Response};
 
+use super::body::{check_depth, read_limited};
 use super::entry::RequestLog;
+use super::forward::forward;
+use super::ids::{random_id, valid_session_id};
 use super::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
 use crate::envelope::Envelope;
 use crate::auth::Principal;
@@ -15,9 +17,6 @@ use crate::jsonrpc::{self, Message};
 use crate::negotiate::{self, is_ndjson_type, media_type};
 use crate::protocol::meta;
 use crate::routes::RouteParams;
-
-/// The Durable Object namespace binding that holds sessions.
-pub const SESSIONS_BINDING: &str = "MCP_SESSIONS";
 
 pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
     let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
@@ -174,15 +173,6 @@ fn session_of(req: &Incoming, log: &mut RequestLog) -> Result<String, Error> {
     Ok(id)
 }
 
-/// Refuses bodies that nest deeper than the server allows, before they are parsed.
-pub fn check_depth(body: &[u8], max: usize) -> Result<(), Error> {
-    if jsonrpc::depth_within(body, max) {
-        Ok(())
-    } else {
-        Err(Error::InvalidRequest(format!("the JSON nests deeper than {max} levels")))
-    }
-}
-
 /// `MCP-Protocol-Version`, when sent, must name a version we speak. It need not equal the
 /// negotiated one: the session's own version decides how we answer.
 fn check_protocol_version(req: &Incoming) -> Result<(), Error> {
@@ -191,63 +181,3 @@ fn check_protocol_version(req: &Incoming) -> Result<(), Error> {
         _ => Ok(()),
     }
 }
-
-/// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
-pub async fn forward(env: &Env, mut envelope: Envelope, payload: &[u8]) -> Result<Response, Error> {
-    // Keyed by principal and id: another principal presenting this id reaches an empty object.
-    if let Some(principal) = &envelope.principal {
-        envelope.object = Some(crate::auth::object_name(&envelope.session_id, &principal.id));
-    }
-    let stub = super::http::object_stub(env, envelope.object())?;
-    let body = envelope.seal(payload);
-    let mut attempt = 0;
-    loop {
-        match super::http::send_to_object(&stub, &body).await {
-            Ok(response) => return Ok(response),
-            Err(error) => {
-                let flag = |name: &str| match &error {
-                    worker::Error::UnknownJsError { original, .. } => js_sys::Reflect::get(original, &name.into()).ok().and_then(|v| v.as_bool()) == Some(true),
-                    _ => false,
-                };
-                let Some(wait) = crate::tools::retry::object_retry(attempt, flag("retryable"), flag("overloaded"), js_sys::Math::random()) else {
-                    return Err(error.into());
-                };
-                worker::Delay::from(std::time::Duration::from_millis(wait)).await;
-                attempt += 1;
-            }
-        }
-    }
-}
-
-pub async fn read_limited(req: &mut Incoming, limit: u64) -> Result<Vec<u8>, Error> {
-    // A declared length within the limit is read in one call rather than chunk by chunk.
-    let declared = req.header("content-length").and_then(|l| l.parse::<u64>().ok());
-    if declared.is_some_and(|len| len <= limit) {
-        let body = req.bytes().await.map_err(|e| Error::InvalidRequest(format!("reading the body failed: {e}")))?;
-        return if body.len() as u64 > limit { Err(Error::PayloadTooLarge(limit)) } else { Ok(body) };
-    }
-    let Ok(mut stream) = req.stream() else { return Ok(Vec::new()) };
-    let mut body = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| Error::InvalidRequest(format!("reading the body failed: {e}")))?;
-        body.extend_from_slice(&chunk);
-        if body.len() as u64 > limit {
-            return Err(Error::PayloadTooLarge(limit));
-        }
-    }
-    Ok(body)
-}
-
-/// Session ids are UUIDs we issued; anything else cannot name a session. The spec allows only
-/// visible ASCII, and a bound keeps hostile ids from reaching a Durable Object name.
-pub fn valid_session_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
-}
-
-/// A UUID v4 from the platform CSPRNG.
-pub fn random_id() -> Result<String, Error> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| Error::Internal(format!("no randomness for a session id: {e}")))?;
-    Ok(uuid::Builder::from_random_bytes(bytes).into_uuid().to_string())
-}
-

@@ -1,0 +1,37 @@
+//! Request bodies, read within their limits: never more than the server allows in memory, and
+//! never nested deeper than it allows before they are parsed.
+
+use futures::StreamExt;
+
+use super::http::Incoming;
+use crate::error::Error;
+use crate::jsonrpc;
+
+/// The body, or `PayloadTooLarge` as soon as it passes `limit` bytes.
+pub async fn read_limited(req: &mut Incoming, limit: u64) -> Result<Vec<u8>, Error> {
+    // A declared length within the limit is read in one call rather than chunk by chunk.
+    let declared = req.header("content-length").and_then(|l| l.parse::<u64>().ok());
+    if declared.is_some_and(|len| len <= limit) {
+        let body = req.bytes().await.map_err(|e| Error::InvalidRequest(format!("reading the body failed: {e}")))?;
+        return if body.len() as u64 > limit { Err(Error::PayloadTooLarge(limit)) } else { Ok(body) };
+    }
+    let Ok(mut stream) = req.stream() else { return Ok(Vec::new()) };
+    let mut body = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| Error::InvalidRequest(format!("reading the body failed: {e}")))?;
+        body.extend_from_slice(&chunk);
+        if body.len() as u64 > limit {
+            return Err(Error::PayloadTooLarge(limit));
+        }
+    }
+    Ok(body)
+}
+
+/// Refuses bodies that nest deeper than the server allows, before they are parsed.
+pub fn check_depth(body: &[u8], max: usize) -> Result<(), Error> {
+    if jsonrpc::depth_within(body, max) {
+        Ok(())
+    } else {
+        Err(Error::InvalidRequest(format!("the JSON nests deeper than {max} levels")))
+    }
+}

@@ -1,0 +1,17 @@
+//! Ids at the edge: fresh ones from the platform CSPRNG (sessions, calls, request ids), and the
+//! check every session id a client sends gets before it names a Durable Object.
+
+use crate::error::Error;
+
+/// Session ids are UUIDs we issued; anything else cannot name a session. The spec allows only
+/// visible ASCII, and a bound keeps hostile ids from reaching a Durable Object name.
+pub fn valid_session_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
+}
+
+/// A UUID v4 from the platform CSPRNG.
+pub fn random_id() -> Result<String, Error> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|e| Error::Internal(format!("no randomness for a session id: {e}")))?;
+    Ok(uuid::Builder::from_random_bytes(bytes).into_uuid().to_string())
+}
