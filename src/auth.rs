@@ -6,9 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::config::model::{AuthConfig, HttpConfig};
-use crate::config::ConfigError;
-use crate::tools::{RequestTemplate, Scope};
+use crate::tools::RequestTemplate;
 
 /// The principal of requests to servers without `auth`.
 pub const ANONYMOUS: &str = "anonymous";
@@ -75,47 +73,6 @@ pub struct Jwt {
 }
 
 impl Auth {
-    pub fn compile(a: &AuthConfig, path: &str, route_params: &[String]) -> Result<Auth, ConfigError> {
-        let at = |field: &str, msg: String| ConfigError::at(format!("{path}.{field}"), msg);
-        let mut sources = Vec::new();
-        for (i, from) in a.from.iter().enumerate() {
-            let source = match from.split_once(':') {
-                None if from == "bearer" => Source::Bearer,
-                Some(("header", name)) if !name.is_empty() => Source::Header(name.to_ascii_lowercase()),
-                Some(("cookie", name)) if !name.is_empty() => Source::Cookie(name.to_string()),
-                _ => return Err(at(&format!("from[{i}]"), format!("{from:?} is not \"bearer\", \"header:NAME\" or \"cookie:NAME\""))),
-            };
-            sources.push(source);
-        }
-        if a.tokens.is_empty() && a.introspection.is_none() && a.jwt.is_none() {
-            return Err(at("tokens", "auth needs tokens, introspection or jwt to check credentials against".into()));
-        }
-        let tokens = a.tokens.iter().map(|t| (t.secret.clone(), Principal { id: format!("token:{}", t.subject), roles: t.roles.clone() })).collect();
-        let template = |http: &HttpConfig, field: &str, arguments: &[String]| {
-            let scope = Scope { path, arguments, route_params, meta: false, meta_auth: false };
-            RequestTemplate::compile(http, &scope, field)
-        };
-        let introspection = match &a.introspection {
-            Some(i) => Some(Introspection {
-                request: template(&i.http, "introspection.http", &["token".to_string()])?,
-                subject: pointer(&i.subject, &format!("{path}.introspection.subject"))?,
-                roles: pointer(&i.roles, &format!("{path}.introspection.roles"))?,
-                cache_ms: i.cache_ms,
-            }),
-            None => None,
-        };
-        let jwt = match &a.jwt {
-            Some(j) => Some(Jwt {
-                jwks: template(&HttpConfig { method: "GET".into(), ..j.jwks.clone() }, "jwt.jwks", &[])?,
-                issuer: j.issuer.clone(),
-                audience: j.audience.clone(),
-                roles_claim: j.roles_claim.clone(),
-                cache_ms: j.cache_ms,
-            }),
-            None => None,
-        };
-        Ok(Auth { sources, tokens, introspection, jwt, required_roles: a.required_roles.clone(), authorization_servers: a.authorization_servers.clone(), scopes: a.scopes.clone() })
-    }
 
     /// The first credential the request carries, from the configured sources in order.
     pub fn credential(&self, header: &dyn Fn(&str) -> Option<String>) -> Option<String> {
@@ -162,13 +119,6 @@ impl Auth {
     }
 }
 
-fn pointer(p: &str, at: &str) -> Result<String, ConfigError> {
-    if p.is_empty() || p.starts_with('/') {
-        Ok(p.to_string())
-    } else {
-        Err(ConfigError::at(at, format!("{p:?} is not a JSON Pointer")))
-    }
-}
 
 /// A cookie's value from a `Cookie` header.
 pub fn cookie(header: &str, name: &str) -> Option<String> {
@@ -310,11 +260,13 @@ fn base64url(text: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::auth::auth as compile;
+    use crate::config::model::AuthConfig;
     use serde_json::json;
 
     fn auth(config: Value) -> Auth {
         let a: AuthConfig = serde_json::from_value(config).unwrap();
-        Auth::compile(&a, "servers[0].auth", &["chat_uuid".to_string()]).unwrap()
+        compile(&a, "servers[0].auth", &["chat_uuid".to_string()]).unwrap()
     }
 
     #[test]
@@ -331,11 +283,11 @@ mod tests {
     #[test]
     fn configuration_faults_name_the_path() {
         let bad: AuthConfig = serde_json::from_value(json!({"from": ["query:x"], "tokens": [{"secret": "K", "subject": "s"}]})).unwrap();
-        assert_eq!(Auth::compile(&bad, "a", &[]).unwrap_err().to_string(), "a.from[0]: \"query:x\" is not \"bearer\", \"header:NAME\" or \"cookie:NAME\"");
+        assert_eq!(compile(&bad, "a", &[]).unwrap_err().to_string(), "a.from[0]: \"query:x\" is not \"bearer\", \"header:NAME\" or \"cookie:NAME\"");
         let empty: AuthConfig = serde_json::from_value(json!({})).unwrap();
-        assert!(Auth::compile(&empty, "a", &[]).unwrap_err().to_string().starts_with("a.tokens: auth needs"));
+        assert!(compile(&empty, "a", &[]).unwrap_err().to_string().starts_with("a.tokens: auth needs"));
         let intro: AuthConfig = serde_json::from_value(json!({"introspection": {"http": {"url": "https://app.test/me/{nope}"}}})).unwrap();
-        assert_eq!(Auth::compile(&intro, "a", &[]).unwrap_err().to_string(), "a.introspection.http.url: unknown argument \"nope\" in template");
+        assert_eq!(compile(&intro, "a", &[]).unwrap_err().to_string(), "a.introspection.http.url: unknown argument \"nope\" in template");
     }
 
     #[test]

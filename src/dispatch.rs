@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::config::Server;
+use crate::catalog::Server;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::negotiate::at_least;

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Server;
+use crate::catalog::Server;
 use crate::dispatch::{CallKind, PendingCall};
 use crate::session::Session;
 

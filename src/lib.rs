@@ -17,7 +17,9 @@
 //! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
 //! - [`envelope`]: what the Worker tells a session object about a forwarded request.
 //! - [`pending`]: deferred (queued and callback) calls: their records and signed callback tokens.
-//! - [`config`]: the bundled configuration, validated with precise paths.
+//! - [`config`]: the configuration file: its model, read and validated with precise paths, and
+//!   compiled into the catalog.
+//! - [`catalog`]: what requests are served from: servers, tools, resources, prompts and auth.
 //! - [`tools`]: templates, argument validation, HTTP request rendering, reply mapping.
 //! - [`routes`]: route patterns with `{param}` segments.
 //! - [`head`]: a request's method, URL and headers as the edge reads them.
@@ -27,6 +29,7 @@
 
 pub mod auth;
 pub mod base64;
+pub mod catalog;
 pub mod config;
 pub mod dispatch;
 pub mod envelope;

@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+// What the file says and what is served alike: the catalog owns these.
+pub use crate::catalog::{CacheScope, RequestLogging};
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConfigFile {
@@ -27,40 +30,9 @@ pub struct CacheConfig {
     pub scope: Option<CacheScope>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum CacheScope {
-    Public,
-    Private,
-}
 
-impl CacheScope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CacheScope::Public => "public",
-            CacheScope::Private => "private",
-        }
-    }
-}
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum RequestLogging {
-    #[default]
-    Requests,
-    Failures,
-    Off,
-}
 
-impl RequestLogging {
-    pub fn logs(self, status: u16) -> bool {
-        match self {
-            RequestLogging::Requests => true,
-            RequestLogging::Failures => status >= 400,
-            RequestLogging::Off => false,
-        }
-    }
-}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -15,7 +15,7 @@ use crate::head::RequestUrl;
 
 use super::{now_ms, upstream};
 use crate::auth::{check_claims, introspected, parse_jwt, same_secret, Auth, Jwt, Principal};
-use crate::config::{Catalog, Server};
+use crate::catalog::{Catalog, Server};
 use crate::error::Error;
 use crate::routes::RouteParams;
 use crate::tools::reply::Upstream;

@@ -14,7 +14,7 @@ use worker::Delay;
 use super::deferred::{self, Home};
 use super::upstream::{self, ToolReading};
 use super::streams::Outlet;
-use crate::config::Server;
+use crate::catalog::Server;
 use futures::stream::FuturesUnordered;
 use futures::StreamExt;
 

@@ -5,7 +5,7 @@ use worker::{console_log, event, Context, Env, Method, Response, ResponseBuilder
 
 use super::http::{error_response, with_headers, Incoming};
 use super::{catalog, now_ms, streamable};
-use crate::config::Endpoint;
+use crate::catalog::Endpoint;
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::policy::{self, OriginDecision};
@@ -66,7 +66,7 @@ pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
 }
 
 /// Header size, auth, then the request rate: who the caller is, or why they are turned away.
-async fn admit(req: &Incoming, env: &Env, server: &crate::config::Server, params: &crate::routes::RouteParams, url: &crate::head::RequestUrl) -> Result<Principal, Error> {
+async fn admit(req: &Incoming, env: &Env, server: &crate::catalog::Server, params: &crate::routes::RouteParams, url: &crate::head::RequestUrl) -> Result<Principal, Error> {
     let header_bytes = req.head().header_bytes();
     if header_bytes > server.limits.max_header_bytes {
         return Err(Error::HeadersTooLarge(server.limits.max_header_bytes));

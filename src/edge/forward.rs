@@ -6,9 +6,6 @@ use worker::{Env, Response};
 use crate::envelope::Envelope;
 use crate::error::Error;
 
-/// The Durable Object namespace binding that holds sessions.
-pub const SESSIONS_BINDING: &str = "MCP_SESSIONS";
-
 /// Sends a request on to the session's Durable Object and passes its (streaming) answer through.
 pub async fn forward(env: &Env, mut envelope: Envelope, payload: &[u8]) -> Result<Response, Error> {
     // Keyed by principal and id: another principal presenting this id reaches an empty object.

@@ -8,6 +8,9 @@ use crate::jsonrpc;
 use crate::framing;
 use crate::negotiate::Framing;
 
+/// The Durable Object namespace binding that holds sessions.
+pub const SESSIONS_BINDING: &str = "MCP_SESSIONS";
+
 pub const LAST_EVENT_ID: &str = "last-event-id";
 pub const SESSION_ID: &str = "mcp-session-id";
 
@@ -24,7 +27,7 @@ pub fn object_stub(env: &worker::Env, name: &str) -> Result<ObjectStub> {
     let namespace = match NAMESPACE.with(|n| n.borrow().clone()) {
         Some(namespace) => namespace,
         None => {
-            let namespace = env.durable_object(super::forward::SESSIONS_BINDING)?;
+            let namespace = env.durable_object(SESSIONS_BINDING)?;
             NAMESPACE.with(|n| *n.borrow_mut() = Some(namespace.clone()));
             namespace
         }

@@ -10,7 +10,7 @@ use worker::{Env, Response};
 use super::calls::{self, CallContext, Cancels};
 use super::http::{accepted, respond};
 use super::now_ms;
-use crate::config::Server;
+use crate::catalog::Server;
 use crate::dispatch::{self, Action, Environment};
 use crate::envelope::Envelope;
 use crate::error::Error;

@@ -23,7 +23,8 @@ mod writer;
 
 use std::sync::OnceLock;
 
-use crate::config::{self, Catalog};
+use crate::catalog::Catalog;
+use crate::config;
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/config.js")]
 extern "C" {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use worker::{Env, Response, ResponseBuilder, State};
 
 use crate::envelope::Envelope;
-use crate::config::Server;
+use crate::catalog::Server;
 use crate::error::Error;
 
 const PREFIX: &str = "sub:";

@@ -11,7 +11,7 @@ use super::calls::{self, CallContext};
 use super::http::framing_headers;
 use super::streams::Outlet;
 use super::{now_ms, writer};
-use crate::config::Server;
+use crate::catalog::Server;
 use crate::dispatch::{self, Action, Environment};
 use crate::error::Error;
 use crate::framing;

@@ -11,7 +11,7 @@ use super::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
 use crate::envelope::Envelope;
 use crate::auth::Principal;
 use super::catalog;
-use crate::config::Endpoint;
+use crate::catalog::Endpoint;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message};
 use crate::negotiate::{self, is_ndjson_type, media_type};
@@ -121,7 +121,7 @@ struct Revision {
 
 /// A 2026-07-28 POST: one message, checked against its headers, served without a session
 /// (`subscriptions/listen` excepted, whose stream lives in an object of its own).
-async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'static crate::config::Server), parsed: jsonrpc::Body, how: Revision, log: &mut RequestLog) -> Result<Response, Error> {
+async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'static crate::catalog::Server), parsed: jsonrpc::Body, how: Revision, log: &mut RequestLog) -> Result<Response, Error> {
     let header = |name: &str| req.header(name);
     let reject = |id: &serde_json::Value, error: Error| Ok(failure_response(id, &error, meta::error_status(error.code()))?);
     if parsed.batch {

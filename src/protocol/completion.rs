@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::config::Server;
+use crate::catalog::Server;
 use crate::error::Error;
 
 /// The spec caps a completion response at 100 values.

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::config::Server;
+use crate::catalog::Server;
 use crate::negotiate::protocol_version;
 
 /// What a client's `initialize` params tell us.

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::config::{CacheHint, Server};
+use crate::catalog::{CacheHint, Server};
 use crate::error::Error;
 use crate::jsonrpc::Request;
 use crate::negotiate::{ALL_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS};

@@ -2,23 +2,22 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::config::model::{ResourceConfig, ResourceTemplateConfig};
-use crate::config::{ConfigError, Server};
+use crate::catalog::Server;
 use crate::error::Error;
 use crate::tools::reply::Upstream;
-use crate::tools::template::{Context, Template};
-use crate::tools::{Bindings, HttpCall, RequestTemplate, Scope};
+use crate::tools::template::Template;
+use crate::tools::{Bindings, HttpCall, RequestTemplate};
 
 #[derive(Debug, Clone)]
 pub struct Resource {
     pub uri: String,
     pub listing: Value,
-    mime_type: Option<String>,
-    source: Source,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) source: Source,
 }
 
 #[derive(Debug, Clone)]
-enum Source {
+pub(crate) enum Source {
     Text(String),
     Blob(String),
     Http(Box<RequestTemplate>),
@@ -26,10 +25,10 @@ enum Source {
 
 #[derive(Debug, Clone)]
 pub struct ResourceTemplate {
-    uri_template: Template,
+    pub(crate) uri_template: Template,
     pub listing: Value,
-    mime_type: Option<String>,
-    request: RequestTemplate,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) request: RequestTemplate,
     pub completions: Vec<(String, Vec<String>)>,
 }
 
@@ -52,76 +51,6 @@ impl Resource {
 }
 
 impl ResourceTemplate {
-    pub fn request(&self) -> &RequestTemplate {
-        &self.request
-    }
-}
-
-fn listing(fields: &[(&str, Option<&String>)]) -> Value {
-    let mut map = Map::new();
-    for (key, value) in fields {
-        if let Some(v) = value {
-            map.insert((*key).to_string(), json!(v));
-        }
-    }
-    Value::Object(map)
-}
-
-impl Resource {
-    pub fn compile(r: &ResourceConfig, path: &str, route_params: &[String]) -> Result<Resource, ConfigError> {
-        let scope = Scope { path, arguments: &[], route_params, meta: false, meta_auth: false };
-        if !r.uri.contains(':') {
-            return Err(scope.error("uri", format!("{:?} is not an absolute URI", r.uri)));
-        }
-        let source = match (&r.text, &r.blob, &r.http) {
-            (Some(text), None, None) => Source::Text(text.clone()),
-            (None, Some(blob), None) if crate::base64::is_valid(blob) => Source::Blob(blob.clone()),
-            (None, Some(_), None) => return Err(scope.error("blob", "must be padded standard base64")),
-            (None, None, Some(http)) => Source::Http(Box::new(RequestTemplate::compile(http, &scope, "http")?)),
-            _ => return Err(scope.error("uri", "a resource needs exactly one of text, blob or http")),
-        };
-        let listing = listing(&[
-            ("uri", Some(&r.uri)),
-            ("name", Some(&r.name)),
-            ("title", r.title.as_ref()),
-            ("description", r.description.as_ref()),
-            ("mimeType", r.mime_type.as_ref()),
-        ]);
-        Ok(Resource { uri: r.uri.clone(), listing, mime_type: r.mime_type.clone(), source })
-    }
-}
-
-impl ResourceTemplate {
-    pub fn compile(r: &ResourceTemplateConfig, path: &str, route_params: &[String]) -> Result<ResourceTemplate, ConfigError> {
-        let uri_template = Template::parse(&r.uri_template, Context::Url).map_err(|e| ConfigError::at(format!("{path}.uriTemplate"), e))?;
-        let variables: Vec<String> = uri_template.variables().map(str::to_string).collect();
-        if !uri_template.is_matchable() {
-            // Reads match URIs against the template, which needs separated simple expressions.
-            return Err(ConfigError::at(format!("{path}.uriTemplate"), "only literals and simple {var} expressions separated by literals can be matched"));
-        }
-        let scope = Scope { path, arguments: &variables, route_params, meta: false, meta_auth: false };
-        let request = RequestTemplate::compile(&r.http, &scope, "http")?;
-        for name in r.completions.keys() {
-            if !variables.contains(name) {
-                return Err(scope.error(&format!("completions.{name}"), format!("{name:?} is not a variable of the URI template")));
-            }
-        }
-        let listing = listing(&[
-            ("uriTemplate", Some(&r.uri_template)),
-            ("name", Some(&r.name)),
-            ("title", r.title.as_ref()),
-            ("description", r.description.as_ref()),
-            ("mimeType", r.mime_type.as_ref()),
-        ]);
-        Ok(ResourceTemplate {
-            uri_template,
-            listing,
-            mime_type: r.mime_type.clone(),
-            request,
-            completions: r.completions.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        })
-    }
-
     pub fn matches(&self, uri: &str) -> Option<Vec<(String, String)>> {
         self.uri_template.match_uri(uri)
     }
@@ -129,7 +58,14 @@ impl ResourceTemplate {
     pub fn uri_template(&self) -> &str {
         self.listing.get("uriTemplate").and_then(Value::as_str).unwrap_or("")
     }
+
+    pub fn request(&self) -> &RequestTemplate {
+        &self.request
+    }
 }
+
+
+
 
 pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
     super::page("resources", &server.resource_listings, params, None)

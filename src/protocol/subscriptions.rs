@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::config::Server;
+use crate::catalog::Server;
 
 pub const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
 

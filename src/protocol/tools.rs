@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use crate::auth::Principal;
-use crate::config::Server;
+use crate::catalog::Server;
 use crate::error::Error;
 
 /// The tools the principal may see: role-gated tools are absent for everyone else.
@@ -17,8 +17,8 @@ pub fn list(server: &Server, params: Option<&Value>, principal: &Principal) -> R
 
 /// The cache hint of the principal's `tools/list`: the server's, narrowed by the hints of the
 /// tools it lists.
-pub fn list_cache(server: &Server, principal: &Principal) -> crate::config::CacheHint {
-    server.tools.iter().filter(|t| principal.may(&t.roles)).filter_map(|t| t.cache).fold(server.cache, crate::config::CacheHint::and)
+pub fn list_cache(server: &Server, principal: &Principal) -> crate::catalog::CacheHint {
+    server.tools.iter().filter(|t| principal.may(&t.roles)).filter_map(|t| t.cache).fold(server.cache, crate::catalog::CacheHint::and)
 }
 
 /// The decoded params of `tools/call`.

@@ -9,13 +9,10 @@ pub mod schema;
 pub mod stream;
 pub mod template;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
-use crate::config::model::{ExecutionConfig, ToolConfig};
-use crate::pending::Deferral;
-use crate::config::ConfigError;
 use crate::error::Error;
-pub use request::{Bindings, HttpCall, RequestTemplate, Scope};
+pub use request::{Bindings, HttpCall, RequestTemplate};
 
 #[derive(Debug, Clone)]
 pub struct Tool {
@@ -34,106 +31,12 @@ pub struct Tool {
     /// Only principals with one of these roles see and may call the tool.
     pub roles: Vec<String>,
     /// Its own cache hint for `tools/list`, when configured.
-    pub cache: Option<crate::config::CacheHint>,
+    pub cache: Option<crate::catalog::CacheHint>,
     /// The `x-mcp-header` annotations of its input schema, found once.
     pub header_params: Vec<(String, Vec<String>)>,
 }
 
 impl Tool {
-    /// Compiles a configured tool; `max_reply_bytes` is the server's limit, which it may lower.
-    pub fn compile(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes: u64) -> Result<Tool, ConfigError> {
-        let at = |field: &str, msg: String| ConfigError::at(format!("{path}.{field}"), msg);
-        let valid_name = !t.name.is_empty()
-            && t.name.len() <= 128
-            && t.name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-        if !valid_name {
-            return Err(at("name", format!("{:?} must be 1 to 128 of A-Z a-z 0-9 _ - .", t.name)));
-        }
-        if t.input_schema.get("type").and_then(Value::as_str) != Some("object") {
-            return Err(at("inputSchema", "must be a JSON Schema with \"type\": \"object\"".into()));
-        }
-        schema::lint(&t.input_schema).map_err(|(at, e)| ConfigError::at(format!("{path}.inputSchema{at}"), e))?;
-        if let Some(output) = &t.output_schema {
-            if output.get("type").and_then(Value::as_str) != Some("object") {
-                return Err(at("outputSchema", "must be a JSON Schema with \"type\": \"object\"".into()));
-            }
-            schema::lint(output).map_err(|(at, e)| ConfigError::at(format!("{path}.outputSchema{at}"), e))?;
-        }
-        let arguments: Vec<String> = t
-            .input_schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default();
-        let scope = Scope { path, arguments: &arguments, route_params, meta: true, meta_auth: t.forward_meta_auth };
-        let mut request = RequestTemplate::compile(&t.http, &scope, "http")?;
-        if let Some(retry) = &t.retry {
-            let hinted = t.annotations.as_ref().and_then(|a| a.get("idempotentHint")) == Some(&Value::Bool(true));
-            if !(matches!(request.method.as_str(), "GET" | "HEAD") || hinted) {
-                return Err(at("retry", "retries need an idempotent tool: method GET, or \"annotations\": {\"idempotentHint\": true}".into()));
-            }
-            if retry.attempts == 0 || retry.attempts > 10 {
-                return Err(at("retry.attempts", "must be 1 to 10".into()));
-            }
-            if retry.initial_delay_ms == 0 || retry.max_delay_ms < retry.initial_delay_ms {
-                return Err(at("retry", "initialDelayMs must be at least 1 and at most maxDelayMs".into()));
-            }
-            request.retry = Some(retry::RetryPolicy { attempts: retry.attempts, initial_delay_ms: retry.initial_delay_ms, max_delay_ms: retry.max_delay_ms });
-        }
-        if let Some(pick) = &t.response.pick {
-            if !(pick.is_empty() || pick.starts_with('/')) {
-                return Err(at("response.pick", format!("{pick:?} is not a JSON Pointer: it must be empty or start with \"/\"")));
-            }
-        }
-        let deferral = match t.execution {
-            ExecutionConfig::Direct => None,
-            ExecutionConfig::Queued => Some(Deferral::Queued),
-            ExecutionConfig::Callback => Some(Deferral::Callback),
-        };
-        if deferral.is_some() && !(1_000..=86_400_000).contains(&t.pending_timeout_ms) {
-            return Err(at("pendingTimeoutMs", "must be 1000 to 86400000".into()));
-        }
-        if deferral == Some(Deferral::Queued) && t.sse.close_after_ms.is_some() {
-            return Err(at("sse.closeAfterMs", "a queued tool's result already arrives later; leave closeAfterMs out".into()));
-        }
-        if t.response.max_bytes == Some(0) {
-            return Err(at("response.maxBytes", "must be greater than 0".into()));
-        }
-
-        let mut listing = Map::new();
-        listing.insert("name".into(), json!(t.name));
-        if let Some(title) = &t.title {
-            listing.insert("title".into(), json!(title));
-        }
-        if let Some(description) = &t.description {
-            listing.insert("description".into(), json!(description));
-        }
-        listing.insert("inputSchema".into(), t.input_schema.clone());
-        if let Some(output) = &t.output_schema {
-            listing.insert("outputSchema".into(), output.clone());
-        }
-        if let Some(annotations) = &t.annotations {
-            listing.insert("annotations".into(), annotations.clone());
-        }
-        let result_mode = match t.result {
-            crate::config::model::ResultModeConfig::Map => reply::ResultMode::Map,
-            crate::config::model::ResultModeConfig::Passthrough => reply::ResultMode::Passthrough,
-        };
-        if t.sse.close_after_ms == Some(0) {
-            return Err(at("sse.closeAfterMs", "must be greater than 0".into()));
-        }
-        let reply = reply::ReplyPlan {
-            mode: result_mode,
-            pick: t.response.pick.filter(|p| !p.is_empty()),
-            output_schema: t.output_schema,
-            max_bytes: t.response.max_bytes.unwrap_or(max_reply_bytes),
-            truncate: t.response.oversize == crate::config::model::OversizeConfig::Truncate,
-            resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
-        };
-        let header_params = crate::protocol::meta::header_params(&t.input_schema);
-        Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, cache: None })
-    }
-
     /// Renders the HTTP request for one call. Arguments must already be validated.
     pub fn prepare(&self, args: &Map<String, Value>, bindings: &Bindings) -> Result<HttpCall, Error> {
         self.request.render(&format!("tool {:?}", self.name), args, bindings)
@@ -143,6 +46,9 @@ impl Tool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::model::ToolConfig;
+    use crate::config::tool::tool as compile;
+    use serde_json::json;
 
     fn tool(http: Value) -> Tool {
         let config: ToolConfig = serde_json::from_value(json!({
@@ -151,7 +57,7 @@ mod tests {
             "http": http
         }))
         .unwrap();
-        Tool::compile(config, "tools[0]", &["chat".to_string()], 1000).unwrap()
+        compile(config, "tools[0]", &["chat".to_string()], 1000).unwrap()
     }
 
     fn args(v: Value) -> Map<String, Value> {
@@ -248,14 +154,14 @@ mod tests {
             config[k] = v.clone();
         }
         let config: ToolConfig = serde_json::from_value(config).unwrap();
-        Tool::compile(config, "tools[0]", &[], 1000).unwrap_err().to_string()
+        compile(config, "tools[0]", &[], 1000).unwrap_err().to_string()
     }
 
     #[test]
     fn tool_settings_are_checked_when_loaded() {
         assert_eq!(compile_error(json!({"retry": {}})), "tools[0].retry: retries need an idempotent tool: method GET, or \"annotations\": {\"idempotentHint\": true}");
         let ok: ToolConfig = serde_json::from_value(json!({"name": "t", "annotations": {"idempotentHint": true}, "retry": {"attempts": 4}, "http": {"url": "https://x.test/"}})).unwrap();
-        let t = Tool::compile(ok, "tools[0]", &[], 1000).unwrap();
+        let t = compile(ok, "tools[0]", &[], 1000).unwrap();
         assert_eq!(t.request.retry, Some(retry::RetryPolicy { attempts: 4, initial_delay_ms: 200, max_delay_ms: 5000 }));
         assert_eq!(compile_error(json!({"http": {"method": "GET", "url": "https://x.test/"}, "retry": {"attempts": 0}})), "tools[0].retry.attempts: must be 1 to 10");
         assert_eq!(compile_error(json!({"response": {"pick": "data"}})), "tools[0].response.pick: \"data\" is not a JSON Pointer: it must be empty or start with \"/\"");

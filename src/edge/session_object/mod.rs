@@ -22,7 +22,7 @@ use super::calls::{self, CallContext, Cancels, Inputs};
 use super::deferred::{Home, Waiters};
 use super::streams::{parse_event_id, Outlet, Streams};
 use super::{catalog, now_ms, registry, writer};
-use crate::config::Server;
+use crate::catalog::Server;
 use crate::dispatch::{self, Action, Environment};
 use crate::error::Error;
 use crate::framing;

@@ -1,0 +1,159 @@
+//! The catalog: what requests are served from. Servers with their endpoints, limits and cache
+//! hints, and the tools, resources, prompts and auth compiled from a configuration file by
+//! `config`. Only `config` knows the file: the layers that serve requests read the catalog.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::auth::Auth;
+use crate::policy::OriginPattern;
+use crate::protocol::prompts::Prompt;
+use crate::protocol::resources::{Resource, ResourceTemplate};
+use crate::routes::RoutePattern;
+use crate::tools::Tool;
+
+/// Every configured server, ready to serve.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    pub servers: Vec<Server>,
+    pub log: RequestLogging,
+}
+
+impl Catalog {
+    /// Finds the server and endpoint for a request path.
+    pub fn route(&self, path: &str) -> Option<(usize, Endpoint, crate::routes::RouteParams)> {
+        self.servers.iter().enumerate().find_map(|(i, s)| {
+            s.endpoints.iter().find_map(|(route, endpoint)| route.matches(path).map(|params| (i, *endpoint, params)))
+        })
+    }
+}
+
+/// A result's 2026-07-28 cache hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHint {
+    pub ttl_ms: u64,
+    pub scope: CacheScope,
+}
+
+/// Lists change only with a deployment; five minutes keeps clients from polling and bounds how
+/// long they miss a new one.
+pub const DEFAULT_CACHE_TTL_MS: u64 = 300_000;
+
+impl CacheHint {
+    /// What two results merged into one may claim: the shorter life, the narrower scope.
+    pub fn and(self, other: CacheHint) -> CacheHint {
+        let scope = if self.scope == CacheScope::Private || other.scope == CacheScope::Private { CacheScope::Private } else { CacheScope::Public };
+        CacheHint { ttl_ms: self.ttl_ms.min(other.ttl_ms), scope }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CacheScope {
+    Public,
+    Private,
+}
+
+impl CacheScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RequestLogging {
+    #[default]
+    Requests,
+    Failures,
+    Off,
+}
+
+impl RequestLogging {
+    pub fn logs(self, status: u16) -> bool {
+        match self {
+            RequestLogging::Requests => true,
+            RequestLogging::Failures => status >= 400,
+            RequestLogging::Off => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Server {
+    pub name: String,
+    pub version: String,
+    pub title: Option<String>,
+    pub instructions: Option<String>,
+    pub route: RoutePattern,
+    pub stream_route: RoutePattern,
+    /// Where upstreams announce resource updates, and the secret that guards it.
+    pub notify: Option<(RoutePattern, String)>,
+    /// Stateless mode and its collection timeout.
+    pub stateless: Option<u64>,
+    /// Every path this server answers, and what each is.
+    pub endpoints: Vec<(RoutePattern, Endpoint)>,
+    pub origins: Vec<OriginPattern>,
+    pub allowed_hosts: Vec<String>,
+    /// Private hosts tools may reach (the SSRF guard's allowlist).
+    pub private_upstreams: Vec<String>,
+    /// Who may use the server; `None`: anyone past the Origin and Host checks.
+    pub auth: Option<Auth>,
+    pub idle_timeout_ms: u64,
+    pub keepalive_ms: u64,
+    pub retry_ms: u64,
+    /// How long a lease on a session lets the Worker serve its plain calls (`0`: never).
+    pub lease_ms: u64,
+    pub max_body_bytes: u64,
+    pub max_reply_bytes: u64,
+    pub tools_page_size: Option<usize>,
+    pub limits: Limits,
+    /// The cache hint of lists, reads and `server/discover`.
+    pub cache: CacheHint,
+    pub tools: Vec<Tool>,
+    pub resources: Vec<Resource>,
+    pub resource_templates: Vec<ResourceTemplate>,
+    pub prompts: Vec<Prompt>,
+    /// The list results' entries, built once.
+    pub tool_listings: Vec<Value>,
+    pub resource_listings: Vec<Value>,
+    pub template_listings: Vec<Value>,
+    pub prompt_listings: Vec<Value>,
+}
+
+impl Server {
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// How the named tool's replies are mapped; the plain mapping if it is no longer configured.
+    pub fn reply_plan(&self, tool: &str) -> crate::tools::reply::ReplyPlan {
+        self.tool(tool).map_or_else(|| crate::tools::reply::ReplyPlan::map(self.max_reply_bytes), |t| t.reply.clone())
+    }
+}
+
+/// Limits beyond body and reply size.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub max_json_depth: usize,
+    pub max_header_bytes: usize,
+    pub max_calls_in_flight: usize,
+    pub max_sessions_per_principal: usize,
+    /// The Rate Limiting binding, and its period for `Retry-After`.
+    pub rate_limit: Option<(String, u64)>,
+}
+
+/// Which endpoint of a server a path named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Mcp,
+    Stream,
+    Notify,
+    /// 2024-11-05: `GET` opens the session's event stream.
+    LegacySse,
+    /// 2024-11-05: `POST ?sessionId=` delivers a message, answered on the event stream.
+    LegacyMessages,
+}

@@ -1,0 +1,182 @@
+//! `http` sections compiled into request templates, and the scope that says which names a
+//! template may use: arguments, route parameters, secrets, `_meta` values.
+
+use serde_json::Value;
+
+use super::model::{BodyTypeConfig, HttpConfig};
+use super::ConfigError;
+use crate::tools::request::{BodyPlan, Encoding, JsonTemplate, RequestTemplate};
+use crate::tools::retry::RedirectPolicy;
+use crate::tools::template::{Context, Template};
+
+const METHODS: [&str; 6] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"];
+const MAX_TIMEOUT_MS: u64 = 300_000;
+
+/// Which names a template may use, and where a fault is reported.
+pub struct Scope<'a> {
+    /// `servers[0].tools[1]`: the field names are appended.
+    pub path: &'a str,
+    pub arguments: &'a [String],
+    pub route_params: &'a [String],
+    /// Whether `{meta.NAME}` (values of the request's `params._meta`) may be used: tools only.
+    pub meta: bool,
+    /// Whether `{meta.auth.NAME}` may be used (the tool opted in).
+    pub meta_auth: bool,
+}
+
+impl Scope<'_> {
+    pub fn error(&self, field: &str, message: impl Into<String>) -> ConfigError {
+        ConfigError::at(format!("{}.{field}", self.path), message)
+    }
+
+    /// Checks a template's variables and records the secrets it uses.
+    pub fn check(&self, template: &Template, field: &str, secrets: &mut Vec<String>) -> Result<(), ConfigError> {
+        for var in template.variables() {
+            if let Some(name) = var.strip_prefix("env.") {
+                if name.contains('.') || name.starts_with(|c: char| c.is_ascii_digit()) {
+                    return Err(self.error(field, format!("invalid secret name {var:?} in template")));
+                }
+                if !secrets.iter().any(|s| s == name) {
+                    secrets.push(name.to_string());
+                }
+            } else if var.starts_with("meta.auth.") {
+                if !self.meta_auth {
+                    return Err(self.error(field, format!("{var:?} needs \"forwardMetaAuth\": true on the tool")));
+                }
+            } else if var.starts_with("meta.") {
+                if !self.meta {
+                    return Err(self.error(field, format!("{var:?}: only tool templates may use params._meta values")));
+                }
+            } else if let Some(name) = var.strip_prefix("route.") {
+                if !self.route_params.iter().any(|p| p == name) {
+                    return Err(self.error(field, format!("unknown route parameter {name:?} in template")));
+                }
+            } else if !self.arguments.iter().any(|a| a == var) {
+                return Err(self.error(field, format!("unknown argument {var:?} in template")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Compiles a JSON value whose strings are text templates.
+    pub fn json(&self, value: &Value, field: &str, secrets: &mut Vec<String>) -> Result<JsonTemplate, ConfigError> {
+        Ok(match value {
+            Value::String(s) => {
+                let t = Template::parse(s, Context::Text).map_err(|e| self.error(field, e))?;
+                self.check(&t, field, secrets)?;
+                JsonTemplate::Text(t)
+            }
+            Value::Array(items) => JsonTemplate::Array(
+                items.iter().enumerate().map(|(i, v)| self.json(v, &format!("{field}[{i}]"), secrets)).collect::<Result<_, _>>()?,
+            ),
+            Value::Object(map) => JsonTemplate::Object(
+                map.iter().map(|(k, v)| Ok((k.clone(), self.json(v, &format!("{field}.{k}"), secrets)?))).collect::<Result<_, ConfigError>>()?,
+            ),
+            other => JsonTemplate::Literal(other.clone()),
+        })
+    }
+}
+
+/// Compiles an `http` section; `field` is its name in the configuration (`http`).
+pub fn request(http: &HttpConfig, scope: &Scope<'_>, field: &str) -> Result<RequestTemplate, ConfigError> {
+    let at = |sub: &str, msg: String| scope.error(&format!("{field}.{sub}"), msg);
+    let mut secrets = Vec::new();
+    let method = http.method.to_ascii_uppercase();
+    if !METHODS.contains(&method.as_str()) {
+        return Err(at("method", format!("{:?} is not one of {}", http.method, METHODS.join(", "))));
+    }
+    let url = Template::parse(&http.url, Context::Url).map_err(|e| at("url", e))?;
+    scope.check(&url, &format!("{field}.url"), &mut secrets)?;
+    check_url_shape(&http.url, &url).map_err(|e| at("url", e))?;
+
+    let mut headers = Vec::new();
+    for (name, value) in &http.headers {
+        let sub = format!("headers.{name}");
+        let token = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        if !token {
+            return Err(at(&sub, "is not a valid header name".into()));
+        }
+        let template = Template::parse(value, Context::Text).map_err(|e| at(&sub, e))?;
+        scope.check(&template, &format!("{field}.{sub}"), &mut secrets)?;
+        headers.push((name.clone(), template));
+    }
+
+    let encoding = match http.body_type {
+        BodyTypeConfig::Json => Encoding::Json,
+        BodyTypeConfig::Form => Encoding::Form,
+        BodyTypeConfig::None => Encoding::Json,
+    };
+    if encoding == Encoding::Form && !matches!(http.body, None | Some(Value::Null) | Some(Value::Object(_))) {
+        return Err(at("body", "a form body must be an object of field templates".into()));
+    }
+    let body = match &http.body {
+        _ if http.body_type == BodyTypeConfig::None => BodyPlan::None,
+        None | Some(Value::Null) if matches!(method.as_str(), "GET" | "HEAD" | "DELETE") && http.body_type == BodyTypeConfig::Json => BodyPlan::None,
+        None | Some(Value::Null) => BodyPlan::Arguments(encoding),
+        Some(value) => BodyPlan::Template(scope.json(value, &format!("{field}.body"), &mut secrets)?, encoding),
+    };
+    if http.body_type == BodyTypeConfig::None && http.body.is_some() {
+        return Err(at("body", "is set, but bodyType is \"none\"".into()));
+    }
+    if matches!(method.as_str(), "GET" | "HEAD") && !matches!(body, BodyPlan::None) {
+        return Err(at("body", format!("a {method} request has no body")));
+    }
+    if http.timeout_ms == 0 || http.timeout_ms > MAX_TIMEOUT_MS {
+        return Err(at("timeoutMs", format!("must be 1 to {MAX_TIMEOUT_MS}")));
+    }
+    if http.max_redirects > 20 {
+        return Err(at("maxRedirects", "must be 0 to 20".into()));
+    }
+    if let Some((i, bad)) = http.redirect_hosts.iter().enumerate().find(|(_, h)| h.is_empty() || h.contains(['/', ':', '@', ' '])) {
+        return Err(at(&format!("redirectHosts[{i}]"), format!("{bad:?} is not a host name")));
+    }
+    let redirects = RedirectPolicy { max: http.max_redirects, hosts: http.redirect_hosts.clone() };
+    Ok(RequestTemplate { method, url, url_source: http.url.clone(), headers, body, timeout_ms: http.timeout_ms, secrets, redirects, retry: None })
+}
+
+/// Arguments may fill the path, query or fragment, never the scheme, host or port: text before
+/// the first argument must already have closed the authority with `/`, `?` or `#`, unless the
+/// argument's own operator starts with one of them.
+fn check_url_shape(source: &str, url: &Template) -> Result<(), String> {
+    let starts_ok = source.starts_with("https://") || source.starts_with("http://") || source.starts_with("{+env.");
+    if !starts_ok {
+        return Err("must start with http://, https:// or a {+env.NAME} base URL".into());
+    }
+    let Some(first_arg) = url.variables().find(|v| !v.starts_with("env.") && !v.starts_with("route.") && !v.starts_with("meta.")) else {
+        return Ok(());
+    };
+    // Find the text of the template before the expression that holds `first_arg`.
+    let mut offset = 0;
+    let mut prefix_end = source.len();
+    while let Some(open) = source.get(offset..).and_then(|s| s.find('{')).map(|o| o + offset) {
+        let close = source.get(open..).and_then(|s| s.find('}')).map_or(source.len(), |c| c + open);
+        let expr = source.get(open + 1..close).unwrap_or("");
+        let names = expr.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        if names.split(',').any(|n| n.trim_end_matches('*').split(':').next() == Some(first_arg)) {
+            prefix_end = open;
+            if expr.starts_with(['/', '?', '&', '#']) {
+                return Ok(());
+            }
+            break;
+        }
+        offset = close;
+    }
+    let prefix = source.get(..prefix_end).unwrap_or("");
+    let after_scheme = prefix.split_once("://").map_or(prefix, |(_, rest)| rest);
+    // Only literal text closes the authority: a secret's value is not known here.
+    let mut depth = 0;
+    let closed = after_scheme.chars().any(|c| {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            '/' | '?' | '#' if depth == 0 => return true,
+            _ => {}
+        }
+        false
+    });
+    if closed {
+        Ok(())
+    } else {
+        Err(format!("argument {first_arg:?} appears before the host is complete; arguments may only fill the path, query or fragment"))
+    }
+}
