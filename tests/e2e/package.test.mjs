@@ -5,7 +5,7 @@
 // restart; `mcp-edge check` locates a fault; `wrangler deploy --dry-run` bundles the folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { root } from './harness.mjs';
-import { freePort, waitForServer, toolNamesWhen } from './serving.mjs';
+import { freePort, serveWith, toolNamesWhen } from './serving.mjs';
 
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 const tarball = join(root, 'dist', `mcp-edge-${version}.tgz`);
@@ -84,14 +84,9 @@ test('the package: installed without Rust, init, dev, a live edit, check, and a 
   assert.equal(broken.status, 1);
   assert.equal(broken.stderr, 'broken.json: servers[0].tools[0].http.url: unknown argument "cty" in template\n');
 
-  const port = await freePort();
-  const output = [];
-  const dev = spawn(bin, ['dev', '--port', String(port)], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  dev.stdout.on('data', (d) => output.push(String(d)));
-  dev.stderr.on('data', (d) => output.push(String(d)));
-  const url = new URL(`http://127.0.0.1:${port}/mcp`);
+  const url = new URL(`http://127.0.0.1:${await freePort()}/mcp`);
+  const dev = await serveWith(bin, ['dev', '--port', url.port], { cwd: dir, env }, url);
   try {
-    await waitForServer(url, dev, output);
     const client = new Client({ name: 'new-user', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(url));
     const { tools } = await client.listTools();
@@ -110,11 +105,10 @@ test('the package: installed without Rust, init, dev, a live edit, check, and a 
       http: { method: 'POST', url: '{+env.WEBHOOK_URL}' },
     });
     writeFileSync(configFile, JSON.stringify(config, null, 2));
-    const names = await toolNamesWhen(url, (n) => n.includes('add_lead'), 60_000, output);
+    const names = await toolNamesWhen(url, (n) => n.includes('add_lead'), 60_000, dev.output);
     assert.deepEqual(names, ['ask_my_workflow', 'add_lead']);
   } finally {
-    process.kill(-dev.pid, 'SIGTERM');
-    await new Promise((r) => (dev.exitCode !== null ? r() : dev.once('exit', r)));
+    await dev.stop();
     webhook.close();
   }
 

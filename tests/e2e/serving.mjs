@@ -1,5 +1,6 @@
 //! Helpers for the tests that serve through a command a user runs (`npm start`, `mcp-edge dev`):
 //! a free port, waiting until it serves, and polling its tools after an edit.
+import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,6 +12,28 @@ export function freePort() {
       s.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * Starts a serving command in a process group of its own, collecting what it prints; waits
+ * until `url` answers. `stop()` ends the group (wrangler and workerd with it).
+ */
+export async function serveWith(command, args, options, url) {
+  const output = [];
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  child.stdout.on('data', (d) => output.push(String(d)));
+  child.stderr.on('data', (d) => output.push(String(d)));
+  const stop = async () => {
+    if (child.exitCode === null) process.kill(-child.pid, 'SIGTERM');
+    await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+  };
+  try {
+    await waitForServer(url, child, output);
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { output, stop };
 }
 
 /** Waits until `url` answers a preflight, or `child` exits (its `output` then explains). */

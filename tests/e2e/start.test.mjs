@@ -3,14 +3,13 @@
 // served by the running `npm start`, with no cargo run and no restart.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { root, lines } from './harness.mjs';
-import { freePort, waitForServer, toolNamesWhen } from './serving.mjs';
+import { freePort, serveWith, toolNamesWhen } from './serving.mjs';
 
 test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up session gets 404, an edit is served', { timeout: 300_000 }, async () => {
   // The shipped configuration, as a copy this test may edit.
@@ -18,18 +17,10 @@ test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up s
   copyFileSync(join(root, 'mcp-edge.json'), config);
   const port = await freePort();
   const upstreamPort = await freePort();
-  const output = [];
-  const child = spawn(process.execPath, [join(root, 'scripts', 'start.mjs')], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), DEMO_UPSTREAM_PORT: String(upstreamPort), MCP_EDGE_CONFIG: config },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  child.stdout.on('data', (d) => output.push(String(d)));
-  child.stderr.on('data', (d) => output.push(String(d)));
   const url = new URL(`http://127.0.0.1:${port}/mcp`);
+  const env = { ...process.env, PORT: String(port), DEMO_UPSTREAM_PORT: String(upstreamPort), MCP_EDGE_CONFIG: config };
+  const { output, stop } = await serveWith(process.execPath, [join(root, 'scripts', 'start.mjs')], { cwd: root, env }, url);
   try {
-    await waitForServer(url, child, output);
 
     const client = new Client({ name: 'new-user', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(url);
@@ -71,7 +62,6 @@ test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up s
     const after = output.slice(before).join('');
     assert.ok(!after.includes('[setup] worker-build') && !after.includes('Compiling'), `the edit ran a Rust build:\n${after}`);
   } finally {
-    process.kill(-child.pid, 'SIGTERM');
-    await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+    await stop();
   }
 });
