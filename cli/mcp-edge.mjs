@@ -3,9 +3,9 @@
 //! JS ship built, and the configuration is data that wrangler bundles beside them.
 //!
 //!   mcp-edge init [dir]        a project folder: package.json, wrangler.toml, mcp-edge.json, README
-//!   mcp-edge check [file]      validates a configuration (default mcp-edge.json) as the Worker would
+//!   mcp-edge check [file]      validates a configuration (default: the file wrangler.toml names) as the Worker would
 //!   mcp-edge dev [--port N]    serves the folder on http://127.0.0.1:N/mcp, reloading on edits
-//!   mcp-edge deploy [args]     checks mcp-edge.json, then `wrangler deploy` (args pass through)
+//!   mcp-edge deploy [args]     checks the configuration, then `wrangler deploy` (args pass through)
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -22,10 +22,11 @@ const version = JSON.parse(readFileSync(join(home, 'package.json'), 'utf8')).ver
 const USAGE = `mcp-edge ${version}: MCP tools from HTTP endpoints, on Cloudflare Workers
 
   mcp-edge init [dir]        create a project folder (default: this one)
-  mcp-edge check [file]      validate a configuration (default: mcp-edge.json)
+  mcp-edge check [file]      validate a configuration (default: the file wrangler.toml's
+                             alias names, mcp-edge.json in a new project)
   mcp-edge dev [--port N]    serve this folder on http://127.0.0.1:N/mcp (default 8787),
                              reloading when mcp-edge.json changes
-  mcp-edge deploy [args]     check mcp-edge.json, then deploy with wrangler
+  mcp-edge deploy [args]     check the configuration, then deploy with wrangler
                              (arguments such as --dry-run pass through)
 `;
 
@@ -89,7 +90,14 @@ Next:${target === process.cwd() ? '' : `\n  cd ${relative(process.cwd(), target)
 Then replace the example tool in mcp-edge.json with your own webhook: the server picks up each save.`);
 }
 
-async function checkFile(file = 'mcp-edge.json') {
+/** The configuration file wrangler.toml's alias names (the starter's `./mcp-edge.json`). */
+function configFile() {
+  const toml = existsSync('wrangler.toml') ? readFileSync('wrangler.toml', 'utf8') : '';
+  const named = toml.match(/^\s*"mcp-edge-config"\s*=\s*"([^"]+)"/m)?.[1] ?? 'mcp-edge.json';
+  return named.replace(/^\.\//, '');
+}
+
+async function checkFile(file = configFile()) {
   needBuild();
   let text;
   try {
@@ -138,7 +146,7 @@ switch (command) {
   }
   case 'deploy':
     projectReady();
-    if (!(await checkFile('mcp-edge.json'))) fail('mcp-edge.json has a fault (above): not deployed');
+    if (!(await checkFile())) fail(`${configFile()} has a fault (above): not deployed`);
     wrangler(['deploy', ...args]);
     break;
   case undefined:

@@ -1,0 +1,32 @@
+// `wrangler deploy` from the repository after a change to the configuration alone runs no cargo:
+// the [build] command finds the wasm's own inputs unchanged, and wrangler bundles the file as
+// data beside it. `npm test` has built `build/` before the tests run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { root } from './harness.mjs';
+import { wranglerConfigFor } from '../../scripts/wrangler-config.mjs';
+
+test('wrangler deploy --dry-run after a configuration edit bundles the new file and builds no Rust', { timeout: 120_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-deploy-'));
+  const config = join(dir, 'mcp-edge.json');
+  copyFileSync(join(root, 'mcp-edge.json'), config);
+  const edited = JSON.parse(readFileSync(config, 'utf8'));
+  edited.servers[0].tools.push({ name: 'deployed_tool', http: { url: 'https://api.example.com/x' } });
+  writeFileSync(config, JSON.stringify(edited));
+  const out = join(dir, 'out');
+  const r = spawnSync(join(root, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--outdir', out, '--config', wranglerConfigFor(config)], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const printed = r.stdout + r.stderr;
+  assert.match(printed, /\[custom build\] Running: node scripts\/build\.mjs/);
+  assert.ok(!printed.includes('worker-build') && !printed.includes('Compiling'), `the deploy built Rust:\n${printed}`);
+  assert.ok(readFileSync(join(out, 'index.js'), 'utf8').includes('deployed_tool'), 'the edited configuration is bundled');
+  assert.ok(readdirSync(out).some((f) => f.endsWith('.wasm')), 'the wasm is uploaded beside it');
+});
