@@ -41,6 +41,24 @@ function needBuild() {
   }
 }
 
+/**
+ * How the project that holds this copy of mcp-edge depends on it (`file:…/mcp-edge-0.1.0.tgz`
+ * when it was installed from a tarball), made relative to `dir`; `^version` otherwise.
+ */
+function dependencySpec(dir) {
+  const fallback = `^${version}`;
+  if (basename(dirname(home)) !== 'node_modules') return fallback;
+  const project = dirname(dirname(home));
+  let spec;
+  try {
+    spec = JSON.parse(readFileSync(join(project, 'package.json'), 'utf8')).dependencies?.['mcp-edge'];
+  } catch {
+    return fallback;
+  }
+  if (!spec) return fallback;
+  return spec.startsWith('file:') ? `file:${relative(dir, resolve(project, spec.slice(5))) || '.'}` : spec;
+}
+
 /** The project's package.json, with mcp-edge's scripts and dependency added to what it has. */
 function projectPackage(dir) {
   const file = join(dir, 'package.json');
@@ -51,7 +69,7 @@ function projectPackage(dir) {
   pkg.type ??= 'module';
   pkg.scripts = { dev: 'mcp-edge dev', check: 'mcp-edge check', deploy: 'mcp-edge deploy', ...pkg.scripts };
   // Installed from a tarball or a path, npm wrote that spec already: keep it.
-  pkg.dependencies = { 'mcp-edge': `^${version}`, ...pkg.dependencies };
+  pkg.dependencies = { 'mcp-edge': dependencySpec(resolve(dir)), ...pkg.dependencies };
   return pkg;
 }
 
