@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use crate::catalog::Server;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message, Parsed, Request};
+use crate::method::Method;
 use crate::negotiate::at_least;
 use crate::protocol::resources::{self, Read};
 use crate::protocol::{completion, lifecycle, logging, meta, mrtr, prompts, tools as tools_protocol};
@@ -92,19 +93,21 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
     if !stateless_revision(session) {
         return session_request(server, session, req, env);
     }
-    if !meta::offered(server, &req.method) || req.method == "subscriptions/listen" {
-        return Err(Error::MethodNotFound(req.method.clone()));
-    }
-    match req.method.as_str() {
-        "server/discover" => Ok(Action::Reply(jsonrpc::success(&req.id, meta::discover(server)))),
+    // `subscriptions/listen` opens a stream, which the edge does before it gets here.
+    let method = req.method.known().filter(|m| meta::offered(server, *m) && *m != Method::SubscriptionsListen);
+    let Some(method) = method else {
+        return Err(Error::MethodNotFound(req.method.to_string()));
+    };
+    match method {
+        Method::ServerDiscover => Ok(Action::Reply(jsonrpc::success(&req.id, meta::discover(server)))),
         // The tools listed narrow the list's cache hint, which `decorate` cannot know.
-        "tools/list" => {
+        Method::ToolsList => {
             let result = tools_protocol::list(server, req.params.as_ref(), env.principal)?;
             let cache = tools_protocol::list_cache(server, env.principal);
             Ok(Action::Reply(jsonrpc::success(&req.id, meta::complete(result, server, Some(cache)))))
         }
         // 2026-07-28 reports an unknown resource as invalid params.
-        "resources/read" => session_request(server, session, req, env).map_err(|e| match e {
+        Method::ResourcesRead => session_request(server, session, req, env).map_err(|e| match e {
             Error::ResourceNotFound(uri) => Error::InvalidParams(format!("Resource not found: {uri}")),
             other => other,
         }),
@@ -115,13 +118,17 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
 /// The methods of the session-based revisions, whose results the stateless one decorates.
 fn session_request(server: &Server, session: &mut Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
     let params = req.params.as_ref();
-    let result = match req.method.as_str() {
-        "ping" => json!({}),
-        "tools/list" => tools_protocol::list(server, params, env.principal)?,
-        "tools/call" => return call(server, session, req, env),
-        "resources/list" => resources::list(server, params)?,
-        "resources/templates/list" => resources::templates_list(server, params)?,
-        "resources/read" => match resources::read(server, params, &|request| bindings(&request.secrets, env))? {
+    // Methods only the 2026-07-28 revision has, and requests to the client, are unknown here.
+    let Some(method) = req.method.known() else {
+        return Err(Error::MethodNotFound(req.method.to_string()));
+    };
+    let result = match method {
+        Method::Ping => json!({}),
+        Method::ToolsList => tools_protocol::list(server, params, env.principal)?,
+        Method::ToolsCall => return call(server, session, req, env),
+        Method::ResourcesList => resources::list(server, params)?,
+        Method::ResourcesTemplatesList => resources::templates_list(server, params)?,
+        Method::ResourcesRead => match resources::read(server, params, &|request| bindings(&request.secrets, env))? {
             Read::Ready(result) => result,
             Read::Fetch { mut call, uri, mime_type } => {
                 call.private_upstreams.clone_from(&server.private_upstreams);
@@ -130,7 +137,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
                 return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None, redact, mrtr: None })));
             }
         },
-        "resources/subscribe" => {
+        Method::ResourcesSubscribe => {
             let uri = crate::protocol::required_str(params, "uri")?;
             if !resources::exists(server, uri) {
                 return Err(Error::ResourceNotFound(uri.to_string()));
@@ -140,15 +147,15 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
             }
             json!({})
         }
-        "resources/unsubscribe" => {
+        Method::ResourcesUnsubscribe => {
             let uri = crate::protocol::required_str(params, "uri")?;
             session.subscriptions.retain(|s| s != uri);
             json!({})
         }
-        "prompts/list" => prompts::list(server, params)?,
-        "prompts/get" => prompts::get(server, params)?,
-        "completion/complete" => completion::complete(server, params)?,
-        "logging/setLevel" => {
+        Method::PromptsList => prompts::list(server, params)?,
+        Method::PromptsGet => prompts::get(server, params)?,
+        Method::CompletionComplete => completion::complete(server, params)?,
+        Method::LoggingSetLevel => {
             let level = crate::protocol::required_str(params, "level")?;
             if logging::severity(level).is_none() {
                 return Err(Error::InvalidParams(format!("unknown log level {level:?}; use one of {}", logging::LEVELS.join(", "))));
@@ -156,22 +163,33 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
             session.log_level = Some(level.to_string());
             json!({})
         }
-        "initialize" => {
+        Method::Initialize => {
             return Err(Error::InvalidRequest("initialize must be sent alone, without Mcp-Session-Id".into()));
         }
-        other => return Err(Error::MethodNotFound(other.to_string())),
+        Method::ServerDiscover
+        | Method::SubscriptionsListen
+        | Method::Initialized
+        | Method::Cancelled
+        | Method::Progress
+        | Method::RootsListChanged
+        | Method::SamplingCreateMessage
+        | Method::ElicitationCreate
+        | Method::RootsList
+        | Method::LogMessage
+        | Method::ResourcesUpdated
+        | Method::SubscriptionsAcknowledged
+        | Method::ProgressUpdate => return Err(Error::MethodNotFound(method.to_string())),
     };
-    Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, &req.method, result))))
+    Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, method, result))))
 }
 
 /// A result as the session's revision shapes it: unchanged before 2026-07-28, then with
 /// `resultType`, `serverInfo` and, where the revision makes results cacheable, cache hints.
-pub fn decorate(server: &Server, session: &Session, method: &str, result: Value) -> Value {
+pub fn decorate(server: &Server, session: &Session, method: Method, result: Value) -> Value {
     if !stateless_revision(session) {
         return result;
     }
-    let cacheable = matches!(method, "prompts/list" | "resources/list" | "resources/templates/list" | "resources/read");
-    meta::complete(result, server, cacheable.then_some(server.cache))
+    meta::complete(result, server, method.cacheable().then_some(server.cache))
 }
 
 fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
@@ -256,10 +274,10 @@ pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: 
         CallKind::Tool(name) => {
             let structured = at_least(&session.protocol_version, "2025-06-18");
             let plan = server.reply_plan(name);
-            jsonrpc::success(&call.id, decorate(server, session, "tools/call", reply::finalize(reply::to_result(upstream, &plan), &plan, structured)))
+            jsonrpc::success(&call.id, decorate(server, session, Method::ToolsCall, reply::finalize(reply::to_result(upstream, &plan), &plan, structured)))
         }
         CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {
-            Ok(result) => jsonrpc::success(&call.id, decorate(server, session, "resources/read", result)),
+            Ok(result) => jsonrpc::success(&call.id, decorate(server, session, Method::ResourcesRead, result)),
             Err(error) => jsonrpc::failure(&call.id, &error),
         },
     }
@@ -267,7 +285,7 @@ pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: 
 
 /// `notifications/progress` for a call that carries a progress token.
 pub fn progress(token: &Value, progress: u64, message: &str) -> String {
-    jsonrpc::notification("notifications/progress", json!({"progressToken": token, "progress": progress, "message": message}))
+    jsonrpc::notification(Method::Progress, json!({"progressToken": token, "progress": progress, "message": message}))
 }
 
 /// Answers `initialize` and creates the session it starts.
@@ -321,7 +339,7 @@ mod tests {
     #[test]
     fn initialize_negotiates_and_creates_the_session() {
         let s = server("");
-        let req = Request { id: json!(0), method: "initialize".into(), params: Some(json!({"protocolVersion":"2025-03-26","capabilities":{"x":{}},"clientInfo":{"name":"c","version":"1"}})) };
+        let req = Request { id: json!(0), method: Method::Initialize.into(), params: Some(json!({"protocolVersion":"2025-03-26","capabilities":{"x":{}},"clientInfo":{"name":"c","version":"1"}})) };
         let (text, session) = initialize(&s, &req, "abc", 42);
         assert_eq!(
             text,
@@ -329,7 +347,7 @@ mod tests {
         );
         assert_eq!((session.id.as_str(), session.protocol_version.as_str(), session.created_ms), ("abc", "2025-03-26", 42));
         assert_eq!(session.client_info, json!({"name":"c","version":"1"}));
-        let req = Request { id: json!(1), method: "initialize".into(), params: Some(json!({"protocolVersion":"2030-01-01"})) };
+        let req = Request { id: json!(1), method: Method::Initialize.into(), params: Some(json!({"protocolVersion":"2030-01-01"})) };
         assert_eq!(initialize(&s, &req, "d", 0).1.protocol_version, "2025-11-25");
     }
 

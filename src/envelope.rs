@@ -1,5 +1,6 @@
-//! What the Worker tells a session object about a request it forwards: one JSON line ahead of
-//! the payload, so the object reads its whole input in one body read, with no header lookups.
+//! The protocol between the Worker and its Durable Objects: what the Worker tells an object about
+//! a request it forwards (the `Op` it asks for, and the request's facts), as one JSON line ahead
+//! of the payload, so the object reads its whole input in one body read, with no header lookups.
 
 use serde::{Deserialize, Serialize};
 
@@ -8,11 +9,63 @@ use crate::error::Error;
 use crate::negotiate::Framing;
 use crate::routes::RouteParams;
 
+/// What the Worker asks of an object. A deploy can briefly run a new Worker beside an old object
+/// (or the reverse), so the protocol only grows: a name never changes meaning, new envelope
+/// fields are optional, and an operation this build does not know reads as `Unknown`, which the
+/// object refuses on its own, rather than as a broken envelope.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Op {
+    // A session's object, for a client's request.
+    /// A new session's `initialize`.
+    Initialize,
+    /// A POST of messages to a session.
+    Message,
+    /// The GET stream, or its resumption with `Last-Event-ID`.
+    Get,
+    Delete,
+    /// 2024-11-05: the legacy SSE stream, and a message to it.
+    SseOpen,
+    SseMessage,
+    /// 2026-07-28: a `subscriptions/listen` stream, in an object of its own.
+    Listen,
+    /// A lease on the session for the Worker.
+    Lease,
+    /// A resource-update notification for the session's streams, from the registry.
+    Notify,
+    // A session's object, for a deferred call.
+    /// Whether the call still waits (the queue consumer asks before it fetches).
+    CallStatus,
+    /// A failed attempt of a queued call, kept for its dead letter.
+    AttemptFailed,
+    /// A queued call's result, or its dead letter.
+    Resolve,
+    /// An upstream's POST to the call's callback URL.
+    Callback,
+    // A registry object.
+    RegistrySet,
+    RegistryNotify,
+    PrincipalOpen,
+    PrincipalClose,
+    /// Test builds: fire the session's alarm now.
+    TestAlarm,
+    /// One this build does not know.
+    #[default]
+    #[serde(other)]
+    Unknown,
+}
+
+impl Op {
+    /// The operations about a deferred call.
+    pub fn is_call_result(self) -> bool {
+        matches!(self, Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback)
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Envelope {
-    /// `initialize`, `message`, `get`, `delete`, `sse-open`, `registry-set`, `callback`, ...
-    pub op: String,
+    pub op: Op,
     pub server: usize,
     pub session_id: String,
     /// The object's own name (the session id keyed by principal); the session id when absent.
@@ -89,7 +142,7 @@ mod tests {
     #[test]
     fn sealed_and_opened() {
         let envelope = Envelope {
-            op: "message".into(),
+            op: Op::Message,
             server: 2,
             session_id: "s-1".into(),
             object: Some("s-1|token:bot".into()),
@@ -114,11 +167,22 @@ mod tests {
 
     #[test]
     fn empty_payloads_and_defaults() {
-        let envelope = Envelope { op: "get".into(), session_id: "s".into(), ..Envelope::default() };
+        let envelope = Envelope { op: Op::Get, session_id: "s".into(), ..Envelope::default() };
         let sealed = envelope.seal(b"");
         assert_eq!(sealed, b"{\"op\":\"get\",\"server\":0,\"sessionId\":\"s\"}\n");
         let (opened, rest) = Envelope::open(&sealed).unwrap();
         assert_eq!((opened.object(), opened.framing, rest), ("s", None, &b""[..]));
         assert!(Envelope::open(b"not json\n{}").is_err());
+    }
+
+    #[test]
+    fn operations_keep_their_wire_names_and_unknown_ones_still_open() {
+        let names: Vec<String> = [Op::Initialize, Op::SseOpen, Op::CallStatus, Op::AttemptFailed, Op::RegistryNotify, Op::PrincipalClose, Op::TestAlarm]
+            .iter()
+            .map(|op| serde_json::to_string(op).unwrap())
+            .collect();
+        assert_eq!(names, [r#""initialize""#, r#""sse-open""#, r#""call-status""#, r#""attempt-failed""#, r#""registry-notify""#, r#""principal-close""#, r#""test-alarm""#]);
+        let (newer, _) = Envelope::open(b"{\"op\":\"from-a-newer-worker\",\"sessionId\":\"s\",\"later\":1}\n").unwrap();
+        assert_eq!((newer.op, newer.session_id.as_str()), (Op::Unknown, "s"));
     }
 }

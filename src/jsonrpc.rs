@@ -2,6 +2,7 @@
 //!
 //! Params stay as raw `Value`s until the method is known; each protocol module decodes its own.
 
+use crate::method::{Method, Named};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -21,13 +22,13 @@ pub enum Message {
 pub struct Request {
     /// A string or a number, echoed back exactly as received.
     pub id: Value,
-    pub method: String,
+    pub method: Named,
     pub params: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Notification {
-    pub method: String,
+    pub method: Named,
     pub params: Option<Value>,
 }
 
@@ -102,8 +103,8 @@ pub fn parse_message(value: Value) -> Parsed {
             return fail("\"params\" must be an object or an array");
         }
         return match (id, valid_id.clone()) {
-            (None, _) => Ok(Message::Notification(Notification { method, params })),
-            (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params })),
+            (None, _) => Ok(Message::Notification(Notification { method: Named::parse(&method), params })),
+            (Some(_), Some(id)) => Ok(Message::Request(Request { id, method: Named::parse(&method), params })),
             (Some(_), None) => fail("\"id\" must be a string or a number"),
         };
     }
@@ -137,8 +138,8 @@ struct OutgoingRequest<'a, P: Serialize> {
 }
 
 /// A server-to-client request.
-pub fn request<P: Serialize>(id: &str, method: &str, params: P) -> String {
-    to_json(&OutgoingRequest { jsonrpc: "2.0", id, method, params })
+pub fn request<P: Serialize>(id: &str, method: Method, params: P) -> String {
+    to_json(&OutgoingRequest { jsonrpc: "2.0", id, method: method.name(), params })
 }
 
 #[derive(Serialize)]
@@ -173,8 +174,8 @@ pub fn error_code(reply: &str) -> Option<i64> {
 }
 
 /// A server-to-client notification.
-pub fn notification<P: Serialize>(method: &str, params: P) -> String {
-    to_json(&Outgoing { jsonrpc: "2.0", method, params })
+pub fn notification<P: Serialize>(method: Method, params: P) -> String {
+    to_json(&Outgoing { jsonrpc: "2.0", method: method.name(), params })
 }
 
 fn to_json<T: Serialize>(value: &T) -> String {
@@ -238,11 +239,11 @@ mod tests {
     fn request_notification_and_response() {
         assert_eq!(
             one(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
-            Ok(Message::Request(Request { id: json!(1), method: "ping".into(), params: None }))
+            Ok(Message::Request(Request { id: json!(1), method: Method::Ping.into(), params: None }))
         );
         assert_eq!(
             one(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-            Ok(Message::Notification(Notification { method: "notifications/initialized".into(), params: None }))
+            Ok(Message::Notification(Notification { method: Method::Initialized.into(), params: None }))
         );
         assert_eq!(one(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#), Ok(Message::Response { id: json!("a"), result: Ok(json!({})) }));
         assert_eq!(
@@ -309,9 +310,9 @@ mod tests {
             failure(&Value::Null, &Error::SessionNotFound),
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#
         );
-        assert_eq!(request("s1", "elicitation/create", json!({})), r#"{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{}}"#);
+        assert_eq!(request("s1", Method::ElicitationCreate, json!({})), r#"{"jsonrpc":"2.0","id":"s1","method":"elicitation/create","params":{}}"#);
         assert_eq!(
-            notification("notifications/progress", json!({"progressToken":"t","progress":0})),
+            notification(Method::Progress, json!({"progressToken":"t","progress":0})),
             r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":0}}"#
         );
     }

@@ -63,33 +63,6 @@ impl Lease {
     }
 }
 
-/// Whether a method leaves the session as it was: the Worker keeps its lease when it sends such
-/// a message on to the object. Anything else (`logging/setLevel`, subscriptions, a legacy
-/// `initialize`, methods added later) drops it.
-pub fn keeps_session(method: &str) -> bool {
-    matches!(
-        method,
-        "tools/call"
-            | "tools/list"
-            | "ping"
-            | "resources/list"
-            | "resources/templates/list"
-            | "resources/read"
-            | "prompts/list"
-            | "prompts/get"
-            | "completion/complete"
-            | "notifications/initialized"
-            | "notifications/cancelled"
-            | "notifications/progress"
-            | "notifications/roots/list_changed"
-    )
-}
-
-/// The methods a lease serves; everything else goes to the object.
-pub fn is_served(method: &str) -> bool {
-    matches!(method, "tools/call" | "resources/read")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,12 +164,14 @@ mod tests {
 
     #[test]
     fn methods_that_may_change_the_session_drop_the_lease() {
-        for method in ["tools/call", "tools/list", "ping", "resources/read", "notifications/cancelled", "notifications/initialized"] {
-            assert!(keeps_session(method), "{method}");
+        use crate::method::Method;
+        for method in [Method::ToolsCall, Method::ToolsList, Method::Ping, Method::ResourcesRead, Method::Cancelled, Method::Initialized] {
+            assert!(method.keeps_session(), "{method}");
         }
-        for method in ["logging/setLevel", "resources/subscribe", "resources/unsubscribe", "initialize", "future/method"] {
-            assert!(!keeps_session(method), "{method}");
+        for method in [Method::LoggingSetLevel, Method::ResourcesSubscribe, Method::ResourcesUnsubscribe, Method::Initialize] {
+            assert!(!method.keeps_session(), "{method}");
         }
-        assert!(is_served("tools/call") && is_served("resources/read") && !is_served("tools/list"));
+        let served: Vec<Method> = Method::ALL.iter().copied().filter(|m| m.lease_serves()).collect();
+        assert_eq!(served, [Method::ToolsCall, Method::ResourcesRead]);
     }
 }

@@ -6,6 +6,7 @@
 //! A pure core (no `async`, clock, randomness or I/O) and a thin edge that owns all of those.
 //!
 //! - [`jsonrpc`]: JSON-RPC 2.0 envelopes; params stay raw until the method is known.
+//! - [`method`]: the typed method table: every method by its wire name, with its properties.
 //! - [`auth`]: credentials, principals and roles; JWT claims; session objects keyed by principal.
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
@@ -38,6 +39,7 @@ pub mod framing;
 pub mod head;
 pub mod jsonrpc;
 pub mod lease;
+pub mod method;
 pub mod negotiate;
 pub mod pending;
 pub mod policy;

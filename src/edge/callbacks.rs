@@ -8,7 +8,7 @@ use super::deferred::SIGNING_KEY;
 use super::body::read_limited;
 use super::forward::forward;
 use super::ids::valid_session_id;
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Op};
 use crate::error::Error;
 
 pub async fn receive(mut req: super::http::Incoming, env: &Env, token: &str) -> Result<Response, Error> {
@@ -24,6 +24,6 @@ pub async fn receive(mut req: super::http::Incoming, env: &Env, token: &str) -> 
     let limit = super::catalog()?.servers.iter().map(|s| s.max_body_bytes).max().unwrap_or(0);
     let body = read_limited(&mut req, limit).await?;
     let content_type = req.header("content-type");
-    let envelope = Envelope { op: "callback".into(), session_id: session.to_string(), call: Some(call.to_string()), content_type, ..Envelope::default() };
+    let envelope = Envelope { op: Op::Callback, session_id: session.to_string(), call: Some(call.to_string()), content_type, ..Envelope::default() };
     forward(env, envelope, &body).await
 }

@@ -1,6 +1,7 @@
 //! Carries out one pending call: the upstream fetch, its streamed progress and logs, and the
 //! round trips to the client when the upstream asks for input (sampling, elicitation).
 
+use crate::method::Method;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -164,7 +165,7 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
     let tool = ctx.server.tool(name);
     let plan = ctx.server.reply_plan(name);
     let structured = at_least(&ctx.session.protocol_version, "2025-06-18");
-    let finished = |result| jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, "tools/call", reply::finalize(result, &plan, structured)));
+    let finished = |result| jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, Method::ToolsCall, reply::finalize(result, &plan, structured)));
     if let (Some(tool), Some((deferral, timeout_ms))) = (tool, tool.and_then(|t| t.deferral)) {
         return finished(match ctx.home {
             Some(home) => deferred::run(home, call, tool, deferral, timeout_ms).await,
@@ -201,13 +202,13 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
 async fn ask_all(ctx: &CallContext<'_>, input: &InputAsk, timeout_ms: u64) -> Result<Vec<(String, Result<Value, Value>)>, String> {
     let mut answers = Vec::new();
     for request in &input.requests {
-        answers.push((request.key.clone(), ask(ctx, &request.method, request.params.clone(), timeout_ms).await?));
+        answers.push((request.key.clone(), ask(ctx, request.method, request.params.clone(), timeout_ms).await?));
     }
     Ok(answers)
 }
 
 /// Sends a request to the client on the call's stream and waits for its answer.
-async fn ask(ctx: &CallContext<'_>, method: &str, params: Value, timeout_ms: u64) -> Result<Result<Value, Value>, String> {
+async fn ask(ctx: &CallContext<'_>, method: Method, params: Value, timeout_ms: u64) -> Result<Result<Value, Value>, String> {
     if ctx.session.is_ephemeral() {
         return Err(format!("This tool needs {method} from the client, which a stateless server cannot ask for: the answer would arrive in another request."));
     }

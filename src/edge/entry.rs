@@ -101,7 +101,7 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
     #[cfg(mcp_edge_test_hooks)]
     if req.header("x-mcp-edge-test-hook").as_deref() == Some("alarm") {
         let sid = req.header("mcp-session-id").unwrap_or_default();
-        let envelope = crate::envelope::Envelope { op: "test-alarm".into(), session_id: sid, principal: Some(Principal::anonymous()), ..Default::default() };
+        let envelope = crate::envelope::Envelope { op: crate::envelope::Op::TestAlarm, session_id: sid, principal: Some(Principal::anonymous()), ..Default::default() };
         return super::forward::forward(env, envelope, &[]).await;
     }
     let catalog = catalog()?;

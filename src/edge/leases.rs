@@ -2,6 +2,7 @@
 //! its session's lease, a lease asked of the session's object when none is held, and the lease
 //! dropped before anything that may change the session reaches the object.
 
+use crate::method::Method;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -12,10 +13,10 @@ use super::http::{accepted, respond};
 use super::now_ms;
 use crate::catalog::Server;
 use crate::dispatch::{self, Action, Environment};
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Op};
 use crate::error::Error;
 use crate::jsonrpc::{Body, Message};
-use crate::lease::{self, Lease};
+use crate::lease::Lease;
 use crate::negotiate::Framing;
 
 /// Beyond this many leases, the lapsed ones make room.
@@ -39,20 +40,21 @@ pub fn forget(session_id: &str) {
 pub fn before_forward(session_id: &str, body: &Body) {
     for message in &body.messages {
         let method = match message {
-            Ok(Message::Request(r)) => r.method.as_str(),
+            Ok(Message::Request(r)) => r.method.known(),
             Ok(Message::Notification(n)) => {
-                if n.method == "notifications/cancelled" {
+                if n.method == Method::Cancelled {
                     let id = n.params.as_ref().and_then(|p| p.get("requestId"));
                     if let (Some(id), Some(cancels)) = (id, CALLS.with(|c| c.borrow().get(session_id).cloned())) {
                         calls::cancel(&cancels, id);
                     }
                 }
-                n.method.as_str()
+                n.method.known()
             }
             // Answers to the server's requests and malformed messages change nothing.
             Ok(Message::Response { .. }) | Err(_) => continue,
         };
-        if !lease::keeps_session(method) {
+        // A method this build does not know may change anything.
+        if !method.is_some_and(Method::keeps_session) {
             forget(session_id);
         }
     }
@@ -61,7 +63,7 @@ pub fn before_forward(session_id: &str, body: &Body) {
 /// Serves a POST from its session's lease when the object would answer it the same way.
 /// `Ok(None)`: the object must answer it.
 pub async fn serve(env: &Env, server: &'static Server, envelope: &Envelope, body: Body) -> Result<Option<Response>, Error> {
-    let single = matches!(body.messages.as_slice(), [Ok(Message::Request(r))] if lease::is_served(&r.method));
+    let single = matches!(body.messages.as_slice(), [Ok(Message::Request(r))] if r.method.known().is_some_and(Method::lease_serves));
     // A JSON answer: the object streams only when something must, which a lease never serves.
     let json = envelope.json_ok || envelope.framing == Some(Framing::Json);
     if server.lease_ms == 0 || body.batch || !json || !single {
@@ -122,7 +124,7 @@ async fn lease_for(env: &Env, server: &Server, envelope: &Envelope) -> Result<Op
     if held.is_some() {
         return Ok(held);
     }
-    let ask = Envelope { op: "lease".into(), ..envelope.clone() };
+    let ask = Envelope { op: Op::Lease, ..envelope.clone() };
     let mut reply = super::forward::forward(env, ask, &[]).await?;
     match reply.status_code() {
         200 => {}

@@ -7,7 +7,7 @@ use worker::{Env, Response};
 use super::entry::RequestLog;
 use super::forward::forward;
 use super::ids::{random_id, valid_session_id};
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::negotiate::media_type;
@@ -22,7 +22,7 @@ pub async fn open(req: super::http::Incoming, env: &Env, server_index: usize, pr
     let path = req.head().path();
     let base = path.trim_end_matches('/').rsplit_once('/').map_or("", |(base, _)| base);
     let endpoint = format!("{base}/messages?sessionId={session_id}");
-    forward(env, Envelope { op: "sse-open".into(), server: server_index, session_id, endpoint: Some(endpoint), principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
+    forward(env, Envelope { op: Op::SseOpen, server: server_index, session_id, endpoint: Some(endpoint), principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 
 /// `POST /messages?sessionId=`: one message (or a batch) for a legacy session.
@@ -48,7 +48,7 @@ pub async fn message(mut req: super::http::Incoming, env: &Env, server_index: us
         return Err(error.clone());
     }
     if let Some(Ok(crate::jsonrpc::Message::Request(r))) = parsed.messages.first() {
-        log.method = Some(r.method.clone());
+        log.method = Some(r.method.to_string());
     }
-    forward(env, Envelope { op: "sse-message".into(), server: server_index, session_id, origin: Some(url.origin), principal: Some(principal.clone()), ..Envelope::default() }, &body).await
+    forward(env, Envelope { op: Op::SseMessage, server: server_index, session_id, origin: Some(url.origin), principal: Some(principal.clone()), ..Envelope::default() }, &body).await
 }

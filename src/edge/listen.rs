@@ -8,7 +8,7 @@ use worker::{Env, Response};
 use super::entry::RequestLog;
 use super::forward::forward;
 use super::ids::random_id;
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::jsonrpc::Request;
@@ -18,6 +18,6 @@ pub async fn open(env: &Env, server_index: usize, request: Request, meta: Reques
     let id = random_id()?;
     log.session_id = Some(id.clone());
     let body = json!({"id": request.id, "params": request.params, "clientInfo": meta.client_info, "clientCapabilities": meta.client_capabilities});
-    let envelope = Envelope { op: "listen".into(), server: server_index, session_id: id, principal: Some(principal.clone()), ..Envelope::default() };
+    let envelope = Envelope { op: Op::Listen, server: server_index, session_id: id, principal: Some(principal.clone()), ..Envelope::default() };
     forward(env, envelope, body.to_string().as_bytes()).await
 }

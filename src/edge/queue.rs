@@ -8,7 +8,7 @@ use worker::{event, Context, Env, MessageBatch, MessageExt};
 
 use super::deferred::QueuedCall;
 use super::forward::forward;
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Op};
 use super::upstream;
 use crate::tools::reply::{self, error_result, Upstream};
 use crate::tools::stream::Event;
@@ -39,16 +39,16 @@ pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -
 /// Handles one message; false asks the queue to deliver it again.
 async fn handle(env: &Env, queued: &QueuedCall, dead: bool) -> bool {
     if dead {
-        return report(env, queued, "resolve", Vec::new(), true).await;
+        return report(env, queued, Op::Resolve, Vec::new(), true).await;
     }
     // A call that ended meanwhile (timed out, cancelled, session gone) is not fetched.
-    if !matches!(send(env, queued, "call-status", Vec::new(), false).await, Some(204)) {
+    if !matches!(send(env, queued, Op::CallStatus, Vec::new(), false).await, Some(204)) {
         return true;
     }
     let tool = super::catalog().ok().and_then(|c| c.servers.get(queued.server)).and_then(|s| s.tool(&queued.tool));
     let Some(tool) = tool else {
         let missing = error_result(format!("The tool {:?} is no longer configured.", queued.tool));
-        return report(env, queued, "resolve", missing.to_string().into_bytes(), false).await;
+        return report(env, queued, Op::Resolve, missing.to_string().into_bytes(), false).await;
     };
     let upstream = upstream::perform(&queued.http, tool.reply.max_bytes).await;
     let retryable = match &upstream {
@@ -58,22 +58,22 @@ async fn handle(env: &Env, queued: &QueuedCall, dead: bool) -> bool {
     if retryable {
         let why = reply::to_result(&upstream, &tool.reply);
         let text = why.pointer("/content/0/text").and_then(Value::as_str).unwrap_or_default().to_string();
-        send(env, queued, "attempt-failed", text.into_bytes(), false).await;
+        send(env, queued, Op::AttemptFailed, text.into_bytes(), false).await;
         return false;
     }
     let result = match reply::outcome(&upstream, &tool.reply) {
         Event::Result(result) => result,
         _ => error_result("A queued tool cannot ask the client for input.".into()),
     };
-    report(env, queued, "resolve", result.to_string().into_bytes(), false).await
+    report(env, queued, Op::Resolve, result.to_string().into_bytes(), false).await
 }
 
 /// Reports to the session object; true when the report is settled (applied or refused as gone).
-async fn report(env: &Env, queued: &QueuedCall, op: &str, body: Vec<u8>, dead: bool) -> bool {
+async fn report(env: &Env, queued: &QueuedCall, op: Op, body: Vec<u8>, dead: bool) -> bool {
     matches!(send(env, queued, op, body, dead).await, Some(200 | 404 | 410))
 }
 
-async fn send(env: &Env, queued: &QueuedCall, op: &str, body: Vec<u8>, dead: bool) -> Option<u16> {
-    let envelope = Envelope { op: op.into(), session_id: queued.session.clone(), call: Some(queued.call.clone()), content_type: Some("application/json".into()), dead_letter: dead, ..Envelope::default() };
+async fn send(env: &Env, queued: &QueuedCall, op: Op, body: Vec<u8>, dead: bool) -> Option<u16> {
+    let envelope = Envelope { op, session_id: queued.session.clone(), call: Some(queued.call.clone()), content_type: Some("application/json".into()), dead_letter: dead, ..Envelope::default() };
     forward(env, envelope, &body).await.ok().map(|r| r.status_code())
 }

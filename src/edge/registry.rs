@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use worker::{Env, Response, ResponseBuilder, State};
 
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Op};
 use crate::catalog::Server;
 use crate::error::Error;
 
@@ -14,9 +14,9 @@ const PREFIX: &str = "sub:";
 const SESSIONS_PREFIX: &str = "session:";
 
 /// Sends one operation to a Durable Object of the sessions namespace.
-pub async fn call(env: &Env, name: &str, op: &str, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
+pub async fn call(env: &Env, name: &str, op: Op, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
     let stub = super::http::object_stub(env, name)?;
-    let envelope = Envelope { op: op.into(), server: server_index, session_id: session_id.unwrap_or_default().into(), object: Some(name.into()), ..Envelope::default() };
+    let envelope = Envelope { op, server: server_index, session_id: session_id.unwrap_or_default().into(), object: Some(name.into()), ..Envelope::default() };
     Ok(super::http::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)
 }
 
@@ -28,7 +28,7 @@ pub fn name(server: &Server) -> String {
 /// Records the URIs a session is subscribed to (none: forget the session).
 pub async fn record(env: &Env, server: &Server, server_index: usize, session_id: &str, uris: &[String]) -> Result<(), Error> {
     let body = serde_json::to_string(uris).unwrap_or_default();
-    call(env, &name(server), "registry-set", server_index, Some(session_id), body).await?;
+    call(env, &name(server), Op::RegistrySet, server_index, Some(session_id), body).await?;
     Ok(())
 }
 
@@ -43,7 +43,7 @@ pub async fn open_session(env: &Env, server: &Server, server_index: usize, princ
         return Ok(());
     }
     let max = server.limits.max_sessions_per_principal;
-    let reply = call(env, &principal_object(server, principal), "principal-open", server_index, Some(session_id), max.to_string()).await?;
+    let reply = call(env, &principal_object(server, principal), Op::PrincipalOpen, server_index, Some(session_id), max.to_string()).await?;
     if reply.status_code() == 429 {
         return Err(Error::Busy(format!("at most {max} sessions may be open per principal; end one (DELETE) or let it expire")));
     }
@@ -53,16 +53,16 @@ pub async fn open_session(env: &Env, server: &Server, server_index: usize, princ
 /// Forgets an ended session of `principal`.
 pub async fn close_session(env: &Env, server: &Server, server_index: usize, principal: &str, session_id: &str) -> Result<(), Error> {
     if principal != crate::auth::ANONYMOUS {
-        call(env, &principal_object(server, principal), "principal-close", server_index, Some(session_id), String::new()).await?;
+        call(env, &principal_object(server, principal), Op::PrincipalClose, server_index, Some(session_id), String::new()).await?;
     }
     Ok(())
 }
 
 /// Serves the registry's own operations, inside its Durable Object.
-pub async fn serve(state: &State, env: &Env, op: &str, server_index: usize, session_id: &str, body: &[u8]) -> Result<Response, Error> {
+pub async fn serve(state: &State, env: &Env, op: Op, server_index: usize, session_id: &str, body: &[u8]) -> Result<Response, Error> {
     let storage = state.storage();
     match op {
-        "registry-set" => {
+        Op::RegistrySet => {
             let uris: Vec<String> = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
             let key = format!("{PREFIX}{session_id}");
             if uris.is_empty() {
@@ -73,7 +73,7 @@ pub async fn serve(state: &State, env: &Env, op: &str, server_index: usize, sess
             }
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
-        "registry-notify" => {
+        Op::RegistryNotify => {
             let uri = String::from_utf8_lossy(body).to_string();
             let entries = super::listed(storage.as_raw(), PREFIX).await.map_err(worker::Error::from)?;
             let mut subscribers = Vec::new();
@@ -89,7 +89,7 @@ pub async fn serve(state: &State, env: &Env, op: &str, server_index: usize, sess
             let notification = crate::protocol::resources::updated(&uri);
             let mut delivered = 0;
             for session in &subscribers {
-                let reply = call(env, session, "notify", server_index, Some(session), notification.clone()).await;
+                let reply = call(env, session, Op::Notify, server_index, Some(session), notification.clone()).await;
                 if matches!(reply, Ok(ref r) if r.status_code() == 200) {
                     delivered += 1;
                 }
@@ -97,7 +97,7 @@ pub async fn serve(state: &State, env: &Env, op: &str, server_index: usize, sess
             let counts: HashMap<&str, usize> = [("subscribers", subscribers.len()), ("delivered", delivered)].into();
             Ok(Response::from_json(&counts)?)
         }
-        "principal-open" => {
+        Op::PrincipalOpen => {
             let max: usize = String::from_utf8_lossy(body).parse().unwrap_or(usize::MAX);
             let open = super::listed(storage.as_raw(), SESSIONS_PREFIX).await.map_err(worker::Error::from)?.size() as usize;
             if open >= max {
@@ -106,11 +106,11 @@ pub async fn serve(state: &State, env: &Env, op: &str, server_index: usize, sess
             storage.put_raw(&format!("{SESSIONS_PREFIX}{session_id}"), super::now_ms() as f64).await?;
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
-        "principal-close" => {
+        Op::PrincipalClose => {
             storage.delete(&format!("{SESSIONS_PREFIX}{session_id}")).await?;
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
-        other => Err(Error::Internal(format!("unknown registry operation {other:?}"))),
+        other => Err(Error::Internal(format!("not a registry operation: {other:?}"))),
     }
 }
 
@@ -134,5 +134,5 @@ pub async fn announce(mut req: super::http::Incoming, env: &Env, server: &Server
     }
     let value: serde_json::Value = serde_json::from_slice(&body).map_err(|e| Error::Parse(e.to_string()))?;
     let uri = value.get("uri").and_then(|u| u.as_str()).ok_or_else(|| Error::InvalidRequest("the body must be {\"uri\": \"<resource URI>\"}".into()))?;
-    call(env, &name(server), "registry-notify", server_index, None, uri.to_string()).await
+    call(env, &name(server), Op::RegistryNotify, server_index, None, uri.to_string()).await
 }

@@ -3,6 +3,7 @@
 //! information itself. A stateless-mode request not finished within the collection timeout is
 //! answered with a -32603 timeout error.
 
+use crate::method::Method;
 use std::rc::Rc;
 
 use worker::{Env, Response, ResponseBuilder};
@@ -42,7 +43,7 @@ pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Po
         .messages
         .into_iter()
         .map(|m| match m {
-            Ok(Message::Request(r)) if r.method == "initialize" => Action::Reply(dispatch::initialize(server, &r, "", now_ms()).0),
+            Ok(Message::Request(r)) if r.method == Method::Initialize => Action::Reply(dispatch::initialize(server, &r, "", now_ms()).0),
             other => dispatch::handle(server, &mut session, other, &environment),
         })
         .collect();

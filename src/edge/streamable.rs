@@ -1,6 +1,7 @@
 //! Streamable HTTP at the edge: POST and DELETE on `/mcp`, and the `/stream` alias. The Worker
 //! checks headers, limits and JSON-RPC shape, then hands the body to the session's object.
 
+use crate::method::Method;
 use worker::{Env, Response};
 
 use super::body::{check_depth, read_limited};
@@ -8,7 +9,7 @@ use super::entry::RequestLog;
 use super::forward::forward;
 use super::ids::{random_id, valid_session_id};
 use super::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
 use super::catalog;
 use crate::catalog::Endpoint;
@@ -41,14 +42,14 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
     let first = parsed.messages.first();
     let message_params = match first {
         Some(Ok(Message::Request(r))) => {
-            log.method = Some(if parsed.batch { "batch".into() } else { r.method.clone() });
-            if r.method == "tools/call" {
+            log.method = Some(if parsed.batch { "batch".into() } else { r.method.to_string() });
+            if r.method == Method::ToolsCall {
                 log.tool = r.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()).map(str::to_string);
             }
             r.params.as_ref()
         }
         Some(Ok(Message::Notification(n))) => {
-            log.method = Some(n.method.clone());
+            log.method = Some(n.method.to_string());
             n.params.as_ref()
         }
         _ => None,
@@ -74,21 +75,21 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         let post = super::stateless::Post { framing, progress_update, body: parsed, version, route: params, principal: principal.clone() };
         return super::stateless::serve(server, timeout_ms, env, post).await;
     }
-    let initialize = !parsed.batch && matches!(first, Some(Ok(Message::Request(r))) if r.method == "initialize");
+    let initialize = !parsed.batch && matches!(first, Some(Ok(Message::Request(r))) if r.method == Method::Initialize);
     let (op, session_id) = if initialize {
         let id = random_id()?;
         super::registry::open_session(env, server, server_index, &principal.id, &id).await?;
-        ("initialize", id)
+        (Op::Initialize, id)
     } else {
         let id = session_header.ok_or(Error::SessionRequired)?;
         if !valid_session_id(&id) {
             return Err(Error::SessionNotFound);
         }
-        ("message", id)
+        (Op::Message, id)
     };
     log.session_id = Some(session_id.clone());
     let envelope = Envelope {
-        op: op.into(),
+        op,
         server: server_index,
         session_id,
         principal: Some(principal.clone()),
@@ -100,7 +101,7 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         origin: Some(req.url()?.origin),
         ..Envelope::default()
     };
-    if op == "message" {
+    if op == Op::Message {
         super::leases::before_forward(&envelope.session_id, &parsed);
         if let Some(response) = super::leases::serve(env, server, &envelope, parsed).await? {
             log.lease = true;
@@ -138,7 +139,7 @@ async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'s
         Ok(checked) => checked,
         Err(error) => return reject(&request.id, error),
     };
-    if request.method == "subscriptions/listen" && meta::offered(server, &request.method) {
+    if request.method == Method::SubscriptionsListen && meta::offered(server, Method::SubscriptionsListen) {
         return super::listen::open(env, server_index, request, checked, &how.principal, log).await;
     }
     let r = super::stateless::RevisionRequest { request, meta: checked, framing: how.framing, json_ok: how.json_ok, progress_update: how.progress_update, route: how.route, principal: how.principal };
@@ -148,7 +149,7 @@ async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'s
 pub async fn delete(req: Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let id = session_of(&req, log)?;
     super::leases::forget(&id);
-    forward(env, Envelope { op: "delete".into(), server: server_index, session_id: id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
+    forward(env, Envelope { op: Op::Delete, server: server_index, session_id: id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 
 /// `GET /mcp`: the server-to-client stream, or a stream resumed with `Last-Event-ID`.
@@ -159,7 +160,7 @@ pub async fn get(req: Incoming, env: &Env, server_index: usize, principal: &Prin
     }
     let id = session_of(&req, log)?;
     let last_event_id = req.header(LAST_EVENT_ID);
-    forward(env, Envelope { op: "get".into(), server: server_index, session_id: id, last_event_id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
+    forward(env, Envelope { op: Op::Get, server: server_index, session_id: id, last_event_id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 
 /// The session a request names, after the checks every session-bound request gets.

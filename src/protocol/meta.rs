@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use crate::catalog::{CacheHint, Server};
 use crate::error::Error;
 use crate::jsonrpc::Request;
+use crate::method::Method;
 use crate::negotiate::{ALL_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS};
 
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
@@ -15,9 +16,6 @@ pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilitie
 pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
-
-/// Methods the revision removed: a 2026-07-28 request for one is an unknown method.
-pub const REMOVED_METHODS: [&str; 5] = ["initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"];
 
 /// What a stateless request declares about itself.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,15 +60,11 @@ pub fn check(request: &Request, header: &dyn Fn(&str) -> Option<String>, server:
     }
     match header("mcp-method") {
         None => return Err(Error::HeaderMismatch("the Mcp-Method header is required".into())),
-        Some(m) if m != request.method => return Err(Error::HeaderMismatch(format!("Mcp-Method header value {m:?} does not match body value {:?}", request.method))),
+        Some(m) if m != request.method.as_str() => return Err(Error::HeaderMismatch(format!("Mcp-Method header value {m:?} does not match body value {:?}", request.method.as_str()))),
         Some(_) => {}
     }
     let params = request.params.as_ref();
-    let name_field = match request.method.as_str() {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        _ => None,
-    };
+    let name_field = request.method.known().and_then(Method::name_field);
     if let Some(field) = name_field {
         let body = params.and_then(|p| p.get(field)).and_then(Value::as_str).unwrap_or_default();
         match header("mcp-name").map(|h| decode_header_value(&h)) {
@@ -80,7 +74,7 @@ pub fn check(request: &Request, header: &dyn Fn(&str) -> Option<String>, server:
             Some(Some(_)) => {}
         }
     }
-    if request.method == "tools/call" {
+    if request.method == Method::ToolsCall {
         let tool = params.and_then(|p| p.get("name")).and_then(Value::as_str).and_then(|n| server.tool(n));
         if let Some(tool) = tool {
             let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&Value::Null);
@@ -196,16 +190,13 @@ pub fn discover(server: &Server) -> Value {
     complete(Value::Object(result), server, Some(server.cache))
 }
 
-/// The capability a method needs the server to have; a method whose capability the server
-/// lacks is unknown to it.
-pub fn offered(server: &Server, method: &str) -> bool {
-    let needs = match method {
-        "prompts/list" | "prompts/get" => "prompts",
-        "resources/list" | "resources/read" | "resources/templates/list" | "subscriptions/listen" => "resources",
-        "completion/complete" => "completions",
-        _ => return !REMOVED_METHODS.contains(&method),
-    };
-    super::lifecycle::offers(server, needs)
+/// Whether a 2026-07-28 server knows the method: the revision has it, and the server has the
+/// capability it needs.
+pub fn offered(server: &Server, method: Method) -> bool {
+    match method.capability() {
+        Some(needs) => super::lifecycle::offers(server, needs.key()),
+        None => method.in_stateless_revision(),
+    }
 }
 
 /// The HTTP status of a stateless reply that is one JSON-RPC error: the revision makes unknown
@@ -232,7 +223,7 @@ mod tests {
     }
 
     fn request(method: &str, params: Value) -> Request {
-        Request { id: json!(1), method: method.into(), params: Some(params) }
+        Request { id: json!(1), method: crate::method::Named::parse(method), params: Some(params) }
     }
 
     fn meta() -> Value {
@@ -319,7 +310,7 @@ mod tests {
         let d = discover(&s);
         assert_eq!(d["supportedVersions"][0], "2026-07-28");
         assert!(d["capabilities"]["tools"].is_object());
-        assert!(!offered(&s, "prompts/list") && !offered(&s, "ping") && offered(&s, "tools/call"));
+        assert!(!offered(&s, Method::PromptsList) && !offered(&s, Method::Ping) && offered(&s, Method::ToolsCall));
         assert_eq!((error_status(-32601), error_status(-32020), error_status(-32602), error_status(-32000)), (404, 400, 400, 200));
     }
 }

@@ -3,6 +3,7 @@
 //! signed. The state binds the server, tool, arguments, principal and an expiry, so it cannot
 //! be replayed by someone else, on another call, or late.
 
+use crate::method::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -62,9 +63,9 @@ fn canonical(value: &Value) -> String {
 /// capabilities it lacks when it can answer none.
 pub fn input_required(binding: &Binding, ask: &InputAsk, client_capabilities: &Value, now_ms: u64) -> Result<Value, Error> {
     let (answerable, missing): (Vec<&InputRequest>, Vec<&InputRequest>) =
-        ask.requests.iter().partition(|r| client_capabilities.get(crate::tools::stream::required_capability(&r.method)).is_some());
+        ask.requests.iter().partition(|r| client_capabilities.get(crate::tools::stream::required_capability(r.method)).is_some());
     if answerable.is_empty() {
-        let mut names: Vec<String> = missing.iter().map(|r| crate::tools::stream::required_capability(&r.method).to_string()).collect();
+        let mut names: Vec<String> = missing.iter().map(|r| crate::tools::stream::required_capability(r.method).to_string()).collect();
         names.dedup();
         return Err(Error::MissingClientCapability(names));
     }
@@ -144,7 +145,8 @@ pub fn retry(claims: Claims, state: &str, responses: Option<&Value>) -> Result<R
     let requests = claims
         .requests
         .iter()
-        .map(|(key, r)| InputRequest { key: key.clone(), method: r.get("method").and_then(Value::as_str).unwrap_or_default().to_string(), params: r.get("params").cloned().unwrap_or(Value::Null) })
+        // The state is ours, signed: it names only methods an upstream may ask the client for.
+        .filter_map(|(key, r)| Some(InputRequest { key: key.clone(), method: r.get("method").and_then(Value::as_str).and_then(Method::parse)?, params: r.get("params").cloned().unwrap_or(Value::Null) }))
         .collect();
     Ok(Retry::Answers { ask: InputAsk { requests, keyed: claims.keyed, state: claims.upstream }, answers })
 }
@@ -164,8 +166,8 @@ mod tests {
     fn ask() -> InputAsk {
         InputAsk {
             requests: vec![
-                InputRequest { key: "name".into(), method: "elicitation/create".into(), params: json!({"message": "?"}) },
-                InputRequest { key: "llm".into(), method: "sampling/createMessage".into(), params: json!({"messages": []}) },
+                InputRequest { key: "name".into(), method: Method::ElicitationCreate, params: json!({"message": "?"}) },
+                InputRequest { key: "llm".into(), method: Method::SamplingCreateMessage, params: json!({"messages": []}) },
             ],
             keyed: true,
             state: json!({"step": 1}),
@@ -212,7 +214,7 @@ mod tests {
         assert_eq!(again["requestState"], state);
         let full = json!({"name": {"action": "accept"}, "llm": {"role": "assistant"}, "ignored": 1});
         let Retry::Answers { ask, answers } = retry(claims(), state, Some(&full)).unwrap() else { panic!("all answered") };
-        assert_eq!((ask.state, answers.len(), ask.requests[0].method.as_str()), (json!({"step": 1}), 2, "elicitation/create"));
+        assert_eq!((ask.state, answers.len(), ask.requests[0].method), (json!({"step": 1}), 2, Method::ElicitationCreate));
         assert_eq!(retry(claims(), state, Some(&json!("nope"))).unwrap_err().code(), -32602);
         assert_eq!(retry(claims(), state, Some(&json!({"name": 1, "llm": {}}))).unwrap_err().code(), -32602);
     }

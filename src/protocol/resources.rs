@@ -109,7 +109,7 @@ pub fn read(server: &Server, params: Option<&Value>, bindings: &dyn Fn(&RequestT
 
 /// `notifications/resources/updated` for one URI.
 pub fn updated(uri: &str) -> String {
-    crate::jsonrpc::notification("notifications/resources/updated", json!({"uri": uri}))
+    crate::jsonrpc::notification(crate::method::Method::ResourcesUpdated, json!({"uri": uri}))
 }
 
 /// Whether a URI names a configured resource or matches a template.

@@ -5,8 +5,6 @@ use serde_json::{json, Value};
 
 use crate::catalog::Server;
 
-pub const ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
-
 /// The resource URIs of the request's filter that this server can report on. List changes are
 /// never honoured: lists change only with a deployment, which ends every stream anyway.
 pub fn honored(server: &Server, params: Option<&Value>) -> Vec<String> {
@@ -19,7 +17,7 @@ pub fn honored(server: &Server, params: Option<&Value>) -> Vec<String> {
 /// The first message on the stream: what the server agreed to send.
 pub fn acknowledged(id: &Value, uris: &[String]) -> String {
     let notifications = if uris.is_empty() { json!({}) } else { json!({"resourceSubscriptions": uris}) };
-    crate::jsonrpc::notification(ACKNOWLEDGED, json!({"notifications": notifications, "_meta": {super::meta::SUBSCRIPTION_ID: id}}))
+    crate::jsonrpc::notification(crate::method::Method::SubscriptionsAcknowledged, json!({"notifications": notifications, "_meta": {super::meta::SUBSCRIPTION_ID: id}}))
 }
 
 /// A notification for the stream, with the subscription's id in `params._meta`.

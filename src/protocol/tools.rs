@@ -30,7 +30,7 @@ pub struct CallParams {
 }
 
 pub fn call_params(params: Option<&Value>) -> Result<CallParams, Error> {
-    let params = params.and_then(Value::as_object).ok_or_else(|| Error::InvalidParams("tools/call needs params".into()))?;
+    let params = params.and_then(Value::as_object).ok_or_else(|| Error::InvalidParams(format!("{} needs params", crate::method::Method::ToolsCall)))?;
     let name = params
         .get("name")
         .and_then(Value::as_str)

@@ -11,6 +11,7 @@
 //!
 //! A passthrough tool's single JSON body may also be an `{"input": …}` message.
 
+use crate::method::Method;
 use serde_json::{json, Value};
 
 use super::reply::{error_result, passthrough};
@@ -42,14 +43,14 @@ pub struct InputAsk {
 pub struct InputRequest {
     /// The key of the request in a 2026-07-28 `inputRequests` map.
     pub key: String,
-    pub method: String,
+    pub method: Method,
     pub params: Value,
 }
 
 impl InputRequest {
     /// The request as an `inputRequests` entry.
     pub fn to_value(&self) -> Value {
-        json!({"method": self.method, "params": self.params})
+        json!({"method": self.method.name(), "params": self.params})
     }
 }
 
@@ -175,9 +176,9 @@ impl LineReader {
             }
             let params = Value::Object(params);
             if self.progress_update {
-                self.extra.push(Event::Notify(jsonrpc::notification("progress.update", &params)));
+                self.extra.push(Event::Notify(jsonrpc::notification(Method::ProgressUpdate, &params)));
             }
-            return Some(Event::Notify(jsonrpc::notification("notifications/progress", params)));
+            return Some(Event::Notify(jsonrpc::notification(Method::Progress, params)));
         }
         let log = value.get("log")?;
         let level = log.get("level").and_then(Value::as_str).unwrap_or("info");
@@ -186,7 +187,7 @@ impl LineReader {
         }
         let data = log.get("data").cloned().unwrap_or(Value::Null);
         let params = logging::message(level, log.get("logger").and_then(Value::as_str), &data);
-        Some(Event::Notify(jsonrpc::notification("notifications/message", params)))
+        Some(Event::Notify(jsonrpc::notification(Method::LogMessage, params)))
     }
 }
 
@@ -206,26 +207,24 @@ pub fn classify(value: &Value) -> Option<Event> {
     };
     Some(match requests {
         Some(requests) => Event::Input(InputAsk { requests, keyed, state }),
-        None => Event::Result(error_result(
-            "The upstream asked for input with an unsupported request; use sampling/createMessage, elicitation/create or roots/list with params.".into(),
-        )),
+        None => Event::Result(error_result(format!(
+            "The upstream asked for input with an unsupported request; use {}, {} or {} with params.",
+            Method::SamplingCreateMessage,
+            Method::ElicitationCreate,
+            Method::RootsList
+        ))),
     })
 }
 
 fn input_request(key: &str, input: &Value) -> Option<InputRequest> {
-    let method = input.get("method").and_then(Value::as_str)?;
+    let method = input.get("method").and_then(Value::as_str).and_then(Method::parse).filter(|m| m.client_capability().is_some())?;
     let params = input.get("params").filter(|p| p.is_object())?;
-    let known = matches!(method, "sampling/createMessage" | "elicitation/create" | "roots/list");
-    known.then(|| InputRequest { key: key.to_string(), method: method.to_string(), params: params.clone() })
+    Some(InputRequest { key: key.to_string(), method, params: params.clone() })
 }
 
 /// The capability a client must have declared for an input request.
-pub fn required_capability(method: &str) -> &'static str {
-    match method {
-        "sampling/createMessage" => "sampling",
-        "roots/list" => "roots",
-        _ => "elicitation",
-    }
+pub fn required_capability(method: Method) -> &'static str {
+    method.client_capability().unwrap_or("elicitation")
 }
 
 /// The JSON body of the follow-up call that carries the client's answers back to the upstream:
@@ -322,15 +321,15 @@ mod tests {
         let mut r = LineReader::new(false, None, None);
         let events = r.feed(b"{\"input\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"m\"}},\"state\":{\"step\":1}}\n");
         let single = InputAsk {
-            requests: vec![InputRequest { key: "input".into(), method: "elicitation/create".into(), params: json!({"message":"m"}) }],
+            requests: vec![InputRequest { key: "input".into(), method: Method::ElicitationCreate, params: json!({"message":"m"}) }],
             keyed: false,
             state: json!({"step":1}),
         };
         assert_eq!(events, [Event::Input(single.clone())]);
         let bad = classify(&json!({"input":{"method":"tasks/get","params":{}}}));
         assert!(matches!(bad, Some(Event::Result(v)) if v["isError"] == true));
-        assert_eq!(required_capability("sampling/createMessage"), "sampling");
-        assert_eq!(required_capability("roots/list"), "roots");
+        assert_eq!(required_capability(Method::SamplingCreateMessage), "sampling");
+        assert_eq!(required_capability(Method::RootsList), "roots");
         assert_eq!(
             follow_up_body(&json!({"a":1}), &InputAsk { state: json!("s"), ..single }, &[("input".into(), Ok(json!({"action":"accept"})))]),
             r#"{"arguments":{"a":1},"input":{"state":"s","result":{"action":"accept"}}}"#

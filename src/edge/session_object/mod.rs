@@ -7,6 +7,7 @@ mod get;
 mod replies;
 mod results;
 
+use crate::method::Method;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
@@ -16,7 +17,7 @@ use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
 use super::http::{accepted, error_response, respond, session_headers};
-use crate::envelope::Envelope;
+use crate::envelope::{Envelope, Op};
 use crate::auth::{object_name, Principal};
 use super::calls::{self, CallContext, Cancels, Inputs};
 use super::deferred::{Home, Waiters};
@@ -128,18 +129,18 @@ impl McpSession {
     async fn serve(&self, mut req: Request) -> Result<Response, Error> {
         let input = req.bytes().await?;
         let (envelope, body) = Envelope::open(&input)?;
-        let op = envelope.op.as_str();
-        if matches!(op, "call-status" | "attempt-failed" | "resolve" | "callback") {
+        let op = envelope.op;
+        if op.is_call_result() {
             return self.serve_result(&envelope, body).await;
         }
         #[cfg(mcp_edge_test_hooks)]
-        if op == "test-alarm" {
+        if op == Op::TestAlarm {
             self.alarm().await.map_err(|e| Error::Internal(format!("alarm: {e:?}")))?;
             return Ok(ResponseBuilder::new().with_status(204).empty());
         }
         let session_id = envelope.session_id.clone();
         let server_index = envelope.server;
-        if op.starts_with("registry-") || op.starts_with("principal-") {
+        if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose) {
             return registry::serve(&self.state, &self.env, op, server_index, &session_id, body).await;
         }
         let framing = envelope.framing.unwrap_or(Framing::Json);
@@ -161,7 +162,7 @@ impl McpSession {
         };
 
         match op {
-            "initialize" => {
+            Op::Initialize => {
                 let parsed = jsonrpc::parse_body(body, false)?;
                 let Some(Ok(Message::Request(request))) = parsed.messages.into_iter().next() else {
                     return Err(Error::InvalidRequest("initialize expected".into()));
@@ -174,7 +175,7 @@ impl McpSession {
                 // Nothing to stream for initialize: JSON when the client takes it.
                 respond(if json_ok { Framing::Json } else { framing }, &session_id, vec![reply], false)
             }
-            "lease" => {
+            Op::Lease => {
                 // The Worker serves the session's plain calls for a while: that is use too.
                 let session = self.session_for(server, Some(&principal)).await?;
                 let session = self.touch(server, session).await?;
@@ -183,7 +184,7 @@ impl McpSession {
                     None => Ok(ResponseBuilder::new().with_status(204).empty()),
                 }
             }
-            "message" => {
+            Op::Message => {
                 let session = self.session_for(server, Some(&principal)).await?;
                 let session = self.touch(server, session).await?;
                 // Test builds only: a panic inside the session object, after its state is stored.
@@ -209,7 +210,7 @@ impl McpSession {
                 }
                 self.run(server, session, &home, (framing, progress_update), actions, batch).await
             }
-            "sse-open" => {
+            Op::SseOpen => {
                 let now = now_ms();
                 let mut session = Session::new(&session_id, server.route.as_str(), "2024-11-05", serde_json::json!({}), serde_json::json!({}), now);
                 session.legacy_sse = true;
@@ -219,7 +220,7 @@ impl McpSession {
                 let endpoint = envelope.endpoint.clone().unwrap_or_default();
                 self.open_legacy(server, &session_id, endpoint)
             }
-            "sse-message" => {
+            Op::SseMessage => {
                 let session = self.session_for(server, Some(&principal)).await?;
                 let writer = self.standalone.borrow().clone();
                 let (Some(writer), true) = (writer, session.legacy_sse) else {
@@ -231,7 +232,7 @@ impl McpSession {
                 self.spawn_actions(server, session, home, (Outlet::Legacy(writer), None), actions, false);
                 Ok(ResponseBuilder::new().with_status(202).empty())
             }
-            "listen" => {
+            Op::Listen => {
                 let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
                 let now = now_ms();
                 let field = |name: &str| body.get(name).cloned().unwrap_or(serde_json::Value::Null);
@@ -247,7 +248,7 @@ impl McpSession {
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
                 self.open_listen(server, server_index, &session, home.object.clone())
             }
-            "get" => {
+            Op::Get => {
                 let mut session = self.session_for(server, Some(&principal)).await?;
                 session.touch(now_ms());
                 let last_event_id = envelope.last_event_id.clone();
@@ -256,7 +257,7 @@ impl McpSession {
                 self.save(&session).await?;
                 self.get(server, &session, &session_id, last_event_id.as_deref(), pending).await
             }
-            "notify" => {
+            Op::Notify => {
                 // An upstream announced a change. A subscribed session gets it on its GET
                 // stream, or at its next GET when none is open.
                 let mut session = self.session_for(server, None).await?;
@@ -281,7 +282,7 @@ impl McpSession {
                 }
                 Ok(ResponseBuilder::new().with_status(if delivered { 200 } else { 202 }).empty())
             }
-            "delete" => {
+            Op::Delete => {
                 let session = self.session_for(server, Some(&principal)).await?;
                 if !session.subscriptions.is_empty() {
                     registry::record(&self.env, server, server_index, &home.object, &[]).await?;
@@ -290,7 +291,10 @@ impl McpSession {
                 self.end().await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
-            other => Err(Error::Internal(format!("unknown operation {other:?}"))),
+            // Served above, by a registry, or in test builds only; or from a newer Worker.
+            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::TestAlarm | Op::Unknown) => {
+                Err(Error::Internal(format!("not a session operation: {other:?}")))
+            }
         }
     }
 
@@ -311,13 +315,13 @@ impl McpSession {
                 }
                 // Whichever request carries it, the cancellation reaches the call: every call
                 // of this session runs in this object.
-                Ok(Message::Notification(n)) if n.method == "notifications/cancelled" => {
+                Ok(Message::Notification(n)) if n.method == Method::Cancelled => {
                     if let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId")) {
                         calls::cancel(&self.cancels, id);
                     }
                 }
                 // Over HTTP+SSE, initialize arrives in a session the GET already opened.
-                Ok(Message::Request(r)) if r.method == "initialize" && session.legacy_sse => {
+                Ok(Message::Request(r)) if r.method == Method::Initialize && session.legacy_sse => {
                     let (reply, mut fresh) = dispatch::initialize(server, r, &session.id, now_ms());
                     fresh.legacy_sse = true;
                     fresh.principal.clone_from(&session.principal);

@@ -2,6 +2,7 @@
 //! at most once, to the call still waiting in this object, or, when none is (the object was
 //! evicted since), delivered on the session's GET stream. Expired calls are swept by the alarm.
 
+use crate::envelope::Op;
 use serde_json::Value;
 
 use super::*;
@@ -19,20 +20,20 @@ impl McpSession {
         let Some(session) = self.load().await? else { return gone() };
         let Some(mut record) = load_record(&self.raw_storage, call).await else { return gone() };
         let Some(server) = server_at(&session.server) else { return gone() };
-        match envelope.op.as_str() {
-            "call-status" => {
+        match envelope.op {
+            Op::CallStatus => {
                 if record.state == State::Waiting && now_ms() < record.deadline_ms {
                     Ok(ResponseBuilder::new().with_status(204).empty())
                 } else {
                     gone()
                 }
             }
-            "attempt-failed" => {
+            Op::AttemptFailed => {
                 record.last_error = Some(String::from_utf8_lossy(body).into_owned());
                 store_record(&self.raw_storage, &record).await;
                 Ok(ResponseBuilder::new().with_status(204).empty())
             }
-            "resolve" | "callback" => {
+            Op::Resolve | Op::Callback => {
                 let content_type = envelope.content_type.clone();
                 let dead = envelope.dead_letter;
                 if record.resolve(now_ms()) == Err(Refusal::Gone) {
@@ -44,7 +45,7 @@ impl McpSession {
                 let result = if dead {
                     let why = record.last_error.clone().unwrap_or_else(|| "no attempt succeeded".into());
                     error_result(format!("The queued call failed on every attempt the queue made: {why}"))
-                } else if envelope.op == "resolve" {
+                } else if envelope.op == Op::Resolve {
                     serde_json::from_slice::<Value>(body).unwrap_or_else(|e| error_result(format!("The queued call's result was unreadable: {e}")))
                 } else {
                     // A callback's body is mapped like the upstream's reply would have been.
@@ -53,7 +54,7 @@ impl McpSession {
                 self.settle(server, &session, &record, result, &plan).await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(json_headers()?).fixed(br#"{"applied":true}"#.to_vec()))
             }
-            other => Err(Error::Internal(format!("unknown operation {other:?}"))),
+            other => Err(Error::Internal(format!("not a call operation: {other:?}"))),
         }
     }
 

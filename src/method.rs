@@ -1,0 +1,276 @@
+//! The typed method table: every JSON-RPC method mcp-edge knows, parsed once from its wire name,
+//! with the properties the other layers decide by. Nothing else spells a method's name: adding a
+//! method here makes the compiler list every `match` that must decide about it.
+
+use std::fmt;
+
+macro_rules! methods {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+        /// A method mcp-edge knows, in either direction.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Method {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Method {
+            /// Every method, in table order.
+            pub const ALL: &'static [Method] = &[$(Method::$variant,)*];
+
+            /// The wire name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Method::$variant => $name,)*
+                }
+            }
+
+            /// The method a wire name stands for, if mcp-edge knows it.
+            pub fn parse(name: &str) -> Option<Method> {
+                match name {
+                    $($name => Some(Method::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+methods! {
+    // Requests from the client.
+    Initialize = "initialize",
+    Ping = "ping",
+    /// 2026-07-28: what `initialize` answered, without a session.
+    ServerDiscover = "server/discover",
+    ToolsList = "tools/list",
+    ToolsCall = "tools/call",
+    ResourcesList = "resources/list",
+    ResourcesTemplatesList = "resources/templates/list",
+    ResourcesRead = "resources/read",
+    ResourcesSubscribe = "resources/subscribe",
+    ResourcesUnsubscribe = "resources/unsubscribe",
+    /// 2026-07-28: a stream of resource updates, the one stateless request that needs state.
+    SubscriptionsListen = "subscriptions/listen",
+    PromptsList = "prompts/list",
+    PromptsGet = "prompts/get",
+    CompletionComplete = "completion/complete",
+    LoggingSetLevel = "logging/setLevel",
+    // Notifications from the client (progress goes both ways).
+    Initialized = "notifications/initialized",
+    Cancelled = "notifications/cancelled",
+    Progress = "notifications/progress",
+    RootsListChanged = "notifications/roots/list_changed",
+    // Requests to the client, which an upstream asks for through the server.
+    SamplingCreateMessage = "sampling/createMessage",
+    ElicitationCreate = "elicitation/create",
+    RootsList = "roots/list",
+    // Notifications to the client.
+    LogMessage = "notifications/message",
+    ResourcesUpdated = "notifications/resources/updated",
+    SubscriptionsAcknowledged = "notifications/subscriptions/acknowledged",
+    /// Seed 003's progress notification, sent beside `notifications/progress` when asked for.
+    ProgressUpdate = "progress.update",
+}
+
+/// A server capability a method needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    Prompts,
+    Resources,
+    Completions,
+}
+
+impl Capability {
+    /// Its key in `initialize`'s `capabilities`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Capability::Prompts => "prompts",
+            Capability::Resources => "resources",
+            Capability::Completions => "completions",
+        }
+    }
+}
+
+impl Method {
+    /// The server capability the method needs: a server without it does not know the method.
+    pub fn capability(self) -> Option<Capability> {
+        match self {
+            Method::PromptsList | Method::PromptsGet => Some(Capability::Prompts),
+            Method::ResourcesList | Method::ResourcesRead | Method::ResourcesTemplatesList | Method::SubscriptionsListen => Some(Capability::Resources),
+            Method::CompletionComplete => Some(Capability::Completions),
+            Method::Initialize
+            | Method::Ping
+            | Method::ServerDiscover
+            | Method::ToolsList
+            | Method::ToolsCall
+            | Method::ResourcesSubscribe
+            | Method::ResourcesUnsubscribe
+            | Method::LoggingSetLevel
+            | Method::Initialized
+            | Method::Cancelled
+            | Method::Progress
+            | Method::RootsListChanged
+            | Method::SamplingCreateMessage
+            | Method::ElicitationCreate
+            | Method::RootsList
+            | Method::LogMessage
+            | Method::ResourcesUpdated
+            | Method::SubscriptionsAcknowledged
+            | Method::ProgressUpdate => None,
+        }
+    }
+
+    /// Whether the 2026-07-28 revision has the method: it removed the ones that need a session.
+    pub fn in_stateless_revision(self) -> bool {
+        !matches!(self, Method::Initialize | Method::Ping | Method::LoggingSetLevel | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe)
+    }
+
+    /// Whether only the 2026-07-28 revision has the method: sessions answer it as unknown.
+    pub fn only_stateless(self) -> bool {
+        matches!(self, Method::ServerDiscover | Method::SubscriptionsListen)
+    }
+
+    /// Whether the method leaves a session as it was, so the Worker keeps its lease on the
+    /// session when it sends such a message on to the object. Anything else (`logging/setLevel`,
+    /// subscriptions, a legacy `initialize`) drops the lease.
+    pub fn keeps_session(self) -> bool {
+        match self {
+            Method::ToolsCall
+            | Method::ToolsList
+            | Method::Ping
+            | Method::ResourcesList
+            | Method::ResourcesTemplatesList
+            | Method::ResourcesRead
+            | Method::PromptsList
+            | Method::PromptsGet
+            | Method::CompletionComplete
+            | Method::Initialized
+            | Method::Cancelled
+            | Method::Progress
+            | Method::RootsListChanged => true,
+            Method::Initialize
+            | Method::ServerDiscover
+            | Method::ResourcesSubscribe
+            | Method::ResourcesUnsubscribe
+            | Method::SubscriptionsListen
+            | Method::LoggingSetLevel
+            | Method::SamplingCreateMessage
+            | Method::ElicitationCreate
+            | Method::RootsList
+            | Method::LogMessage
+            | Method::ResourcesUpdated
+            | Method::SubscriptionsAcknowledged
+            | Method::ProgressUpdate => false,
+        }
+    }
+
+    /// Whether the Worker may serve the request itself from a lease on the session: the calls
+    /// that make an upstream fetch, and nothing that changes the session.
+    pub fn lease_serves(self) -> bool {
+        matches!(self, Method::ToolsCall | Method::ResourcesRead)
+    }
+
+    /// 2026-07-28: the params field the `Mcp-Name` header mirrors.
+    pub fn name_field(self) -> Option<&'static str> {
+        match self {
+            Method::ToolsCall | Method::PromptsGet => Some("name"),
+            Method::ResourcesRead => Some("uri"),
+            _ => None,
+        }
+    }
+
+    /// 2026-07-28: whether the result carries the server's cache hint (lists of what only a
+    /// deployment changes, and reads).
+    pub fn cacheable(self) -> bool {
+        matches!(self, Method::PromptsList | Method::ResourcesList | Method::ResourcesTemplatesList | Method::ResourcesRead)
+    }
+
+    /// For a request to the client: the client capability it needs.
+    pub fn client_capability(self) -> Option<&'static str> {
+        match self {
+            Method::SamplingCreateMessage => Some("sampling"),
+            Method::ElicitationCreate => Some("elicitation"),
+            Method::RootsList => Some("roots"),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A method name as a message carries it: one mcp-edge knows, or the name as sent, kept for the
+/// error that answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    Known(Method),
+    Unknown(String),
+}
+
+impl Named {
+    pub fn parse(name: &str) -> Named {
+        Method::parse(name).map_or_else(|| Named::Unknown(name.to_string()), Named::Known)
+    }
+
+    pub fn known(&self) -> Option<Method> {
+        match self {
+            Named::Known(m) => Some(*m),
+            Named::Unknown(_) => None,
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Named::Known(m) => m.name(),
+            Named::Unknown(name) => name,
+        }
+    }
+}
+
+impl From<Method> for Named {
+    fn from(method: Method) -> Named {
+        Named::Known(method)
+    }
+}
+
+impl PartialEq<Method> for Named {
+    fn eq(&self, other: &Method) -> bool {
+        *self == Named::Known(*other)
+    }
+}
+
+impl fmt::Display for Named {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_parses_back_to_its_method() {
+        for &m in Method::ALL {
+            assert_eq!(Method::parse(m.name()), Some(m));
+        }
+        assert_eq!(Method::parse("tools/cal"), None);
+        assert_eq!(Named::parse("future/method"), Named::Unknown("future/method".into()));
+        assert_eq!(Named::parse("ping"), Method::Ping);
+    }
+
+    #[test]
+    fn the_revision_removed_what_needs_a_session() {
+        let removed: Vec<&str> = Method::ALL.iter().filter(|m| !m.in_stateless_revision()).map(|m| m.name()).collect();
+        assert_eq!(removed, ["initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"]);
+    }
+
+    #[test]
+    fn a_lease_serves_only_calls_that_keep_the_session() {
+        for &m in Method::ALL {
+            assert!(!m.lease_serves() || m.keeps_session(), "{m}");
+        }
+    }
+}
