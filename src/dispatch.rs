@@ -6,6 +6,7 @@ use crate::catalog::Server;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::method::Method;
+use crate::pending::SIGNING_KEY;
 use crate::negotiate::at_least;
 use crate::protocol::resources::{self, Read};
 use crate::protocol::{completion, lifecycle, logging, meta, mrtr, prompts, tools as tools_protocol};
@@ -67,9 +68,6 @@ pub struct Environment<'a> {
     /// Now, for the expiry of 2026-07-28 request states.
     pub now_ms: u64,
 }
-
-/// The secret that signs callback URLs and 2026-07-28 request states.
-pub const SIGNING_KEY: &str = "CALLBACK_SIGNING_KEY";
 
 /// Whether the session speaks the stateless revision (a session of one request).
 pub fn stateless_revision(session: &Session) -> bool {

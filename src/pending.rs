@@ -84,6 +84,9 @@ impl PendingRecord {
     }
 }
 
+/// The secret that signs callback URLs and 2026-07-28 request states.
+pub const SIGNING_KEY: &str = "CALLBACK_SIGNING_KEY";
+
 /// The storage key of a call's record.
 pub fn record_key(call: &str) -> String {
     format!("call:{call}")

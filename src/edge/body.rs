@@ -3,7 +3,7 @@
 
 use futures::StreamExt;
 
-use super::http::Incoming;
+use crate::edge::http::Incoming;
 use crate::error::Error;
 use crate::jsonrpc;
 

@@ -12,9 +12,9 @@ use futures::future::{select, Either};
 use serde_json::Value;
 use worker::Delay;
 
-use super::deferred::{self, Home};
-use super::upstream::{self, ToolReading};
-use super::streams::Outlet;
+use crate::edge::deferred::{self, Home};
+use crate::edge::upstream::{self, ToolReading};
+use crate::edge::streams::Outlet;
 use crate::catalog::Server;
 use futures::stream::FuturesUnordered;
 use futures::StreamExt;
@@ -180,9 +180,9 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
             // 2026-07-28: no requests to the client; the result asks, and the retry answers.
             Event::Input(input) if dispatch::stateless_revision(ctx.session) => {
                 let Some(binding) = &call.mrtr else {
-                    return finished(error_result(format!("This tool asks the client for input, which needs the {} secret to sign the request state.", dispatch::SIGNING_KEY)));
+                    return finished(error_result(format!("This tool asks the client for input, which needs the {} secret to sign the request state.", crate::pending::SIGNING_KEY)));
                 };
-                return match crate::protocol::mrtr::input_required(binding, &input, &ctx.session.client_capabilities, super::now_ms()) {
+                return match crate::protocol::mrtr::input_required(binding, &input, &ctx.session.client_capabilities, crate::edge::now_ms()) {
                     Ok(result) => jsonrpc::success(&call.id, result),
                     Err(error) => jsonrpc::failure(&call.id, &error),
                 };
@@ -221,7 +221,7 @@ async fn ask(ctx: &CallContext<'_>, method: Method, params: Value, timeout_ms: u
     let (Some(inputs), Some(out)) = (ctx.inputs, ctx.out) else {
         return Err(format!("This tool needs {method} from the client, which requires a streaming response (Accept: text/event-stream)."));
     };
-    let id = format!("mcp-edge-{}", super::ids::random_id().map_err(|e| e.message())?);
+    let id = format!("mcp-edge-{}", crate::edge::ids::random_id().map_err(|e| e.message())?);
     let (sender, receiver) = oneshot::channel();
     inputs.borrow_mut().insert(id.clone(), sender);
     out.send(&jsonrpc::request(&id, method, params)).await;

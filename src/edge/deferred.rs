@@ -15,19 +15,18 @@ use serde_json::Value;
 use worker::worker_sys::DurableObjectStorage;
 use worker::{Delay, Env};
 
-use super::now_ms;
-use super::upstream;
+use crate::edge::now_ms;
+use crate::edge::upstream;
 use crate::dispatch::PendingCall;
 use crate::pending::{record_key, Deferral, PendingRecord, State};
 use crate::tools::reply::{error_result, to_result, Upstream};
 use crate::tools::{HttpCall, Tool};
 
-/// The queue binding queued tools are sent on.
-pub const QUEUE_BINDING: &str = "TOOL_QUEUE";
-/// The secret that signs callback tokens.
-pub const SIGNING_KEY: &str = "CALLBACK_SIGNING_KEY";
 /// The header that carries a callback tool's one-time result URL to its upstream.
 pub const CALLBACK_HEADER: &str = "Mcp-Edge-Callback";
+
+/// The queue binding queued tools are sent on.
+pub const QUEUE_BINDING: &str = "TOOL_QUEUE";
 
 /// Calls waiting for their result, by call id; the sender completes the waiting call.
 pub type Waiters = Rc<RefCell<HashMap<String, oneshot::Sender<Value>>>>;
@@ -76,7 +75,7 @@ pub async fn store_record(storage: &DurableObjectStorage, record: &PendingRecord
 
 /// Reads a call's record from the session object's storage.
 pub async fn load_record(storage: &DurableObjectStorage, call: &str) -> Option<PendingRecord> {
-    super::stored(storage, &record_key(call)).await.ok().flatten()
+    crate::edge::stored(storage, &record_key(call)).await.ok().flatten()
 }
 
 /// Removes the call's waiter when the call ends, however it ends. A call dropped while waiting
@@ -100,14 +99,14 @@ impl Drop for WaiterGuard<'_> {
 
 /// Runs a deferred call to its result (a CallToolResult, not yet finalized).
 pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferral, timeout_ms: u64) -> Value {
-    let call_id = match super::ids::random_id() {
+    let call_id = match crate::edge::ids::random_id() {
         Ok(id) => id.replace('-', ""),
         Err(e) => return error_result(e.message()),
     };
     let deadline_ms = now_ms() + timeout_ms;
     let record = PendingRecord { call: call_id.clone(), request_id: call.id.clone(), tool: tool.name.clone(), deferral, deadline_ms, state: State::Waiting, last_error: None };
     store_record(&home.storage, &record).await;
-    super::session_object::arm_by(&home.storage, deadline_ms).await;
+    crate::edge::object::session::arm_by(&home.storage, deadline_ms).await;
     let (sender, receiver) = oneshot::channel();
     home.waiters.borrow_mut().insert(call_id.clone(), sender);
     let mut guard = WaiterGuard { home, call: call_id.clone(), settled: false };
@@ -135,12 +134,12 @@ pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferra
 
 async fn enqueue(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Result<(), Value> {
     let queue = home.env.queue(QUEUE_BINDING).map_err(|_| {
-        error_result(format!("The tool {:?} is queued, but this Worker has no queue binding {QUEUE_BINDING} (see the README).", tool.name))
+        error_result(format!("The tool {:?} is queued, but this Worker has no queue binding {QUEUE_BINDING} (see docs/deploying.md).", tool.name))
     })?;
     let message = QueuedCall { session: home.object.clone(), server: home.server_index, call: call_id.to_string(), tool: tool.name.clone(), http: http.clone() };
     let failed = |e: String| error_result(format!("The call could not be queued: {e}"));
     let text = serde_json::to_string(&message).map_err(|e| failed(e.to_string()))?;
-    let thrown = |e: wasm_bindgen::JsValue| failed(super::js_text(&e));
+    let thrown = |e: wasm_bindgen::JsValue| failed(crate::edge::js_text(&e));
     let sent = queue_send(queue.as_ref(), &text).map_err(thrown)?;
     wasm_bindgen_futures::JsFuture::from(sent).await.map(|_| ()).map_err(thrown)
 }
@@ -155,8 +154,8 @@ extern "C" {
 /// Sends the request with its callback URL. A 202 means the result comes later; any other
 /// reply is the call's result at once.
 async fn call_back(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Result<(), Value> {
-    let Some(key) = super::secret(&home.env, SIGNING_KEY) else {
-        return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {SIGNING_KEY} is not set.", tool.name)));
+    let Some(key) = crate::edge::secret(&home.env, crate::pending::SIGNING_KEY) else {
+        return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {} is not set.", tool.name, crate::pending::SIGNING_KEY)));
     };
     let token = crate::pending::sign(key.as_bytes(), &home.object, call_id);
     let mut http = http.clone();

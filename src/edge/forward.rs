@@ -12,11 +12,11 @@ pub async fn forward(env: &Env, mut envelope: Envelope, payload: &[u8]) -> Resul
     if let Some(principal) = &envelope.principal {
         envelope.object = Some(crate::auth::object_name(&envelope.session_id, &principal.id));
     }
-    let stub = super::http::object_stub(env, envelope.object())?;
+    let stub = crate::edge::http::object_stub(env, envelope.object())?;
     let body = envelope.seal(payload);
     let mut attempt = 0;
     loop {
-        match super::http::send_to_object(&stub, &body).await {
+        match crate::edge::http::send_to_object(&stub, &body).await {
             Ok(response) => return Ok(response),
             Err(error) => {
                 let flag = |name: &str| match &error {

@@ -1,24 +1,26 @@
 //! The edge: the only code that imports `worker`. It carries out what the core decides.
+//!
+//! Split by where the code runs:
+//! - `worker/`: the Worker's fetch and queue handlers, and the transports they serve.
+//! - `object/`: the Durable Objects: a session's (`session/`) and the registries'.
+//! - Shared by both, here: `forward` (the hop from the Worker to an object), `calls` (one
+//!   upstream call carried out, in an object, or in the Worker for stateless requests and
+//!   leases), `deferred` (queued and callback calls), `streams` and `writer` (a response's
+//!   stream and the messages written to it), `upstream` (the fetch), `http` (requests and
+//!   responses), `body` (bodies within their limits), `ids`, and below: the configuration, the
+//!   environment and stored JSON.
 
-mod auth;
 mod body;
 mod calls;
-mod callbacks;
 mod deferred;
-mod entry;
 mod forward;
-mod ids;
-mod leases;
-mod legacy_sse;
-mod listen;
-mod registry;
 mod http;
-mod queue;
-mod session_object;
-mod stateless;
-mod streamable;
+mod ids;
+mod object;
 mod streams;
 mod upstream;
+// The Worker's own code; the `worker` crate is `::worker` in this file.
+mod worker;
 mod writer;
 
 use std::sync::OnceLock;
@@ -55,7 +57,7 @@ pub fn check_config(label: &str, text: &str) -> String {
 /// A Worker secret or var by name (both are plain strings in the environment). Read once per
 /// isolate: an isolate serves one deployment, whose environment never changes, and tool calls
 /// look their secrets up on every request (for templates and for redaction).
-pub(crate) fn secret(env: &worker::Env, name: &str) -> Option<String> {
+pub(crate) fn secret(env: &::worker::Env, name: &str) -> Option<String> {
     thread_local! {
         static SECRETS: std::cell::RefCell<std::collections::HashMap<String, Option<String>>> = Default::default();
     }
@@ -82,20 +84,20 @@ pub(crate) fn from_json_text<T: serde::de::DeserializeOwned>(value: &wasm_bindge
 
 /// The value stored under `key` in a Durable Object, read as `from_json_text` reads it: `Ok(None)`
 /// when nothing is stored there, or nothing this build can read.
-pub(crate) async fn stored<T: serde::de::DeserializeOwned>(storage: &worker::worker_sys::DurableObjectStorage, key: &str) -> Result<Option<T>, wasm_bindgen::JsValue> {
+pub(crate) async fn stored<T: serde::de::DeserializeOwned>(storage: &::worker::worker_sys::DurableObjectStorage, key: &str) -> Result<Option<T>, wasm_bindgen::JsValue> {
     let value = wasm_bindgen_futures::JsFuture::from(storage.get(key)?).await?;
     Ok(from_json_text(&value))
 }
 
 /// A thrown JS value as text: an Error's message, or the value itself.
 pub(crate) fn js_text(value: &wasm_bindgen::JsValue) -> String {
-    worker::Error::from(value.clone()).to_string()
+    ::worker::Error::from(value.clone()).to_string()
 }
 
 /// The stored entries of a Durable Object whose keys start with `prefix`, as a JS `Map`.
 /// Straight on the runtime's storage: `worker`'s list converts its options with
 /// serde-wasm-bindgen, which this module otherwise does without.
-pub(crate) async fn listed(storage: &worker::worker_sys::DurableObjectStorage, prefix: &str) -> Result<js_sys::Map, wasm_bindgen::JsValue> {
+pub(crate) async fn listed(storage: &::worker::worker_sys::DurableObjectStorage, prefix: &str) -> Result<js_sys::Map, wasm_bindgen::JsValue> {
     let options = js_sys::Object::new();
     js_sys::Reflect::set(&options, &"prefix".into(), &prefix.into())?;
     let map = wasm_bindgen_futures::JsFuture::from(storage.list_with_options(options)?).await?;

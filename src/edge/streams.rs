@@ -12,7 +12,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectStorage;
 
-use super::writer::LineWriter;
+use crate::edge::writer::LineWriter;
 use crate::framing::SseEvent;
 
 /// How many events of one stream are kept for replay.
@@ -116,7 +116,7 @@ impl Streams {
 
     /// The stored events of a stream, in order.
     async fn stored(&self, id: u64) -> Vec<(u64, String)> {
-        let Ok(map) = super::listed(&self.storage, &format!("ev:{id}:")).await else { return Vec::new() };
+        let Ok(map) = crate::edge::listed(&self.storage, &format!("ev:{id}:")).await else { return Vec::new() };
         let mut events = Vec::new();
         map.for_each(&mut |value, key| {
             let seq = key.as_string().and_then(|k| k.rsplit(':').next().and_then(|s| s.parse().ok()));

@@ -13,8 +13,9 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, AbortSignal, Headers, RequestInit, RequestRedirect, Response};
 use worker::Delay;
 
-use super::{js_text, now_ms};
-use super::streams::Outlet;
+use crate::edge::js_text;
+use crate::edge::now_ms;
+use crate::edge::streams::Outlet;
 use crate::negotiate::{is_ndjson_type, media_type};
 use crate::tools::reply::{self, ReplyPlan, Upstream};
 use crate::tools::retry::{parse_retry_after, redirected_method, Failure, Step};
@@ -256,7 +257,7 @@ async fn read(response: Response, head: ReplyHead, limit: u64) -> (Upstream, boo
             Ok(promise) => promise,
             Err(e) => return (Upstream::Failed(format!("cannot read the body: {}", js_text(&e))), false),
         };
-        return match super::http::whole_body(promise).await {
+        return match crate::edge::http::whole_body(promise).await {
             Ok(body) if body.len() as u64 <= limit => (reply(body, None), true),
             Ok(_) => (reply(Vec::new(), Some(limit)), true),
             Err(e) => (Upstream::Failed(format!("reading the body failed: {}", js_text(&e))), false),

@@ -4,14 +4,14 @@
 use crate::method::Method;
 use worker::{Env, Response};
 
-use super::body::{check_depth, read_limited};
-use super::entry::RequestLog;
-use super::forward::forward;
-use super::ids::{random_id, valid_session_id};
-use super::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
+use crate::edge::body::{check_depth, read_limited};
+use crate::edge::worker::entry::RequestLog;
+use crate::edge::forward::forward;
+use crate::edge::ids::{random_id, valid_session_id};
+use crate::edge::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
 use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
-use super::catalog;
+use crate::edge::catalog;
 use crate::catalog::Endpoint;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message};
@@ -72,13 +72,13 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         let framing = if json_ok && !wants_progress { negotiate::Framing::Json } else { framing };
         let version = version_header.unwrap_or_else(|| "2025-03-26".to_string());
         let progress_update = framing == negotiate::Framing::Ndjson || endpoint == Endpoint::Stream;
-        let post = super::stateless::Post { framing, progress_update, body: parsed, version, route: params, principal: principal.clone() };
-        return super::stateless::serve(server, timeout_ms, env, post).await;
+        let post = crate::edge::worker::stateless::Post { framing, progress_update, body: parsed, version, route: params, principal: principal.clone() };
+        return crate::edge::worker::stateless::serve(server, timeout_ms, env, post).await;
     }
     let initialize = !parsed.batch && matches!(first, Some(Ok(Message::Request(r))) if r.method == Method::Initialize);
     let (op, session_id) = if initialize {
         let id = random_id()?;
-        super::registry::open_session(env, server, server_index, &principal.id, &id).await?;
+        crate::edge::object::registry::open_session(env, server, server_index, &principal.id, &id).await?;
         (Op::Initialize, id)
     } else {
         let id = session_header.ok_or(Error::SessionRequired)?;
@@ -102,8 +102,8 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         ..Envelope::default()
     };
     if op == Op::Message {
-        super::leases::before_forward(&envelope.session_id, &parsed);
-        if let Some(response) = super::leases::serve(env, server, &envelope, parsed).await? {
+        crate::edge::worker::leases::before_forward(&envelope.session_id, &parsed);
+        if let Some(response) = crate::edge::worker::leases::serve(env, server, &envelope, parsed).await? {
             log.lease = true;
             return Ok(response);
         }
@@ -140,15 +140,15 @@ async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'s
         Err(error) => return reject(&request.id, error),
     };
     if request.method == Method::SubscriptionsListen && meta::offered(server, Method::SubscriptionsListen) {
-        return super::listen::open(env, server_index, request, checked, &how.principal, log).await;
+        return crate::edge::worker::listen::open(env, server_index, request, checked, &how.principal, log).await;
     }
-    let r = super::stateless::RevisionRequest { request, meta: checked, framing: how.framing, json_ok: how.json_ok, progress_update: how.progress_update, route: how.route, principal: how.principal };
-    super::stateless::serve_revision(server, env, r).await
+    let r = crate::edge::worker::stateless::RevisionRequest { request, meta: checked, framing: how.framing, json_ok: how.json_ok, progress_update: how.progress_update, route: how.route, principal: how.principal };
+    crate::edge::worker::stateless::serve_revision(server, env, r).await
 }
 
 pub async fn delete(req: Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let id = session_of(&req, log)?;
-    super::leases::forget(&id);
+    crate::edge::worker::leases::forget(&id);
     forward(env, Envelope { op: Op::Delete, server: server_index, session_id: id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 

@@ -5,7 +5,7 @@
 use crate::envelope::Op;
 use serde_json::Value;
 
-use super::*;
+use crate::edge::object::session::*;
 use crate::edge::deferred::{load_record, store_record};
 use crate::pending::{record_key, PendingRecord, Refusal, State};
 use crate::tools::reply::{self, error_result, Upstream};
@@ -116,10 +116,10 @@ impl McpSession {
     }
 
     async fn records(&self) -> Vec<PendingRecord> {
-        let Ok(map) = super::super::listed(&self.raw_storage, &record_key("")).await else { return Vec::new() };
+        let Ok(map) = crate::edge::listed(&self.raw_storage, &record_key("")).await else { return Vec::new() };
         let mut records = Vec::new();
         map.for_each(&mut |value, _| {
-            if let Some(record) = super::super::from_json_text(&value) {
+            if let Some(record) = crate::edge::from_json_text(&value) {
                 records.push(record);
             }
         });

@@ -13,7 +13,8 @@ use wasm_bindgen_futures::JsFuture;
 use worker::{Env, Response, ResponseBuilder};
 use crate::head::RequestUrl;
 
-use super::{now_ms, upstream};
+use crate::edge::now_ms;
+use crate::edge::upstream;
 use crate::auth::{check_claims, introspected, parse_jwt, same_secret, Auth, Jwt, Principal};
 use crate::catalog::{Catalog, Server};
 use crate::error::Error;
@@ -32,7 +33,7 @@ thread_local! {
 }
 
 /// The principal of a request to `server`, or the error that answers it (401 or 403).
-pub async fn authenticate(req: &super::http::Incoming, env: &Env, server: &Server, route: &RouteParams, url: &RequestUrl) -> Result<Principal, Error> {
+pub async fn authenticate(req: &crate::edge::http::Incoming, env: &Env, server: &Server, route: &RouteParams, url: &RequestUrl) -> Result<Principal, Error> {
     let Some(auth) = &server.auth else { return Ok(Principal::anonymous()) };
     let origin = &url.origin;
     let resource = format!("{origin}{}", url.path);
@@ -52,7 +53,7 @@ pub async fn authenticate(req: &super::http::Incoming, env: &Env, server: &Serve
 async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams, resource: &str) -> Result<Principal, String> {
     // Static tokens first: cheap, and the credential goes nowhere.
     for (secret, principal) in &auth.tokens {
-        if super::secret(env, secret).is_some_and(|v| same_secret(&v, credential)) {
+        if crate::edge::secret(env, secret).is_some_and(|v| same_secret(&v, credential)) {
             return Ok(principal.clone());
         }
     }
@@ -66,7 +67,7 @@ async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route
 }
 
 fn secrets_of(env: &Env, names: &[String], route: &RouteParams) -> Bindings {
-    crate::tools::request::bindings(names, &|name| super::secret(env, name), route)
+    crate::tools::request::bindings(names, &|name| crate::edge::secret(env, name), route)
 }
 
 async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams) -> Result<Principal, String> {

@@ -6,10 +6,10 @@
 use serde_json::Value;
 use worker::{event, Context, Env, MessageBatch, MessageExt};
 
-use super::deferred::QueuedCall;
-use super::forward::forward;
+use crate::edge::deferred::QueuedCall;
+use crate::edge::forward::forward;
 use crate::envelope::{Envelope, Op};
-use super::upstream;
+use crate::edge::upstream;
 use crate::tools::reply::{self, error_result, Upstream};
 use crate::tools::stream::Event;
 
@@ -18,7 +18,7 @@ pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -
     let dead = batch.queue().ends_with("-dlq");
     // Raw messages: a call travels as JSON text, read by the module's JSON parser.
     for message in batch.raw_iter() {
-        let queued: Option<QueuedCall> = super::from_json_text(&message.body());
+        let queued: Option<QueuedCall> = crate::edge::from_json_text(&message.body());
         let settled = match &queued {
             Some(queued) => handle(&env, queued, dead).await,
             // A message this build cannot read would fail on every retry; its call times out.
@@ -45,7 +45,7 @@ async fn handle(env: &Env, queued: &QueuedCall, dead: bool) -> bool {
     if !matches!(send(env, queued, Op::CallStatus, Vec::new(), false).await, Some(204)) {
         return true;
     }
-    let tool = super::catalog().ok().and_then(|c| c.servers.get(queued.server)).and_then(|s| s.tool(&queued.tool));
+    let tool = crate::edge::catalog().ok().and_then(|c| c.servers.get(queued.server)).and_then(|s| s.tool(&queued.tool));
     let Some(tool) = tool else {
         let missing = error_result(format!("The tool {:?} is no longer configured.", queued.tool));
         return report(env, queued, Op::Resolve, missing.to_string().into_bytes(), false).await;

@@ -1,7 +1,7 @@
 //! How a request's replies go out: one JSON body, a stream written as each is ready, or JSON
 //! unless something must stream.
 
-use super::*;
+use crate::edge::object::session::*;
 
 impl McpSession {
     /// Carries out a request's actions. Streams are answered at once and written as each reply

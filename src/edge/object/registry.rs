@@ -15,9 +15,9 @@ const SESSIONS_PREFIX: &str = "session:";
 
 /// Sends one operation to a Durable Object of the sessions namespace.
 pub async fn call(env: &Env, name: &str, op: Op, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
-    let stub = super::http::object_stub(env, name)?;
+    let stub = crate::edge::http::object_stub(env, name)?;
     let envelope = Envelope { op, server: server_index, session_id: session_id.unwrap_or_default().into(), object: Some(name.into()), ..Envelope::default() };
-    Ok(super::http::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)
+    Ok(crate::edge::http::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)
 }
 
 /// The registry object's name for a server.
@@ -75,7 +75,7 @@ pub async fn serve(state: &State, env: &Env, op: Op, server_index: usize, sessio
         }
         Op::RegistryNotify => {
             let uri = String::from_utf8_lossy(body).to_string();
-            let entries = super::listed(storage.as_raw(), PREFIX).await.map_err(worker::Error::from)?;
+            let entries = crate::edge::listed(storage.as_raw(), PREFIX).await.map_err(worker::Error::from)?;
             let mut subscribers = Vec::new();
             for entry in entries.entries() {
                 let Ok(pair) = entry else { continue };
@@ -99,11 +99,11 @@ pub async fn serve(state: &State, env: &Env, op: Op, server_index: usize, sessio
         }
         Op::PrincipalOpen => {
             let max: usize = String::from_utf8_lossy(body).parse().unwrap_or(usize::MAX);
-            let open = super::listed(storage.as_raw(), SESSIONS_PREFIX).await.map_err(worker::Error::from)?.size() as usize;
+            let open = crate::edge::listed(storage.as_raw(), SESSIONS_PREFIX).await.map_err(worker::Error::from)?.size() as usize;
             if open >= max {
                 return Ok(ResponseBuilder::new().with_status(429).empty());
             }
-            storage.put_raw(&format!("{SESSIONS_PREFIX}{session_id}"), super::now_ms() as f64).await?;
+            storage.put_raw(&format!("{SESSIONS_PREFIX}{session_id}"), crate::edge::now_ms() as f64).await?;
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
         Op::PrincipalClose => {
@@ -120,11 +120,11 @@ fn serde_wasm_uris(value: &wasm_bindgen::JsValue) -> Vec<String> {
 }
 
 /// `POST` on a server's notify route: an upstream announces that a resource changed.
-pub async fn announce(mut req: super::http::Incoming, env: &Env, server: &Server, server_index: usize) -> Result<Response, Error> {
+pub async fn announce(mut req: crate::edge::http::Incoming, env: &Env, server: &Server, server_index: usize) -> Result<Response, Error> {
     let Some((_, secret_name)) = &server.notify else {
         return Err(Error::RouteNotFound(req.head().path().to_string()));
     };
-    let secret = super::secret(env, secret_name).ok_or_else(|| Error::Config(format!("the secret {secret_name} is not set")))?;
+    let secret = crate::edge::secret(env, secret_name).ok_or_else(|| Error::Config(format!("the secret {secret_name} is not set")))?;
     if !crate::policy::bearer_matches(req.header("authorization").as_deref(), &secret) {
         return Err(Error::Unauthorized { challenge: "Bearer realm=\"mcp-edge-notify\"".into(), why: "wrong notify token".into() });
     }

@@ -5,9 +5,9 @@
 use serde_json::json;
 use worker::{Env, Response};
 
-use super::entry::RequestLog;
-use super::forward::forward;
-use super::ids::random_id;
+use crate::edge::worker::entry::RequestLog;
+use crate::edge::forward::forward;
+use crate::edge::ids::random_id;
 use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
 use crate::error::Error;

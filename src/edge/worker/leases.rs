@@ -8,9 +8,9 @@ use std::collections::HashMap;
 
 use worker::{Env, Response};
 
-use super::calls::{self, CallContext, Cancels};
-use super::http::{accepted, respond};
-use super::now_ms;
+use crate::edge::calls::{self, CallContext, Cancels};
+use crate::edge::http::{accepted, respond};
+use crate::edge::now_ms;
 use crate::catalog::Server;
 use crate::dispatch::{self, Action, Environment};
 use crate::envelope::{Envelope, Op};
@@ -80,7 +80,7 @@ pub async fn serve(env: &Env, server: &'static Server, envelope: &Envelope, body
     }
     let now = now_ms();
     let principal = envelope.principal.clone().unwrap_or_else(crate::auth::Principal::anonymous);
-    let secret = |name: &str| super::secret(env, name);
+    let secret = |name: &str| crate::edge::secret(env, name);
     let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now };
     let action = dispatch::handle(server, &mut lease.session, Ok(message), &environment);
     // Served methods never change the session; should one ever, the object must see it.
@@ -125,7 +125,7 @@ async fn lease_for(env: &Env, server: &Server, envelope: &Envelope) -> Result<Op
         return Ok(held);
     }
     let ask = Envelope { op: Op::Lease, ..envelope.clone() };
-    let mut reply = super::forward::forward(env, ask, &[]).await?;
+    let mut reply = crate::edge::forward::forward(env, ask, &[]).await?;
     match reply.status_code() {
         200 => {}
         404 => return Err(Error::SessionNotFound),

@@ -4,24 +4,24 @@
 
 use worker::{Env, Method, Response};
 
-use super::deferred::SIGNING_KEY;
-use super::body::read_limited;
-use super::forward::forward;
-use super::ids::valid_session_id;
+use crate::pending::SIGNING_KEY;
+use crate::edge::body::read_limited;
+use crate::edge::forward::forward;
+use crate::edge::ids::valid_session_id;
 use crate::envelope::{Envelope, Op};
 use crate::error::Error;
 
-pub async fn receive(mut req: super::http::Incoming, env: &Env, token: &str) -> Result<Response, Error> {
+pub async fn receive(mut req: crate::edge::http::Incoming, env: &Env, token: &str) -> Result<Response, Error> {
     if req.method() != Method::Post {
         return Err(Error::MethodNotAllowed("POST"));
     }
     // Without a key no callback URL was ever handed out.
-    let key = super::secret(env, SIGNING_KEY).ok_or(Error::UnknownCallback)?;
+    let key = crate::edge::secret(env, SIGNING_KEY).ok_or(Error::UnknownCallback)?;
     let (session, call) = crate::pending::verify(key.as_bytes(), token).ok_or(Error::UnknownCallback)?;
     if !valid_session_id(session) {
         return Err(Error::UnknownCallback);
     }
-    let limit = super::catalog()?.servers.iter().map(|s| s.max_body_bytes).max().unwrap_or(0);
+    let limit = crate::edge::catalog()?.servers.iter().map(|s| s.max_body_bytes).max().unwrap_or(0);
     let body = read_limited(&mut req, limit).await?;
     let content_type = req.header("content-type");
     let envelope = Envelope { op: Op::Callback, session_id: session.to_string(), call: Some(call.to_string()), content_type, ..Envelope::default() };

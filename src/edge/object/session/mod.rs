@@ -16,13 +16,16 @@ use futures::StreamExt;
 use worker::worker_sys::DurableObjectStorage;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
-use super::http::{accepted, error_response, respond, session_headers};
+use crate::edge::http::{accepted, error_response, respond, session_headers};
 use crate::envelope::{Envelope, Op};
 use crate::auth::{object_name, Principal};
-use super::calls::{self, CallContext, Cancels, Inputs};
-use super::deferred::{Home, Waiters};
-use super::streams::{parse_event_id, Outlet, Streams};
-use super::{catalog, now_ms, registry, writer};
+use crate::edge::calls::{self, CallContext, Cancels, Inputs};
+use crate::edge::deferred::{Home, Waiters};
+use crate::edge::streams::{parse_event_id, Outlet, Streams};
+use crate::edge::catalog;
+use crate::edge::now_ms;
+use crate::edge::object::registry;
+use crate::edge::writer;
 use crate::catalog::Server;
 use crate::dispatch::{self, Action, Environment};
 use crate::error::Error;
@@ -374,7 +377,7 @@ impl McpSession {
             return Ok(known.clone());
         }
         // A state this build cannot read is a session it cannot serve: the client starts anew.
-        let stored: Option<Session> = super::stored(&self.raw_storage, STATE_KEY).await.map_err(worker::Error::from)?;
+        let stored: Option<Session> = crate::edge::stored(&self.raw_storage, STATE_KEY).await.map_err(worker::Error::from)?;
         *self.cached.borrow_mut() = Some(stored.clone());
         Ok(stored)
     }

@@ -4,19 +4,19 @@
 
 use worker::{Env, Response};
 
-use super::entry::RequestLog;
-use super::forward::forward;
-use super::ids::{random_id, valid_session_id};
+use crate::edge::worker::entry::RequestLog;
+use crate::edge::forward::forward;
+use crate::edge::ids::{random_id, valid_session_id};
 use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::negotiate::media_type;
 
 /// `GET /sse`: a new session, served by its Durable Object, which holds the stream.
-pub async fn open(req: super::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn open(req: crate::edge::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let session_id = random_id()?;
-    let server = super::catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
-    super::registry::open_session(env, server, server_index, &principal.id, &session_id).await?;
+    let server = crate::edge::catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
+    crate::edge::object::registry::open_session(env, server, server_index, &principal.id, &session_id).await?;
     log.session_id = Some(session_id.clone());
     // The POST URL sits beside this one: `/sse` → `/messages`, route parameters kept.
     let path = req.head().path();
@@ -26,7 +26,7 @@ pub async fn open(req: super::http::Incoming, env: &Env, server_index: usize, pr
 }
 
 /// `POST /messages?sessionId=`: one message (or a batch) for a legacy session.
-pub async fn message(mut req: super::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn message(mut req: crate::edge::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let url = req.url()?;
     let session_id = url.query_param("sessionId").ok_or(Error::SessionRequired)?;
     if !valid_session_id(&session_id) {
@@ -37,10 +37,10 @@ pub async fn message(mut req: super::http::Incoming, env: &Env, server_index: us
     if !matches!(content_type.as_deref().map(media_type).as_deref(), None | Some("application/json")) {
         return Err(Error::UnsupportedMediaType(content_type.unwrap_or_default()));
     }
-    let catalog = super::catalog()?;
+    let catalog = crate::edge::catalog()?;
     let limit = catalog.servers.get(server_index).map_or(0, |s| s.max_body_bytes);
-    let body = super::body::read_limited(&mut req, limit).await?;
-    super::body::check_depth(&body, catalog.servers.get(server_index).map_or(0, |s| s.limits.max_json_depth))?;
+    let body = crate::edge::body::read_limited(&mut req, limit).await?;
+    crate::edge::body::check_depth(&body, catalog.servers.get(server_index).map_or(0, |s| s.limits.max_json_depth))?;
     // Malformed bodies are refused here, with the error in the HTTP answer: there is no
     // request id to answer on the stream.
     let parsed = crate::jsonrpc::parse_body(&body, false)?;

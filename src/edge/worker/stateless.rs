@@ -8,10 +8,11 @@ use std::rc::Rc;
 
 use worker::{Env, Response, ResponseBuilder};
 
-use super::calls::{self, CallContext};
-use super::http::framing_headers;
-use super::streams::Outlet;
-use super::{now_ms, writer};
+use crate::edge::calls::{self, CallContext};
+use crate::edge::http::framing_headers;
+use crate::edge::streams::Outlet;
+use crate::edge::now_ms;
+use crate::edge::writer;
 use crate::catalog::Server;
 use crate::dispatch::{self, Action, Environment};
 use crate::error::Error;
@@ -35,7 +36,7 @@ pub struct Post {
 pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Post) -> Result<Response, Error> {
     // A session that lives for this request only: nothing is stored, nothing is shared.
     let mut session = Session::new("", server.route.as_str(), &post.version, serde_json::json!({}), serde_json::json!({}), now_ms());
-    let secret = |name: &str| super::secret(env, name);
+    let secret = |name: &str| crate::edge::secret(env, name);
     let environment = Environment { secret: &secret, route: &post.route, principal: &post.principal, now_ms: now_ms() };
     let batch = post.body.batch;
     let actions: Vec<Action> = post
@@ -68,7 +69,7 @@ pub async fn serve_revision(server: &'static Server, env: &Env, r: RevisionReque
     let mut session = Session::new("", server.route.as_str(), &r.meta.version, r.meta.client_info, r.meta.client_capabilities, now);
     session.log_level = r.meta.log_level;
     session.principal.clone_from(&r.principal.id);
-    let secret = |name: &str| super::secret(env, name);
+    let secret = |name: &str| crate::edge::secret(env, name);
     let environment = Environment { secret: &secret, route: &r.route, principal: &r.principal, now_ms: now };
     // Progress and log lines need a stream; anything else is one JSON body when allowed.
     let streams = r.request.params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get("progressToken").is_some()) || session.log_level.is_some();

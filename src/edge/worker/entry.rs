@@ -3,8 +3,10 @@
 use serde::Serialize;
 use worker::{console_log, event, Context, Env, Method, Response, ResponseBuilder};
 
-use super::http::{error_response, with_headers, Incoming};
-use super::{catalog, now_ms, streamable};
+use crate::edge::http::{error_response, with_headers, Incoming};
+use crate::edge::catalog;
+use crate::edge::now_ms;
+use crate::edge::worker::streamable;
 use crate::catalog::Endpoint;
 use crate::auth::Principal;
 use crate::error::Error;
@@ -58,7 +60,7 @@ pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
     if wanted {
         log.duration_ms = now_ms().saturating_sub(started);
         if log.request_id.is_empty() {
-            log.request_id = super::ids::random_id().unwrap_or_default();
+            log.request_id = crate::edge::ids::random_id().unwrap_or_default();
         }
         console_log!("{}", serde_json::to_string(&log).unwrap_or_default());
     }
@@ -71,7 +73,7 @@ async fn admit(req: &Incoming, env: &Env, server: &crate::catalog::Server, param
     if header_bytes > server.limits.max_header_bytes {
         return Err(Error::HeadersTooLarge(server.limits.max_header_bytes));
     }
-    let principal = super::auth::authenticate(req, env, server, params, url).await?;
+    let principal = crate::edge::worker::auth::authenticate(req, env, server, params, url).await?;
     if let Some((binding, period)) = &server.limits.rate_limit {
         let limiter = env.rate_limiter(binding).map_err(|_| Error::Config(format!("limits.rateLimit names the binding {binding}, which this Worker does not have")))?;
         let session = req.header("mcp-session-id").or_else(|| url.query_param("sessionId"));
@@ -80,7 +82,7 @@ async fn admit(req: &Incoming, env: &Env, server: &crate::catalog::Server, param
         let route = server.route.as_str();
         let keys = std::iter::once(format!("{route}|principal|{caller}")).chain(session.map(|s| format!("{route}|session|{s}")));
         for key in keys {
-            let failed = |e: wasm_bindgen::JsValue| Error::Internal(format!("rate limiter: {}", super::js_text(&e)));
+            let failed = |e: wasm_bindgen::JsValue| Error::Internal(format!("rate limiter: {}", crate::edge::js_text(&e)));
             let outcome = wasm_bindgen_futures::JsFuture::from(rate_limit(limiter.as_ref(), &key).map_err(failed)?).await.map_err(failed)?;
             if outcome.as_bool() != Some(true) {
                 return Err(Error::RateLimited(*period));
@@ -102,12 +104,12 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
     if req.header("x-mcp-edge-test-hook").as_deref() == Some("alarm") {
         let sid = req.header("mcp-session-id").unwrap_or_default();
         let envelope = crate::envelope::Envelope { op: crate::envelope::Op::TestAlarm, session_id: sid, principal: Some(Principal::anonymous()), ..Default::default() };
-        return super::forward::forward(env, envelope, &[]).await;
+        return crate::edge::forward::forward(env, envelope, &[]).await;
     }
     let catalog = catalog()?;
     let url = req.url()?;
     if let Some(token) = url.path.strip_prefix("/callbacks/") {
-        return super::callbacks::receive(req, env, token).await;
+        return crate::edge::worker::callbacks::receive(req, env, token).await;
     }
     let route = catalog.route(&url.path);
     let server_index = route.as_ref().map_or(0, |r| r.0);
@@ -124,7 +126,7 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
     if let OriginDecision::Forbidden(o) = &decision {
         return Err(Error::OriginForbidden(o.clone()));
     }
-    if let Some(metadata) = super::auth::metadata(catalog, &url) {
+    if let Some(metadata) = crate::edge::worker::auth::metadata(catalog, &url) {
         return metadata;
     }
     if req.method() == Method::Options {
@@ -154,9 +156,9 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
                 (Method::Delete, Endpoint::Mcp, Ok(p)) => streamable::delete(req, env, index, &p, log).await,
                 (Method::Get, Endpoint::Mcp, Ok(p)) => streamable::get(req, env, index, &p, log).await,
                 (_, Endpoint::Mcp, _) => Err(Error::MethodNotAllowed("GET, POST, DELETE, OPTIONS")),
-                (Method::Post, Endpoint::Notify, _) => super::registry::announce(req, env, server, index).await,
-                (Method::Get, Endpoint::LegacySse, Ok(p)) => super::legacy_sse::open(req, env, index, &p, log).await,
-                (Method::Post, Endpoint::LegacyMessages, Ok(p)) => super::legacy_sse::message(req, env, index, &p, log).await,
+                (Method::Post, Endpoint::Notify, _) => crate::edge::object::registry::announce(req, env, server, index).await,
+                (Method::Get, Endpoint::LegacySse, Ok(p)) => crate::edge::worker::legacy_sse::open(req, env, index, &p, log).await,
+                (Method::Post, Endpoint::LegacyMessages, Ok(p)) => crate::edge::worker::legacy_sse::message(req, env, index, &p, log).await,
                 (_, Endpoint::LegacySse, _) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
                 (_, Endpoint::Stream | Endpoint::Notify | Endpoint::LegacyMessages, _) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
             };

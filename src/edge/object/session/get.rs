@@ -2,7 +2,7 @@
 //! standalone), the 2024-11-05 event stream that `GET /sse` opens, and the 2026-07-28
 //! `subscriptions/listen` stream.
 
-use super::*;
+use crate::edge::object::session::*;
 
 impl McpSession {
     /// Opens a legacy session's event stream: the `endpoint` event, then keepalives. When the
@@ -62,7 +62,7 @@ impl McpSession {
             arm_alarm(&storage, 1).await;
         });
         // No session id: 2026-07-28 has none to mint.
-        let headers = super::super::http::framing_headers(Framing::Sse)?;
+        let headers = crate::edge::http::framing_headers(Framing::Sse)?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
 
