@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tools::RequestTemplate;
+use crate::upstream::RequestTemplate;
 
 /// The principal of requests to servers without `auth`.
 pub const ANONYMOUS: &str = "anonymous";

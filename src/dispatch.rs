@@ -6,14 +6,16 @@ use crate::catalog::Server;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::method::Method;
-use crate::pending::SIGNING_KEY;
+use crate::upstream::signing::SIGNING_KEY;
 use crate::negotiate::at_least;
 use crate::protocol::resources::{self, Read};
 use crate::protocol::{completion, lifecycle, logging, meta, mrtr, prompts, tools as tools_protocol};
 use crate::routes::RouteParams;
 use crate::session::Session;
-use crate::tools::reply::{self, Upstream};
-use crate::tools::{schema, Bindings, HttpCall};
+use crate::upstream::reply::{self, Upstream};
+use crate::tools::schema;
+use crate::upstream::Bindings;
+use crate::upstream::HttpCall;
 
 /// What one incoming message asks of the edge.
 #[derive(Debug, Clone, PartialEq)]
@@ -229,7 +231,7 @@ fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
         let claims = mrtr::open(state, binding, env.now_ms)?;
         match mrtr::retry(claims, state, req.params.as_ref().and_then(|p| p.get("inputResponses")))? {
             mrtr::Retry::AskAgain(result) => return Ok(Action::Reply(jsonrpc::success(&req.id, result))),
-            mrtr::Retry::Answers { ask, answers } => http = http.follow_up(crate::tools::stream::follow_up_body(&params.arguments, &ask, &answers)),
+            mrtr::Retry::Answers { ask, answers } => http = http.follow_up(crate::upstream::stream::follow_up_body(&params.arguments, &ask, &answers)),
         }
     }
     let kind = CallKind::Tool(tool.name.clone());
@@ -263,7 +265,7 @@ fn secret_values(names: &[String], env: &Environment<'_>) -> Vec<String> {
 
 /// The secrets a request template names, read from the environment, and the route parameters.
 fn bindings(secrets: &[String], env: &Environment<'_>) -> Bindings {
-    crate::tools::request::bindings(secrets, env.secret, env.route)
+    crate::upstream::request::bindings(secrets, env.secret, env.route)
 }
 
 /// The reply to a call once its upstream has answered.

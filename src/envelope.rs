@@ -135,9 +135,32 @@ impl Envelope {
     }
 }
 
+/// The hop itself: whether to send a request to a Durable Object again after its stub threw,
+/// and after how long: errors marked `retryable` are retried (at most three times, 50 ms
+/// doubling, with jitter); `overloaded` ones never are, since retrying would only add to the
+/// load.
+pub fn object_retry(attempt: u32, retryable: bool, overloaded: bool, jitter: f64) -> Option<u64> {
+    if !retryable || overloaded || attempt >= 3 {
+        return None;
+    }
+    let base = 50u64 << attempt.min(8);
+    Some(base + (base as f64 * jitter.clamp(0.0, 1.0)) as u64)
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn object_errors_retry_only_when_retryable_and_not_overloaded() {
+        assert_eq!(object_retry(0, true, false, 0.0), Some(50));
+        assert_eq!(object_retry(1, true, false, 0.5), Some(150));
+        assert_eq!(object_retry(2, true, false, 0.0), Some(200));
+        assert_eq!(object_retry(3, true, false, 0.0), None);
+        assert_eq!(object_retry(0, true, true, 0.0), None);
+        assert_eq!(object_retry(0, false, false, 0.0), None);
+    }
 
     #[test]
     fn sealed_and_opened() {

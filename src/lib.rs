@@ -21,7 +21,9 @@
 //! - [`config`]: the configuration file: its model, read and validated with precise paths, and
 //!   compiled into the catalog.
 //! - [`catalog`]: what requests are served from: servers, tools, resources, prompts and auth.
-//! - [`tools`]: templates, argument validation, HTTP request rendering, reply mapping.
+//! - [`tools`]: what a tool is: its arguments validated against its schema.
+//! - [`upstream`]: calling an HTTP upstream: request rendering, the SSRF guard, retries and
+//!   redirects, signing, reply mapping.
 //! - [`routes`]: route patterns with `{param}` segments.
 //! - [`head`]: a request's method, URL and headers as the edge reads them.
 //! - [`policy`]: Origin allowlists and CORS headers.
@@ -47,6 +49,7 @@ pub mod protocol;
 pub mod routes;
 pub mod session;
 pub mod tools;
+pub mod upstream;
 
 #[cfg(target_arch = "wasm32")]
 mod edge;

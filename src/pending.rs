@@ -1,10 +1,10 @@
 //! Deferred tool calls (`queued` and `callback` tools): the record a session keeps for each one
 //! until its result arrives, and the signed one-time tokens of callback URLs.
 
-use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::Sha256;
+
+use crate::upstream::signing::{mac_hex, mac_matches};
 
 /// How a deferred call gets its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,9 +84,6 @@ impl PendingRecord {
     }
 }
 
-/// The secret that signs callback URLs and 2026-07-28 request states.
-pub const SIGNING_KEY: &str = "CALLBACK_SIGNING_KEY";
-
 /// The storage key of a call's record.
 pub fn record_key(call: &str) -> String {
     format!("call:{call}")
@@ -97,7 +94,7 @@ pub fn record_key(call: &str) -> String {
 /// routes the callback to its session object without any lookup; the signature makes a forged
 /// or altered token fail before it reaches one.
 pub fn sign(key: &[u8], session: &str, call: &str) -> String {
-    format!("{session}.{call}.{}", hex(&mac(key, session, call)))
+    format!("{session}.{call}.{}", mac_hex(key, format!("{session}.{call}").as_bytes()))
 }
 
 /// The session and call a token names, if its signature is ours.
@@ -107,52 +104,7 @@ pub fn verify<'t>(key: &[u8], token: &'t str) -> Option<(&'t str, &'t str)> {
     if parts.next().is_some() || session.is_empty() || call.is_empty() {
         return None;
     }
-    let expected = unhex(signature)?;
-    let mut m = Hmac::<Sha256>::new_from_slice(key).ok()?;
-    m.update(format!("{session}.{call}").as_bytes());
-    // Constant-time comparison.
-    m.verify_slice(&expected).ok()?;
-    Some((session, call))
-}
-
-fn mac(key: &[u8], session: &str, call: &str) -> Vec<u8> {
-    match Hmac::<Sha256>::new_from_slice(key) {
-        Ok(mut m) => {
-            m.update(format!("{session}.{call}").as_bytes());
-            m.finalize().into_bytes().to_vec()
-        }
-        // HMAC takes keys of any length; this arm is never reached.
-        Err(_) => Vec::new(),
-    }
-}
-
-/// HMAC-SHA256 of `message` as lowercase hex.
-pub fn mac_hex(key: &[u8], message: &[u8]) -> String {
-    match Hmac::<Sha256>::new_from_slice(key) {
-        Ok(mut m) => {
-            m.update(message);
-            hex(&m.finalize().into_bytes())
-        }
-        Err(_) => String::new(),
-    }
-}
-
-/// Whether `signature` (hex) is the HMAC-SHA256 of `message`, compared in constant time.
-pub fn mac_matches(key: &[u8], message: &[u8], signature: &str) -> bool {
-    let (Some(expected), Ok(mut m)) = (unhex(signature), Hmac::<Sha256>::new_from_slice(key)) else { return false };
-    m.update(message);
-    m.verify_slice(&expected).is_ok()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn unhex(text: &str) -> Option<Vec<u8>> {
-    if text.len() != 64 {
-        return None;
-    }
-    (0..text.len()).step_by(2).map(|i| text.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()
+    mac_matches(key, format!("{session}.{call}").as_bytes(), signature).then_some((session, call))
 }
 
 #[cfg(test)]
@@ -199,7 +151,6 @@ mod tests {
         assert_eq!(verify(key, &format!("{token}.x")), None);
         assert_eq!(verify(key, "a.b.zz"), None);
         // The same MAC as Python's hmac.new(b"Jefe", b"what do ya want.for nothing?", sha256).
-        let m = mac(b"Jefe", "what do ya want", "for nothing?");
-        assert_eq!(hex(&m), "e33f91577b90d4b3bbd73cb61803074f1965d27701b5527942dd9ea9443af37c");
+        assert_eq!(mac_hex(b"Jefe", b"what do ya want.for nothing?"), "e33f91577b90d4b3bbd73cb61803074f1965d27701b5527942dd9ea9443af37c");
     }
 }

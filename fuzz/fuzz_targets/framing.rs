@@ -3,7 +3,7 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use mcp_edge::framing::{ndjson_line, SseEvent};
-use mcp_edge::tools::stream::LineReader;
+use mcp_edge::upstream::stream::LineReader;
 
 /// An SSE parser per the HTML spec: the `data` of the first event.
 fn sse_data(bytes: &[u8]) -> Option<String> {

@@ -1,7 +1,7 @@
 //! RFC 6570 templates: parsing, expansion in both contexts, and matching URIs against them.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use mcp_edge::tools::template::{Context, Template};
+use mcp_edge::upstream::template::{Context, Template};
 use serde_json::{json, Value};
 
 fuzz_target!(|data: &[u8]| {

@@ -130,8 +130,8 @@ impl Server {
     }
 
     /// How the named tool's replies are mapped; the plain mapping if it is no longer configured.
-    pub fn reply_plan(&self, tool: &str) -> crate::tools::reply::ReplyPlan {
-        self.tool(tool).map_or_else(|| crate::tools::reply::ReplyPlan::map(self.max_reply_bytes), |t| t.reply.clone())
+    pub fn reply_plan(&self, tool: &str) -> crate::upstream::reply::ReplyPlan {
+        self.tool(tool).map_or_else(|| crate::upstream::reply::ReplyPlan::map(self.max_reply_bytes), |t| t.reply.clone())
     }
 }
 

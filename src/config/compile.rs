@@ -212,10 +212,10 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     })
 }
 
-fn guard(request: &crate::tools::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
+fn guard(request: &crate::upstream::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
     let Some(host) = request.literal_host() else { return Ok(()) };
     let private: Vec<String> = private.iter().map(|h| h.to_ascii_lowercase()).collect();
-    crate::tools::address::check(&format!("http://{host}/"), &private).map_err(|why| ConfigError::at(at, why))
+    crate::upstream::address::check(&format!("http://{host}/"), &private).map_err(|why| ConfigError::at(at, why))
 }
 
 /// The configured hint over `base`: a field left out keeps the base's value.

@@ -5,9 +5,9 @@ use serde_json::Value;
 
 use super::model::{BodyTypeConfig, HttpConfig};
 use super::ConfigError;
-use crate::tools::request::{BodyPlan, Encoding, JsonTemplate, RequestTemplate};
-use crate::tools::retry::RedirectPolicy;
-use crate::tools::template::{Context, Template};
+use crate::upstream::request::{BodyPlan, Encoding, JsonTemplate, RequestTemplate};
+use crate::upstream::retry::RedirectPolicy;
+use crate::upstream::template::{Context, Template};
 
 const METHODS: [&str; 6] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"];
 const MAX_TIMEOUT_MS: u64 = 300_000;

@@ -8,7 +8,7 @@ use super::request::Scope;
 use super::ConfigError;
 use crate::protocol::prompts::Prompt;
 use crate::protocol::resources::{Resource, ResourceTemplate, Source};
-use crate::tools::template::{Context, Template};
+use crate::upstream::template::{Context, Template};
 
 fn listing(fields: &[(&str, Option<&String>)]) -> Value {
     let mut map = Map::new();

@@ -47,7 +47,7 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         if retry.initial_delay_ms == 0 || retry.max_delay_ms < retry.initial_delay_ms {
             return Err(at("retry", "initialDelayMs must be at least 1 and at most maxDelayMs".into()));
         }
-        request.retry = Some(crate::tools::retry::RetryPolicy { attempts: retry.attempts, initial_delay_ms: retry.initial_delay_ms, max_delay_ms: retry.max_delay_ms });
+        request.retry = Some(crate::upstream::retry::RetryPolicy { attempts: retry.attempts, initial_delay_ms: retry.initial_delay_ms, max_delay_ms: retry.max_delay_ms });
     }
     if let Some(pick) = &t.response.pick {
         if !(pick.is_empty() || pick.starts_with('/')) {
@@ -85,13 +85,13 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         listing.insert("annotations".into(), annotations.clone());
     }
     let result_mode = match t.result {
-        ResultModeConfig::Map => crate::tools::reply::ResultMode::Map,
-        ResultModeConfig::Passthrough => crate::tools::reply::ResultMode::Passthrough,
+        ResultModeConfig::Map => crate::upstream::reply::ResultMode::Map,
+        ResultModeConfig::Passthrough => crate::upstream::reply::ResultMode::Passthrough,
     };
     if t.sse.close_after_ms == Some(0) {
         return Err(at("sse.closeAfterMs", "must be greater than 0".into()));
     }
-    let reply = crate::tools::reply::ReplyPlan {
+    let reply = crate::upstream::reply::ReplyPlan {
         mode: result_mode,
         pick: t.response.pick.filter(|p| !p.is_empty()),
         output_schema: t.output_schema,

@@ -24,8 +24,8 @@ use crate::error::Error;
 use crate::jsonrpc;
 use crate::negotiate::at_least;
 use crate::session::Session;
-use crate::tools::reply::{self, error_result};
-use crate::tools::stream::{follow_up_body, required_capability, Event, InputAsk, LineReader};
+use crate::upstream::reply::{self, error_result};
+use crate::upstream::stream::{follow_up_body, required_capability, Event, InputAsk, LineReader};
 
 /// Requests sent to the client and not yet answered, by id. The client's answer arrives in a
 /// later POST to the same session object, which completes the waiting call.
@@ -180,7 +180,7 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
             // 2026-07-28: no requests to the client; the result asks, and the retry answers.
             Event::Input(input) if dispatch::stateless_revision(ctx.session) => {
                 let Some(binding) = &call.mrtr else {
-                    return finished(error_result(format!("This tool asks the client for input, which needs the {} secret to sign the request state.", crate::pending::SIGNING_KEY)));
+                    return finished(error_result(format!("This tool asks the client for input, which needs the {} secret to sign the request state.", crate::upstream::signing::SIGNING_KEY)));
                 };
                 return match crate::protocol::mrtr::input_required(binding, &input, &ctx.session.client_capabilities, crate::edge::now_ms()) {
                     Ok(result) => jsonrpc::success(&call.id, result),

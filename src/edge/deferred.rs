@@ -19,8 +19,9 @@ use crate::edge::now_ms;
 use crate::edge::upstream;
 use crate::dispatch::PendingCall;
 use crate::pending::{record_key, Deferral, PendingRecord, State};
-use crate::tools::reply::{error_result, to_result, Upstream};
-use crate::tools::{HttpCall, Tool};
+use crate::upstream::reply::{error_result, to_result, Upstream};
+use crate::upstream::HttpCall;
+use crate::tools::Tool;
 
 /// The header that carries a callback tool's one-time result URL to its upstream.
 pub const CALLBACK_HEADER: &str = "Mcp-Edge-Callback";
@@ -154,8 +155,8 @@ extern "C" {
 /// Sends the request with its callback URL. A 202 means the result comes later; any other
 /// reply is the call's result at once.
 async fn call_back(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Result<(), Value> {
-    let Some(key) = crate::edge::secret(&home.env, crate::pending::SIGNING_KEY) else {
-        return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {} is not set.", tool.name, crate::pending::SIGNING_KEY)));
+    let Some(key) = crate::edge::secret(&home.env, crate::upstream::signing::SIGNING_KEY) else {
+        return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {} is not set.", tool.name, crate::upstream::signing::SIGNING_KEY)));
     };
     let token = crate::pending::sign(key.as_bytes(), &home.object, call_id);
     let mut http = http.clone();

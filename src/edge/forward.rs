@@ -23,7 +23,7 @@ pub async fn forward(env: &Env, mut envelope: Envelope, payload: &[u8]) -> Resul
                     worker::Error::UnknownJsError { original, .. } => js_sys::Reflect::get(original, &name.into()).ok().and_then(|v| v.as_bool()) == Some(true),
                     _ => false,
                 };
-                let Some(wait) = crate::tools::retry::object_retry(attempt, flag("retryable"), flag("overloaded"), js_sys::Math::random()) else {
+                let Some(wait) = crate::envelope::object_retry(attempt, flag("retryable"), flag("overloaded"), js_sys::Math::random()) else {
                     return Err(error.into());
                 };
                 worker::Delay::from(std::time::Duration::from_millis(wait)).await;

@@ -17,10 +17,10 @@ use crate::edge::js_text;
 use crate::edge::now_ms;
 use crate::edge::streams::Outlet;
 use crate::negotiate::{is_ndjson_type, media_type};
-use crate::tools::reply::{self, ReplyPlan, Upstream};
-use crate::tools::retry::{parse_retry_after, redirected_method, Failure, Step};
-use crate::tools::stream::{Event, LineReader};
-use crate::tools::HttpCall;
+use crate::upstream::reply::{self, ReplyPlan, Upstream};
+use crate::upstream::retry::{parse_retry_after, redirected_method, Failure, Step};
+use crate::upstream::stream::{Event, LineReader};
+use crate::upstream::HttpCall;
 
 /// Makes a call whose whole reply is read (resource reads). The timeout covers the body too.
 pub async fn perform(call: &HttpCall, max_reply_bytes: u64) -> Upstream {
@@ -134,7 +134,7 @@ async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response) -> (T, bo
         }
         // The SSRF guard, for the first URL and every redirect: an expanded secret or a
         // Location header may point anywhere.
-        crate::tools::address::check(&current.url, &call.private_upstreams).map_err(Upstream::Failed)?;
+        crate::upstream::address::check(&current.url, &call.private_upstreams).map_err(Upstream::Failed)?;
         made += 1;
         let controller = AbortController::new().map_err(|e| Upstream::Failed(js_text(&e)))?;
         let signal = controller.signal();

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::tools::stream::{InputAsk, InputRequest};
+use crate::upstream::stream::{InputAsk, InputRequest};
 
 /// How long a client may take to gather input before retrying.
 pub const STATE_TTL_MS: u64 = 10 * 60 * 1000;
@@ -63,9 +63,9 @@ fn canonical(value: &Value) -> String {
 /// capabilities it lacks when it can answer none.
 pub fn input_required(binding: &Binding, ask: &InputAsk, client_capabilities: &Value, now_ms: u64) -> Result<Value, Error> {
     let (answerable, missing): (Vec<&InputRequest>, Vec<&InputRequest>) =
-        ask.requests.iter().partition(|r| client_capabilities.get(crate::tools::stream::required_capability(r.method)).is_some());
+        ask.requests.iter().partition(|r| client_capabilities.get(crate::upstream::stream::required_capability(r.method)).is_some());
     if answerable.is_empty() {
-        let mut names: Vec<String> = missing.iter().map(|r| crate::tools::stream::required_capability(r.method).to_string()).collect();
+        let mut names: Vec<String> = missing.iter().map(|r| crate::upstream::stream::required_capability(r.method).to_string()).collect();
         names.dedup();
         return Err(Error::MissingClientCapability(names));
     }
@@ -90,7 +90,7 @@ pub fn result(requests: Map<String, Value>, state: String) -> Value {
 /// `base64(claims JSON).hex(HMAC-SHA256("mrtr." + base64))`.
 pub fn seal(key: &[u8], claims: &Claims) -> String {
     let body = crate::base64::encode(serde_json::to_string(claims).unwrap_or_default().as_bytes());
-    let mac = crate::pending::mac_hex(key, format!("mrtr.{body}").as_bytes());
+    let mac = crate::upstream::signing::mac_hex(key, format!("mrtr.{body}").as_bytes());
     format!("{body}.{mac}")
 }
 
@@ -99,7 +99,7 @@ pub fn seal(key: &[u8], claims: &Claims) -> String {
 pub fn open(state: &str, binding: &Binding, now_ms: u64) -> Result<Claims, Error> {
     let refused = |why: &str| Error::InvalidParams(format!("requestState {why}"));
     let (body, mac) = state.rsplit_once('.').ok_or_else(|| refused("is malformed"))?;
-    if !crate::pending::mac_matches(&binding.key, format!("mrtr.{body}").as_bytes(), mac) {
+    if !crate::upstream::signing::mac_matches(&binding.key, format!("mrtr.{body}").as_bytes(), mac) {
         return Err(refused("failed its integrity check"));
     }
     let claims: Claims = crate::base64::decode(body).and_then(|b| serde_json::from_slice(&b).ok()).ok_or_else(|| refused("is malformed"))?;

@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 
 use crate::catalog::Server;
 use crate::error::Error;
-use crate::tools::request::{render_json, JsonTemplate};
+use crate::upstream::request::{render_json, JsonTemplate};
 
 #[derive(Debug, Clone)]
 pub struct Prompt {

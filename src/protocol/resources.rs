@@ -4,9 +4,11 @@ use serde_json::{json, Map, Value};
 
 use crate::catalog::Server;
 use crate::error::Error;
-use crate::tools::reply::Upstream;
-use crate::tools::template::Template;
-use crate::tools::{Bindings, HttpCall, RequestTemplate};
+use crate::upstream::reply::Upstream;
+use crate::upstream::template::Template;
+use crate::upstream::Bindings;
+use crate::upstream::HttpCall;
+use crate::upstream::RequestTemplate;
 
 #[derive(Debug, Clone)]
 pub struct Resource {

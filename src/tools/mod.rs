@@ -1,18 +1,14 @@
-//! Tools as fetch calls: a configured tool compiles to a request template, and a call becomes one
-//! HTTP request (`HttpCall`) whose reply `reply` maps into an MCP result.
+//! What a tool is: its name, schemas, roles and settings, compiled from the configuration, its
+//! arguments validated against its input schema (`schema`). How a call to its upstream goes is
+//! `upstream`'s: the request it renders, and how its reply becomes an MCP result.
 
-pub mod address;
-pub mod reply;
-pub mod request;
-pub mod retry;
 pub mod schema;
-pub mod stream;
-pub mod template;
 
 use serde_json::{Map, Value};
 
 use crate::error::Error;
-pub use request::{Bindings, HttpCall, RequestTemplate};
+use crate::upstream::reply;
+use crate::upstream::{Bindings, HttpCall, RequestTemplate};
 
 #[derive(Debug, Clone)]
 pub struct Tool {
@@ -162,7 +158,7 @@ mod tests {
         assert_eq!(compile_error(json!({"retry": {}})), "tools[0].retry: retries need an idempotent tool: method GET, or \"annotations\": {\"idempotentHint\": true}");
         let ok: ToolConfig = serde_json::from_value(json!({"name": "t", "annotations": {"idempotentHint": true}, "retry": {"attempts": 4}, "http": {"url": "https://x.test/"}})).unwrap();
         let t = compile(ok, "tools[0]", &[], 1000).unwrap();
-        assert_eq!(t.request.retry, Some(retry::RetryPolicy { attempts: 4, initial_delay_ms: 200, max_delay_ms: 5000 }));
+        assert_eq!(t.request.retry, Some(crate::upstream::retry::RetryPolicy { attempts: 4, initial_delay_ms: 200, max_delay_ms: 5000 }));
         assert_eq!(compile_error(json!({"http": {"method": "GET", "url": "https://x.test/"}, "retry": {"attempts": 0}})), "tools[0].retry.attempts: must be 1 to 10");
         assert_eq!(compile_error(json!({"response": {"pick": "data"}})), "tools[0].response.pick: \"data\" is not a JSON Pointer: it must be empty or start with \"/\"");
         assert_eq!(compile_error(json!({"outputSchema": {"type": "array"}})), "tools[0].outputSchema: must be a JSON Schema with \"type\": \"object\"");

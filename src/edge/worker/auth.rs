@@ -19,8 +19,8 @@ use crate::auth::{check_claims, introspected, parse_jwt, same_secret, Auth, Jwt,
 use crate::catalog::{Catalog, Server};
 use crate::error::Error;
 use crate::routes::RouteParams;
-use crate::tools::reply::Upstream;
-use crate::tools::Bindings;
+use crate::upstream::reply::Upstream;
+use crate::upstream::Bindings;
 
 /// Answers and key sets are small; this many entries is plenty for one isolate.
 const CACHE_ENTRIES: usize = 256;
@@ -67,7 +67,7 @@ async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route
 }
 
 fn secrets_of(env: &Env, names: &[String], route: &RouteParams) -> Bindings {
-    crate::tools::request::bindings(names, &|name| crate::edge::secret(env, name), route)
+    crate::upstream::request::bindings(names, &|name| crate::edge::secret(env, name), route)
 }
 
 async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams) -> Result<Principal, String> {

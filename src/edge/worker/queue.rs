@@ -10,8 +10,8 @@ use crate::edge::deferred::QueuedCall;
 use crate::edge::forward::forward;
 use crate::envelope::{Envelope, Op};
 use crate::edge::upstream;
-use crate::tools::reply::{self, error_result, Upstream};
-use crate::tools::stream::Event;
+use crate::upstream::reply::{self, error_result};
+use crate::upstream::stream::Event;
 
 #[event(queue)]
 pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -> worker::Result<()> {
@@ -51,11 +51,7 @@ async fn handle(env: &Env, queued: &QueuedCall, dead: bool) -> bool {
         return report(env, queued, Op::Resolve, missing.to_string().into_bytes(), false).await;
     };
     let upstream = upstream::perform(&queued.http, tool.reply.max_bytes).await;
-    let retryable = match &upstream {
-        Upstream::Failed(_) | Upstream::TimedOut { .. } => true,
-        Upstream::Reply { status, .. } => *status == 429 || (500..600).contains(status),
-    };
-    if retryable {
+    if crate::upstream::retry::is_retryable_outcome(&upstream) {
         let why = reply::to_result(&upstream, &tool.reply);
         let text = why.pointer("/content/0/text").and_then(Value::as_str).unwrap_or_default().to_string();
         send(env, queued, Op::AttemptFailed, text.into_bytes(), false).await;

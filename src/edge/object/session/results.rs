@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::edge::object::session::*;
 use crate::edge::deferred::{load_record, store_record};
 use crate::pending::{record_key, PendingRecord, Refusal, State};
-use crate::tools::reply::{self, error_result, Upstream};
+use crate::upstream::reply::{self, error_result, Upstream};
 
 impl McpSession {
     /// Serves the operations of deferred calls: `call-status`, `attempt-failed`, `resolve`

@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use super::retry::{RedirectPolicy, RetryPolicy};
-use super::template::{Context, Template};
+use crate::upstream::retry::{RedirectPolicy, RetryPolicy};
+use crate::upstream::template::{Context, Template};
 use crate::error::Error;
 
 
@@ -129,7 +129,7 @@ impl RequestTemplate {
         if authority.contains('{') {
             return None;
         }
-        super::address::host_of(&self.url_source)
+        crate::upstream::address::host_of(&self.url_source)
     }
 
 

@@ -14,7 +14,7 @@
 use crate::method::Method;
 use serde_json::{json, Value};
 
-use super::reply::{error_result, passthrough};
+use crate::upstream::reply::{error_result, passthrough};
 use crate::jsonrpc;
 use crate::protocol::logging;
 

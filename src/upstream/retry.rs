@@ -38,6 +38,17 @@ pub fn is_retryable(failure: Failure) -> bool {
     }
 }
 
+/// Whether a call's outcome may be retried, by the same rule: an upstream that could not be
+/// reached or did not answer in time, 429 or 5xx. The queue consumer asks the queue for another
+/// delivery by it.
+pub fn is_retryable_outcome(upstream: &super::reply::Upstream) -> bool {
+    use super::reply::Upstream;
+    match upstream {
+        Upstream::Failed(_) | Upstream::TimedOut { .. } => is_retryable(Failure::Network),
+        Upstream::Reply { status, .. } => is_retryable(Failure::Status { status: *status, retry_after_ms: None }),
+    }
+}
+
 impl RetryPolicy {
     /// Decides after the `made`-th attempt failed. `jitter` is uniform in [0, 1): the edge draws
     /// it, so this stays deterministic.
@@ -58,17 +69,6 @@ impl RetryPolicy {
             Step::Retry { wait_ms: wait }
         }
     }
-}
-
-/// Whether to send a request to a Durable Object again after its stub threw, and after how long:
-/// errors marked `retryable` are retried (at most three times, 50 ms doubling, with jitter);
-/// `overloaded` ones never are, since retrying would only add to the load.
-pub fn object_retry(attempt: u32, retryable: bool, overloaded: bool, jitter: f64) -> Option<u64> {
-    if !retryable || overloaded || attempt >= 3 {
-        return None;
-    }
-    let base = 50u64 << attempt.min(8);
-    Some(base + (base as f64 * jitter.clamp(0.0, 1.0)) as u64)
 }
 
 /// `Retry-After` as a delay from `now_ms`: delay-seconds or an HTTP date (RFC 9110 10.2.3).
@@ -244,16 +244,6 @@ mod tests {
         let local = "http://127.0.0.1:8788/a/b";
         assert_eq!(policy.target(local, local, "c").unwrap(), "http://127.0.0.1:8788/a/c");
         assert!(policy.target(local, local, "http://127.0.0.1:9999/").is_err());
-    }
-
-    #[test]
-    fn object_errors_retry_only_when_retryable_and_not_overloaded() {
-        assert_eq!(object_retry(0, true, false, 0.0), Some(50));
-        assert_eq!(object_retry(1, true, false, 0.5), Some(150));
-        assert_eq!(object_retry(2, true, false, 0.0), Some(200));
-        assert_eq!(object_retry(3, true, false, 0.0), None);
-        assert_eq!(object_retry(0, true, true, 0.0), None);
-        assert_eq!(object_retry(0, false, false, 0.0), None);
     }
 
     #[test]

@@ -1,0 +1,16 @@
+//! Calling an HTTP upstream: a configured request rendered from a call's arguments and secrets
+//! (`request`, over the URI and text templates of `template`), where it may go (`address`, the
+//! SSRF guard), its attempts and redirects (`retry`), the HMAC that signs what goes out and
+//! comes back (`signing`), and its reply mapped into an MCP result (`reply`, with `stream` for
+//! upstreams that stream progress, logs or requests for input). `tools` says what a tool is;
+//! this module says how a call to its upstream goes.
+
+pub mod address;
+pub mod reply;
+pub mod request;
+pub mod retry;
+pub mod signing;
+pub mod stream;
+pub mod template;
+
+pub use request::{Bindings, HttpCall, RequestTemplate};
