@@ -73,7 +73,7 @@ pub struct Environment<'a> {
 
 /// Whether the session speaks the stateless revision (a session of one request).
 pub fn stateless_revision(session: &Session) -> bool {
-    session.protocol_version.as_str() == crate::negotiate::STATELESS_VERSION
+    session.protocol_version.as_str() == crate::versions::STATELESS_VERSION
 }
 
 /// Handles one parsed message of an established session.

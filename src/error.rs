@@ -169,7 +169,7 @@ impl Error {
             Error::HeaderMismatch(detail) => format!("Header mismatch: {detail}"),
             Error::MissingClientCapability(names) => format!("Missing required client capability: {}", names.join(", ")),
             Error::UnsupportedProtocolVersion(_) => "Unsupported protocol version".into(),
-            Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::negotiate::SUPPORTED_VERSIONS.join(", ")),
+            Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::versions::SUPPORTED_VERSIONS.join(", ")),
         }
     }
 
@@ -181,7 +181,7 @@ impl Error {
                 Some(serde_json::json!({ "requiredCapabilities": required }))
             }
             Error::UnsupportedProtocolVersion(requested) => {
-                Some(serde_json::json!({ "supported": crate::negotiate::ALL_VERSIONS, "requested": requested }))
+                Some(serde_json::json!({ "supported": crate::versions::ALL_VERSIONS, "requested": requested }))
             }
             _ => None,
         }

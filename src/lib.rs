@@ -10,6 +10,7 @@
 //! - [`auth`]: credentials, principals and roles; JWT claims; session objects keyed by principal.
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
+//! - [`versions`]: the protocol revisions this server speaks.
 //! - [`base64`]: binary content as MCP carries it.
 //! - [`framing`]: the exact bytes of an SSE event, an NDJSON line, a JSON body.
 //! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
@@ -21,6 +22,7 @@
 //! - [`config`]: the configuration file: its model, read and validated with precise paths, and
 //!   compiled into the catalog.
 //! - [`catalog`]: what requests are served from: servers, tools, resources, prompts and auth.
+//! - [`cache`]: the 2026-07-28 cache hint of a result.
 //! - [`tools`]: what a tool is: its arguments validated against its schema.
 //! - [`upstream`]: calling an HTTP upstream: request rendering, the SSRF guard, retries and
 //!   redirects, signing, reply mapping.
@@ -32,6 +34,7 @@
 
 pub mod auth;
 pub mod base64;
+pub mod cache;
 pub mod catalog;
 pub mod config;
 pub mod dispatch;
@@ -50,6 +53,7 @@ pub mod routes;
 pub mod session;
 pub mod tools;
 pub mod upstream;
+pub mod versions;
 
 #[cfg(target_arch = "wasm32")]
 mod edge;

@@ -1,5 +1,6 @@
 //! Content negotiation: which framing a reply uses, and which protocol version a session speaks.
 
+use crate::versions::{LATEST_VERSION, SUPPORTED_VERSIONS};
 use crate::error::Error;
 
 /// How replies to one POST are written.
@@ -106,15 +107,6 @@ pub fn json_acceptable(accept: Option<&str>) -> bool {
         Some(header) => acceptable(header).iter().any(|m| m == "application/json" || m == "application/*" || m == "*/*"),
     }
 }
-
-/// Protocol revisions that use `initialize`, newest first.
-pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-pub const LATEST_VERSION: &str = "2025-11-25";
-/// The stateless revision: no `initialize`, protocol information in every request's `_meta`.
-pub const STATELESS_VERSION: &str = "2026-07-28";
-/// Every version this server speaks, newest first: what `server/discover` and an unsupported
-/// version error list.
-pub const ALL_VERSIONS: [&str; 5] = [STATELESS_VERSION, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The version the server answers `initialize` with: the client's when we speak it, else our latest.
 pub fn protocol_version(requested: Option<&str>) -> &'static str {

@@ -2,13 +2,16 @@
 //! hints, and the tools, resources, prompts and auth compiled from a configuration file by
 //! `config`. Only `config` knows the file: the layers that serve requests read the catalog.
 
+mod entries;
+
+pub use entries::{Prompt, Resource, ResourceSource, ResourceTemplate};
+
 use serde::Deserialize;
 use serde_json::Value;
 
 use crate::auth::Auth;
+use crate::cache::CacheHint;
 use crate::policy::OriginPattern;
-use crate::protocol::prompts::Prompt;
-use crate::protocol::resources::{Resource, ResourceTemplate};
 use crate::routes::RoutePattern;
 use crate::tools::Tool;
 
@@ -28,40 +31,10 @@ impl Catalog {
     }
 }
 
-/// A result's 2026-07-28 cache hint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CacheHint {
-    pub ttl_ms: u64,
-    pub scope: CacheScope,
-}
 
-/// Lists change only with a deployment; five minutes keeps clients from polling and bounds how
-/// long they miss a new one.
-pub const DEFAULT_CACHE_TTL_MS: u64 = 300_000;
 
-impl CacheHint {
-    /// What two results merged into one may claim: the shorter life, the narrower scope.
-    pub fn and(self, other: CacheHint) -> CacheHint {
-        let scope = if self.scope == CacheScope::Private || other.scope == CacheScope::Private { CacheScope::Private } else { CacheScope::Public };
-        CacheHint { ttl_ms: self.ttl_ms.min(other.ttl_ms), scope }
-    }
-}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum CacheScope {
-    Public,
-    Private,
-}
 
-impl CacheScope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CacheScope::Public => "public",
-            CacheScope::Private => "private",
-        }
-    }
-}
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -3,10 +3,11 @@
 
 use super::model;
 use super::ConfigError;
-use crate::catalog::{CacheHint, CacheScope, Catalog, Endpoint, Limits, Server, DEFAULT_CACHE_TTL_MS};
+use crate::cache::{CacheHint, CacheScope, DEFAULT_CACHE_TTL_MS};
+use crate::catalog::{Catalog, Endpoint, Limits, Server};
 use crate::policy::{OriginPattern, DEFAULT_ORIGINS};
-use crate::protocol::prompts::Prompt;
-use crate::protocol::resources::Resource;
+use crate::catalog::Prompt;
+use crate::catalog::Resource;
 use crate::routes::RoutePattern;
 use crate::tools::Tool;
 

@@ -6,7 +6,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 // What the file says and what is served alike: the catalog owns these.
-pub use crate::catalog::{CacheScope, RequestLogging};
+pub use crate::cache::CacheScope;
+pub use crate::catalog::RequestLogging;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

@@ -6,8 +6,8 @@ use serde_json::{json, Map, Value};
 use super::model::{PromptConfig, ResourceConfig, ResourceTemplateConfig};
 use super::request::Scope;
 use super::ConfigError;
-use crate::protocol::prompts::Prompt;
-use crate::protocol::resources::{Resource, ResourceTemplate, Source};
+use crate::catalog::Prompt;
+use crate::catalog::{Resource, ResourceSource, ResourceTemplate};
 use crate::upstream::template::{Context, Template};
 
 fn listing(fields: &[(&str, Option<&String>)]) -> Value {
@@ -27,10 +27,10 @@ pub fn resource(r: &ResourceConfig, path: &str, route_params: &[String]) -> Resu
         return Err(scope.error("uri", format!("{:?} is not an absolute URI", r.uri)));
     }
     let source = match (&r.text, &r.blob, &r.http) {
-        (Some(text), None, None) => Source::Text(text.clone()),
-        (None, Some(blob), None) if crate::base64::is_valid(blob) => Source::Blob(blob.clone()),
+        (Some(text), None, None) => ResourceSource::Text(text.clone()),
+        (None, Some(blob), None) if crate::base64::is_valid(blob) => ResourceSource::Blob(blob.clone()),
         (None, Some(_), None) => return Err(scope.error("blob", "must be padded standard base64")),
-        (None, None, Some(http)) => Source::Http(Box::new(super::request::request(http, &scope, "http")?)),
+        (None, None, Some(http)) => ResourceSource::Http(Box::new(super::request::request(http, &scope, "http")?)),
         _ => return Err(scope.error("uri", "a resource needs exactly one of text, blob or http")),
     };
     let listing = listing(&[

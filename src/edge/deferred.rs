@@ -107,7 +107,7 @@ pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferra
     let deadline_ms = now_ms() + timeout_ms;
     let record = PendingRecord { call: call_id.clone(), request_id: call.id.clone(), tool: tool.name.clone(), deferral, deadline_ms, state: State::Waiting, last_error: None };
     store_record(&home.storage, &record).await;
-    crate::edge::object::session::arm_by(&home.storage, deadline_ms).await;
+    crate::edge::arm_by(&home.storage, deadline_ms).await;
     let (sender, receiver) = oneshot::channel();
     home.waiters.borrow_mut().insert(call_id.clone(), sender);
     let mut guard = WaiterGuard { home, call: call_id.clone(), settled: false };

@@ -108,3 +108,22 @@ pub(crate) fn now_ms() -> u64 {
     // `Date.now()`: `worker::Date::now()` builds a `Date` object to read the same number.
     js_sys::Date::now() as u64
 }
+
+/// Makes sure the object's alarm rings by `at_ms` (a deferred call's deadline).
+pub(crate) async fn arm_by(storage: &::worker::worker_sys::DurableObjectStorage, at_ms: u64) {
+    let current = match storage.get_alarm(js_sys::Object::new()) {
+        Ok(promise) => wasm_bindgen_futures::JsFuture::from(promise).await.ok().and_then(|v| v.as_f64()),
+        Err(_) => None,
+    };
+    if current.is_none_or(|at| at as u64 > at_ms) {
+        arm_alarm(storage, at_ms.saturating_sub(now_ms())).await;
+    }
+}
+
+/// Sets the object's alarm `in_ms` from now, from a task that has no `State`.
+pub(crate) async fn arm_alarm(storage: &::worker::worker_sys::DurableObjectStorage, in_ms: u64) {
+    let when = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64((now_ms() + in_ms) as f64));
+    if let Ok(promise) = storage.set_alarm(when, js_sys::Object::new()) {
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
+}

@@ -4,11 +4,12 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::catalog::{CacheHint, Server};
+use crate::cache::CacheHint;
+use crate::catalog::Server;
 use crate::error::Error;
 use crate::jsonrpc::Request;
 use crate::method::Method;
-use crate::negotiate::{ALL_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS};
+use crate::versions::{ALL_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS};
 
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";

@@ -4,20 +4,8 @@ use serde_json::{json, Map, Value};
 
 use crate::catalog::Server;
 use crate::error::Error;
-use crate::upstream::request::{render_json, JsonTemplate};
+use crate::upstream::request::render_json;
 
-#[derive(Debug, Clone)]
-pub struct Prompt {
-    pub name: String,
-    pub listing: Value,
-    pub(crate) description: Option<String>,
-    pub(crate) arguments: Vec<(String, bool)>,
-    pub(crate) messages: Vec<JsonTemplate>,
-    pub completions: Vec<(String, Vec<String>)>,
-}
-
-impl Prompt {
-}
 
 pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
     super::page("prompts", &server.prompt_listings, params, None)

@@ -2,37 +2,15 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::catalog::Server;
+use crate::catalog::{ResourceSource, Server};
 use crate::error::Error;
 use crate::upstream::reply::Upstream;
-use crate::upstream::template::Template;
 use crate::upstream::Bindings;
 use crate::upstream::HttpCall;
 use crate::upstream::RequestTemplate;
 
-#[derive(Debug, Clone)]
-pub struct Resource {
-    pub uri: String,
-    pub listing: Value,
-    pub(crate) mime_type: Option<String>,
-    pub(crate) source: Source,
-}
 
-#[derive(Debug, Clone)]
-pub(crate) enum Source {
-    Text(String),
-    Blob(String),
-    Http(Box<RequestTemplate>),
-}
 
-#[derive(Debug, Clone)]
-pub struct ResourceTemplate {
-    pub(crate) uri_template: Template,
-    pub listing: Value,
-    pub(crate) mime_type: Option<String>,
-    pub(crate) request: RequestTemplate,
-    pub completions: Vec<(String, Vec<String>)>,
-}
 
 /// The secrets the request of the resource at `uri` uses.
 pub fn secrets_of(server: &Server, uri: &str) -> Vec<String> {
@@ -42,29 +20,7 @@ pub fn secrets_of(server: &Server, uri: &str) -> Vec<String> {
     server.resource_templates.iter().find(|t| t.uri_template.match_uri(uri).is_some()).map(|t| t.request.secrets.clone()).unwrap_or_default()
 }
 
-impl Resource {
-    /// The request a fetched resource makes.
-    pub fn request(&self) -> Option<&RequestTemplate> {
-        match &self.source {
-            Source::Http(request) => Some(request),
-            Source::Text(_) | Source::Blob(_) => None,
-        }
-    }
-}
 
-impl ResourceTemplate {
-    pub fn matches(&self, uri: &str) -> Option<Vec<(String, String)>> {
-        self.uri_template.match_uri(uri)
-    }
-
-    pub fn uri_template(&self) -> &str {
-        self.listing.get("uriTemplate").and_then(Value::as_str).unwrap_or("")
-    }
-
-    pub fn request(&self) -> &RequestTemplate {
-        &self.request
-    }
-}
 
 
 
@@ -90,9 +46,9 @@ pub fn read(server: &Server, params: Option<&Value>, bindings: &dyn Fn(&RequestT
     if let Some(r) = server.resources.iter().find(|r| r.uri == uri) {
         let mime = r.mime_type.as_deref();
         return Ok(match &r.source {
-            Source::Text(text) => Read::Ready(contents(uri, mime, "text", text)),
-            Source::Blob(blob) => Read::Ready(contents(uri, mime, "blob", blob)),
-            Source::Http(request) => Read::Fetch {
+            ResourceSource::Text(text) => Read::Ready(contents(uri, mime, "text", text)),
+            ResourceSource::Blob(blob) => Read::Ready(contents(uri, mime, "blob", blob)),
+            ResourceSource::Http(request) => Read::Fetch {
                 call: request.render(&format!("resource {uri:?}"), &Map::new(), &bindings(request))?,
                 uri: uri.to_string(),
                 mime_type: r.mime_type.clone(),

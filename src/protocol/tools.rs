@@ -17,8 +17,8 @@ pub fn list(server: &Server, params: Option<&Value>, principal: &Principal) -> R
 
 /// The cache hint of the principal's `tools/list`: the server's, narrowed by the hints of the
 /// tools it lists.
-pub fn list_cache(server: &Server, principal: &Principal) -> crate::catalog::CacheHint {
-    server.tools.iter().filter(|t| principal.may(&t.roles)).filter_map(|t| t.cache).fold(server.cache, crate::catalog::CacheHint::and)
+pub fn list_cache(server: &Server, principal: &Principal) -> crate::cache::CacheHint {
+    server.tools.iter().filter(|t| principal.may(&t.roles)).filter_map(|t| t.cache).fold(server.cache, crate::cache::CacheHint::and)
 }
 
 /// The decoded params of `tools/call`.

@@ -27,7 +27,7 @@ pub struct Tool {
     /// Only principals with one of these roles see and may call the tool.
     pub roles: Vec<String>,
     /// Its own cache hint for `tools/list`, when configured.
-    pub cache: Option<crate::catalog::CacheHint>,
+    pub cache: Option<crate::cache::CacheHint>,
     /// The `x-mcp-header` annotations of its input schema, found once.
     pub header_params: Vec<(String, Vec<String>)>,
 }

@@ -1,6 +1,6 @@
 //! The Worker's fetch handler: preflight, Origin check, routing, and one log line per request.
 
-use serde::Serialize;
+use crate::edge::worker::log::RequestLog;
 use worker::{console_log, event, Context, Env, Method, Response, ResponseBuilder};
 
 use crate::edge::http::{error_response, with_headers, Incoming};
@@ -12,26 +12,6 @@ use crate::auth::Principal;
 use crate::error::Error;
 use crate::policy::{self, OriginDecision};
 
-/// One structured log line per request. Argument values and secrets never go in it.
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RequestLog {
-    pub request_id: String,
-    pub http: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub session_id: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub method: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool: Option<String>,
-    /// Served from the Worker's lease on the session, not by the session's object.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub lease: bool,
-    pub status: u16,
-    pub duration_ms: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
 
 impl From<worker::Error> for Error {
     fn from(e: worker::Error) -> Self {

@@ -4,7 +4,7 @@
 
 use worker::{Env, Response};
 
-use crate::edge::worker::entry::RequestLog;
+use crate::edge::worker::log::RequestLog;
 use crate::edge::forward::forward;
 use crate::edge::ids::{random_id, valid_session_id};
 use crate::envelope::{Envelope, Op};

@@ -5,7 +5,7 @@
 use serde_json::json;
 use worker::{Env, Response};
 
-use crate::edge::worker::entry::RequestLog;
+use crate::edge::worker::log::RequestLog;
 use crate::edge::forward::forward;
 use crate::edge::ids::random_id;
 use crate::envelope::{Envelope, Op};

@@ -2,7 +2,8 @@
 //! line), the transports it serves (`streamable`: Streamable HTTP, `legacy_sse`: 2024-11-05,
 //! `stateless` and `listen`: the 2026-07-28 revision), `auth` (credentials checked before the
 //! body is read), `leases` (a session's plain calls served without the object hop), `callbacks`
-//! (where a callback tool's result arrives), and `queue` (the consumer of queued calls).
+//! (where a callback tool's result arrives), `queue` (the consumer of queued calls), and `log`
+//! (the log line each request writes).
 
 pub(super) mod auth;
 pub(super) mod callbacks;
@@ -10,6 +11,7 @@ pub(super) mod entry;
 pub(super) mod leases;
 pub(super) mod legacy_sse;
 pub(super) mod listen;
+pub(super) mod log;
 pub(super) mod queue;
 pub(super) mod stateless;
 pub(super) mod streamable;

@@ -5,7 +5,7 @@ use crate::method::Method;
 use worker::{Env, Response};
 
 use crate::edge::body::{check_depth, read_limited};
-use crate::edge::worker::entry::RequestLog;
+use crate::edge::worker::log::RequestLog;
 use crate::edge::forward::forward;
 use crate::edge::ids::{random_id, valid_session_id};
 use crate::edge::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
@@ -178,7 +178,7 @@ fn session_of(req: &Incoming, log: &mut RequestLog) -> Result<String, Error> {
 /// negotiated one: the session's own version decides how we answer.
 fn check_protocol_version(req: &Incoming) -> Result<(), Error> {
     match req.header("mcp-protocol-version") {
-        Some(v) if !negotiate::SUPPORTED_VERSIONS.contains(&v.as_str()) => Err(Error::UnsupportedVersion(v)),
+        Some(v) if !crate::versions::SUPPORTED_VERSIONS.contains(&v.as_str()) => Err(Error::UnsupportedVersion(v)),
         _ => Ok(()),
     }
 }

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use worker::worker_sys::DurableObjectStorage;
+use crate::edge::arm_alarm;
 use worker::{durable_object, Delay, DurableObject, Env, Headers, Request, Response, ResponseBuilder, State};
 
 use crate::edge::http::{accepted, error_response, respond, session_headers};
@@ -239,7 +240,7 @@ impl McpSession {
                 let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
                 let now = now_ms();
                 let field = |name: &str| body.get(name).cloned().unwrap_or(serde_json::Value::Null);
-                let mut session = Session::new(&session_id, server.route.as_str(), crate::negotiate::STATELESS_VERSION, field("clientInfo"), field("clientCapabilities"), now);
+                let mut session = Session::new(&session_id, server.route.as_str(), crate::versions::STATELESS_VERSION, field("clientInfo"), field("clientCapabilities"), now);
                 session.principal.clone_from(&principal.id);
                 session.subscriptions = crate::protocol::subscriptions::honored(server, body.get("params"));
                 session.listen_id = Some(field("id"));
@@ -415,24 +416,7 @@ fn server_at(route: &str) -> Option<&'static Server> {
 /// How long a legacy session outlives its event stream, for POSTs already under way.
 const LEGACY_GRACE_MS: u64 = 10_000;
 
-/// Makes sure the object's alarm rings by `at_ms` (a deferred call's deadline).
-pub(crate) async fn arm_by(storage: &DurableObjectStorage, at_ms: u64) {
-    let current = match storage.get_alarm(js_sys::Object::new()) {
-        Ok(promise) => wasm_bindgen_futures::JsFuture::from(promise).await.ok().and_then(|v| v.as_f64()),
-        Err(_) => None,
-    };
-    if current.is_none_or(|at| at as u64 > at_ms) {
-        arm_alarm(storage, at_ms.saturating_sub(now_ms())).await;
-    }
-}
 
-/// Sets the object's alarm `in_ms` from now, from a task that has no `State`.
-async fn arm_alarm(storage: &DurableObjectStorage, in_ms: u64) {
-    let when = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64((now_ms() + in_ms) as f64));
-    if let Ok(promise) = storage.set_alarm(when, js_sys::Object::new()) {
-        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-    }
-}
 
 /// Counts a request as in flight for as long as it lives, and notes when it ended.
 struct BusyGuard {

@@ -1,0 +1,25 @@
+//! The Worker's one log line per request: what the transports fill in as they go, written by
+//! `entry` when the response is ready.
+
+use serde::Serialize;
+
+/// One structured log line per request. Argument values and secrets never go in it.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestLog {
+    pub request_id: String,
+    pub http: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// Served from the Worker's lease on the session, not by the session's object.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lease: bool,
+    pub status: u16,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
