@@ -128,6 +128,15 @@ pub fn cookie(header: &str, name: &str) -> Option<String> {
     })
 }
 
+/// Whether an `Authorization: Bearer …` header carries `secret`. The comparison takes the same
+/// time wherever the first difference is.
+pub fn bearer_matches(authorization: Option<&str>, secret: &str) -> bool {
+    let Some(token) = authorization.and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer "))) else {
+        return false;
+    };
+    !secret.is_empty() && same_secret(token.trim(), secret)
+}
+
 /// Compares secrets in time that does not depend on where they differ.
 pub fn same_secret(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -267,6 +276,16 @@ mod tests {
     fn auth(config: Value) -> Auth {
         let a: AuthConfig = serde_json::from_value(config).unwrap();
         compile(&a, "servers[0].auth", &["chat_uuid".to_string()]).unwrap()
+    }
+
+    #[test]
+    fn bearer_tokens() {
+        assert!(bearer_matches(Some("Bearer s3cret"), "s3cret"));
+        assert!(!bearer_matches(Some("Bearer s3cre"), "s3cret"));
+        assert!(!bearer_matches(Some("Bearer s3creT"), "s3cret"));
+        assert!(!bearer_matches(Some("Basic s3cret"), "s3cret"));
+        assert!(!bearer_matches(None, "s3cret"));
+        assert!(!bearer_matches(Some("Bearer "), ""));
     }
 
     #[test]

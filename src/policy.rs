@@ -98,14 +98,6 @@ pub fn host_allowed(host: Option<&str>, client_ip: Option<&str>, allowed_hosts: 
     matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]") || allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
 }
 
-/// Whether an `Authorization: Bearer …` header carries `secret`. The comparison takes the same
-/// time wherever the first difference is.
-pub fn bearer_matches(authorization: Option<&str>, secret: &str) -> bool {
-    let Some(token) = authorization.and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer "))) else {
-        return false;
-    };
-    !secret.is_empty() && crate::auth::same_secret(token.trim(), secret)
-}
 
 /// What the Origin check decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -211,16 +203,6 @@ mod tests {
         assert!(host_allowed(Some("anything"), Some("2001:db8::1"), &none));
         assert!(!is_loopback_ip("127.0.0"));
         assert!(!is_loopback_ip("128.0.0.1"));
-    }
-
-    #[test]
-    fn bearer_tokens() {
-        assert!(bearer_matches(Some("Bearer s3cret"), "s3cret"));
-        assert!(!bearer_matches(Some("Bearer s3cre"), "s3cret"));
-        assert!(!bearer_matches(Some("Bearer s3creT"), "s3cret"));
-        assert!(!bearer_matches(Some("Basic s3cret"), "s3cret"));
-        assert!(!bearer_matches(None, "s3cret"));
-        assert!(!bearer_matches(Some("Bearer "), ""));
     }
 
     #[test]

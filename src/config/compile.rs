@@ -4,10 +4,8 @@
 use super::model;
 use super::ConfigError;
 use crate::cache::{CacheHint, CacheScope, DEFAULT_CACHE_TTL_MS};
-use crate::catalog::{Catalog, Endpoint, Limits, Server};
+use crate::catalog::{Catalog, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server};
 use crate::policy::{OriginPattern, DEFAULT_ORIGINS};
-use crate::catalog::Prompt;
-use crate::catalog::Resource;
 use crate::routes::RoutePattern;
 use crate::tools::Tool;
 
@@ -29,7 +27,76 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
     Ok(Catalog { servers, log: file.log })
 }
 
-fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {
+fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {
+    let Routes { route, stream_route, notify, endpoints } = routes(&s, path)?;
+    if s.name.trim().is_empty() {
+        return Err(ConfigError::at(format!("{path}.name"), "must not be empty"));
+    }
+    if s.version.trim().is_empty() {
+        return Err(ConfigError::at(format!("{path}.version"), "must not be empty"));
+    }
+    let origin_sources: Vec<String> = match &s.allowed_origins {
+        Some(list) => list.clone(),
+        None => DEFAULT_ORIGINS.iter().map(|o| o.to_string()).collect(),
+    };
+    let origins = origin_sources
+        .iter()
+        .enumerate()
+        .map(|(i, o)| OriginPattern::parse(o).map_err(|e| ConfigError::at(format!("{path}.allowedOrigins[{i}]"), e)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let Sizes { idle_timeout_ms, max_body_bytes, max_reply_bytes, limits } = sizes(&s, path)?;
+    let route_params: Vec<String> = route.params().map(str::to_string).collect();
+    let auth = s.auth.as_ref().map(|a| super::auth::auth(a, &format!("{path}.auth"), &route_params)).transpose()?;
+    // Behind auth, what a list holds may depend on who asks (role-gated tools): private.
+    let scope = if auth.is_some() { CacheScope::Private } else { CacheScope::Public };
+    let cache = cache_over(CacheHint { ttl_ms: DEFAULT_CACHE_TTL_MS, scope }, &s.cache);
+    let tools = tools(std::mem::take(&mut s.tools), &s, path, &route_params, cache, max_reply_bytes)?;
+    let (resources, resource_templates) = resources(&s, path, &route_params)?;
+    let prompts = prompts(&s, path)?;
+    Ok(Server {
+        name: s.name,
+        version: s.version,
+        title: s.title,
+        instructions: s.instructions,
+        route,
+        stream_route,
+        notify,
+        stateless: s.stateless.as_ref().map(|st| st.collect_timeout_ms),
+        endpoints,
+        origins,
+        allowed_hosts: s.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
+        private_upstreams: s.private_upstreams.iter().map(|h| h.to_ascii_lowercase()).collect(),
+        auth,
+        idle_timeout_ms,
+        keepalive_ms: s.sessions.keepalive_ms,
+        retry_ms: s.sessions.retry_ms,
+        lease_ms: s.sessions.lease_ms,
+        max_body_bytes,
+        max_reply_bytes,
+        tools_page_size: s.limits.tools_page_size,
+        limits,
+        cache,
+        tool_listings: tools.iter().map(|t| t.listing.clone()).collect(),
+        resource_listings: resources.iter().map(|r| r.listing.clone()).collect(),
+        template_listings: resource_templates.iter().map(|t| t.listing.clone()).collect(),
+        prompt_listings: prompts.iter().map(|p| p.listing.clone()).collect(),
+        tools,
+        resources,
+        resource_templates,
+        prompts,
+    })
+}
+
+
+/// A server's paths: its MCP route, the stream alias, the notify route, and every endpoint.
+struct Routes {
+    route: RoutePattern,
+    stream_route: RoutePattern,
+    notify: Option<(RoutePattern, String)>,
+    endpoints: Vec<(RoutePattern, Endpoint)>,
+}
+
+fn routes(s: &model::ServerConfig, path: &str) -> Result<Routes, ConfigError> {
     let route = RoutePattern::parse(&s.route).map_err(|e| ConfigError::at(format!("{path}.route"), e))?;
     let stream_route = match &s.stream_route {
         Some(r) => RoutePattern::parse(r).map_err(|e| ConfigError::at(format!("{path}.streamRoute"), e))?,
@@ -73,21 +140,18 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
             return Err(ConfigError::at(format!("{path}.route"), format!("{} is used twice by this server's endpoints", a.as_str())));
         }
     }
-    if s.name.trim().is_empty() {
-        return Err(ConfigError::at(format!("{path}.name"), "must not be empty"));
-    }
-    if s.version.trim().is_empty() {
-        return Err(ConfigError::at(format!("{path}.version"), "must not be empty"));
-    }
-    let origin_sources: Vec<String> = match s.allowed_origins {
-        Some(list) => list,
-        None => DEFAULT_ORIGINS.iter().map(|o| o.to_string()).collect(),
-    };
-    let origins = origin_sources
-        .iter()
-        .enumerate()
-        .map(|(i, o)| OriginPattern::parse(o).map_err(|e| ConfigError::at(format!("{path}.allowedOrigins[{i}]"), e)))
-        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Routes { route, stream_route, notify, endpoints })
+}
+
+/// A server's time and size limits.
+struct Sizes {
+    idle_timeout_ms: u64,
+    max_body_bytes: u64,
+    max_reply_bytes: u64,
+    limits: Limits,
+}
+
+fn sizes(s: &model::ServerConfig, path: &str) -> Result<Sizes, ConfigError> {
     let positive = |value: u64, field: &str| {
         if value == 0 {
             Err(ConfigError::at(format!("{path}.{field}"), "must be greater than 0"))
@@ -126,19 +190,19 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     if s.limits.tools_page_size == Some(0) {
         return Err(ConfigError::at(format!("{path}.limits.toolsPageSize"), "must be greater than 0"));
     }
-    let route_params: Vec<String> = route.params().map(str::to_string).collect();
-    let auth = s.auth.as_ref().map(|a| super::auth::auth(a, &format!("{path}.auth"), &route_params)).transpose()?;
-    // Behind auth, what a list holds may depend on who asks (role-gated tools): private.
-    let scope = if auth.is_some() { CacheScope::Private } else { CacheScope::Public };
-    let cache = cache_over(CacheHint { ttl_ms: DEFAULT_CACHE_TTL_MS, scope }, &s.cache);
+    Ok(Sizes { idle_timeout_ms, max_body_bytes, max_reply_bytes, limits })
+}
+
+/// The server's tools, each with its cache hint, behind the SSRF guard.
+fn tools(configs: Vec<model::ToolConfig>, s: &model::ServerConfig, path: &str, route_params: &[String], cache: CacheHint, max_reply_bytes: u64) -> Result<Vec<Tool>, ConfigError> {
     let mut tools: Vec<Tool> = Vec::new();
-    for (i, t) in s.tools.into_iter().enumerate() {
+    for (i, t) in configs.into_iter().enumerate() {
         let tool_path = format!("{path}.tools[{i}]");
         if tools.iter().any(|existing| existing.name == t.name) {
             return Err(ConfigError::at(format!("{tool_path}.name"), format!("duplicate tool name {:?}", t.name)));
         }
         let hint = t.cache.as_ref().map(|c| cache_over(cache, c));
-        let mut tool = super::tool::tool(t, &tool_path, &route_params, max_reply_bytes)?;
+        let mut tool = super::tool::tool(t, &tool_path, route_params, max_reply_bytes)?;
         tool.cache = hint;
         tools.push(tool);
     }
@@ -149,19 +213,24 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     for (i, tool) in tools.iter().enumerate() {
         guard(&tool.request, &s.private_upstreams, &format!("{path}.tools[{i}].http.url"))?;
     }
+    Ok(tools)
+}
+
+/// The server's resources and resource templates, behind the SSRF guard.
+fn resources(s: &model::ServerConfig, path: &str, route_params: &[String]) -> Result<(Vec<Resource>, Vec<ResourceTemplate>), ConfigError> {
     let mut resources: Vec<Resource> = Vec::new();
     for (i, r) in s.resources.iter().enumerate() {
         let at = format!("{path}.resources[{i}]");
         if resources.iter().any(|existing| existing.uri == r.uri) {
             return Err(ConfigError::at(format!("{at}.uri"), format!("duplicate resource URI {:?}", r.uri)));
         }
-        resources.push(super::resources::resource(r, &at, &route_params)?);
+        resources.push(super::resources::resource(r, &at, route_params)?);
     }
     let resource_templates = s
         .resource_templates
         .iter()
         .enumerate()
-        .map(|(i, t)| super::resources::resource_template(t, &format!("{path}.resourceTemplates[{i}]"), &route_params))
+        .map(|(i, t)| super::resources::resource_template(t, &format!("{path}.resourceTemplates[{i}]"), route_params))
         .collect::<Result<Vec<_>, _>>()?;
     for (i, r) in resources.iter().enumerate() {
         if let Some(request) = r.request() {
@@ -171,6 +240,10 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
     for (i, t) in resource_templates.iter().enumerate() {
         guard(t.request(), &s.private_upstreams, &format!("{path}.resourceTemplates[{i}].http.url"))?;
     }
+    Ok((resources, resource_templates))
+}
+
+fn prompts(s: &model::ServerConfig, path: &str) -> Result<Vec<Prompt>, ConfigError> {
     let mut prompts: Vec<Prompt> = Vec::new();
     for (i, p) in s.prompts.iter().enumerate() {
         let at = format!("{path}.prompts[{i}]");
@@ -179,38 +252,7 @@ fn compile_server(s: model::ServerConfig, path: &str) -> Result<Server, ConfigEr
         }
         prompts.push(super::resources::prompt(p, &at)?);
     }
-    Ok(Server {
-        name: s.name,
-        version: s.version,
-        title: s.title,
-        instructions: s.instructions,
-        route,
-        stream_route,
-        notify,
-        stateless: s.stateless.as_ref().map(|st| st.collect_timeout_ms),
-        endpoints,
-        origins,
-        allowed_hosts: s.allowed_hosts.iter().map(|h| h.to_ascii_lowercase()).collect(),
-        private_upstreams: s.private_upstreams.iter().map(|h| h.to_ascii_lowercase()).collect(),
-        auth,
-        idle_timeout_ms,
-        keepalive_ms: s.sessions.keepalive_ms,
-        retry_ms: s.sessions.retry_ms,
-        lease_ms: s.sessions.lease_ms,
-        max_body_bytes,
-        max_reply_bytes,
-        tools_page_size: s.limits.tools_page_size,
-        limits,
-        cache,
-        tool_listings: tools.iter().map(|t| t.listing.clone()).collect(),
-        resource_listings: resources.iter().map(|r| r.listing.clone()).collect(),
-        template_listings: resource_templates.iter().map(|t| t.listing.clone()).collect(),
-        prompt_listings: prompts.iter().map(|p| p.listing.clone()).collect(),
-        tools,
-        resources,
-        resource_templates,
-        prompts,
-    })
+    Ok(prompts)
 }
 
 fn guard(request: &crate::upstream::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {

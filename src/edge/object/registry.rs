@@ -125,7 +125,7 @@ pub async fn announce(mut req: crate::edge::http::Incoming, env: &Env, server: &
         return Err(Error::RouteNotFound(req.head().path().to_string()));
     };
     let secret = crate::edge::secret(env, secret_name).ok_or_else(|| Error::Config(format!("the secret {secret_name} is not set")))?;
-    if !crate::policy::bearer_matches(req.header("authorization").as_deref(), &secret) {
+    if !crate::auth::bearer_matches(req.header("authorization").as_deref(), &secret) {
         return Err(Error::Unauthorized { challenge: "Bearer realm=\"mcp-edge-notify\"".into(), why: "wrong notify token".into() });
     }
     let body = req.bytes().await?;

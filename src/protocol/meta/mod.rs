@@ -1,15 +1,23 @@
 //! The 2026-07-28 revision's per-request protocol information: the `_meta` fields every request
 //! carries, the headers that mirror the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
 //! `Mcp-Param-*`), and the fields every result carries (`resultType`, `serverInfo`, cache hints).
+//! Here: a request's `_meta` and its check against the headers; `headers`: the header values;
+//! `result`: what results carry.
 
-use serde_json::{json, Map, Value};
+mod headers;
+mod result;
 
-use crate::cache::CacheHint;
+pub use headers::{decode_header_value, header_params};
+pub use result::{complete, discover, stamp_server};
+use headers::check_param_headers;
+
+use serde_json::Value;
+
 use crate::catalog::Server;
 use crate::error::Error;
 use crate::jsonrpc::Request;
 use crate::method::Method;
-use crate::versions::{ALL_VERSIONS, STATELESS_VERSION, SUPPORTED_VERSIONS};
+use crate::versions::{STATELESS_VERSION, SUPPORTED_VERSIONS};
 
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
@@ -86,110 +94,13 @@ pub fn check(request: &Request, header: &dyn Fn(&str) -> Option<String>, server:
     Ok(RequestMeta { version: version.to_string(), client_info: meta.get(CLIENT_INFO).cloned().unwrap_or(Value::Null), client_capabilities: capabilities.clone(), log_level })
 }
 
-/// A header value as sent, or the text inside the `=?base64?…?=` sentinel; `None` when the
-/// value has characters a header may not carry, or the Base64 is broken.
-pub fn decode_header_value(value: &str) -> Option<String> {
-    // Whitespace around a field value is not part of it (RFC 9110 §5.5).
-    let value = value.trim_matches([' ', '\t']);
-    if !value.bytes().all(|b| b == b'\t' || (0x20..=0x7e).contains(&b)) {
-        return None;
-    }
-    match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
-        Some(encoded) => String::from_utf8(crate::base64::decode(encoded)?).ok(),
-        None => Some(value.to_string()),
-    }
-}
 
-/// The `x-mcp-header` annotations of an input schema: the header name part and the chain of
-/// `properties` keys that leads to the annotated property.
-pub fn header_params(schema: &Value) -> Vec<(String, Vec<String>)> {
-    let mut found = Vec::new();
-    collect_header_params(schema, &mut Vec::new(), &mut found);
-    found
-}
 
-fn collect_header_params(schema: &Value, path: &mut Vec<String>, found: &mut Vec<(String, Vec<String>)>) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
-    for (name, property) in properties {
-        path.push(name.clone());
-        if let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) {
-            found.push((header.to_string(), path.clone()));
-        }
-        // Only chains of `properties` may reach an annotation; nesting is bounded by the schema.
-        if path.len() < 16 {
-            collect_header_params(property, path, found);
-        }
-        path.pop();
-    }
-}
 
-/// Every annotated argument present in the body must arrive, equal, in its `Mcp-Param-*`
-/// header; a header for an argument the body lacks is as wrong as a missing one.
-fn check_param_headers(params: &[(String, Vec<String>)], arguments: &Value, header: &dyn Fn(&str) -> Option<String>) -> Result<(), Error> {
-    for (name, path) in params {
-        let body = path.iter().try_fold(arguments, |v, key| v.get(key)).filter(|v| !v.is_null());
-        let sent = header(&format!("mcp-param-{}", name.to_ascii_lowercase()));
-        let decoded = sent.as_deref().map(decode_header_value);
-        let matches = match (body, decoded) {
-            (None, None) => true,
-            (Some(value), Some(Some(text))) => header_equals(value, &text),
-            _ => false,
-        };
-        if !matches {
-            return Err(Error::HeaderMismatch(format!("Mcp-Param-{name} does not match arguments.{}", path.join("."))));
-        }
-    }
-    Ok(())
-}
 
-/// Strings compare as text, integers by value (`42.0` is `42`), booleans as `true`/`false`.
-fn header_equals(value: &Value, text: &str) -> bool {
-    match value {
-        Value::String(s) => s == text,
-        Value::Bool(b) => text == if *b { "true" } else { "false" },
-        // Read as a JSON number: the module has that parser already, and not Rust's float parser.
-        Value::Number(n) => match serde_json::from_slice::<Value>(text.trim().as_bytes()) {
-            Ok(Value::Number(h)) => h.as_f64().zip(n.as_f64()).is_some_and(|(a, b)| a == b),
-            _ => false,
-        },
-        _ => false,
-    }
-}
 
-/// A complete result as this revision shapes it: `resultType`, the server's identity in
-/// `_meta`, and cache hints on results the revision makes cacheable.
-pub fn complete(result: Value, server: &Server, cache: Option<CacheHint>) -> Value {
-    let mut object = match result {
-        Value::Object(object) => object,
-        other => Map::from_iter([("value".to_string(), other)]),
-    };
-    object.insert("resultType".into(), json!("complete"));
-    stamp_server(&mut object, server);
-    if let Some(hint) = cache {
-        object.insert("ttlMs".into(), json!(hint.ttl_ms));
-        object.insert("cacheScope".into(), json!(hint.scope.as_str()));
-    }
-    Value::Object(object)
-}
 
-/// Puts `serverInfo` into a result's `_meta`, beside whatever is there.
-pub fn stamp_server(object: &mut Map<String, Value>, server: &Server) {
-    let meta = object.entry("_meta").or_insert_with(|| json!({}));
-    if let Value::Object(meta) = meta {
-        meta.insert(SERVER_INFO.into(), json!({"name": server.name, "version": server.version}));
-    }
-}
 
-/// `server/discover`: the same server `initialize` describes, with every version it speaks.
-pub fn discover(server: &Server) -> Value {
-    let mut result = Map::new();
-    result.insert("supportedVersions".into(), json!(ALL_VERSIONS));
-    result.insert("capabilities".into(), super::lifecycle::capabilities(server));
-    if let Some(instructions) = &server.instructions {
-        result.insert("instructions".into(), json!(instructions));
-    }
-    complete(Value::Object(result), server, Some(server.cache))
-}
 
 /// Whether a 2026-07-28 server knows the method: the revision has it, and the server has the
 /// capability it needs.
@@ -215,6 +126,7 @@ pub fn error_status(code: i64) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn server() -> Server {
         let config = r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"sql","inputSchema":{"type":"object","properties":{

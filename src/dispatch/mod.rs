@@ -1,4 +1,13 @@
-//! Request + session + catalog → replies, and the tool calls the edge must make.
+//! Request + session + catalog → replies, and the tool calls the edge must make. `action`: what
+//! a message asks of the edge; `call`: `tools/call` and the reply of a finished call; here: the
+//! method table's dispatch, for sessions and for the stateless revision.
+
+mod action;
+mod call;
+
+pub use action::{Action, CallKind, PendingCall};
+pub use call::finish;
+use call::{bindings, secret_values};
 
 use serde_json::{json, Value};
 
@@ -6,60 +15,14 @@ use crate::catalog::Server;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::method::Method;
-use crate::upstream::signing::SIGNING_KEY;
-use crate::negotiate::at_least;
 use crate::protocol::resources::{self, Read};
-use crate::protocol::{completion, lifecycle, logging, meta, mrtr, prompts, tools as tools_protocol};
+use crate::protocol::{completion, lifecycle, logging, meta, prompts, tools as tools_protocol};
 use crate::routes::RouteParams;
 use crate::session::Session;
-use crate::upstream::reply::{self, Upstream};
-use crate::tools::schema;
-use crate::upstream::Bindings;
-use crate::upstream::HttpCall;
 
-/// What one incoming message asks of the edge.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Action {
-    /// Send this JSON-RPC message back.
-    Reply(String),
-    /// Make this upstream call, then send `finish`'s reply.
-    Call(Box<PendingCall>),
-    /// A notification or a response: nothing goes back.
-    Nothing,
-}
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct PendingCall {
-    pub id: Value,
-    pub kind: CallKind,
-    /// The tool's arguments, which a follow-up call after client input sends again.
-    pub arguments: Value,
-    pub http: HttpCall,
-    pub progress_token: Option<Value>,
-    /// Secret values the request carries (secrets, forwarded credentials): they are redacted
-    /// from whatever goes back to the client.
-    pub redact: Vec<String>,
-    /// 2026-07-28: what an `InputRequiredResult`'s state is bound to; `None` for sessions,
-    /// which ask the client on the stream instead.
-    pub mrtr: Option<mrtr::Binding>,
-}
 
-/// What an upstream call answers, which decides how its reply is mapped.
-#[derive(Debug, Clone, PartialEq)]
-pub enum CallKind {
-    Tool(String),
-    Resource { uri: String, mime_type: Option<String> },
-}
 
-impl PendingCall {
-    /// The tool or resource, for progress messages and logs.
-    pub fn label(&self) -> &str {
-        match &self.kind {
-            CallKind::Tool(name) => name,
-            CallKind::Resource { uri, .. } => uri,
-        }
-    }
-}
 
 /// Where the edge gets template values that are not arguments, and who is calling.
 pub struct Environment<'a> {
@@ -125,7 +88,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
     let result = match method {
         Method::Ping => json!({}),
         Method::ToolsList => tools_protocol::list(server, params, env.principal)?,
-        Method::ToolsCall => return call(server, session, req, env),
+        Method::ToolsCall => return call::call(server, session, req, env),
         Method::ResourcesList => resources::list(server, params)?,
         Method::ResourcesTemplatesList => resources::templates_list(server, params)?,
         Method::ResourcesRead => match resources::read(server, params, &|request| bindings(&request.secrets, env))? {
@@ -192,96 +155,10 @@ pub fn decorate(server: &Server, session: &Session, method: Method, result: Valu
     meta::complete(result, server, method.cacheable().then_some(server.cache))
 }
 
-fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
-    let params = tools_protocol::call_params(req.params.as_ref())?;
-    // A tool the principal may not use answers exactly like one that does not exist.
-    let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
-    let invalid = match (&params.arguments, schema::validate(&tool.input_schema, &params.arguments)) {
-        (Value::Object(_), Ok(())) => None,
-        (Value::Object(_), Err(v)) => Some(v.to_string()),
-        _ => Some("arguments must be an object".to_string()),
-    };
-    if let Some(why) = invalid {
-        let message = format!("invalid arguments for tool {:?}: {why}", tool.name);
-        // 2025-11-25 reports input validation as a tool error, so the model can correct itself.
-        if at_least(&session.protocol_version, "2025-11-25") {
-            return Ok(Action::Reply(jsonrpc::success(&req.id, reply::error_result(message))));
-        }
-        return Err(Error::InvalidParams(message));
-    }
-    let empty = serde_json::Map::new();
-    let args = params.arguments.as_object().unwrap_or(&empty);
-    let mut bindings = bindings(&tool.request.secrets, env);
-    if let Some(meta) = req.params.as_ref().and_then(|p| p.get("_meta")) {
-        bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
-    }
-    let mut http = tool.prepare(args, &bindings)?;
-    http.private_upstreams.clone_from(&server.private_upstreams);
-    let binding = stateless_revision(session).then(|| (env.secret)(SIGNING_KEY)).flatten().map(|key| mrtr::Binding {
-        key: key.into_bytes(),
-        server: server.route.as_str().to_string(),
-        tool: tool.name.clone(),
-        args: mrtr::args_digest(&params.arguments),
-        principal: env.principal.id.clone(),
-    });
-    // A 2026-07-28 retry: the answers go to the upstream with the state it asked with.
-    if let Some(state) = req.params.as_ref().and_then(|p| p.get("requestState")) {
-        let binding = binding.as_ref().ok_or_else(|| Error::InvalidParams(format!("requestState cannot be verified: the {SIGNING_KEY} secret is not set")))?;
-        let state = state.as_str().ok_or_else(|| Error::InvalidParams("requestState must be a string".into()))?;
-        let claims = mrtr::open(state, binding, env.now_ms)?;
-        match mrtr::retry(claims, state, req.params.as_ref().and_then(|p| p.get("inputResponses")))? {
-            mrtr::Retry::AskAgain(result) => return Ok(Action::Reply(jsonrpc::success(&req.id, result))),
-            mrtr::Retry::Answers { ask, answers } => http = http.follow_up(crate::upstream::stream::follow_up_body(&params.arguments, &ask, &answers)),
-        }
-    }
-    let kind = CallKind::Tool(tool.name.clone());
-    let redact = bindings.iter().filter(|(k, _)| k.starts_with("env.") || k.starts_with("meta.auth.")).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments, http, progress_token: params.progress_token, redact, mrtr: binding })))
-}
 
-/// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only
-/// when the tool forwards them.
-fn bind_meta(bindings: &mut Bindings, prefix: &str, value: &Value, with_auth: bool) {
-    match value {
-        Value::Object(members) => {
-            for (name, member) in members {
-                let path = format!("{prefix}.{name}");
-                if (path != "meta.auth" || with_auth) && path.matches('.').count() <= 4 {
-                    bind_meta(bindings, &path, member, with_auth);
-                }
-            }
-        }
-        Value::Array(_) | Value::Null => {}
-        scalar => {
-            bindings.insert(prefix.to_string(), scalar.clone());
-        }
-    }
-}
 
-/// The values of the named secrets.
-fn secret_values(names: &[String], env: &Environment<'_>) -> Vec<String> {
-    names.iter().filter_map(|n| (env.secret)(n)).collect()
-}
 
-/// The secrets a request template names, read from the environment, and the route parameters.
-fn bindings(secrets: &[String], env: &Environment<'_>) -> Bindings {
-    crate::upstream::request::bindings(secrets, env.secret, env.route)
-}
 
-/// The reply to a call once its upstream has answered.
-pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: &Upstream) -> String {
-    match &call.kind {
-        CallKind::Tool(name) => {
-            let structured = at_least(&session.protocol_version, "2025-06-18");
-            let plan = server.reply_plan(name);
-            jsonrpc::success(&call.id, decorate(server, session, Method::ToolsCall, reply::finalize(reply::to_result(upstream, &plan), &plan, structured)))
-        }
-        CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {
-            Ok(result) => jsonrpc::success(&call.id, decorate(server, session, Method::ResourcesRead, result)),
-            Err(error) => jsonrpc::failure(&call.id, &error),
-        },
-    }
-}
 
 /// `notifications/progress` for a call that carries a progress token.
 pub fn progress(token: &Value, progress: u64, message: &str) -> String {
@@ -299,6 +176,8 @@ pub fn initialize(server: &Server, req: &Request, session_id: &str, now_ms: u64)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::upstream::reply::Upstream;
+    use crate::upstream::HttpCall;
     use crate::config;
     use crate::jsonrpc::parse_message;
 

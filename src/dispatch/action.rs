@@ -1,0 +1,51 @@
+//! What one incoming message asks of the edge: a reply to send, or an upstream call to make
+//! and whose reply to send once it answers.
+
+use serde_json::Value;
+
+use crate::protocol::mrtr;
+use crate::upstream::HttpCall;
+
+/// What one incoming message asks of the edge.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Send this JSON-RPC message back.
+    Reply(String),
+    /// Make this upstream call, then send `finish`'s reply.
+    Call(Box<PendingCall>),
+    /// A notification or a response: nothing goes back.
+    Nothing,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingCall {
+    pub id: Value,
+    pub kind: CallKind,
+    /// The tool's arguments, which a follow-up call after client input sends again.
+    pub arguments: Value,
+    pub http: HttpCall,
+    pub progress_token: Option<Value>,
+    /// Secret values the request carries (secrets, forwarded credentials): they are redacted
+    /// from whatever goes back to the client.
+    pub redact: Vec<String>,
+    /// 2026-07-28: what an `InputRequiredResult`'s state is bound to; `None` for sessions,
+    /// which ask the client on the stream instead.
+    pub mrtr: Option<mrtr::Binding>,
+}
+
+/// What an upstream call answers, which decides how its reply is mapped.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallKind {
+    Tool(String),
+    Resource { uri: String, mime_type: Option<String> },
+}
+
+impl PendingCall {
+    /// The tool or resource, for progress messages and logs.
+    pub fn label(&self) -> &str {
+        match &self.kind {
+            CallKind::Tool(name) => name,
+            CallKind::Resource { uri, .. } => uri,
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! `tools/call`: the tool found for the caller, its arguments validated, its request rendered
+//! with the call's secrets, route and `_meta` values, a 2026-07-28 retry's answers passed on;
+//! and the reply of a finished call.
+
+use serde_json::Value;
+
+use super::{decorate, stateless_revision, Action, CallKind, Environment, PendingCall};
+use crate::catalog::Server;
+use crate::error::Error;
+use crate::jsonrpc::{self, Request};
+use crate::method::Method;
+use crate::negotiate::at_least;
+use crate::protocol::resources;
+use crate::protocol::{mrtr, tools as tools_protocol};
+use crate::session::Session;
+use crate::tools::schema;
+use crate::upstream::reply::{self, Upstream};
+use crate::upstream::signing::SIGNING_KEY;
+use crate::upstream::Bindings;
+
+pub(super) fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
+    let params = tools_protocol::call_params(req.params.as_ref())?;
+    // A tool the principal may not use answers exactly like one that does not exist.
+    let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
+    let invalid = match (&params.arguments, schema::validate(&tool.input_schema, &params.arguments)) {
+        (Value::Object(_), Ok(())) => None,
+        (Value::Object(_), Err(v)) => Some(v.to_string()),
+        _ => Some("arguments must be an object".to_string()),
+    };
+    if let Some(why) = invalid {
+        let message = format!("invalid arguments for tool {:?}: {why}", tool.name);
+        // 2025-11-25 reports input validation as a tool error, so the model can correct itself.
+        if at_least(&session.protocol_version, "2025-11-25") {
+            return Ok(Action::Reply(jsonrpc::success(&req.id, reply::error_result(message))));
+        }
+        return Err(Error::InvalidParams(message));
+    }
+    let empty = serde_json::Map::new();
+    let args = params.arguments.as_object().unwrap_or(&empty);
+    let mut bindings = bindings(&tool.request.secrets, env);
+    if let Some(meta) = req.params.as_ref().and_then(|p| p.get("_meta")) {
+        bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
+    }
+    let mut http = tool.prepare(args, &bindings)?;
+    http.private_upstreams.clone_from(&server.private_upstreams);
+    let binding = stateless_revision(session).then(|| (env.secret)(SIGNING_KEY)).flatten().map(|key| mrtr::Binding {
+        key: key.into_bytes(),
+        server: server.route.as_str().to_string(),
+        tool: tool.name.clone(),
+        args: mrtr::args_digest(&params.arguments),
+        principal: env.principal.id.clone(),
+    });
+    // A 2026-07-28 retry: the answers go to the upstream with the state it asked with.
+    if let Some(state) = req.params.as_ref().and_then(|p| p.get("requestState")) {
+        let binding = binding.as_ref().ok_or_else(|| Error::InvalidParams(format!("requestState cannot be verified: the {SIGNING_KEY} secret is not set")))?;
+        let state = state.as_str().ok_or_else(|| Error::InvalidParams("requestState must be a string".into()))?;
+        let claims = mrtr::open(state, binding, env.now_ms)?;
+        match mrtr::retry(claims, state, req.params.as_ref().and_then(|p| p.get("inputResponses")))? {
+            mrtr::Retry::AskAgain(result) => return Ok(Action::Reply(jsonrpc::success(&req.id, result))),
+            mrtr::Retry::Answers { ask, answers } => http = http.follow_up(crate::upstream::stream::follow_up_body(&params.arguments, &ask, &answers)),
+        }
+    }
+    let kind = CallKind::Tool(tool.name.clone());
+    let redact = bindings.iter().filter(|(k, _)| k.starts_with("env.") || k.starts_with("meta.auth.")).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments, http, progress_token: params.progress_token, redact, mrtr: binding })))
+}
+
+/// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only
+/// when the tool forwards them.
+fn bind_meta(bindings: &mut Bindings, prefix: &str, value: &Value, with_auth: bool) {
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members {
+                let path = format!("{prefix}.{name}");
+                if (path != "meta.auth" || with_auth) && path.matches('.').count() <= 4 {
+                    bind_meta(bindings, &path, member, with_auth);
+                }
+            }
+        }
+        Value::Array(_) | Value::Null => {}
+        scalar => {
+            bindings.insert(prefix.to_string(), scalar.clone());
+        }
+    }
+}
+
+/// The values of the named secrets.
+pub(super) fn secret_values(names: &[String], env: &Environment<'_>) -> Vec<String> {
+    names.iter().filter_map(|n| (env.secret)(n)).collect()
+}
+
+/// The secrets a request template names, read from the environment, and the route parameters.
+pub(super) fn bindings(secrets: &[String], env: &Environment<'_>) -> Bindings {
+    crate::upstream::request::bindings(secrets, env.secret, env.route)
+}
+
+/// The reply to a call once its upstream has answered.
+pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: &Upstream) -> String {
+    match &call.kind {
+        CallKind::Tool(name) => {
+            let structured = at_least(&session.protocol_version, "2025-06-18");
+            let plan = server.reply_plan(name);
+            jsonrpc::success(&call.id, decorate(server, session, Method::ToolsCall, reply::finalize(reply::to_result(upstream, &plan), &plan, structured)))
+        }
+        CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {
+            Ok(result) => jsonrpc::success(&call.id, decorate(server, session, Method::ResourcesRead, result)),
+            Err(error) => jsonrpc::failure(&call.id, &error),
+        },
+    }
+}
