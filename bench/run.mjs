@@ -7,6 +7,8 @@
 //!   npm run bench                       BENCH_SECONDS (default 10) per run; BENCH_ROUNDS (default 3);
 //!                                       BENCH_CONCURRENCY=1,16,64;
 //!                                       BENCH_SERVERS=mcp-edge,fetch-only (names start with these)
+//!                                       BENCH_BASELINE=<dir>: another build of mcp-edge (another
+//!                                       commit's `node scripts/build.mjs --out-dir …`) beside it
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -91,6 +93,15 @@ function edgeWorker() {
   return edge;
 }
 
+/** BENCH_BASELINE names another build of mcp-edge (another commit's `node scripts/build.mjs
+ *  --out-dir …`): it runs beside this one, in the same rounds, as the `baseline` rows. */
+const baselineDir = process.env.BENCH_BASELINE;
+let baseline;
+function baselineWorker() {
+  baseline ??= served(() => serveWorker({ dir: baselineDir, config: benchConfig, bindings: { UPSTREAM_URL: upstreamUrl } }));
+  return baseline;
+}
+
 const servers = [
   {
     name: 'mcp-edge',
@@ -142,6 +153,12 @@ const servers = [
     objectRequestsPerCall: 0,
     start: () => startNode(join(root, 'bench', 'peers', 'node-sdk.mjs')),
   },
+  ...(baselineDir
+    ? [
+        { name: 'baseline mcp-edge', path: '/mcp', sessions: true, objectRequestsPerCall: '—', start: baselineWorker },
+        { name: 'baseline mcp-edge stateless', path: '/stateless/mcp', sessions: false, objectRequestsPerCall: 0, start: baselineWorker },
+      ]
+    : []),
 ];
 
 const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } };
@@ -255,12 +272,18 @@ const at = (name, c) => rows.find((r) => r.server === name && r.sessions === c);
 const ratios = [];
 for (const c of concurrencies) {
   const edge = at('mcp-edge', c);
-  for (const peer of servers.filter((s) => !s.name.startsWith('mcp-edge'))) {
+  for (const peer of servers.filter((s) => !s.name.startsWith('mcp-edge') && !s.name.startsWith('baseline'))) {
     const other = at(peer.name, c);
     if (edge && other) ratios.push({ sessions: c, peer: peer.name, ratio: Number((edge.rps / other.rps).toFixed(2)) });
   }
   const stateless = at('mcp-edge stateless', c);
   const floor = at('fetch-only worker', c);
+  for (const [mine, theirs] of [[edge, at('baseline mcp-edge', c)], [stateless, at('baseline mcp-edge stateless', c)]]) {
+    if (mine && theirs) ratios.push({ sessions: c, peer: `${theirs.server} (the build in BENCH_BASELINE)`, ratio: Number((mine.rps / theirs.rps).toFixed(2)) });
+    if (mine?.kinstructions_per_call && theirs?.kinstructions_per_call) {
+      ratios.push({ sessions: c, peer: `${theirs.server} (its instructions per call ÷ ours)`, ratio: Number((theirs.kinstructions_per_call / mine.kinstructions_per_call).toFixed(2)) });
+    }
+  }
   if (stateless && floor) ratios.push({ sessions: c, peer: 'fetch-only worker (stateless mode)', ratio: Number((stateless.rps / floor.rps).toFixed(2)) });
   // The same comparison by the work each call takes, which the host's drift hardly moves.
   if (stateless?.kinstructions_per_call && floor?.kinstructions_per_call) {
