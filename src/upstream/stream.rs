@@ -3,11 +3,14 @@
 //! while it works, and ends with its result, or with a request for client input:
 //!
 //! ```text
-//! {"progress": 50, "total": 100, "message": "halfway"}      → notifications/progress
-//! {"log": {"level": "info", "data": "step 1", "logger": "x"}} → notifications/message
+//! {"progress": 50, "total": 100, "message": "halfway"}      → Method::Progress to the client
+//! {"log": {"level": "info", "data": "step 1", "logger": "x"}} → Method::LogMessage to the client
 //! {"result": {"content": [{"type": "text", "text": "done"}]}} → the CallToolResult
-//! {"input": {"method": "elicitation/create", "params": {…}}, "state": …}
+//! {"input": {"method": …, "params": {…}}, "state": …}          → a request to the client
 //! ```
+//!
+//! The request for input names one of the methods whose `client_capability` is set: sampling,
+//! elicitation or roots.
 //!
 //! A passthrough tool's single JSON body may also be an `{"input": …}` message.
 
