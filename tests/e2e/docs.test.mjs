@@ -1,6 +1,7 @@
 // The documentation keeps up with the code: every field of the configuration model
-// (src/config/model.rs, as serde names it) is documented in docs/, and every relative link in the
-// README and docs/ leads to a file that exists.
+// (src/config/model.rs, as serde names it) is documented in docs/, every relative link in the
+// README and docs/ leads to a file that exists, and so does every file of the repository they
+// name in backticks (`src/edge/forward.rs`, `tests/e2e/docs.test.mjs`).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -63,4 +64,15 @@ test('relative links in the README and docs/ lead to files that exist', () => {
     }
   }
   assert.deepEqual(broken, []);
+});
+
+test('every repository file the README and docs/ name exists', () => {
+  const pages = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+  const missing = [];
+  for (const page of pages) {
+    for (const [, path] of readFileSync(join(root, page), 'utf8').matchAll(/`((?:src|tests|scripts|bench|cli|examples)\/[\w./-]*[\w/])`/g)) {
+      if (!existsSync(join(root, path))) missing.push(`${page}: ${path}`);
+    }
+  }
+  assert.deepEqual(missing, []);
 });
