@@ -143,6 +143,11 @@ function projectReady() {
   if (!existsSync('wrangler.toml') && !existsSync('wrangler.jsonc') && !existsSync('wrangler.json')) {
     fail('no wrangler.toml here: run `mcp-edge init` first, or cd into your project');
   }
+  // The Worker wrangler.toml names lives in the project's own node_modules.
+  const main = existsSync('wrangler.toml') ? readFileSync('wrangler.toml', 'utf8').match(/^main\s*=\s*"([^"]+)"/m)?.[1] : undefined;
+  if (main && !existsSync(main)) {
+    fail(`wrangler.toml's main, ${main}, is missing: run \`npm install\` in this folder first`);
+  }
 }
 
 const [command, ...args] = process.argv.slice(2);

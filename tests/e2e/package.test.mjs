@@ -65,6 +65,12 @@ test('the package: installed without Rust, init, dev, a live edit, check, and a 
   assert.equal(pkg.scripts.dev, 'mcp-edge dev');
   const again = sh(bin, ['init']);
   assert.match(again.stdout, /kept mcp-edge\.json \(it exists\)/);
+  // A folder whose packages are not installed yet is told so, before wrangler starts.
+  const bare = mkdtempSync(join(tmpdir(), 'mcp-edge-bare-'));
+  writeFileSync(join(bare, 'wrangler.toml'), readFileSync(join(dir, 'wrangler.toml')));
+  const early = sh(bin, ['dev'], { cwd: bare });
+  assert.equal(early.status, 1);
+  assert.match(early.stderr, /wrangler\.toml's main, node_modules\/mcp-edge\/build\/index\.js, is missing: run `npm install`/);
 
   // As a user with n8n on their own machine: the webhook's URL is a secret, and the private
   // address must be allowed by name.
