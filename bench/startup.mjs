@@ -1,7 +1,7 @@
 //! What reading the configuration costs an isolate: the CPU workerd spends on a new isolate's
 //! first request (an `initialize`, which reads, validates and compiles the configuration before
-//! anything else) and on its second, for three configurations: a minimal one (one server, no
-//! tools), the shipped default, and one with 1,000 tools. Each run is a fresh workerd; the
+//! anything else) and on its second, for four configurations: a minimal one (one server, no
+//! tools), one tool, the shipped default, and 1,000 tools. Each run is a fresh workerd; the
 //! configurations take turns, and medians are printed. The first request's excess over the
 //! minimal configuration's is what the configuration adds.
 //!
@@ -80,10 +80,13 @@ export async function measureStartup(runs = Number(process.env.STARTUP_RUNS ?? 1
   mkdirSync(scratch, { recursive: true });
   const minimal = join(scratch, 'minimal.json');
   writeFileSync(minimal, JSON.stringify({ servers: [{ name: 'minimal', version: '1' }] }));
+  const one = join(scratch, '1-tool.json');
+  writeFileSync(one, JSON.stringify(manyTools(1), null, 2));
   const many = join(scratch, '1000-tools.json');
   writeFileSync(many, JSON.stringify(manyTools(1000), null, 2));
   const configs = [
     { name: 'minimal (no tools)', file: minimal },
+    { name: '1 tool', file: one },
     { name: 'default (mcp-edge.json, 2 tools)', file: join(root, 'mcp-edge.json') },
     { name: '1,000 tools', file: many },
   ];
