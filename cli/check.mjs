@@ -3,9 +3,7 @@
 //! code (`config::check`, exported as `check_config`) and the same messages.
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
-
-/** The Worker's compatibility date; keep in step with wrangler.toml and the starter's. */
-export const COMPATIBILITY_DATE = '2026-04-01';
+import { COMPATIBILITY_DATE, workerModules } from './worker.mjs';
 
 // A worker whose one route hands a file to the module's `check_config`.
 const ENTRY = `import { check_config } from './index.js';
@@ -25,10 +23,8 @@ export async function check(label, text, buildDir) {
     modulesRoot: buildDir,
     modules: [
       { type: 'ESModule', path: join(buildDir, 'check-entry.mjs'), contents: ENTRY },
-      { type: 'ESModule', path: join(buildDir, 'index.js') },
-      { type: 'CompiledWasm', path: join(buildDir, 'index_bg.wasm') },
       // The module imports the deployment's configuration; this run checks one passed to it.
-      { type: 'Text', path: join(buildDir, 'mcp-edge-config'), contents: '{}' },
+      ...workerModules(buildDir, '{}'),
     ],
     compatibilityDate: COMPATIBILITY_DATE,
     host: '127.0.0.1',

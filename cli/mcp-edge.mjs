@@ -76,8 +76,8 @@ function projectPackage(dir) {
 function init(dir = '.') {
   const target = resolve(dir);
   mkdirSync(target, { recursive: true });
-  const name = projectPackage(target).name;
-  writeFileSync(join(target, 'package.json'), `${JSON.stringify(projectPackage(target), null, 2)}\n`);
+  const pkg = projectPackage(target);
+  writeFileSync(join(target, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   console.log(`wrote ${join(relative(process.cwd(), target) || '.', 'package.json')}`);
   const starter = join(here, 'starter');
   const files = [
@@ -95,7 +95,7 @@ function init(dir = '.') {
       continue;
     }
     if (to === 'wrangler.toml') {
-      writeFileSync(out, readFileSync(join(starter, from), 'utf8').replace('name = "my-mcp-server"', `name = ${JSON.stringify(name)}`));
+      writeFileSync(out, readFileSync(join(starter, from), 'utf8').replace('name = "my-mcp-server"', `name = ${JSON.stringify(pkg.name)}`));
     } else {
       copyFileSync(join(starter, from), out);
     }

@@ -1,8 +1,8 @@
 //! Serves a built worker directory in workerd through Miniflare's API: the same runtime as
 //! `wrangler dev`, without its DevTools instrumentation. Tests and the conformance run use it.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
+import { COMPATIBILITY_DATE, workerModules as modules } from '../cli/worker.mjs';
 
 /** Reads and drops workerd's output: an unread pipe fills up (one log line per request) and then
  *  blocks workerd itself. */
@@ -14,11 +14,7 @@ export function drain(stdout, stderr) {
 /** The built worker in `dir` as Miniflare's modules, with the configuration file `config` as
  *  the `mcp-edge-config` module: its text, as the Worker reads it (src/edge/config.js). */
 export function workerModules(dir, config) {
-  return [
-    { type: 'ESModule', path: join(dir, 'index.js') },
-    { type: 'CompiledWasm', path: join(dir, 'index_bg.wasm') },
-    { type: 'Text', path: join(dir, 'mcp-edge-config'), contents: readFileSync(config, 'utf8') },
-  ];
+  return modules(dir, readFileSync(config, 'utf8'));
 }
 
 /** Starts the worker in `dir`, configured by the file `config`, with `bindings` (vars and
@@ -27,8 +23,7 @@ export function serveWorker({ dir, config, bindings, port = 0, persist = false, 
   return new Miniflare({
     modulesRoot: dir,
     modules: workerModules(dir, config),
-    // Keep in step with wrangler.toml.
-    compatibilityDate: '2026-04-01',
+    compatibilityDate: COMPATIBILITY_DATE,
     durableObjects: { MCP_SESSIONS: 'McpSession' },
     // Keep in step with wrangler.toml: queued tools, their consumer and its dead-letter queue.
     queueProducers: { TOOL_QUEUE: { queueName: 'mcp-edge-tools' } },

@@ -119,7 +119,6 @@ impl Auth {
     }
 }
 
-
 /// A cookie's value from a `Cookie` header.
 pub fn cookie(header: &str, name: &str) -> Option<String> {
     header.split(';').find_map(|pair| {

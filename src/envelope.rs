@@ -147,7 +147,6 @@ pub fn object_retry(attempt: u32, retryable: bool, overloaded: bool, jitter: f64
     Some(base + (base as f64 * jitter.clamp(0.0, 1.0)) as u64)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -98,7 +98,6 @@ pub fn host_allowed(host: Option<&str>, client_ip: Option<&str>, allowed_hosts: 
     matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]") || allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
 }
 
-
 /// What the Origin check decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OriginDecision {

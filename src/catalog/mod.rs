@@ -31,11 +31,6 @@ impl Catalog {
     }
 }
 
-
-
-
-
-
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum RequestLogging {

@@ -35,8 +35,8 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     if s.version.trim().is_empty() {
         return Err(ConfigError::at(format!("{path}.version"), "must not be empty"));
     }
-    let origin_sources: Vec<String> = match &s.allowed_origins {
-        Some(list) => list.clone(),
+    let origin_sources: Vec<String> = match s.allowed_origins.take() {
+        Some(list) => list,
         None => DEFAULT_ORIGINS.iter().map(|o| o.to_string()).collect(),
     };
     let origins = origin_sources
@@ -86,7 +86,6 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         prompts,
     })
 }
-
 
 /// A server's paths: its MCP route, the stream alias, the notify route, and every endpoint.
 struct Routes {

@@ -20,7 +20,6 @@ pub fn load(text: &str) -> Result<Catalog, ConfigError> {
     compile::compile(file::read(text)?)
 }
 
-
 /// What `mcp-edge check` and `npm run check-config` print for the file `label` holding `text`:
 /// one line per server when it is valid, else the located fault. The Worker answers every
 /// request with the same fault (`Invalid configuration: …`), from the same code.
@@ -37,9 +36,6 @@ pub fn check(label: &str, text: &str) -> Result<String, String> {
         .collect();
     Ok(lines.join("\n"))
 }
-
-
-
 
 #[cfg(test)]
 mod tests {

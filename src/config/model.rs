@@ -31,10 +31,6 @@ pub struct CacheConfig {
     pub scope: Option<CacheScope>,
 }
 
-
-
-
-
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServerConfig {

@@ -20,10 +20,6 @@ use crate::protocol::{completion, lifecycle, logging, meta, prompts, tools as to
 use crate::routes::RouteParams;
 use crate::session::Session;
 
-
-
-
-
 /// Where the edge gets template values that are not arguments, and who is calling.
 pub struct Environment<'a> {
     /// Reads a Worker var or secret by name.
@@ -154,11 +150,6 @@ pub fn decorate(server: &Server, session: &Session, method: Method, result: Valu
     }
     meta::complete(result, server, method.cacheable().then_some(server.cache))
 }
-
-
-
-
-
 
 /// `notifications/progress` for a call that carries a progress token.
 pub fn progress(token: &Value, progress: u64, message: &str) -> String {

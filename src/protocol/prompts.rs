@@ -6,7 +6,6 @@ use crate::catalog::Server;
 use crate::error::Error;
 use crate::upstream::request::render_json;
 
-
 pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
     super::page("prompts", &server.prompt_listings, params, None)
 }

@@ -9,9 +9,6 @@ use crate::upstream::Bindings;
 use crate::upstream::HttpCall;
 use crate::upstream::RequestTemplate;
 
-
-
-
 /// The secrets the request of the resource at `uri` uses.
 pub fn secrets_of(server: &Server, uri: &str) -> Vec<String> {
     if let Some(r) = server.resources.iter().find(|r| r.uri == uri) {
@@ -19,11 +16,6 @@ pub fn secrets_of(server: &Server, uri: &str) -> Vec<String> {
     }
     server.resource_templates.iter().find(|t| t.uri_template.match_uri(uri).is_some()).map(|t| t.request.secrets.clone()).unwrap_or_default()
 }
-
-
-
-
-
 
 pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
     super::page("resources", &server.resource_listings, params, None)

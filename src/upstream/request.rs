@@ -6,7 +6,6 @@ use crate::upstream::retry::{RedirectPolicy, RetryPolicy};
 use crate::upstream::template::{Context, Template};
 use crate::error::Error;
 
-
 /// Template variables besides the arguments, keyed by their full name: `env.NAME` secrets and
 /// vars, `route.NAME` parameters, and `meta.NAME` values of the request's `params._meta`.
 pub type Bindings = std::collections::HashMap<String, Value>;
@@ -119,8 +118,6 @@ impl HttpCall {
     }
 }
 
-
-
 impl RequestTemplate {
     /// The URL's host when the configuration writes it out (not from a secret or a variable).
     pub fn literal_host(&self) -> Option<String> {
@@ -131,7 +128,6 @@ impl RequestTemplate {
         }
         crate::upstream::address::host_of(&self.url_source)
     }
-
 
     /// Renders the request for one call. Arguments must already be validated.
     pub fn render(&self, owner: &str, args: &Map<String, Value>, bindings: &Bindings) -> Result<HttpCall, Error> {
@@ -170,7 +166,6 @@ impl RequestTemplate {
         Ok(HttpCall { method: self.method.clone(), url, headers, body, timeout_ms: self.timeout_ms, redirects: self.redirects.clone(), retry: self.retry, private_upstreams: Vec::new() })
     }
 }
-
 
 /// A header value is bytes, not text: non-ASCII characters are sent percent-encoded as UTF-8
 /// (as RFC 8187 values are), because a fetch refuses them outright.

@@ -12,7 +12,6 @@ use crate::auth::Principal;
 use crate::error::Error;
 use crate::policy::{self, OriginDecision};
 
-
 impl From<worker::Error> for Error {
     fn from(e: worker::Error) -> Self {
         Error::Internal(e.to_string())

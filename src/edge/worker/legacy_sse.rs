@@ -48,7 +48,7 @@ pub async fn message(mut req: crate::edge::http::Incoming, env: &Env, server_ind
         return Err(error.clone());
     }
     if let Some(Ok(crate::jsonrpc::Message::Request(r))) = parsed.messages.first() {
-        log.method = Some(r.method.to_string());
+        log.method = Some(r.method.as_str().to_string());
     }
     forward(env, Envelope { op: Op::SseMessage, server: server_index, session_id, origin: Some(url.origin), principal: Some(principal.clone()), ..Envelope::default() }, &body).await
 }

@@ -42,14 +42,14 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
     let first = parsed.messages.first();
     let message_params = match first {
         Some(Ok(Message::Request(r))) => {
-            log.method = Some(if parsed.batch { "batch".into() } else { r.method.to_string() });
+            log.method = Some(if parsed.batch { "batch".into() } else { r.method.as_str().to_string() });
             if r.method == Method::ToolsCall {
                 log.tool = r.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()).map(str::to_string);
             }
             r.params.as_ref()
         }
         Some(Ok(Message::Notification(n))) => {
-            log.method = Some(n.method.to_string());
+            log.method = Some(n.method.as_str().to_string());
             n.params.as_ref()
         }
         _ => None,

@@ -94,14 +94,6 @@ pub fn check(request: &Request, header: &dyn Fn(&str) -> Option<String>, server:
     Ok(RequestMeta { version: version.to_string(), client_info: meta.get(CLIENT_INFO).cloned().unwrap_or(Value::Null), client_capabilities: capabilities.clone(), log_level })
 }
 
-
-
-
-
-
-
-
-
 /// Whether a 2026-07-28 server knows the method: the revision has it, and the server has the
 /// capability it needs.
 pub fn offered(server: &Server, method: Method) -> bool {

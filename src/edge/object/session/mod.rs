@@ -416,8 +416,6 @@ fn server_at(route: &str) -> Option<&'static Server> {
 /// How long a legacy session outlives its event stream, for POSTs already under way.
 const LEGACY_GRACE_MS: u64 = 10_000;
 
-
-
 /// Counts a request as in flight for as long as it lives, and notes when it ended.
 struct BusyGuard {
     busy: Rc<Cell<u32>>,
