@@ -24,8 +24,8 @@
 //! - [`catalog`]: what requests are served from: servers, tools, resources, prompts and auth.
 //! - [`cache`]: the 2026-07-28 cache hint of a result.
 //! - [`tools`]: what a tool is: its arguments validated against its schema.
-//! - [`upstream`]: calling an HTTP upstream: request rendering, the SSRF guard, retries and
-//!   redirects, signing, reply mapping.
+//! - [`upstream`]: calling an HTTP upstream: request rendering (OpenAPI query styles and
+//!   cookies included), the SSRF guard, retries and redirects, signing, reply mapping.
 //! - [`routes`]: route patterns with `{param}` segments.
 //! - [`head`]: a request's method, URL and headers as the edge reads them.
 //! - [`policy`]: Origin allowlists and CORS headers.

@@ -128,6 +128,57 @@ mod tests {
     }
 
     #[test]
+    fn query_and_cookie_errors_name_the_path() {
+        let tool = |http: &str| format!(r#"{{"name":"a","inputSchema":{{"type":"object","properties":{{"color":{{"type":"string"}}}}}},"http":{{"url":"https://x/",{http}}}}}"#);
+        let cases = [
+            (r#""query":{"color":{"value":"{color}","style":"matrix"}}"#, r#"servers[0].tools[1].http.query.color.style: "matrix" is not one of form, spaceDelimited, pipeDelimited, deepObject"#),
+            (r#""query":{"color":{"value":"{color}","style":"deepObject","explode":false}}"#, "servers[0].tools[1].http.query.color.explode: deepObject needs explode: true"),
+            (r#""query":{"color":{"value":"{color}","style":"pipeDelimited","explode":false},"":"x"}"#, "servers[0].tools[1].http.query: a query parameter name must not be empty"),
+            (r#""query":{"color":"{color"}"#, "servers[0].tools[1].http.query.color: unclosed '{' at offset 0"),
+            (r#""query":{"color":{"value":"{+color}"}}"#, "servers[0].tools[1].http.query.color.value: operator in {+color} is only allowed in url templates"),
+            (r#""query":{"filter[status]":"{colour}"}"#, r#"servers[0].tools[1].http.query.filter[status]: unknown argument "colour" in template"#),
+            (r#""query":{"color":{"value":"{colour}","style":"form"}}"#, r#"servers[0].tools[1].http.query.color.value: unknown argument "colour" in template"#),
+            (r#""query":{"color":{"value":"c-{color}","style":"deepObject"}}"#, "servers[0].tools[1].http.query.color.value: a deepObject value must be exactly one variable, such as {filter}"),
+            (r#""query":{"color":{"value":"{meta.auth.k}"}}"#, r#"servers[0].tools[1].http.query.color.value: "meta.auth.k" needs "forwardMetaAuth": true on the tool"#),
+            (r#""query":{"color":{"value":"{color}","styl":"form"}}"#, "servers[0].tools[1].http.query.color.styl: unknown field `styl`, expected one of `value`, `style`, `explode`, `allowReserved`"),
+            // "missing field" names the enclosing object, as it does for any nested object.
+            (r#""query":{"color":{"style":"form"}}"#, "servers[0].tools[1].http.query: missing field `value`"),
+            (r#""query":{"color":1}"#, r#"servers[0].tools[1].http.query.color: invalid type: integer `1`, expected a text template or an object with "value""#),
+            (r#""query":{"color":"a","color":"b"}"#, r#"servers[0].tools[1].http.query: duplicate key "color""#),
+            (r#""query":["color"]"#, "servers[0].tools[1].http.query: invalid type: sequence, expected an object"),
+            (r#""cookies":{"a b":"{color}"}"#, "servers[0].tools[1].http.cookies.a b: is not a valid cookie name (an RFC 6265 token)"),
+            (r#""cookies":{"":"x"}"#, "servers[0].tools[1].http.cookies.: is not a valid cookie name (an RFC 6265 token)"),
+            (r#""cookies":{"c":"{colour}"}"#, r#"servers[0].tools[1].http.cookies.c: unknown argument "colour" in template"#),
+            (r#""cookies":{"c":"{env.bad-name}"}"#, r#"servers[0].tools[1].http.cookies.c: invalid variable name "env.bad-name" in {env.bad-name}"#),
+            (r#""headers":{"cookie":"a=1"},"cookies":{"c":"{color}"}"#, "servers[0].tools[1].http.headers.cookie: cannot be used with http.cookies, which makes the Cookie header"),
+        ];
+        for (http, want) in cases {
+            assert_eq!(err(&with_tool(&tool(http))), want, "{http}");
+        }
+        // A Cookie header alone, and secrets in cookies, are fine.
+        assert!(load(&with_tool(&tool(r#""headers":{"Cookie":"a={color}"}"#))).is_ok());
+        let c = load(&with_tool(&tool(r#""cookies":{"sid":"{env.SESSION}"},"query":{"k":"{env.KEY}"}"#))).unwrap();
+        assert_eq!(c.servers[0].tools[1].request.secrets, ["KEY", "SESSION"]);
+    }
+
+    #[test]
+    fn resources_use_query_parameters_and_cookies_without_meta() {
+        let server = |http: &str| format!(r#"{{"servers":[{{"name":"s","version":"1","resourceTemplates":[{{"uriTemplate":"a://{{id}}","name":"t","http":{{"method":"GET","url":"https://h/x",{http}}}}}]}}]}}"#);
+        let c = load(&server(r#""query":{"$id":"{id}","tags":{"value":"{id}","style":"deepObject"}},"cookies":{"c":"{id}"}"#)).unwrap();
+        let t = &c.servers[0].resource_templates[0];
+        let args: serde_json::Map<String, serde_json::Value> = t.matches("a://7 8").unwrap().into_iter().map(|(k, v)| (k, v.into())).collect();
+        let e = t.request().render("r", &args, &crate::upstream::Bindings::new()).unwrap_err();
+        assert!(e.message().ends_with(r#"query parameter "tags" (deepObject) needs an object value"#), "{}", e.message());
+        let c = load(&server(r#""query":{"$id":"{id}"},"cookies":{"c":"{id}"}"#)).unwrap();
+        let call = c.servers[0].resource_templates[0].request().render("r", &args, &crate::upstream::Bindings::new()).unwrap();
+        assert_eq!((call.url.as_str(), call.headers.as_slice()), ("https://h/x?%24id=7%208", [("Cookie".to_string(), "c=7%208".to_string())].as_slice()));
+        assert_eq!(
+            err(&server(r#""query":{"q":"{meta.trace}"}"#)),
+            r#"servers[0].resourceTemplates[0].http.query.q: "meta.trace": only tool templates may use params._meta values"#
+        );
+    }
+
+    #[test]
     fn arguments_cannot_reach_the_authority() {
         let schema = r#""inputSchema":{"type":"object","properties":{"h":{"type":"string"}}}"#;
         for url in ["https://x{h}/", "https://x{+h}", "{+env.BASE}{+h}", "https://x{.h}/"] {

@@ -432,6 +432,13 @@ pub struct HttpConfig {
     /// Header name → text template.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Query parameter name, as sent → a text template, or one with its OpenAPI style; appended
+    /// to the expanded URL in the file's order.
+    #[serde(default)]
+    pub query: Ordered<QueryParamConfig>,
+    /// Cookie name → text template; the cookies with a value are sent as one `Cookie` header.
+    #[serde(default)]
+    pub cookies: Ordered<String>,
     /// JSON whose strings are text templates. Absent: the arguments (none for GET).
     #[serde(default)]
     pub body: Option<Value>,
@@ -448,6 +455,85 @@ pub struct HttpConfig {
     /// Hosts a redirect may lead to besides the URL's own origin.
     #[serde(default)]
     pub redirect_hosts: Vec<String>,
+}
+
+/// A query parameter: a text template (shorthand for `{"value": template}`), or the template
+/// with its OpenAPI serialization.
+#[derive(Debug, Clone)]
+pub enum QueryParamConfig {
+    Template(String),
+    Styled(StyledQueryConfig),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StyledQueryConfig {
+    /// A text template; exactly `{name}` sends the value's JSON type (arrays, objects).
+    pub value: String,
+    /// `form` (default), `spaceDelimited`, `pipeDelimited` or `deepObject`; checked when compiled.
+    #[serde(default)]
+    pub style: Option<String>,
+    /// Default: `true` for `form`, `false` for the others.
+    #[serde(default)]
+    pub explode: Option<bool>,
+    /// Keep RFC 3986 reserved characters in values, except those that would change the query.
+    #[serde(default)]
+    pub allow_reserved: bool,
+}
+
+impl<'de> Deserialize<'de> for QueryParamConfig {
+    // A visitor rather than `untagged`: an object keeps its own field errors ("unknown field").
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = QueryParamConfig;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a text template or an object with \"value\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<QueryParamConfig, E> {
+                Ok(QueryParamConfig::Template(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<QueryParamConfig, A::Error> {
+                StyledQueryConfig::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(QueryParamConfig::Styled)
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// A JSON object read in the file's order, for members whose order is sent: query parameters
+/// and cookies. (`BTreeMap` would sort them.)
+#[derive(Debug, Clone)]
+pub struct Ordered<T>(pub Vec<(String, T)>);
+
+impl<T> Default for Ordered<T> {
+    fn default() -> Self {
+        Ordered(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = Ordered<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Ordered<T>, A::Error> {
+                let mut members: Vec<(String, T)> = Vec::new();
+                while let Some((key, value)) = map.next_entry::<String, T>()? {
+                    // A repeated key would otherwise be sent twice.
+                    if members.iter().any(|(k, _)| *k == key) {
+                        return Err(serde::de::Error::custom(format!("duplicate key {key:?}")));
+                    }
+                    members.push((key, value));
+                }
+                Ok(Ordered(members))
+            }
+        }
+        deserializer.deserialize_map(Visitor(std::marker::PhantomData))
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

@@ -3,8 +3,9 @@
 
 use serde_json::Value;
 
-use super::model::{BodyTypeConfig, HttpConfig};
+use super::model::{BodyTypeConfig, HttpConfig, QueryParamConfig};
 use super::ConfigError;
+use crate::upstream::params::{is_token, QueryParam, Style};
 use crate::upstream::request::{BodyPlan, Encoding, JsonTemplate, RequestTemplate};
 use crate::upstream::retry::RedirectPolicy;
 use crate::upstream::template::{Context, Template};
@@ -92,13 +93,27 @@ pub fn request(http: &HttpConfig, scope: &Scope<'_>, field: &str) -> Result<Requ
     let mut headers = Vec::new();
     for (name, value) in &http.headers {
         let sub = format!("headers.{name}");
-        let token = !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-        if !token {
+        if !is_token(name) {
             return Err(at(&sub, "is not a valid header name".into()));
         }
         let template = Template::parse(value, Context::Text).map_err(|e| at(&sub, e))?;
         scope.check(&template, &format!("{field}.{sub}"), &mut secrets)?;
         headers.push((name.clone(), template));
+    }
+    let query = http.query.0.iter().map(|(name, param)| query_param(name, param, scope, field, &mut secrets)).collect::<Result<_, _>>()?;
+    let mut cookies = Vec::new();
+    for (name, value) in &http.cookies.0 {
+        let sub = format!("cookies.{name}");
+        if !is_token(name) {
+            return Err(at(&sub, "is not a valid cookie name (an RFC 6265 token)".into()));
+        }
+        let template = Template::parse(value, Context::Text).map_err(|e| at(&sub, e))?;
+        scope.check(&template, &format!("{field}.{sub}"), &mut secrets)?;
+        cookies.push((name.clone(), template));
+    }
+    if let Some(name) = http.headers.keys().find(|h| h.eq_ignore_ascii_case("cookie")).filter(|_| !cookies.is_empty()) {
+        // Two sources for one header: which would win is not obvious, so neither does.
+        return Err(at(&format!("headers.{name}"), "cannot be used with http.cookies, which makes the Cookie header".into()));
     }
 
     let encoding = match http.body_type {
@@ -131,7 +146,37 @@ pub fn request(http: &HttpConfig, scope: &Scope<'_>, field: &str) -> Result<Requ
         return Err(at(&format!("redirectHosts[{i}]"), format!("{bad:?} is not a host name")));
     }
     let redirects = RedirectPolicy { max: http.max_redirects, hosts: http.redirect_hosts.clone() };
-    Ok(RequestTemplate { method, url, url_source: http.url.clone(), headers, body, timeout_ms: http.timeout_ms, secrets, redirects, retry: None })
+    Ok(RequestTemplate { method, url, url_source: http.url.clone(), headers, query, cookies, body, timeout_ms: http.timeout_ms, secrets, redirects, retry: None })
+}
+
+/// Compiles one `http.query` member: its template, style and explode.
+fn query_param(name: &str, param: &QueryParamConfig, scope: &Scope<'_>, field: &str, secrets: &mut Vec<String>) -> Result<QueryParam, ConfigError> {
+    let sub = format!("{field}.query.{name}");
+    if name.is_empty() {
+        return Err(scope.error(&format!("{field}.query"), "a query parameter name must not be empty"));
+    }
+    // The shorthand's template is the member itself; the object's is its `value`.
+    let (source, value_field, style, explode, allow_reserved) = match param {
+        QueryParamConfig::Template(source) => (source, sub.clone(), None, None, false),
+        QueryParamConfig::Styled(s) => (&s.value, format!("{sub}.value"), s.style.as_deref(), s.explode, s.allow_reserved),
+    };
+    let style = match style {
+        None => Style::Form,
+        Some(s) => Style::parse(s).ok_or_else(|| scope.error(&format!("{sub}.style"), format!("{s:?} is not one of {}", Style::NAMES)))?,
+    };
+    // OpenAPI's default is false but for form; deepObject is only defined exploded, so an
+    // omitted explode means the one that works, and only an explicit false is refused.
+    let explode = explode.unwrap_or(matches!(style, Style::Form | Style::DeepObject));
+    if style == Style::DeepObject && !explode {
+        return Err(scope.error(&format!("{sub}.explode"), "deepObject needs explode: true"));
+    }
+    let value = Template::parse(source, Context::Text).map_err(|e| scope.error(&value_field, e))?;
+    scope.check(&value, &value_field, secrets)?;
+    if style == Style::DeepObject && value.sole_variable().is_none() {
+        // Only a value kept as JSON can be an object; text never can.
+        return Err(scope.error(&value_field, "a deepObject value must be exactly one variable, such as {filter}"));
+    }
+    Ok(QueryParam { name: name.to_string(), value, style, explode, allow_reserved })
 }
 
 /// Arguments may fill the path, query or fragment, never the scheme, host or port: text before

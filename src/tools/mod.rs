@@ -144,6 +144,86 @@ mod tests {
         assert!(e.message().contains("control character"), "{}", e.message());
     }
 
+    /// A tool whose arguments fill query parameters, cookies and headers of every kind.
+    fn openapi_tool() -> Tool {
+        let config: ToolConfig = serde_json::from_value(json!({
+            "name": "t",
+            "inputSchema": {"type": "object", "properties": {
+                "city": {"type": "string"}, "days": {"type": "integer"}, "note": {"type": "string"},
+                "filter": {"type": "object"}, "tags": {"type": "array"}, "flag": {"type": "boolean"}
+            }},
+            "http": {
+                "method": "GET",
+                "url": "https://x.test/a/{city}?fixed=1#frag",
+                "query": {
+                    "per-page": "{days}",
+                    "filter": {"value": "{filter}", "style": "deepObject", "explode": true},
+                    "tags": {"value": "{tags}", "style": "pipeDelimited"},
+                    "$top": "10",
+                    "key": "{env.K}",
+                    "opt": "{note}",
+                    "flag": {"value": "{flag}", "style": "spaceDelimited"},
+                    "path": {"value": "/{city}/{note}", "allowReserved": true}
+                },
+                "cookies": {"sid": "{env.SESSION}", "pref": "{note}", "list": "{tags}"},
+                "headers": {"X-Note": "{note}", "X-Fixed": "v", "X-Trace": "{meta.t}", "X-Both": "{note}-{days}"}
+            }
+        }))
+        .unwrap();
+        compile(config, "tools[0]", &[], 1000).unwrap()
+    }
+
+    #[test]
+    fn query_parameters_cookies_and_optional_headers() {
+        let t = openapi_tool();
+        assert_eq!(t.request.secrets, ["K", "SESSION"]);
+        let b: Bindings = [("env.K".to_string(), json!("k/v")), ("env.SESSION".to_string(), json!("s;1 é"))].into();
+        let call = t.prepare(&args(json!({"city": "Oslo", "days": 3, "filter": {"status": "open", "a b": "x&y"}, "tags": ["a", "b|c"], "flag": false})), &b).unwrap();
+        assert_eq!(call.url, "https://x.test/a/Oslo?fixed=1&per-page=3&filter[status]=open&filter[a%20b]=x%26y&tags=a|b%7Cc&%24top=10&key=k%2Fv&flag=false&path=/Oslo/#frag");
+        // X-Note is left out (its only argument is absent); X-Trace's binding is not an argument.
+        let headers: Vec<(&str, &str)> = call.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        assert_eq!(headers, [("X-Both", "-3"), ("X-Fixed", "v"), ("X-Trace", ""), ("Cookie", "sid=s%3B1%20%C3%A9; list=a,b|c")]);
+
+        // Only the secret and literal parts when no argument has a value; null is no value.
+        let call = t.prepare(&args(json!({"note": null, "tags": []})), &b).unwrap();
+        assert_eq!(call.url, "https://x.test/a/?fixed=1&%24top=10&key=k%2Fv#frag");
+        let headers: Vec<(&str, &str)> = call.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        assert_eq!(headers, [("X-Fixed", "v"), ("X-Trace", ""), ("Cookie", "sid=s%3B1%20%C3%A9")]);
+
+        let call = t.prepare(&args(json!({"note": "a b/c", "filter": {}})), &b).unwrap();
+        assert_eq!(call.url, "https://x.test/a/?fixed=1&%24top=10&key=k%2Fv&opt=a%20b%2Fc&path=//a%20b/c#frag");
+        let headers: Vec<(&str, &str)> = call.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+        assert_eq!(headers, [("X-Both", "a b/c-"), ("X-Fixed", "v"), ("X-Note", "a b/c"), ("X-Trace", ""), ("Cookie", "sid=s%3B1%20%C3%A9; pref=a%20b/c")]);
+
+        // A deepObject that is given something else is the caller's fault.
+        let e = t.prepare(&args(json!({"filter": ["x"]})), &b).unwrap_err();
+        assert_eq!((e.code(), e.message()), (-32602, r#"Invalid params: query parameter "filter" (deepObject) needs an object value"#.to_string()));
+    }
+
+    /// The example of docs/configuration.md ("Query parameters and cookies").
+    #[test]
+    fn the_documented_query_example() {
+        let docs = include_str!("../../docs/configuration.md");
+        let start = docs.find(r#"{"name": "list_issues""#).unwrap();
+        let end = start + docs[start..].find("```").unwrap();
+        let t = compile(serde_json::from_str(&docs[start..end]).unwrap(), "tools[0]", &[], 1000).unwrap();
+        let b: Bindings = [("env.SESSION".to_string(), json!("s1"))].into();
+        let call = t.prepare(&args(json!({"perPage": 50, "filter": {"state": "open"}, "labels": ["bug", "ui"]})), &b).unwrap();
+        assert_eq!(call.url, "https://api.example.com/issues?per-page=50&filter[state]=open&labels=bug|ui&api-version=2024-01");
+        assert_eq!(call.headers, [("Cookie".to_string(), "session=s1".to_string())]);
+        assert_eq!(t.prepare(&Map::new(), &b).unwrap().url, "https://api.example.com/issues?api-version=2024-01");
+    }
+
+    #[test]
+    fn a_header_of_secrets_or_literals_is_always_sent() {
+        let t = tool(json!({"url": "https://x.test/", "bodyType": "none", "headers": {"X-K": "{env.K}", "X-L": "lit", "X-Day": "day {days}"}}));
+        let b: Bindings = [("env.K".to_string(), json!(""))].into();
+        let call = t.prepare(&args(json!({})), &b).unwrap();
+        assert_eq!(call.headers, [("X-K".to_string(), String::new()), ("X-L".to_string(), "lit".to_string())]);
+        let call = t.prepare(&args(json!({"days": 0})), &b).unwrap();
+        assert_eq!(call.headers[0], ("X-Day".to_string(), "day 0".to_string()));
+    }
+
     fn compile_error(extra: Value) -> String {
         let mut config = json!({"name": "t", "http": {"url": "https://x.test/"}});
         for (k, v) in extra.as_object().unwrap() {

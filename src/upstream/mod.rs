@@ -1,5 +1,6 @@
 //! Calling an HTTP upstream: a configured request rendered from a call's arguments and secrets
-//! (`request`, over the URI and text templates of `template`), where it may go (`address`, the
+//! (`request`, over the URI and text templates of `template`, with the query parameters and
+//! cookies of `params`), where it may go (`address`, the
 //! SSRF guard), its attempts and redirects (`retry`), the HMAC that signs what goes out and
 //! comes back (`signing`), and its reply mapped into an MCP result (`reply`, with `stream` for
 //! upstreams that stream progress, logs or requests for input). `tools` says what a tool is;
@@ -10,6 +11,7 @@
 //! `reply`'s mapping.
 
 pub mod address;
+pub mod params;
 pub mod reply;
 pub mod request;
 pub mod retry;

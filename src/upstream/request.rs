@@ -2,9 +2,10 @@
 
 use serde_json::{Map, Value};
 
+use crate::error::Error;
+use crate::upstream::params::{self, QueryParam};
 use crate::upstream::retry::{RedirectPolicy, RetryPolicy};
 use crate::upstream::template::{Context, Template};
-use crate::error::Error;
 
 /// Template variables besides the arguments, keyed by their full name: `env.NAME` secrets and
 /// vars, `route.NAME` parameters, and `meta.NAME` values of the request's `params._meta`.
@@ -33,6 +34,10 @@ pub struct RequestTemplate {
     /// The URL template as written: its literal host is checked when the configuration loads.
     pub url_source: String,
     pub(crate) headers: Vec<(String, Template)>,
+    /// Appended to the expanded URL, in the configuration's order.
+    pub(crate) query: Vec<QueryParam>,
+    /// Cookie name → template, sent as one `Cookie` header.
+    pub(crate) cookies: Vec<(String, Template)>,
     pub(crate) body: BodyPlan,
     pub timeout_ms: u64,
     /// `env.NAME` secrets the templates use, without the prefix; the edge reads only these.
@@ -131,13 +136,7 @@ impl RequestTemplate {
 
     /// Renders the request for one call. Arguments must already be validated.
     pub fn render(&self, owner: &str, args: &Map<String, Value>, bindings: &Bindings) -> Result<HttpCall, Error> {
-        let lookup = |name: &str| {
-            if name.starts_with("env.") || name.starts_with("route.") || name.starts_with("meta.") {
-                bindings.get(name)
-            } else {
-                args.get(name)
-            }
-        };
+        let lookup = |name: &str| if params::is_argument(name) { args.get(name) } else { bindings.get(name) };
         for secret in &self.secrets {
             if !bindings.contains_key(&format!("env.{secret}")) {
                 return Err(Error::Internal(format!("{owner} needs the secret {secret}, which is not set")));
@@ -147,13 +146,33 @@ impl RequestTemplate {
         if !(url.starts_with("https://") || url.starts_with("http://")) {
             return Err(Error::Internal(format!("{owner} has a URL that is not http(s) once expanded")));
         }
-        let mut headers = Vec::with_capacity(self.headers.len() + 1);
+        let mut query = String::new();
+        for param in &self.query {
+            if let Some(value) = params::value(&param.value, &lookup) {
+                param.serialize(&value, &mut query).map_err(Error::InvalidParams)?;
+            }
+        }
+        let url = params::append_query(url, &query);
+        let mut headers = Vec::with_capacity(self.headers.len() + 2);
         for (name, template) in &self.headers {
+            // An optional header: the caller gave none of the arguments it is made of.
+            if params::unset(template, &lookup) {
+                continue;
+            }
             let value = template.expand(Context::Text, lookup);
             if value.contains(|c: char| c.is_ascii_control() && c != '\t') {
                 return Err(Error::InvalidParams(format!("a value for header {name} contains a control character or line break")));
             }
             headers.push((name.clone(), header_value(&value)));
+        }
+        let mut cookie = String::new();
+        for (name, template) in &self.cookies {
+            if let Some(value) = params::value(template, &lookup) {
+                params::cookie(&mut cookie, name, &value);
+            }
+        }
+        if !cookie.is_empty() {
+            headers.push(("Cookie".into(), cookie));
         }
         let (body, encoding) = match &self.body {
             BodyPlan::None => (None, None),

@@ -47,10 +47,42 @@ test('values are encoded for the path, the query, a header and JSON; _meta value
   // The secret reached the upstream; its echo is redacted on the way back.
   assert.equal(seen.body, JSON.stringify({ name: 'Zoë "Z"', count: 3, label: '#3 of Zoë "Z"', trace: 't-9', key: '[redacted]' }));
   assert.ok(!JSON.stringify(seen).includes(API_KEY));
-  // Without the _meta value its member is left out and its header is empty.
+  // Without the _meta value its member is left out and its header is empty: only a header made
+  // of arguments is optional.
   const { structuredContent: bare } = await call('templated', { id: '1', name: 'n', count: 1 });
   assert.equal(bare.headers['x-trace'], '');
   assert.equal(JSON.parse(bare.body).trace, undefined);
+});
+
+test('OpenAPI query styles and names, cookies and an optional header reach the upstream byte for byte', async () => {
+  const args = {
+    perPage: 25,
+    top: 5,
+    filter: { status: 'open', 'owner id': 'a&b' },
+    color: ['blue', 'black', 'brown'],
+    point: { R: 100, G: 200, B: 150 },
+    status: 'in progress',
+    next: 'https://example.com/a?b=c d',
+    theme: 'dark; "x"',
+  };
+  const { structuredContent: seen } = await call('openapi_params', args);
+  const query = '?fixed=1&per-page=25&%24top=5&filter[status]=open&filter[owner%20id]=a%26b&color=blue|black|brown'
+    + '&colors=blue%20black%20brown&tag=blue&tag=black&tag=brown&point=R,100,G,200,B,150&filter%5Bstatus%5D=in%20progress'
+    + '&next=https://example.com/a?b%3Dc%20d';
+  assert.equal(seen.query, query);
+  // The secret reached the upstream as the session cookie; its echo is redacted on the way back.
+  const cookie = 'session=[redacted]; theme=dark%3B%20%22x%22; colors=blue,black,brown';
+  assert.deepEqual(seen.headers, { 'x-name': 'https://example.com/a?b=c d', cookie });
+  const raw = server.upstream.seen.findLast((r) => r.url.startsWith('/mirror/params'));
+  assert.equal(raw.url, `/mirror/params${query}`);
+  assert.equal(raw.headers.cookie, cookie.replace('[redacted]', API_KEY));
+  // No argument: the parameters, cookies and header made of arguments are left out (the
+  // mirror echoes only the headers it was sent).
+  const bare = (await call('openapi_params', {})).structuredContent;
+  assert.deepEqual([bare.query, bare.headers], ['?fixed=1', { cookie: 'session=[redacted]' }]);
+  // null, an empty array and an empty object are no value either; 0 and '' are values.
+  const empty = (await call('openapi_params', { next: null, color: [], filter: {}, top: 0, status: '' })).structuredContent;
+  assert.deepEqual([empty.query, empty.headers], ['?fixed=1&%24top=0&filter%5Bstatus%5D=', { cookie: 'session=[redacted]' }]);
 });
 
 test('arguments are validated with the keywords real tools use; errors name the path and the rule', async () => {

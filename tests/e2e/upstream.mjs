@@ -76,7 +76,7 @@ export async function startTestUpstream() {
       req.on('data', (d) => (body += d));
       req.on('end', () => {
         res.writeHead(200, { 'content-type': 'application/json' });
-        const headers = Object.fromEntries(['content-type', 'x-name', 'x-trace'].filter((h) => h in req.headers).map((h) => [h, req.headers[h]]));
+        const headers = Object.fromEntries(['content-type', 'x-name', 'x-trace', 'cookie'].filter((h) => h in req.headers).map((h) => [h, req.headers[h]]));
         res.end(JSON.stringify({ method: req.method, path: url.pathname, query: url.search, headers, body }));
       });
     } else if (url.pathname === '/json') {
