@@ -23,7 +23,9 @@
 //!   compiled into the catalog.
 //! - [`catalog`]: what requests are served from: servers, tools, resources, prompts and auth.
 //! - [`cache`]: the 2026-07-28 cache hint of a result.
-//! - [`tools`]: what a tool is: its arguments validated against its schema.
+//! - [`tools`]: what a tool is: its arguments validated against its schema; its words as a
+//!   catalog search ranks them.
+//! - [`discovery`]: catalog mode: three tools that search the tools, describe one, call one.
 //! - [`upstream`]: calling an HTTP upstream: request rendering (OpenAPI query styles and
 //!   cookies included), the SSRF guard, retries and redirects, signing, reply mapping.
 //! - [`routes`]: route patterns with `{param}` segments.
@@ -37,6 +39,7 @@ pub mod base64;
 pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod discovery;
 pub mod dispatch;
 pub mod envelope;
 pub mod error;

@@ -13,6 +13,7 @@ use crate::auth::Auth;
 use crate::cache::CacheHint;
 use crate::policy::OriginPattern;
 use crate::routes::RoutePattern;
+use crate::tools::search::Index;
 use crate::tools::Tool;
 
 /// Every configured server, ready to serve.
@@ -81,11 +82,14 @@ pub struct Server {
     pub limits: Limits,
     /// The cache hint of lists, reads and `server/discover`.
     pub cache: CacheHint,
+    /// How clients find the tools: all listed, or searched through catalog mode's own tools.
+    pub discovery: ToolDiscovery,
     pub tools: Vec<Tool>,
     pub resources: Vec<Resource>,
     pub resource_templates: Vec<ResourceTemplate>,
     pub prompts: Vec<Prompt>,
-    /// The list results' entries, built once.
+    /// The list results' entries, built once; a catalog server's `tools/list` lists catalog
+    /// mode's own three tools.
     pub tool_listings: Vec<Value>,
     pub resource_listings: Vec<Value>,
     pub template_listings: Vec<Value>,
@@ -97,10 +101,28 @@ impl Server {
         self.tools.iter().find(|t| t.name == name)
     }
 
+    /// The search index of a server in catalog mode.
+    pub fn catalog_index(&self) -> Option<&Index> {
+        match &self.discovery {
+            ToolDiscovery::List => None,
+            ToolDiscovery::Catalog(index) => Some(index),
+        }
+    }
+
     /// How the named tool's replies are mapped; the plain mapping if it is no longer configured.
     pub fn reply_plan(&self, tool: &str) -> crate::upstream::reply::ReplyPlan {
         self.tool(tool).map_or_else(|| crate::upstream::reply::ReplyPlan::map(self.max_reply_bytes), |t| t.reply.clone())
     }
+}
+
+/// How clients find a server's tools.
+#[derive(Debug, Clone)]
+pub enum ToolDiscovery {
+    /// `tools/list` lists every tool the caller may see.
+    List,
+    /// `tools/list` lists the three tools of catalog mode (`discovery`), which search this
+    /// index of the configured tools, describe one, and call one by name.
+    Catalog(Index),
 }
 
 /// Limits beyond body and reply size.

@@ -4,9 +4,11 @@
 use super::model;
 use super::ConfigError;
 use crate::cache::{CacheHint, CacheScope, DEFAULT_CACHE_TTL_MS};
-use crate::catalog::{Catalog, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server};
+use crate::catalog::{Catalog, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server, ToolDiscovery};
+use crate::discovery::MetaTool;
 use crate::policy::{OriginPattern, DEFAULT_ORIGINS};
 use crate::routes::RoutePattern;
+use crate::tools::search::Index;
 use crate::tools::Tool;
 
 pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
@@ -51,6 +53,10 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     let scope = if auth.is_some() { CacheScope::Private } else { CacheScope::Public };
     let cache = cache_over(CacheHint { ttl_ms: DEFAULT_CACHE_TTL_MS, scope }, &s.cache);
     let tools = tools(std::mem::take(&mut s.tools), &s, path, &route_params, cache, max_reply_bytes)?;
+    let (discovery, tool_listings) = match s.tool_discovery {
+        model::ToolDiscoveryConfig::List => (ToolDiscovery::List, tools.iter().map(|t| t.listing.clone()).collect()),
+        model::ToolDiscoveryConfig::Catalog => (ToolDiscovery::Catalog(Index::new(&tools)), MetaTool::ALL.map(MetaTool::listing).to_vec()),
+    };
     let (resources, resource_templates) = resources(&s, path, &route_params)?;
     let prompts = prompts(&s, path)?;
     Ok(Server {
@@ -76,7 +82,8 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         tools_page_size: s.limits.tools_page_size,
         limits,
         cache,
-        tool_listings: tools.iter().map(|t| t.listing.clone()).collect(),
+        discovery,
+        tool_listings,
         resource_listings: resources.iter().map(|r| r.listing.clone()).collect(),
         template_listings: resource_templates.iter().map(|t| t.listing.clone()).collect(),
         prompt_listings: prompts.iter().map(|p| p.listing.clone()).collect(),
@@ -199,6 +206,10 @@ fn tools(configs: Vec<model::ToolConfig>, s: &model::ServerConfig, path: &str, r
         let tool_path = format!("{path}.tools[{i}]");
         if tools.iter().any(|existing| existing.name == t.name) {
             return Err(ConfigError::at(format!("{tool_path}.name"), format!("duplicate tool name {:?}", t.name)));
+        }
+        if s.tool_discovery == model::ToolDiscoveryConfig::Catalog && MetaTool::named(&t.name).is_some() {
+            let names = MetaTool::ALL.map(MetaTool::name).join(", ");
+            return Err(ConfigError::at(format!("{tool_path}.name"), format!("{:?} is one of catalog mode's own tools ({names}); rename it", t.name)));
         }
         let hint = t.cache.as_ref().map(|c| cache_over(cache, c));
         let mut tool = super::tool::tool(t, &tool_path, route_params, max_reply_bytes)?;

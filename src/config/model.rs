@@ -74,6 +74,10 @@ pub struct ServerConfig {
     /// 2026-07-28 cache hints (`ttlMs`, `cacheScope`) for lists, reads and `server/discover`.
     #[serde(default)]
     pub cache: CacheConfig,
+    /// How clients find the tools: `list` (default: `tools/list` lists them all) or `catalog`
+    /// (`tools/list` lists three tools that search, describe and call them).
+    #[serde(default)]
+    pub tool_discovery: ToolDiscoveryConfig,
     #[serde(default)]
     pub tools: Vec<ToolConfig>,
     #[serde(default)]
@@ -82,6 +86,14 @@ pub struct ServerConfig {
     pub resource_templates: Vec<ResourceTemplateConfig>,
     #[serde(default)]
     pub prompts: Vec<PromptConfig>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolDiscoveryConfig {
+    #[default]
+    List,
+    Catalog,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -334,6 +346,9 @@ pub struct ToolConfig {
     /// Only principals with one of these roles see and may call the tool.
     #[serde(default)]
     pub roles: Vec<String>,
+    /// Words a catalog search matches and filters by; never sent in `tools/list`.
+    #[serde(default)]
+    pub tags: Vec<String>,
     /// This tool's say in the cache hints of `tools/list` (2026-07-28): the shortest `ttlMs`
     /// and the narrowest `scope` of the tools listed win.
     #[serde(default)]

@@ -65,6 +65,7 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
     if deferral == Some(Deferral::Queued) && t.sse.close_after_ms.is_some() {
         return Err(at("sse.closeAfterMs", "a queued tool's result already arrives later; leave closeAfterMs out".into()));
     }
+    tags(&t.tags, path)?;
     if t.response.max_bytes == Some(0) {
         return Err(at("response.maxBytes", "must be greater than 0".into()));
     }
@@ -100,5 +101,18 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
     };
     let header_params = crate::protocol::meta::header_params(&t.input_schema);
-    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, cache: None })
+    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, tags: t.tags, cache: None })
+}
+
+/// At most `MAX_TAGS` tags, each 1 to `MAX_TAG_CHARS` characters: words for a search, not text.
+fn tags(tags: &[String], path: &str) -> Result<(), ConfigError> {
+    const MAX_TAGS: usize = 32;
+    const MAX_TAG_CHARS: usize = 64;
+    if tags.len() > MAX_TAGS {
+        return Err(ConfigError::at(format!("{path}.tags"), format!("at most {MAX_TAGS} tags")));
+    }
+    match tags.iter().position(|tag| tag.trim().is_empty() || tag.chars().nth(MAX_TAG_CHARS).is_some()) {
+        Some(i) => Err(ConfigError::at(format!("{path}.tags[{i}]"), format!("must be 1 to {MAX_TAG_CHARS} characters, not blank"))),
+        None => Ok(()),
+    }
 }

@@ -1,11 +1,13 @@
-//! `tools/call`: the tool found for the caller, its arguments validated, its request rendered
-//! with the call's secrets, route and `_meta` values, a 2026-07-28 retry's answers passed on;
-//! and the reply of a finished call.
+//! `tools/call`: the tool found for the caller (in catalog mode, also the catalog's own tools,
+//! and the tool `call_tool` names), its arguments validated, its request rendered with the
+//! call's secrets, route and `_meta` values, a 2026-07-28 retry's answers passed on; and the
+//! reply of a finished call.
 
 use serde_json::Value;
 
 use super::{decorate, stateless_revision, Action, CallKind, Environment, PendingCall};
 use crate::catalog::Server;
+use crate::discovery::{self, MetaTool};
 use crate::error::Error;
 use crate::jsonrpc::{self, Request};
 use crate::method::Method;
@@ -14,26 +16,64 @@ use crate::protocol::resources;
 use crate::protocol::{mrtr, tools as tools_protocol};
 use crate::session::Session;
 use crate::tools::schema;
-use crate::upstream::reply::{self, Upstream};
+use crate::tools::search::Index;
+use crate::upstream::reply::{self, ReplyPlan, Upstream};
 use crate::upstream::signing::SIGNING_KEY;
 use crate::upstream::Bindings;
 
 pub(super) fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
+    // Catalog mode's own tools are only there, and only by their names: a configured tool
+    // cannot take one (the configuration refuses it).
+    let meta = server.catalog_index().zip(req.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str).and_then(MetaTool::named));
+    match meta {
+        Some((index, meta)) => catalog(server, index, meta, session, req, env),
+        None => tool(server, session, req, env),
+    }
+}
+
+/// A call of one of catalog mode's tools: searching and describing answer from the catalog;
+/// `call_tool` is the named tool's own call, down the same path as `tools/call`.
+fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
     let params = tools_protocol::call_params(req.params.as_ref())?;
-    // A tool the principal may not use answers exactly like one that does not exist.
-    let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
-    let invalid = match (&params.arguments, schema::validate(&tool.input_schema, &params.arguments)) {
+    if let Some(why) = invalid(&meta.input_schema(), &params.arguments) {
+        return refuse(session, req, meta.name(), &why);
+    }
+    let result = match meta {
+        MetaTool::Search => discovery::search(server, index, env.principal, &params.arguments),
+        MetaTool::Describe => discovery::describe(server, env.principal, &params.arguments),
+        MetaTool::Call => return tool(server, session, &discovery::inner_call(req), env),
+    };
+    let structured = at_least(&session.protocol_version, "2025-06-18");
+    let result = reply::finalize(result, &ReplyPlan::map(server.max_reply_bytes), structured);
+    Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, Method::ToolsCall, result))))
+}
+
+/// Why the arguments do not fit the tool's input schema, if they do not.
+fn invalid(input_schema: &Value, arguments: &Value) -> Option<String> {
+    match (arguments, schema::validate(input_schema, arguments)) {
         (Value::Object(_), Ok(())) => None,
         (Value::Object(_), Err(v)) => Some(v.to_string()),
         _ => Some("arguments must be an object".to_string()),
-    };
-    if let Some(why) = invalid {
-        let message = format!("invalid arguments for tool {:?}: {why}", tool.name);
-        // 2025-11-25 reports input validation as a tool error, so the model can correct itself.
-        if at_least(&session.protocol_version, "2025-11-25") {
-            return Ok(Action::Reply(jsonrpc::success(&req.id, reply::error_result(message))));
-        }
-        return Err(Error::InvalidParams(message));
+    }
+}
+
+/// Arguments that do not fit: a tool error from 2025-11-25 on, so the model can correct
+/// itself; invalid params before.
+fn refuse(session: &Session, req: &Request, tool: &str, why: &str) -> Result<Action, Error> {
+    let message = format!("invalid arguments for tool {tool:?}: {why}");
+    if at_least(&session.protocol_version, "2025-11-25") {
+        return Ok(Action::Reply(jsonrpc::success(&req.id, reply::error_result(message))));
+    }
+    Err(Error::InvalidParams(message))
+}
+
+/// A configured tool's call.
+fn tool(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
+    let params = tools_protocol::call_params(req.params.as_ref())?;
+    // A tool the principal may not use answers exactly like one that does not exist.
+    let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
+    if let Some(why) = invalid(&tool.input_schema, &params.arguments) {
+        return refuse(session, req, &tool.name, &why);
     }
     let empty = serde_json::Map::new();
     let args = params.arguments.as_object().unwrap_or(&empty);

@@ -6,9 +6,10 @@ use crate::auth::Principal;
 use crate::catalog::Server;
 use crate::error::Error;
 
-/// The tools the principal may see: role-gated tools are absent for everyone else.
+/// The tools the principal may see: role-gated tools are absent for everyone else. A catalog
+/// server lists its three catalog tools to everyone; roles gate what they find.
 pub fn list(server: &Server, params: Option<&Value>, principal: &Principal) -> Result<Value, Error> {
-    if server.tools.iter().all(|t| t.roles.is_empty()) {
+    if server.catalog_index().is_some() || server.tools.iter().all(|t| t.roles.is_empty()) {
         return super::page("tools", &server.tool_listings, params, server.tools_page_size);
     }
     let visible: Vec<Value> = server.tools.iter().filter(|t| principal.may(&t.roles)).map(|t| t.listing.clone()).collect();
@@ -16,7 +17,7 @@ pub fn list(server: &Server, params: Option<&Value>, principal: &Principal) -> R
 }
 
 /// The cache hint of the principal's `tools/list`: the server's, narrowed by the hints of the
-/// tools it lists.
+/// tools it lists (in catalog mode, of the tools its search may find).
 pub fn list_cache(server: &Server, principal: &Principal) -> crate::cache::CacheHint {
     server.tools.iter().filter(|t| principal.may(&t.roles)).filter_map(|t| t.cache).fold(server.cache, crate::cache::CacheHint::and)
 }

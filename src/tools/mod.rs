@@ -1,8 +1,10 @@
 //! What a tool is: its name, schemas, roles and settings, compiled from the configuration, its
-//! arguments validated against its input schema (`schema`). How a call to its upstream goes is
-//! `upstream`'s: the request it renders, and how its reply becomes an MCP result.
+//! arguments validated against its input schema (`schema`), its words as a catalog search
+//! ranks them (`search`). How a call to its upstream goes is `upstream`'s: the request it
+//! renders, and how its reply becomes an MCP result.
 
 pub mod schema;
+pub mod search;
 
 use serde_json::{Map, Value};
 
@@ -26,6 +28,8 @@ pub struct Tool {
     pub deferral: Option<(crate::pending::Deferral, u64)>,
     /// Only principals with one of these roles see and may call the tool.
     pub roles: Vec<String>,
+    /// Catalog search matches and filters by them; `describe_tool` shows them.
+    pub tags: Vec<String>,
     /// Its own cache hint for `tools/list`, when configured.
     pub cache: Option<crate::cache::CacheHint>,
     /// The `x-mcp-header` annotations of its input schema, found once.

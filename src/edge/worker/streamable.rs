@@ -44,7 +44,7 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         Some(Ok(Message::Request(r))) => {
             log.method = Some(if parsed.batch { "batch".into() } else { r.method.as_str().to_string() });
             if r.method == Method::ToolsCall {
-                log.tool = r.params.as_ref().and_then(|p| p.get("name")).and_then(|n| n.as_str()).map(str::to_string);
+                log.tool = crate::discovery::called_tool(server, r.params.as_ref()).map(str::to_string);
             }
             r.params.as_ref()
         }
