@@ -35,7 +35,7 @@ export function manyTools(n) {
 }
 
 /** Nanoseconds of CPU that every thread of `pid` has run. */
-function cpuNs(pid) {
+export function cpuNs(pid) {
   let total = 0;
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     try {
@@ -47,11 +47,12 @@ function cpuNs(pid) {
 
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'startup', version: '1' } } });
 
-async function oneIsolate(dir, config) {
+/** A fresh workerd serving `config`: the CPU of its first two `initialize` requests on `route`. */
+export async function oneIsolate(dir, config, route = '/mcp') {
   const before = new Set(childPids(process.pid, 'workerd'));
   const mf = serveWorker({ dir, config, bindings: { UPSTREAM_URL: 'http://127.0.0.1:9', DEMO_UPSTREAM_URL: 'http://127.0.0.1:9' }, ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } } });
   try {
-    const url = new URL('/mcp', await mf.ready);
+    const url = new URL(route, await mf.ready);
     const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
     const request = async () => {
       const start = cpuNs(pid);
@@ -68,7 +69,7 @@ async function oneIsolate(dir, config) {
   }
 }
 
-const median = (xs) => {
+export const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };

@@ -6,6 +6,7 @@
 //!   mcp-edge check [file]      validates a configuration (default: the file wrangler.toml names) as the Worker would
 //!   mcp-edge dev [--port N]    serves the folder on http://127.0.0.1:N/mcp, reloading on edits
 //!   mcp-edge deploy [args]     checks the configuration, then `wrangler deploy` (args pass through)
+//!   mcp-edge import-openapi <file or URL> [options]   an OpenAPI document's operations as tools
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -28,6 +29,34 @@ const USAGE = `mcp-edge ${version}: MCP tools from HTTP endpoints, on Cloudflare
                              reloading when mcp-edge.json changes
   mcp-edge deploy [args]     check the configuration, then deploy with wrangler
                              (arguments such as --dry-run pass through)
+  mcp-edge import-openapi <file or URL> [options]
+                             add an OpenAPI document's operations as tools (OpenAPI 3.0,
+                             3.1 or Swagger 2.0, JSON or YAML); --help lists the options
+`;
+
+const IMPORT_USAGE = `mcp-edge import-openapi <file or URL> [options]
+
+Adds one tool per operation to a server of the configuration, and prints every operation it
+skipped with the reason, and the secrets the tools need.
+
+  --config FILE          the configuration to write (default: the file wrangler.toml names,
+                         else mcp-edge.json; created when missing)
+  --server NAME          add to the server of this name, or create it (default: from the title)
+  --route PATH           a new server's route (default /mcp, or /<name>/mcp when taken)
+  --base-url URL         the API's base URL, a literal or a secret such as {+env.API_BASE}
+                         (default: the document's first server, variables at their defaults)
+  --prefix TEXT          put TEXT before every tool name
+  --include KIND:VALUE   import only matching operations; repeat or comma-separate. Kinds:
+  --exclude KIND:VALUE   tag:NAME, operation:OPERATION_ID, path:GLOB (/pets/* is one segment
+                         under /pets, /repos/** is /repos and all under it), method:GET.
+                         Includes of one kind are alternatives; different kinds must all
+                         match. An operation matching any exclude is left out.
+  --page-size N          tools per tools/list page (limits.toolsPageSize)
+  --catalog              serve the tools as a catalog: search, describe and call by name
+  --secret-prefix TEXT   prefix of the secrets' names (default: the server's name)
+  --retries N            retry idempotent tools (GET, HEAD, PUT, DELETE) up to N attempts
+  --no-output-schema     declare no outputSchema (replies are not checked against the document)
+  --dry-run              print the resulting configuration instead of writing it
 `;
 
 function fail(message) {
@@ -150,6 +179,62 @@ function projectReady() {
   }
 }
 
+/** `import-openapi`: reads the options, imports, writes the file, reports. */
+async function importCommand(args) {
+  const { importOpenApi } = await import('./openapi/import.mjs');
+  const flags = { include: [], exclude: [] };
+  const valued = { '--config': 'config', '--server': 'server', '--route': 'route', '--base-url': 'baseUrl', '--prefix': 'prefix', '--page-size': 'pageSize', '--secret-prefix': 'secretPrefix', '--retries': 'retries' };
+  let source;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (arg === '--help' || arg === '-h') return process.stdout.write(IMPORT_USAGE);
+    if (arg === '--include' || arg === '--exclude') flags[arg.slice(2)].push(args[++i] ?? fail(`${arg} needs a value`));
+    else if (valued[arg]) flags[valued[arg]] = args[++i] ?? fail(`${arg} needs a value`);
+    else if (arg === '--catalog') flags.catalog = true;
+    else if (arg === '--no-output-schema') flags.outputSchema = false;
+    else if (arg === '--dry-run') flags.dryRun = true;
+    else if (arg.startsWith('-')) fail(`unknown option ${arg}\n\n${IMPORT_USAGE}`);
+    else if (source === undefined) source = arg;
+    else fail(`one document at a time (got ${source} and ${arg})`);
+  }
+  if (!source) fail(`which document?\n\n${IMPORT_USAGE}`);
+  for (const key of ['pageSize', 'retries']) {
+    if (flags[key] !== undefined) {
+      const n = Number(flags[key]);
+      if (!Number.isInteger(n) || n < 1) fail(`--${key === 'pageSize' ? 'page-size' : 'retries'} must be a whole number from 1`);
+      flags[key] = n;
+    }
+  }
+  const file = flags.config ?? configFile();
+  let config;
+  if (existsSync(file)) {
+    try {
+      config = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (e) {
+      fail(`${file}: not JSON: ${e.message}`);
+    }
+  }
+  let result;
+  try {
+    result = await importOpenApi(source, flags, config);
+  } catch (e) {
+    fail(e.message);
+  }
+  const { server, added, skipped, secrets, notes, operations } = result;
+  const text = `${JSON.stringify(result.config, null, 2)}\n`;
+  if (flags.dryRun) process.stdout.write(text);
+  else writeFileSync(file, text);
+  const log = flags.dryRun ? console.error : console.log;
+  log(`${result.title} (${/^2/.test(result.version) ? 'Swagger' : 'OpenAPI'} ${result.version}): ${operations} operations, ${added.length} tools, ${skipped.length} skipped`);
+  log(`${flags.dryRun ? 'would add' : 'added'} to server "${server.name}" at ${server.route ?? '/mcp'}${result.created ? ' (new)' : ''}${flags.dryRun ? '' : ` in ${file}`}`);
+  for (const s of skipped) log(`skipped ${s.operation}${s.operation === s.where ? '' : ` (${s.where})`}: ${s.reason}`);
+  for (const n of notes) log(`note: ${n}`);
+  if (secrets.length) {
+    log('\nThe tools read these secrets (npx wrangler secret put NAME; for dev, NAME=value in .dev.vars):');
+    for (const s of secrets) log(`  ${s.name.padEnd(28)} ${s.how} (scheme "${s.scheme}")`);
+  }
+}
+
 const [command, ...args] = process.argv.slice(2);
 switch (command) {
   case 'init':
@@ -171,6 +256,9 @@ switch (command) {
     projectReady();
     if (!(await checkFile())) fail(`${configFile()} has a fault (above): not deployed`);
     wrangler(['deploy', ...args]);
+    break;
+  case 'import-openapi':
+    await importCommand(args);
     break;
   case undefined:
   case 'help':

@@ -8,6 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { root, run, setup } from './setup.mjs';
 import { build } from './build.mjs';
 
+/** The repository's dev dependencies the package needs at run time. */
+const RUNTIME = ['wrangler', 'miniflare', '@apidevtools/swagger-parser', 'swagger2openapi', 'picomatch'];
+
 /** Builds the release worker and packs it; returns the tarball's path. */
 export function pack() {
   setup();
@@ -29,8 +32,9 @@ export function pack() {
     engines: repo.engines,
     bin: { 'mcp-edge': 'cli/mcp-edge.mjs' },
     files: ['build/', 'cli/', 'docs/', 'README.md'],
-    // The versions the repository tests with: wrangler serves and deploys, Miniflare runs `check`.
-    dependencies: { wrangler: repo.devDependencies.wrangler, miniflare: repo.devDependencies.miniflare },
+    // The versions the repository tests with: wrangler serves and deploys, Miniflare runs `check`,
+    // swagger-parser, swagger2openapi and picomatch read documents for `import-openapi`.
+    dependencies: Object.fromEntries(RUNTIME.map((name) => [name, repo.devDependencies[name]])),
   };
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   const dist = join(root, 'dist');

@@ -1,11 +1,13 @@
 //! `npm test`: installs what is missing, runs the native core tests, builds the test worker and
-//! the package, and runs the end-to-end tests against them in workerd.
+//! the package, and runs the end-to-end tests against them in workerd, the OpenAPI import's
+//! tests with Prism among them.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { root, run, setup } from './setup.mjs';
 import { build } from './build.mjs';
 import { pack } from './package.mjs';
 import { installClients } from '../tests/e2e/clients.mjs';
+import { installFixtures } from '../tests/openapi/fixtures.mjs';
 
 setup();
 run('cargo', ['test', '--quiet']);
@@ -19,7 +21,11 @@ build();
 pack();
 // The third-party clients the compatibility tests drive, installed ahead of the tests.
 installClients();
-const files = readdirSync(join(root, 'tests', 'e2e')).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', 'e2e', f));
-run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...files]);
+// Prism and the OpenAPI documents the import is tested on (tests/openapi/).
+installFixtures();
+const testFiles = (dir) => readdirSync(join(root, 'tests', dir)).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', dir, f));
+run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...testFiles('e2e')]);
+// The OpenAPI import against Prism: a few minutes in all (the corpus calls about 2,500 tools).
+run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=1200000', ...testFiles('openapi')]);
 // The official MCP conformance suite, --suite all: every scenario must pass, with no warnings.
 run(process.execPath, [join(root, 'scripts', 'conformance.mjs')]);

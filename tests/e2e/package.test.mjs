@@ -40,7 +40,27 @@ async function startWebhook() {
   return { url: `http://127.0.0.1:${server.address().port}`, received, close: () => server.close() };
 }
 
-test('the package: installed without Rust, init, dev, a live edit, check, and a deploy dry run', { timeout: 600_000 }, async () => {
+const TODO_API = `openapi: 3.1.0
+info: {title: Todo, version: 1.0.0}
+servers: [{url: 'https://todo.example.com/v1'}]
+security: [{token: []}]
+components:
+  securitySchemes:
+    token: {type: http, scheme: bearer}
+paths:
+  /todos:
+    get:
+      operationId: listTodos
+      parameters: [{name: done, in: query, schema: {type: boolean}}]
+      responses: {'200': {description: ok}}
+  /todos/{id}:
+    get:
+      operationId: getTodo
+      parameters: [{name: id, in: path, required: true, schema: {type: integer}}]
+      responses: {'200': {description: ok}}
+`;
+
+test('the package: installed without Rust, init, dev, a live edit, check, import-openapi, and a deploy dry run', { timeout: 600_000 }, async () => {
   assert.ok(existsSync(tarball), `${tarball} is missing: npm test packs it first`);
   const env = { ...process.env, PATH: pathWithoutRust(), WRANGLER_SEND_METRICS: 'false', CI: 'true' };
   delete env.npm_config_prefix;
@@ -91,7 +111,8 @@ test('the package: installed without Rust, init, dev, a live edit, check, and a 
   assert.equal(broken.stderr, 'broken.json: servers[0].tools[0].http.url: unknown argument "cty" in template\n');
 
   const url = new URL(`http://127.0.0.1:${await freePort()}/mcp`);
-  const dev = await serveWith(bin, ['dev', '--port', url.port], { cwd: dir, env }, url);
+  // Its own inspector port: wrangler's default, 9229, may be another test's wrangler dev.
+  const dev = await serveWith(bin, ['dev', '--port', url.port, '--inspector-port', String(await freePort())], { cwd: dir, env }, url);
   try {
     const client = new Client({ name: 'new-user', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(url));
@@ -118,9 +139,23 @@ test('the package: installed without Rust, init, dev, a live edit, check, and a 
     webhook.close();
   }
 
+  // An OpenAPI document in YAML, imported as a second server with the package's own command.
+  writeFileSync(join(dir, 'todo.yaml'), TODO_API);
+  const imported = sh(bin, ['import-openapi', 'todo.yaml']);
+  assert.equal(imported.status, 0, imported.stderr);
+  assert.equal(imported.stdout, `Todo (OpenAPI 3.1.0): 2 operations, 2 tools, 0 skipped
+added to server "todo" at /todo/mcp (new) in mcp-edge.json
+
+The tools read these secrets (npx wrangler secret put NAME; for dev, NAME=value in .dev.vars):
+  TODO_TOKEN                   bearer token (scheme "token")
+`);
+  const checked = sh(bin, ['check']);
+  assert.equal(checked.status, 0, checked.stderr);
+  assert.match(checked.stdout, /^mcp-edge\.json: ok: todo 1\.0\.0 on \/todo\/mcp and \/todo\/stream: tools listTodos, getTodo$/m);
+
   const dry = sh(join(dir, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--outdir', 'out']);
   assert.equal(dry.status, 0, dry.stderr);
   const bundle = readFileSync(join(dir, 'out', 'index.js'), 'utf8');
-  assert.ok(bundle.includes('add_lead'), 'the configuration is bundled with the Worker');
+  assert.ok(bundle.includes('add_lead') && bundle.includes('listTodos'), 'the configuration is bundled with the Worker');
   assert.ok(spawnSync('sh', ['-c', 'ls out/*.wasm'], { cwd: dir }).status === 0, 'the wasm module is uploaded beside it');
 });

@@ -19,7 +19,9 @@ test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up s
   const upstreamPort = await freePort();
   const url = new URL(`http://127.0.0.1:${port}/mcp`);
   const env = { ...process.env, PORT: String(port), DEMO_UPSTREAM_PORT: String(upstreamPort), MCP_EDGE_CONFIG: config };
-  const { output, stop } = await serveWith(process.execPath, [join(root, 'scripts', 'start.mjs')], { cwd: root, env }, url);
+  // Its own inspector port: wrangler's default, 9229, may be another test's wrangler dev.
+  const inspector = await freePort();
+  const { output, stop } = await serveWith(process.execPath, [join(root, 'scripts', 'start.mjs'), '--inspector-port', String(inspector)], { cwd: root, env }, url);
   try {
 
     const client = new Client({ name: 'new-user', version: '1.0.0' });

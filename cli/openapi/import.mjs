@@ -1,0 +1,140 @@
+//! `mcp-edge import-openapi`: an OpenAPI document's operations become one server's tools. This
+//! module chooses the operations, names the tools, and places them in a configuration; the
+//! mapping of one operation is operation.mjs's.
+import { createHash } from 'node:crypto';
+import picomatch from 'picomatch';
+import { MAX_NAME, mapOperation, serverUrl } from './operation.mjs';
+import { readDocument } from './read.mjs';
+import { securitySchemes } from './security.mjs';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const FILTER_KINDS = ['tag', 'operation', 'path', 'method'];
+
+/**
+ * Imports `source` (a file or URL) into `config` (parsed; a new one when undefined). Returns
+ * `{ config, server, added, skipped: [{operation, reason}], secrets: [{name, how}], notes }`.
+ */
+export async function importOpenApi(source, options = {}, config = { servers: [] }) {
+  const { doc, version } = await readDocument(source);
+  const include = parseFilters(options.include ?? []);
+  const exclude = parseFilters(options.exclude ?? []);
+  const title = doc.info?.title ?? 'api';
+
+  config.servers ??= [];
+  const name = options.server ?? slug(title);
+  let server = config.servers.find((s) => s.name === name);
+  const created = !server;
+  if (!server) {
+    server = { route: options.route ?? (config.servers.some((s) => (s.route ?? '/mcp') === '/mcp') ? `/${slug(name)}/mcp` : '/mcp'), name, version: String(doc.info?.version ?? '1.0.0') };
+    if (doc.info?.title) server.title = String(doc.info.title);
+    server.tools = [];
+    config.servers.push(server);
+  } else if (options.route && options.route !== (server.route ?? '/mcp')) {
+    throw new Error(`server "${name}" already exists at ${server.route ?? '/mcp'}; leave out --route to add to it`);
+  }
+  server.tools ??= [];
+
+  const baseUrl = options.baseUrl ?? defaultBaseUrl(doc, source);
+  const schemes = securitySchemes(doc, options.secretPrefix ?? slug(name));
+  const ctx = { baseUrl, baseUrlGiven: options.baseUrl !== undefined, security: schemes, usedSchemes: new Set() };
+  const taken = new Set(server.tools.map((t) => t.name));
+  const added = [];
+  const skipped = [];
+  const notes = [];
+  let operations = 0;
+  for (const [path, pathItem] of Object.entries(doc.paths ?? {})) {
+    if (!pathItem || typeof pathItem !== 'object') continue;
+    for (const method of Object.keys(pathItem).filter((k) => METHODS.includes(k.toLowerCase()))) {
+      const op = pathItem[method] ?? {};
+      const label = `${op.operationId ?? `${method.toUpperCase()} ${path}`}`;
+      const where = `${method.toUpperCase()} ${path}`;
+      if (!selected({ op, path, method }, include, exclude)) continue;
+      operations++;
+      const mapped = mapOperation({ method: method.toLowerCase(), path, pathItem, op, doc, ctx });
+      if (mapped.skipped) {
+        skipped.push({ operation: label, where, reason: mapped.skipped });
+        continue;
+      }
+      const { tool } = mapped;
+      const toolName = uniqueName(`${options.prefix ?? ''}${tool.nameHint}`, taken);
+      delete tool.nameHint;
+      const named = { name: toolName, ...tool };
+      if (options.retries && ['GET', 'HEAD', 'PUT', 'DELETE'].includes(tool.http.method)) named.retry = { attempts: options.retries };
+      if (options.outputSchema === false) delete named.outputSchema;
+      server.tools.push(named);
+      added.push(named);
+      for (const note of mapped.notes) notes.push(`${toolName}: ${note}`);
+    }
+  }
+
+  if (options.pageSize) server.limits = { ...server.limits, toolsPageSize: options.pageSize };
+  if (options.catalog) server.toolDiscovery = 'catalog';
+  if (created) {
+    const host = literalHost(baseUrl);
+    if (host && /^(127\.|localhost$|\[::1\]$)/.test(host)) server.privateUpstreams = [host.replace(/^\[|\]$/g, '')];
+  }
+  const secrets = [...ctx.usedSchemes].map((s) => ({ name: schemes[s].secret, scheme: s, how: schemes[s].how }));
+  return { config, server, created, version, title, operations, added, skipped, secrets, notes };
+}
+
+/** `tag:pets`, `operation:listPets`, `path:/pets/*`, `method:get` → `{kind: [values]}`. */
+export function parseFilters(specs) {
+  const filters = {};
+  for (const spec of specs.flatMap((s) => String(s).split(',')).filter(Boolean)) {
+    const i = spec.indexOf(':');
+    const kind = spec.slice(0, i);
+    if (i < 0 || !FILTER_KINDS.includes(kind)) throw new Error(`filter ${JSON.stringify(spec)}: expected ${FILTER_KINDS.map((k) => `${k}:…`).join(', ')}`);
+    (filters[kind] ??= []).push(spec.slice(i + 1));
+  }
+  return filters;
+}
+
+/** Kept when every kind of include has a match (tags OR tags, AND the methods…) and no exclude matches. */
+function selected({ op, path, method }, include, exclude) {
+  const matches = (kind, value) => {
+    if (kind === 'tag') return (op.tags ?? []).some((t) => String(t).toLowerCase() === value.toLowerCase());
+    if (kind === 'operation') return op.operationId === value;
+    if (kind === 'method') return method.toLowerCase() === value.toLowerCase();
+    return picomatch.isMatch(path, value);
+  };
+  const included = Object.entries(include).every(([kind, values]) => values.some((v) => matches(kind, v)));
+  const excluded = Object.entries(exclude).some(([kind, values]) => values.some((v) => matches(kind, v)));
+  return included && !excluded;
+}
+
+function defaultBaseUrl(doc, source) {
+  const server = doc.servers?.[0];
+  if (!server?.url) throw new Error('the document names no server: pass --base-url (a URL, or a secret such as {+env.API_BASE})');
+  let url;
+  try {
+    url = serverUrl(server);
+  } catch (e) {
+    throw new Error(`${e.message}: pass --base-url`);
+  }
+  if (/^https?:\/\//i.test(url)) return url;
+  if (/^https?:\/\//i.test(source)) return new URL(url, source).href;
+  throw new Error(`the document's server URL ${JSON.stringify(url)} is relative: pass --base-url`);
+}
+
+function literalHost(url) {
+  const m = /^https?:\/\/([^/:?#]+|\[[^\]]+\])/i.exec(url);
+  return m?.[1];
+}
+
+/** Lower-case words joined by `-`: a server's name and route from the document's title. */
+export function slug(text) {
+  return String(text).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'api';
+}
+
+/**
+ * A tool name valid everywhere MCP tools go: `A-Z a-z 0-9 _ -`, at most 64 characters (the
+ * tightest client limit), unique in the server. A cut name keeps a hash of the whole one.
+ */
+export function uniqueName(wanted, taken) {
+  let base = String(wanted).replace(/[^A-Za-z0-9_-]+/g, '_').replace(/_+/g, '_').replace(/^_|_$/g, '') || 'operation';
+  if (base.length > MAX_NAME) base = `${base.slice(0, MAX_NAME - 9)}_${createHash('sha256').update(base).digest('hex').slice(0, 8)}`;
+  let name = base;
+  for (let i = 2; taken.has(name); i++) name = `${base.slice(0, MAX_NAME - String(i).length - 1)}_${i}`;
+  taken.add(name);
+  return name;
+}

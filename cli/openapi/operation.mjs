@@ -1,0 +1,331 @@
+//! One OpenAPI operation turned into one mcp-edge tool, or into the reason it cannot be one.
+//! Every rule here is written down in docs/openapi.md; a change to one changes both.
+import { UNDECLARED_BODY } from './read.mjs';
+import { toJsonSchema, trimText, typesOf } from './schema.mjs';
+
+export const MAX_NAME = 64;
+const MAX_TITLE = 120;
+const MAX_DESCRIPTION = 1000;
+/** OpenAPI: header parameters with these names are ignored; the request's own handling sets them. */
+const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
+const LOCATIONS = ['path', 'query', 'header', 'cookie'];
+
+/** Thrown inside the mapping: the operation is skipped with this reason. */
+class Skip extends Error {}
+const skip = (reason) => {
+  throw new Skip(reason);
+};
+
+/**
+ * Maps an operation. `ctx`: `{ baseUrl, security: {schemeName: requestParts}, securityNames }`
+ * (see security.mjs). Returns `{ tool, notes }` or `{ skipped: reason }`; the tool has no final
+ * name yet (`nameHint` is its base), the caller makes names unique.
+ */
+export function mapOperation({ method, path, pathItem, op, doc, ctx }) {
+  try {
+    return build({ method, path, pathItem, op, doc, ctx });
+  } catch (e) {
+    if (e instanceof Skip) return { skipped: e.message };
+    throw e;
+  }
+}
+
+function build({ method, path, pathItem, op, doc, ctx }) {
+  const notes = [];
+  const METHOD = method.toUpperCase();
+  if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].includes(METHOD)) skip(`method ${METHOD} is not supported`);
+
+  const args = new Arguments();
+  const http = { method: METHOD, url: '' };
+  const headers = {};
+  const query = {};
+  const cookies = {};
+
+  // Parameters: the path item's, overridden by the operation's of the same name and location.
+  const params = new Map();
+  for (const p of [...(pathItem.parameters ?? []), ...(op.parameters ?? [])]) {
+    if (p && typeof p === 'object' && p.in && p.name) params.set(`${p.in}:${p.name}`, p);
+  }
+  const ordered = [...params.values()].filter((p) => LOCATIONS.includes(p.in) || skip(`parameter "${p.name}" is in "${p.in}"`));
+  ordered.sort((a, b) => LOCATIONS.indexOf(a.in) - LOCATIONS.indexOf(b.in));
+  const pathArgs = new Map();
+  for (const p of ordered) {
+    if (p.in === 'header' && IGNORED_HEADERS.has(p.name.toLowerCase())) continue;
+    const required = p.in === 'path' || p.required === true;
+    const problem = parameterProblem(p);
+    if (problem) {
+      if (required) skip(`${p.in} parameter "${p.name}": ${problem}`);
+      notes.push(`optional ${p.in} parameter "${p.name}" left out: ${problem}`);
+      continue;
+    }
+    const schema = toJsonSchema(p.schema, 'input', notes);
+    if (p.description && !schema.description) schema.description = trimText(p.description, 500);
+    if (p.deprecated) schema.deprecated = true;
+    if (p.in === 'path' && typesOf(schema).includes('string') && schema.minLength === undefined) schema.minLength = 1;
+    const arg = args.add(p.name, p.in, schema, required);
+    const style = p.style ?? (p.in === 'query' || p.in === 'cookie' ? 'form' : 'simple');
+    const explode = p.explode ?? style === 'form';
+    if (p.in === 'path') pathArgs.set(p.name, pathExpression(arg, p.name, style, explode));
+    else if (p.in === 'query') query[p.name] = queryEntry(arg, style, explode, p.allowReserved);
+    else if (p.in === 'header') headers[p.name] = `{${arg}}`;
+    else cookies[p.name] = `{${arg}}`;
+  }
+
+  // The URL: the base, then the path with each {name} as an RFC 6570 expression.
+  const base = (op.servers?.[0] && !ctx.baseUrlGiven ? serverUrl(op.servers[0]) : null) ?? ctx.baseUrl;
+  const pathTemplate = path.replace(/\{([^}]*)\}/g, (_, name) => pathArgs.get(name) ?? skip(`path parameter "${name}" is not declared`));
+  http.url = `${base.replace(/\/+$/, '')}${pathTemplate}`;
+
+  // The body.
+  if (op[UNDECLARED_BODY]) skip('its body has no declared media type (Swagger 2.0 without consumes)');
+  const body = requestBody(op, METHOD);
+  if (body.skip) skip(body.skip);
+  if (body.media) {
+    const schema = toJsonSchema(body.schema, 'input', notes);
+    const flat = flattenable(schema);
+    if (flat) {
+      const template = {};
+      const required = new Set(flat.required ?? []);
+      for (const [prop, propSchema] of Object.entries(flat.properties)) {
+        if (body.form && formProblem(propSchema)) {
+          if (required.has(prop)) skip(`form field "${prop}" is an object or a list of them, which form bodies cannot carry`);
+          notes.push(`optional form field "${prop}" left out: it is an object`);
+          continue;
+        }
+        const arg = args.add(prop, 'body', propSchema, required.has(prop));
+        template[prop] = `{${arg}}`;
+      }
+      http.body = template;
+    } else {
+      if (body.form) skip('the form body is not an object with properties');
+      const arg = args.add('body', 'body', schema, body.required, true);
+      http.body = `{${arg}}`;
+    }
+    if (body.form) http.bodyType = 'form';
+    if (body.media !== 'application/json' && body.media !== 'application/x-www-form-urlencoded') headers['Content-Type'] = body.media;
+  } else if (!['GET', 'HEAD'].includes(METHOD)) {
+    http.bodyType = 'none';
+  }
+
+  // Security: the first alternative whose schemes are all supported.
+  const requirement = op.security ?? doc.security ?? [];
+  if (requirement.length > 0) {
+    const usable = requirement.find((alt) => Object.keys(alt).every((name) => ctx.security[name]?.parts));
+    if (!usable) {
+      const why = Object.keys(requirement[0]).map((name) => ctx.security[name]?.problem ?? `security scheme "${name}" is not declared`);
+      skip(why.join('; '));
+    }
+    for (const name of Object.keys(usable)) {
+      const parts = ctx.security[name].parts;
+      for (const [k, v] of Object.entries(parts.headers ?? {})) headers[k] = v;
+      for (const [k, v] of Object.entries(parts.query ?? {})) query[k] = v;
+      for (const [k, v] of Object.entries(parts.cookies ?? {})) cookies[k] = v;
+      ctx.usedSchemes.add(name);
+    }
+  }
+
+  // A reply offered as JSON among other types is asked for as JSON: it then maps to structuredContent.
+  const replyTypes = [...new Set(Object.entries(op.responses ?? {}).filter(([c]) => /^2/.test(c)).flatMap(([, r]) => Object.keys(r?.content ?? {})))];
+  const jsonReply = replyTypes.find(isJson);
+  if (jsonReply && replyTypes.length > 1 && !headers.Accept) headers.Accept = jsonReply;
+  if (Object.keys(headers).length) http.headers = headers;
+  if (Object.keys(query).length) http.query = query;
+  if (Object.keys(cookies).length) http.cookies = cookies;
+
+  const tool = { nameHint: op.operationId ? op.operationId : `${method}_${path}` };
+  if (op.summary) tool.title = trimText(oneLine(op.summary), MAX_TITLE);
+  tool.description = describe(op, METHOD, path);
+  tool.inputSchema = args.schema();
+  const output = outputSchema(op, notes);
+  if (output) tool.outputSchema = output;
+  const hints = annotations(METHOD);
+  if (hints) tool.annotations = hints;
+  if (Array.isArray(op.tags) && op.tags.length) tool.tags = op.tags.map(String).filter((t) => t && t.length <= 64).slice(0, 32);
+  tool.http = http;
+  if (tool.tags && !tool.tags.length) delete tool.tags;
+  return { tool, notes };
+}
+
+/** The input schema's properties: names made valid template variables, collisions renamed. */
+class Arguments {
+  constructor() {
+    this.properties = {};
+    this.required = [];
+  }
+
+  /** Adds one argument for `name` from `location`; returns the argument's name. */
+  add(name, location, schema, required, whole = false) {
+    let arg = variableName(name);
+    if (this.properties[arg]) {
+      arg = variableName(`${name}_${location}`);
+      for (let i = 2; this.properties[arg]; i++) arg = variableName(`${name}_${location}_${i}`);
+    }
+    const described = { ...schema };
+    if (whole) described.description = described.description ? `The request body. ${described.description}` : 'The request body.';
+    else if (arg !== name || location === 'header' || location === 'cookie') {
+      const where = location === 'body' ? `request body property "${name}"` : `${location} parameter "${name}"`;
+      described.description = described.description ? `${described.description} (Sent as the ${where}.)` : `Sent as the ${where}.`;
+    }
+    this.properties[arg] = described;
+    if (required) this.required.push(arg);
+    return arg;
+  }
+
+  schema() {
+    const schema = { type: 'object', properties: this.properties };
+    if (this.required.length) schema.required = this.required;
+    return schema;
+  }
+}
+
+/** An RFC 6570 variable name: letters, digits and `_`; anything else becomes `_`. */
+function variableName(name) {
+  let v = String(name).replace(/[^A-Za-z0-9_]/g, '_');
+  if (!v || /^[0-9]/.test(v)) v = `_${v}`;
+  return v;
+}
+
+/** Why a parameter cannot be sent faithfully, or undefined. */
+function parameterProblem(p) {
+  if (p.content) return 'it is serialized by a media type (content), which is not supported';
+  const schema = p.schema ?? {};
+  const types = typesOf(schema);
+  const style = p.style ?? (p.in === 'query' || p.in === 'cookie' ? 'form' : 'simple');
+  const items = schema.items ?? {};
+  if (types.includes('array') && (typesOf(items).some((t) => t === 'object' || t === 'array') || items.properties)) return 'a list of objects or lists has no OpenAPI serialization';
+  if (types.includes('object')) {
+    const nested = Object.values(schema.properties ?? {}).some((s) => typesOf(s).some((t) => t === 'object' || t === 'array'));
+    if (nested) return 'an object with nested objects or lists has no OpenAPI serialization';
+    if (p.in === 'header' || p.in === 'cookie') return `objects in a ${p.in} are not supported`;
+  }
+  if (p.in === 'path' && !['simple', 'label', 'matrix'].includes(style)) return `style "${style}" is not a path style`;
+  if (p.in === 'query' && !['form', 'spaceDelimited', 'pipeDelimited', 'deepObject'].includes(style)) return `style "${style}" is not a query style`;
+  if (p.in === 'query' && style === 'deepObject' && (p.explode === false || !types.includes('object'))) return 'deepObject needs an exploded object';
+  if ((p.in === 'header' && style !== 'simple') || (p.in === 'cookie' && style !== 'form')) return `style "${style}" is not supported in a ${p.in}`;
+  if (p.in === 'cookie' && p.explode === true && types.includes('array')) return 'exploded lists in a cookie are not supported';
+  return undefined;
+}
+
+/** The path expression for a path parameter: `{id}`, `{id*}`, `{.id}` (label), `{;id}` (matrix). */
+function pathExpression(arg, name, style, explode) {
+  if (style === 'matrix' && arg !== name) skip(`matrix path parameter "${name}" is not a valid template variable name`);
+  const op = { simple: '', label: '.', matrix: ';' }[style];
+  return `{${op}${arg}${explode ? '*' : ''}}`;
+}
+
+function queryEntry(arg, style, explode, allowReserved) {
+  const value = `{${arg}}`;
+  const defaultExplode = style === 'form';
+  if (style === 'form' && explode === defaultExplode && !allowReserved) return value;
+  const entry = { value };
+  if (style !== 'form') entry.style = style;
+  if (explode !== defaultExplode) entry.explode = explode;
+  if (allowReserved) entry.allowReserved = true;
+  return entry;
+}
+
+/** A server object's URL with its variables' defaults filled in. */
+export function serverUrl(server) {
+  return String(server.url).replace(/\{([^}]+)\}/g, (_, v) => {
+    const d = server.variables?.[v]?.default;
+    return d === undefined ? skip(`server variable "${v}" has no default`) : String(d);
+  });
+}
+
+const isJson = (media) => /^application\/(.+\+)?json$/i.test(media.split(';')[0].trim()) || /^application\/json/i.test(media);
+
+/** The request body's media type and schema, or why it cannot be sent. */
+function requestBody(op, METHOD) {
+  const rb = op.requestBody;
+  if (!rb || !rb.content || Object.keys(rb.content).length === 0) return {};
+  const types = Object.keys(rb.content);
+  const json = types.find(isJson);
+  const form = types.find((t) => t.split(';')[0].trim().toLowerCase() === 'application/x-www-form-urlencoded');
+  const media = json ?? form;
+  if (!media) {
+    const multipart = types.find((t) => t.toLowerCase().startsWith('multipart/'));
+    if (multipart) return { skip: `its only body is ${multipart.split(';')[0]}, which tools cannot send` };
+    return { skip: `its body is ${types.map((t) => t.split(';')[0]).join(' or ')}, which tools cannot send (JSON and form bodies can)` };
+  }
+  if (METHOD === 'GET' || METHOD === 'HEAD') {
+    if (rb.required) return { skip: `a ${METHOD} request with a required body` };
+    return {};
+  }
+  const schema = rb.content[media].schema ?? {};
+  if (json && containsBinary(schema)) return { skip: 'its JSON body holds binary data (format: binary)' };
+  return { media: media.split(';')[0].trim(), schema, required: rb.required === true, form: media === form && !json };
+}
+
+function containsBinary(schema, seen = new Set()) {
+  if (!schema || typeof schema !== 'object' || seen.has(schema)) return false;
+  seen.add(schema);
+  if (schema.format === 'binary' && typesOf(schema).includes('string')) return true;
+  return Object.values(schema.properties ?? {}).some((s) => containsBinary(s, seen)) || containsBinary(schema.items, seen);
+}
+
+/**
+ * The body's properties, when they can be the tool's own arguments: an object schema with
+ * `properties` and nothing that constrains the object as a whole (composition, `not`).
+ * `allOf` of such objects is merged first.
+ */
+function flattenable(schema) {
+  let s = schema;
+  if (Array.isArray(s.allOf) && !s.properties && s.allOf.every((m) => m.properties && !m.allOf && !m.anyOf && !m.oneOf && !m.not)) {
+    const properties = {};
+    const required = [];
+    for (const m of s.allOf) {
+      for (const [k, v] of Object.entries(m.properties)) {
+        if (properties[k]) return null;
+        properties[k] = v;
+      }
+      required.push(...(m.required ?? []));
+    }
+    s = { type: 'object', properties, required };
+  }
+  const types = typesOf(s);
+  if (types.length !== 1 || types[0] !== 'object' || !s.properties || Object.keys(s.properties).length === 0) return null;
+  if (s.anyOf || s.oneOf || s.allOf || s.not || s.minProperties || s.maxProperties) return null;
+  // A required name with no property of its own could not be sent from the arguments.
+  if ((s.required ?? []).some((name) => !(name in s.properties))) return null;
+  return s;
+}
+
+/** Form bodies carry scalars and lists of scalars. */
+function formProblem(schema) {
+  const types = typesOf(schema);
+  return types.includes('object') || (types.includes('array') && typesOf(schema.items).some((t) => t === 'object' || t === 'array'));
+}
+
+function describe(op, METHOD, path) {
+  const text = op.description ?? op.summary ?? '';
+  const lead = op.deprecated ? 'Deprecated. ' : '';
+  const body = trimText(`${lead}${text}`, MAX_DESCRIPTION);
+  return `${body ? `${body}\n\n` : ''}HTTP: ${METHOD} ${path}`;
+}
+
+const oneLine = (s) => String(s).replace(/\s+/g, ' ').trim();
+
+/**
+ * The success reply's schema, when it is a JSON object and the only kind of success: a tool that
+ * declares an outputSchema must give structuredContent on every success, so an operation that
+ * may also answer 204 or text gets none.
+ */
+function outputSchema(op, notes) {
+  const successes = Object.entries(op.responses ?? {}).filter(([code]) => /^2(\d\d|XX)$/i.test(code));
+  if (successes.length !== 1) return undefined;
+  const content = successes[0][1]?.content ?? {};
+  const types = Object.keys(content);
+  if (types.length !== 1 || !isJson(types[0])) return undefined;
+  const schema = toJsonSchema(content[types[0]].schema, 'output', notes);
+  const t = typesOf(schema);
+  if (t.length !== 1 || t[0] !== 'object') return undefined;
+  if (!schema.type) schema.type = 'object';
+  return schema;
+}
+
+function annotations(METHOD) {
+  if (METHOD === 'GET' || METHOD === 'HEAD') return { readOnlyHint: true };
+  if (METHOD === 'DELETE') return { destructiveHint: true, idempotentHint: true };
+  if (METHOD === 'PUT') return { idempotentHint: true };
+  return undefined;
+}

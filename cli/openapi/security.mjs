@@ -1,0 +1,37 @@
+//! OpenAPI security schemes turned into request parts over secrets: the credentials live in the
+//! Worker's secrets, named here, and never in the configuration.
+
+/** `PETSTORE` + `api_key` → `PETSTORE_API_KEY`: a valid secret name (letters, digits, `_`). */
+export function secretName(prefix, scheme) {
+  const name = `${prefix ? `${prefix}_` : ''}${scheme}`.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '').toUpperCase();
+  return /^[0-9]/.test(name) ? `_${name}` : name || 'API_SECRET';
+}
+
+/**
+ * Every declared scheme as `{ parts: {headers, query, cookies}, secret, how }` when mcp-edge can
+ * send it, or `{ problem }`. OAuth2 and OpenID Connect send a token the user obtains elsewhere,
+ * as a bearer; HTTP basic takes the base64 of `user:password`, because templates do not encode.
+ */
+export function securitySchemes(doc, prefix) {
+  const out = {};
+  for (const [name, s] of Object.entries(doc.components?.securitySchemes ?? {})) {
+    const secret = secretName(prefix, name);
+    const value = `{env.${secret}}`;
+    const type = String(s?.type ?? '');
+    if (type === 'apiKey') {
+      const where = { header: 'headers', query: 'query', cookie: 'cookies' }[s.in];
+      if (!where || !s.name) out[name] = { problem: `security scheme "${name}": an API key in "${s.in}" is not supported` };
+      else out[name] = { parts: { [where]: { [s.name]: value } }, secret, how: `API key, sent in the ${s.in} "${s.name}"` };
+    } else if (type === 'http' && /^bearer$/i.test(s.scheme)) {
+      out[name] = { parts: { headers: { Authorization: `Bearer ${value}` } }, secret, how: 'bearer token' };
+    } else if (type === 'http' && /^basic$/i.test(s.scheme)) {
+      out[name] = { parts: { headers: { Authorization: `Basic ${value}` } }, secret, how: 'HTTP basic: the base64 of user:password' };
+    } else if (type === 'oauth2' || type === 'openIdConnect') {
+      out[name] = { parts: { headers: { Authorization: `Bearer ${value}` } }, secret, how: `${type === 'oauth2' ? 'OAuth 2' : 'OpenID Connect'} access token, sent as a bearer` };
+    } else {
+      const what = type === 'http' ? `HTTP ${s.scheme}` : type || 'an untyped scheme';
+      out[name] = { problem: `security scheme "${name}" (${what}) is not supported` };
+    }
+  }
+  return out;
+}

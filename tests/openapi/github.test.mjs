@@ -1,0 +1,69 @@
+// GitHub's REST description (npm @octokit/openapi, about 1,200 operations) end to end: the whole
+// document imported, served, listed by following cursors, a fixed sample of its tools called
+// through the official SDK client with Prism validating every request; and the same tools as a
+// catalog, whose call_tool makes the same requests.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { github } from './fixtures.mjs';
+import { callEach, faults, importCommand, listAll, serve, startPrism } from './harness.mjs';
+
+/**
+ * The sample: every 5th tool in the document's order, from the first. OPENAPI_GITHUB_EVERY=1
+ * calls every tool (about four times as long).
+ */
+const EVERY = Number(process.env.OPENAPI_GITHUB_EVERY ?? 5);
+
+let prism;
+before(async () => {
+  prism = await startPrism(github);
+});
+after(() => prism?.stop());
+
+test("GitHub's description: every operation becomes a tool or is skipped with its reason; paged tools/list; Prism accepts every sampled request", async () => {
+  const { output, config, parsed } = importCommand(github, ['--base-url', prism.url, '--server', 'github', '--page-size', '200']);
+  const [, operations, tools, skipped] = output.match(/: (\d+) operations, (\d+) tools, (\d+) skipped$/m).map(Number);
+  assert.ok(operations > 1000, output);
+  assert.equal(tools + skipped, operations);
+  const skips = output.split('\n').filter((l) => l.startsWith('skipped '));
+  assert.equal(skips.length, skipped);
+  for (const line of skips) assert.match(line, /^skipped \S+ \((GET|PUT|POST|PATCH|DELETE|HEAD) \/\S*\): .+/);
+
+  const server = await serve(config, parsed);
+  try {
+    const first = await server.client.listTools();
+    assert.equal(first.tools.length, 200);
+    assert.ok(first.nextCursor);
+    const all = await listAll(server.client);
+    assert.equal(all.length, tools);
+    assert.deepEqual(all.map((t) => t.name), parsed.servers[0].tools.map((t) => t.name));
+
+    const sample = all.filter((_, i) => i % EVERY === 0);
+    const calls = await callEach(server.client, sample, prism);
+    assert.deepEqual(faults(calls), []);
+    assert.equal(calls.length, 2 * sample.length);
+  } finally {
+    await server.stop();
+  }
+});
+
+test("GitHub's description as a catalog: three tools listed; search, describe, and call_tool's requests pass Prism", async () => {
+  const { config, parsed } = importCommand(github, ['--base-url', prism.url, '--server', 'github', '--catalog']);
+  const server = await serve(config, parsed);
+  try {
+    const { tools } = await server.client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['search_tools', 'describe_tool', 'call_tool']);
+    const found = await server.client.callTool({ name: 'search_tools', arguments: { query: 'list issues of a repository', limit: 5 } });
+    const names = found.structuredContent.tools.map((t) => t.name);
+    assert.ok(names.includes('issues_list-for-repo'), JSON.stringify(names));
+    const described = await server.client.callTool({ name: 'describe_tool', arguments: { name: 'issues_list-for-repo' } });
+    const listed = parsed.servers[0].tools.find((t) => t.name === 'issues_list-for-repo');
+    assert.deepEqual(described.structuredContent.inputSchema, listed.inputSchema);
+
+    const sample = parsed.servers[0].tools.filter((_, i) => i % (EVERY * 8) === 0);
+    const proxied = { callTool: ({ name, arguments: args }) => server.client.callTool({ name: 'call_tool', arguments: { name, arguments: args } }) };
+    const calls = await callEach(proxied, sample, prism);
+    assert.deepEqual(faults(calls), []);
+  } finally {
+    await server.stop();
+  }
+});

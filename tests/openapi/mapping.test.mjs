@@ -1,0 +1,219 @@
+// The mapping rules of docs/openapi.md, one by one, on small documents: the exact tool each
+// operation becomes, or the exact reason it is skipped.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { importOpenApi, parseFilters, uniqueName } from '../../cli/openapi/import.mjs';
+
+const folder = mkdtempSync(join(tmpdir(), 'mcp-edge-mapping-'));
+let n = 0;
+/** Imports `doc` (an object, written as JSON, or YAML text) with `options`. */
+async function imported(doc, options = {}) {
+  const file = join(folder, `${n++}.${typeof doc === 'string' ? 'yaml' : 'json'}`);
+  writeFileSync(file, typeof doc === 'string' ? doc : JSON.stringify(doc));
+  return importOpenApi(file, { server: 's', ...options });
+}
+const api = (paths, extra = {}) => ({ openapi: '3.0.3', info: { title: 'T', version: '2' }, servers: [{ url: 'https://api.example.com/v1' }], paths, ...extra });
+const ok = { 200: { description: 'ok' } };
+
+test('parameters: names made variables, collisions renamed visibly, styles carried, required and keywords kept', async () => {
+  const r = await imported(api({
+    '/items/{item-id}': {
+      parameters: [{ name: 'item-id', in: 'path', required: true, schema: { type: 'string' } }],
+      put: {
+        operationId: 'put item',
+        summary: 'Replace an item',
+        parameters: [
+          { name: 'id', in: 'query', schema: { type: 'integer', minimum: 1, default: 5 } },
+          { name: 'id', in: 'header', schema: { type: 'string' } },
+          { name: 'tags', in: 'query', explode: false, schema: { type: 'array', items: { type: 'string', enum: ['a', 'b'] } } },
+          { name: 'filter', in: 'query', style: 'deepObject', explode: true, schema: { type: 'object', properties: { q: { type: 'string' } } } },
+          { name: 'sid', in: 'cookie', required: true, schema: { type: 'string' } },
+          { name: 'Accept', in: 'header', schema: { type: 'string' } },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', required: ['id'], properties: { id: { type: 'string', readOnly: false }, created: { type: 'string', readOnly: true }, note: { type: 'string', nullable: true } } } } } },
+        responses: ok,
+      },
+    },
+  }));
+  assert.deepEqual(r.skipped, []);
+  assert.deepEqual(r.added, [{
+    name: 'put_item',
+    title: 'Replace an item',
+    description: 'Replace an item\n\nHTTP: PUT /items/{item-id}',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        item_id: { type: 'string', minLength: 1, description: 'Sent as the path parameter "item-id".' },
+        id: { type: 'integer', minimum: 1, default: 5 },
+        tags: { type: 'array', items: { type: 'string', enum: ['a', 'b'] } },
+        filter: { type: 'object', properties: { q: { type: 'string' } } },
+        id_header: { type: 'string', description: 'Sent as the header parameter "id".' },
+        sid: { type: 'string', description: 'Sent as the cookie parameter "sid".' },
+        id_body: { type: 'string', description: 'Sent as the request body property "id".' },
+        note: { type: ['string', 'null'] },
+      },
+      required: ['item_id', 'sid', 'id_body'],
+    },
+    annotations: { idempotentHint: true },
+    http: {
+      method: 'PUT',
+      url: 'https://api.example.com/v1/items/{item_id}',
+      body: { id: '{id_body}', note: '{note}' },
+      headers: { id: '{id_header}' },
+      query: { id: '{id}', tags: { value: '{tags}', explode: false }, filter: { value: '{filter}', style: 'deepObject', explode: true } },
+      cookies: { sid: '{sid}' },
+    },
+  }]);
+});
+
+test('bodies: a union is one argument; a form body; no body is said; allOf merged; 3.1 from YAML', async () => {
+  const r = await imported(`openapi: 3.1.0
+info: {title: T, version: '1'}
+servers: [{url: 'https://{region}.example.com', variables: {region: {default: eu}}}]
+paths:
+  /a:
+    post:
+      operationId: union
+      requestBody: {content: {application/vnd.api+json: {schema: {oneOf: [{type: string}, {type: integer}]}}}}
+      responses: {'204': {description: none}}
+  /b:
+    post:
+      operationId: form
+      requestBody: {content: {application/x-www-form-urlencoded: {schema: {type: object, properties: {q: {type: [string, 'null']}, n: {type: integer, exclusiveMinimum: 0}, count: {type: number, format: int32, minimum: 0}, big: {type: [number, 'null'], format: int64}, key: {type: string, format: byte}}}}}}
+      responses: {'200': {description: ok, content: {application/json: {schema: {type: object, properties: {id: {type: string}, secret: {type: string, writeOnly: true}}}}}}}
+  /c:
+    delete:
+      operationId: drop
+      responses: {'204': {description: none}}
+  /d:
+    patch:
+      operationId: merged
+      requestBody: {content: {application/json: {schema: {allOf: [{type: object, properties: {a: {type: string}}, required: [a]}, {type: object, properties: {b: {type: integer}}}]}}}}
+      responses: {'200': {description: ok}}
+`);
+  const tools = Object.fromEntries(r.added.map((t) => [t.name, t]));
+  assert.deepEqual(tools.union.inputSchema, { type: 'object', properties: { body: { oneOf: [{ type: 'string' }, { type: 'integer' }], description: 'The request body.' } } });
+  assert.deepEqual(tools.union.http, { method: 'POST', url: 'https://eu.example.com/a', body: '{body}', headers: { 'Content-Type': 'application/vnd.api+json' } });
+  assert.deepEqual(tools.form.http, { method: 'POST', url: 'https://eu.example.com/b', body: { q: '{q}', n: '{n}', count: '{count}', big: '{big}', key: '{key}' }, bodyType: 'form' });
+  assert.deepEqual(tools.form.inputSchema.properties.n, { type: 'integer', exclusiveMinimum: 0 });
+  assert.deepEqual(tools.form.inputSchema.properties.count, { type: 'integer', format: 'int32', minimum: 0, maximum: 2147483647 });
+  assert.deepEqual(tools.form.inputSchema.properties.big, { type: ['integer', 'null'], format: 'int64' });
+  assert.deepEqual(tools.form.inputSchema.properties.key, { type: 'string', format: 'byte', pattern: '^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' });
+  assert.deepEqual(tools.form.outputSchema, { type: 'object', properties: { id: { type: 'string' } } });
+  assert.deepEqual(tools.drop, { name: 'drop', description: 'HTTP: DELETE /c', inputSchema: { type: 'object', properties: {} }, annotations: { destructiveHint: true, idempotentHint: true }, http: { method: 'DELETE', url: 'https://eu.example.com/c', bodyType: 'none' } });
+  assert.deepEqual(tools.merged.inputSchema, { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } }, required: ['a'] });
+  assert.deepEqual(tools.merged.http.body, { a: '{a}', b: '{b}' });
+});
+
+test('security: each supported scheme over a named secret; unsupported ones skip with the reason', async () => {
+  const r = await imported(api({
+    '/k': { get: { operationId: 'key', responses: ok } },
+    '/q': { get: { operationId: 'query_key', security: [{ digest: [] }, { qkey: [] }], responses: ok } },
+    '/b': { get: { operationId: 'basic', security: [{ basic: [] }, {}], responses: ok } },
+    '/o': { get: { operationId: 'open', security: [{}], responses: ok } },
+    '/d': { get: { operationId: 'digest', security: [{ digest: [] }], responses: ok } },
+    '/c': { get: { operationId: 'cookie', security: [{ ckey: [], oidc: [] }], responses: ok } },
+  }, {
+    security: [{ hkey: [] }],
+    components: { securitySchemes: {
+      hkey: { type: 'apiKey', in: 'header', name: 'X-Key' },
+      qkey: { type: 'apiKey', in: 'query', name: 'api_key' },
+      ckey: { type: 'apiKey', in: 'cookie', name: 'session' },
+      basic: { type: 'http', scheme: 'basic' },
+      digest: { type: 'http', scheme: 'digest' },
+      oidc: { type: 'openIdConnect', openIdConnectUrl: 'https://id.example.com/.well-known/openid-configuration' },
+    } },
+  }), { secretPrefix: 'shop' });
+  const http = Object.fromEntries(r.added.map((t) => [t.name, t.http]));
+  assert.deepEqual(http.key.headers, { 'X-Key': '{env.SHOP_HKEY}' });
+  assert.deepEqual(http.query_key.query, { api_key: '{env.SHOP_QKEY}' });
+  assert.deepEqual(http.basic.headers, { Authorization: 'Basic {env.SHOP_BASIC}' });
+  assert.equal(http.open.headers, undefined);
+  assert.deepEqual(http.cookie, { method: 'GET', url: 'https://api.example.com/v1/c', headers: { Authorization: 'Bearer {env.SHOP_OIDC}' }, cookies: { session: '{env.SHOP_CKEY}' } });
+  assert.deepEqual(r.skipped, [{ operation: 'digest', where: 'GET /d', reason: 'security scheme "digest" (HTTP digest) is not supported' }]);
+  assert.deepEqual(r.secrets.map((s) => s.name).sort(), ['SHOP_BASIC', 'SHOP_CKEY', 'SHOP_HKEY', 'SHOP_OIDC', 'SHOP_QKEY']);
+});
+
+test('skipped operations say why; optional parameters that cannot be sent are left out with a note', async () => {
+  const r = await imported(api({
+    '/upload': { post: { operationId: 'upload', requestBody: { content: { 'multipart/form-data': { schema: { type: 'object' } } } }, responses: ok } },
+    '/xml': { post: { operationId: 'xml', requestBody: { content: { 'application/xml': {}, 'text/plain': {} } }, responses: ok } },
+    '/bin': { post: { operationId: 'bin', requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { f: { type: 'string', format: 'binary' } } } } } }, responses: ok } },
+    '/list': { get: { operationId: 'list', parameters: [
+      { name: 'where', in: 'query', required: true, schema: { type: 'array', items: { type: 'object', properties: {} } } },
+    ], responses: ok } },
+    '/opt': { get: { operationId: 'opt', parameters: [
+      { name: 'meta', in: 'header', schema: { type: 'object', properties: { a: { type: 'string' } } } },
+      { name: 'json', in: 'query', content: { 'application/json': { schema: { type: 'object' } } } },
+    ], responses: ok } },
+    '/undeclared/{x}': { get: { operationId: 'undeclared', responses: ok } },
+    '/trace': { trace: { operationId: 'trace', responses: ok } },
+    '/getbody': { get: { operationId: 'getbody', requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } }, responses: ok } },
+  }));
+  assert.deepEqual(r.skipped.map((s) => `${s.operation}: ${s.reason}`), [
+    'upload: its only body is multipart/form-data, which tools cannot send',
+    'xml: its body is application/xml or text/plain, which tools cannot send (JSON and form bodies can)',
+    'bin: its JSON body holds binary data (format: binary)',
+    'list: query parameter "where": a list of objects or lists has no OpenAPI serialization',
+    'undeclared: path parameter "x" is not declared',
+    'trace: method TRACE is not supported',
+    'getbody: a GET request with a required body',
+  ]);
+  assert.deepEqual(r.added.map((t) => t.name), ['opt']);
+  assert.deepEqual(r.notes, [
+    'opt: optional query parameter "json" left out: it is serialized by a media type (content), which is not supported',
+    'opt: optional header parameter "meta" left out: objects in a header are not supported',
+  ]);
+  assert.equal(r.operations, 8);
+});
+
+test('recursive schemas are cut at a bounded depth; names are valid, bounded and unique', async () => {
+  const node = { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } };
+  const r = await imported(api({
+    '/tree': { post: { requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } }, responses: ok } },
+    '/tree/{id}': { get: { parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'integer' } }], responses: ok } },
+  }, { components: { schemas: { Node: node } } }), { prefix: 'x.' });
+  assert.deepEqual(r.added.map((t) => t.name), ['x_post_tree', 'x_get_tree_id']);
+  const cut = { description: 'Recursive: its structure repeats here (not described further).' };
+  assert.deepEqual(r.added[0].inputSchema.properties.children, {
+    type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: cut } } },
+  });
+
+  const taken = new Set(['a']);
+  assert.equal(uniqueName('a', taken), 'a_2');
+  assert.equal(uniqueName('repos/get-content', taken), 'repos_get-content');
+  const long = uniqueName('x'.repeat(100), taken);
+  assert.equal(long.length, 64);
+  assert.match(long, /^x{55}_[0-9a-f]{8}$/);
+  assert.notEqual(uniqueName(`${'x'.repeat(99)}y`, taken), long);
+});
+
+test('filters: kinds AND, values OR, excludes win; bad filters are refused', async () => {
+  const doc = api({
+    '/pets': { get: { operationId: 'list', tags: ['pets'], responses: ok }, post: { operationId: 'add', tags: ['pets'], responses: ok } },
+    '/pets/{id}': { parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], get: { operationId: 'get', tags: ['pets'], responses: ok }, delete: { operationId: 'del', tags: ['admin'], responses: ok } },
+    '/users': { get: { operationId: 'users', tags: ['users'], responses: ok } },
+  });
+  const names = async (include, exclude = []) => (await imported(doc, { include, exclude })).added.map((t) => t.name);
+  assert.deepEqual(await names(['tag:pets', 'method:get']), ['list', 'get']);
+  assert.deepEqual(await names(['tag:pets,tag:admin'], ['operation:add']), ['list', 'get', 'del']);
+  assert.deepEqual(await names(['path:/pets/*']), ['get', 'del']);
+  // `**` also matches no segment at all, as in a shell's globstar.
+  assert.deepEqual(await names(['path:/pets/**']), ['list', 'add', 'get', 'del']);
+  assert.deepEqual(await names([], ['method:get']), ['add', 'del']);
+  assert.throws(() => parseFilters(['color:red']), /filter "color:red": expected tag:…, operation:…, path:…, method:…/);
+});
+
+test('into an existing server: its tools and settings kept, names made unique; page size and catalog set', async () => {
+  const config = { servers: [{ name: 's', version: '1', route: '/mcp', limits: { maxBodyBytes: 1000 }, tools: [{ name: 'list', http: { url: 'https://x.example.com/' } }] }] };
+  const file = join(folder, 'existing.json');
+  writeFileSync(file, JSON.stringify(api({ '/l': { get: { operationId: 'list', responses: ok } } })));
+  const r = await importOpenApi(file, { server: 's', pageSize: 50, catalog: true }, config);
+  assert.equal(r.created, false);
+  assert.deepEqual(r.config.servers[0].tools.map((t) => t.name), ['list', 'list_2']);
+  assert.deepEqual(r.config.servers[0].limits, { maxBodyBytes: 1000, toolsPageSize: 50 });
+  assert.equal(r.config.servers[0].toolDiscovery, 'catalog');
+});
