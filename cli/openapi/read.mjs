@@ -12,10 +12,11 @@ import converter from 'swagger2openapi';
 export async function readDocument(source) {
   let api;
   try {
-    api = await SwaggerParser.parse(source);
+    api = await SwaggerParser.parse(source, options(source));
   } catch (e) {
     throw new Error(`cannot read ${source}: ${firstLine(e.message)}`);
   }
+  if (/^https?:\/\//i.test(source)) restorePorts(api, source);
   const version = api.swagger ?? api.openapi;
   if (api.swagger) {
     if (api.swagger !== '2.0') throw new Error(`${source}: Swagger ${api.swagger} is not supported (2.0, OpenAPI 3.0 and 3.1 are)`);
@@ -26,7 +27,7 @@ export async function readDocument(source) {
     throw new Error(`${source}: OpenAPI ${api.openapi} is not supported (2.0, 3.0 and 3.1 are)`);
   }
   try {
-    const doc = await SwaggerParser.dereference(source, api, { dereference: { circular: true } });
+    const doc = await SwaggerParser.dereference(source, api, { ...options(source), dereference: { circular: true } });
     return { doc, version, source };
   } catch (e) {
     throw new Error(`${source}: cannot resolve its $refs: ${firstLine(e.message)}`);
@@ -34,6 +35,41 @@ export async function readDocument(source) {
 }
 
 const firstLine = (message) => String(message).split('\n')[0];
+
+/**
+ * The parser's resolver refuses loopback and private addresses, a guard worth keeping for the
+ * `$ref`s a public document names. A document the user fetches from such an address itself (a
+ * local dev server's `http://localhost:8000/openapi.json`) may name its neighbours.
+ */
+function options(source) {
+  let host = '';
+  try {
+    host = /^https?:\/\//i.test(source) ? new URL(source).hostname : '';
+  } catch {}
+  const local = /^(localhost|127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.|\[::1\]$|\[f[cd])/i.test(host);
+  return { resolve: { http: { safeUrlResolver: !local } } };
+}
+
+/**
+ * swagger-parser 12.1 makes a relative server URL absolute against the document's URL, but
+ * without its port (`/api` from `http://localhost:8000/openapi.json` becomes
+ * `http://localhost/api`). This puts the port back on the URLs it rewrote.
+ */
+function restorePorts(api, source) {
+  const from = new URL(source);
+  if (!from.port) return;
+  const rewritten = `${from.protocol}//${from.hostname}/`;
+  const fix = (servers) => {
+    for (const server of Array.isArray(servers) ? servers : []) {
+      if (typeof server?.url === 'string' && server.url.startsWith(rewritten)) server.url = `${from.origin}${server.url.slice(rewritten.length - 1)}`;
+    }
+  };
+  fix(api.servers);
+  for (const item of Object.values(api.paths ?? {})) {
+    fix(item?.servers);
+    for (const op of Object.values(item ?? {})) fix(op?.servers);
+  }
+}
 
 /** The extension that marks a 2.0 operation whose body has no declared media type. */
 export const UNDECLARED_BODY = 'x-mcp-edge-undeclared-body';

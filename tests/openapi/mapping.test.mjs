@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { importOpenApi, parseFilters, uniqueName } from '../../cli/openapi/import.mjs';
 
@@ -216,4 +217,33 @@ test('into an existing server: its tools and settings kept, names made unique; p
   assert.deepEqual(r.config.servers[0].tools.map((t) => t.name), ['list', 'list_2']);
   assert.deepEqual(r.config.servers[0].limits, { maxBodyBytes: 1000, toolsPageSize: 50 });
   assert.equal(r.config.servers[0].toolDiscovery, 'catalog');
+});
+
+test('a document from a URL, in YAML: a relative server URL resolves against it; a missing one is a clear error', async () => {
+  const yaml = `openapi: 3.0.3
+info: {title: Remote, version: '1'}
+servers: [{url: /api/v2}]
+paths:
+  /ping:
+    get: {operationId: ping, responses: {'200': {description: ok}}}
+`;
+  const server = createServer((req, res) => {
+    if (req.url === '/spec/openapi.yaml') res.writeHead(200, { 'content-type': 'application/yaml' }).end(yaml);
+    else res.writeHead(404).end('not here');
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  try {
+    const r = await importOpenApi(`${base}/spec/openapi.yaml`, { server: 'remote' });
+    assert.deepEqual(r.added.map((t) => t.http.url), [`${base}/api/v2/ping`]);
+    assert.deepEqual(r.server.privateUpstreams, ['127.0.0.1']);
+    await assert.rejects(importOpenApi(`${base}/missing.yaml`, {}), /^Error: cannot read http:\/\/127\.0\.0\.1:\d+\/missing\.yaml: Error downloading http:\/\/127\.0\.0\.1:\d+\/missing\.yaml: HTTP ERROR 404$/);
+  } finally {
+    server.close();
+  }
+  const file = join(folder, 'relative.yaml');
+  writeFileSync(file, yaml);
+  await assert.rejects(importOpenApi(file, {}), /the document's server URL "\/api\/v2" is relative: pass --base-url/);
+  const r = await importOpenApi(file, { baseUrl: '{+env.API_BASE}' });
+  assert.equal(r.added[0].http.url, '{+env.API_BASE}/ping');
 });
