@@ -198,13 +198,16 @@ async function importCommand(args) {
     else fail(`one document at a time (got ${source} and ${arg})`);
   }
   if (!source) fail(`which document?\n\n${IMPORT_USAGE}`);
-  for (const key of ['pageSize', 'retries']) {
+  // The values the configuration would refuse, refused here, before anything is written.
+  for (const [key, option, max] of [['pageSize', '--page-size', Infinity], ['retries', '--retries', 10]]) {
     if (flags[key] !== undefined) {
       const n = Number(flags[key]);
-      if (!Number.isInteger(n) || n < 1) fail(`--${key === 'pageSize' ? 'page-size' : 'retries'} must be a whole number from 1`);
+      if (!Number.isInteger(n) || n < 1 || n > max) fail(`${option} must be a whole number from 1${max === Infinity ? '' : ` to ${max}`}`);
       flags[key] = n;
     }
   }
+  if (flags.route !== undefined && !flags.route.startsWith('/')) fail('--route must start with /');
+  if (flags.baseUrl !== undefined && !/^(https?:\/\/|\{\+env\.)/.test(flags.baseUrl)) fail('--base-url must start with http://, https:// or a secret such as {+env.API_BASE}');
   const file = flags.config ?? configFile();
   let config;
   if (existsSync(file)) {

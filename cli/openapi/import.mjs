@@ -36,7 +36,8 @@ export async function importOpenApi(source, options = {}, config = { servers: []
 
   const baseUrl = options.baseUrl ?? defaultBaseUrl(doc, source);
   const schemes = securitySchemes(doc, options.secretPrefix ?? slug(name));
-  const ctx = { baseUrl, baseUrlGiven: options.baseUrl !== undefined, security: schemes, usedSchemes: new Set() };
+  const ctx = { baseUrl, baseUrlGiven: options.baseUrl !== undefined, security: schemes, absolute: (url) => absoluteUrl(url, source) };
+  const usedSchemes = new Set();
   const taken = new Set(server.tools.map((t) => t.name));
   const added = [];
   const skipped = [];
@@ -64,16 +65,21 @@ export async function importOpenApi(source, options = {}, config = { servers: []
       server.tools.push(named);
       added.push(named);
       for (const note of mapped.notes) notes.push(`${toolName}: ${note}`);
+      for (const scheme of mapped.schemes) usedSchemes.add(scheme);
     }
   }
+  if (operations === 0) throw new Error(`no operation of ${source} matches the filters${Object.keys(include).length ? ` (${(options.include ?? []).join(', ')})` : ''}: nothing imported`);
+  // Credentials in cleartext to a host on the internet are worth a word before anything is sent.
+  const cleartext = new Set(added.filter((t) => /^http:\/\//i.test(t.http.url) && /\{env\./.test(JSON.stringify([t.http.headers, t.http.query, t.http.cookies])) && !isLocal(literalHost(t.http.url))).map((t) => literalHost(t.http.url)));
+  for (const host of cleartext) notes.push(`credentials would go to ${host} over plain http: pass --base-url https://… if the API serves https`);
 
   if (options.pageSize) server.limits = { ...server.limits, toolsPageSize: options.pageSize };
   if (options.catalog) server.toolDiscovery = 'catalog';
   if (created) {
     const host = literalHost(baseUrl);
-    if (host && /^(127\.|localhost$|\[::1\]$)/.test(host)) server.privateUpstreams = [host.replace(/^\[|\]$/g, '')];
+    if (host && isLocal(host)) server.privateUpstreams = [host.replace(/^\[|\]$/g, '')];
   }
-  const secrets = [...ctx.usedSchemes].map((s) => ({ name: schemes[s].secret, scheme: s, how: schemes[s].how }));
+  const secrets = [...usedSchemes].map((s) => ({ name: schemes[s].secret, scheme: s, how: schemes[s].how }));
   return { config, server, created, version, title, operations, added, skipped, secrets, notes };
 }
 
@@ -105,16 +111,21 @@ function selected({ op, path, method }, include, exclude) {
 function defaultBaseUrl(doc, source) {
   const server = doc.servers?.[0];
   if (!server?.url) throw new Error('the document names no server: pass --base-url (a URL, or a secret such as {+env.API_BASE})');
-  let url;
   try {
-    url = serverUrl(server);
+    return absoluteUrl(serverUrl(server), source);
   } catch (e) {
     throw new Error(`${e.message}: pass --base-url`);
   }
+}
+
+/** A server URL made absolute: a relative one against the document's own URL, if it has one. */
+function absoluteUrl(url, source) {
   if (/^https?:\/\//i.test(url)) return url;
   if (/^https?:\/\//i.test(source)) return new URL(url, source).href;
-  throw new Error(`the document's server URL ${JSON.stringify(url)} is relative: pass --base-url`);
+  throw new Error(`the document's server URL ${JSON.stringify(url)} is relative`);
 }
+
+const isLocal = (host) => /^(127\.|localhost$|\[::1\]$)/.test(host ?? '');
 
 function literalHost(url) {
   const m = /^https?:\/\/([^/:?#]+|\[[^\]]+\])/i.exec(url);

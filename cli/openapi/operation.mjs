@@ -41,6 +41,14 @@ function build({ method, path, pathItem, op, doc, ctx }) {
   const query = {};
   const cookies = {};
 
+  // Security first: the parameters its schemes set are credentials, never arguments.
+  const security = chooseSecurity(op.security ?? doc.security ?? [], ctx.security);
+  const byScheme = { headers: new Set(), query: new Set(), cookies: new Set() };
+  for (const name of security.schemes) {
+    for (const where of Object.keys(byScheme)) for (const k of Object.keys(ctx.security[name].parts[where] ?? {})) byScheme[where].add(where === 'headers' ? k.toLowerCase() : k);
+  }
+  const setBySecurity = (p) => (p.in === 'header' ? byScheme.headers.has(p.name.toLowerCase()) : p.in === 'query' ? byScheme.query.has(p.name) : p.in === 'cookie' && byScheme.cookies.has(p.name));
+
   // Parameters: the path item's, overridden by the operation's of the same name and location.
   const params = new Map();
   for (const p of [...(pathItem.parameters ?? []), ...(op.parameters ?? [])]) {
@@ -51,6 +59,10 @@ function build({ method, path, pathItem, op, doc, ctx }) {
   const pathArgs = new Map();
   for (const p of ordered) {
     if (p.in === 'header' && IGNORED_HEADERS.has(p.name.toLowerCase())) continue;
+    if (setBySecurity(p)) {
+      notes.push(`${p.in} parameter "${p.name}" is the security scheme's credential: sent from its secret`);
+      continue;
+    }
     const required = p.in === 'path' || p.required === true;
     const problem = parameterProblem(p);
     if (problem) {
@@ -58,7 +70,9 @@ function build({ method, path, pathItem, op, doc, ctx }) {
       notes.push(`optional ${p.in} parameter "${p.name}" left out: ${problem}`);
       continue;
     }
-    const schema = toJsonSchema(p.schema, 'input', notes);
+    let schema = toJsonSchema(p.schema, 'input', notes);
+    // A required parameter must be sent, and `null` would leave it out: it is not a value here.
+    if (required) schema = withoutNull(schema);
     if (p.description && !schema.description) schema.description = trimText(p.description, 500);
     if (p.deprecated) schema.deprecated = true;
     if (p.in === 'path' && typesOf(schema).includes('string') && schema.minLength === undefined) schema.minLength = 1;
@@ -67,12 +81,20 @@ function build({ method, path, pathItem, op, doc, ctx }) {
     const explode = p.explode ?? style === 'form';
     if (p.in === 'path') pathArgs.set(p.name, pathExpression(arg, p.name, style, explode));
     else if (p.in === 'query') query[p.name] = queryEntry(arg, style, explode, p.allowReserved);
-    else if (p.in === 'header') headers[p.name] = `{${arg}}`;
+    else if (p.in === 'header') setHeader(headers, p.name, `{${arg}}`);
     else cookies[p.name] = `{${arg}}`;
   }
 
   // The URL: the base, then the path with each {name} as an RFC 6570 expression.
-  const base = (op.servers?.[0] && !ctx.baseUrlGiven ? serverUrl(op.servers[0]) : null) ?? ctx.baseUrl;
+  const own = op.servers?.length ? op.servers : pathItem.servers?.length ? pathItem.servers : null;
+  let base = ctx.baseUrl;
+  if (own && !ctx.baseUrlGiven) {
+    try {
+      base = ctx.absolute(serverUrl(own[0]));
+    } catch (e) {
+      skip(`its own server: ${e.message}`);
+    }
+  }
   const pathTemplate = path.replace(/\{([^}]*)\}/g, (_, name) => pathArgs.get(name) ?? skip(`path parameter "${name}" is not declared`));
   http.url = `${base.replace(/\/+$/, '')}${pathTemplate}`;
 
@@ -87,9 +109,10 @@ function build({ method, path, pathItem, op, doc, ctx }) {
       const template = {};
       const required = new Set(flat.required ?? []);
       for (const [prop, propSchema] of Object.entries(flat.properties)) {
-        if (body.form && formProblem(propSchema)) {
-          if (required.has(prop)) skip(`form field "${prop}" is an object or a list of them, which form bodies cannot carry`);
-          notes.push(`optional form field "${prop}" left out: it is an object`);
+        const problem = body.form && formProblem(propSchema, body.encoding?.[prop]);
+        if (problem) {
+          if (required.has(prop)) skip(`form field "${prop}": ${problem}`);
+          notes.push(`optional form field "${prop}" left out: ${problem}`);
           continue;
         }
         const arg = args.add(prop, 'body', propSchema, required.has(prop));
@@ -98,36 +121,30 @@ function build({ method, path, pathItem, op, doc, ctx }) {
       http.body = template;
     } else {
       if (body.form) skip('the form body is not an object with properties');
-      const arg = args.add('body', 'body', schema, body.required, true);
+      // A whole-body argument cannot be left out of the request (it would be sent as null), so
+      // it is required even where the document makes the body optional.
+      if (!body.required) notes.push('the optional request body is a required argument: mcp-edge sends a body whenever the operation has one');
+      const arg = args.add('body', 'body', schema, true, true);
       http.body = `{${arg}}`;
     }
     if (body.form) http.bodyType = 'form';
-    if (body.media !== 'application/json' && body.media !== 'application/x-www-form-urlencoded') headers['Content-Type'] = body.media;
+    if (body.media !== 'application/json' && body.media !== 'application/x-www-form-urlencoded') setHeader(headers, 'Content-Type', body.media);
   } else if (!['GET', 'HEAD'].includes(METHOD)) {
     http.bodyType = 'none';
   }
 
-  // Security: the first alternative whose schemes are all supported.
-  const requirement = op.security ?? doc.security ?? [];
-  if (requirement.length > 0) {
-    const usable = requirement.find((alt) => Object.keys(alt).every((name) => ctx.security[name]?.parts));
-    if (!usable) {
-      const why = Object.keys(requirement[0]).map((name) => ctx.security[name]?.problem ?? `security scheme "${name}" is not declared`);
-      skip(why.join('; '));
-    }
-    for (const name of Object.keys(usable)) {
-      const parts = ctx.security[name].parts;
-      for (const [k, v] of Object.entries(parts.headers ?? {})) headers[k] = v;
-      for (const [k, v] of Object.entries(parts.query ?? {})) query[k] = v;
-      for (const [k, v] of Object.entries(parts.cookies ?? {})) cookies[k] = v;
-      ctx.usedSchemes.add(name);
-    }
+  if (security.problem) skip(security.problem);
+  for (const name of security.schemes) {
+    const parts = ctx.security[name].parts;
+    for (const [k, v] of Object.entries(parts.headers ?? {})) setHeader(headers, k, v);
+    for (const [k, v] of Object.entries(parts.query ?? {})) query[k] = v;
+    for (const [k, v] of Object.entries(parts.cookies ?? {})) cookies[k] = v;
   }
 
   // A reply offered as JSON among other types is asked for as JSON: it then maps to structuredContent.
   const replyTypes = [...new Set(Object.entries(op.responses ?? {}).filter(([c]) => /^2/.test(c)).flatMap(([, r]) => Object.keys(r?.content ?? {})))];
   const jsonReply = replyTypes.find(isJson);
-  if (jsonReply && replyTypes.length > 1 && !headers.Accept) headers.Accept = jsonReply;
+  if (jsonReply && replyTypes.length > 1 && !Object.keys(headers).some((h) => h.toLowerCase() === 'accept')) setHeader(headers, 'Accept', jsonReply);
   if (Object.keys(headers).length) http.headers = headers;
   if (Object.keys(query).length) http.query = query;
   if (Object.keys(cookies).length) http.cookies = cookies;
@@ -143,7 +160,42 @@ function build({ method, path, pathItem, op, doc, ctx }) {
   if (Array.isArray(op.tags) && op.tags.length) tool.tags = op.tags.map(String).filter((t) => t && t.length <= 64).slice(0, 32);
   tool.http = http;
   if (tool.tags && !tool.tags.length) delete tool.tags;
-  return { tool, notes };
+  return { tool, notes, schemes: security.schemes };
+}
+
+/**
+ * The security alternative used: the first whose schemes are all supported, preferring one that
+ * sends credentials over the anonymous `{}`. `{ schemes }`, or `{ problem }` when none is usable.
+ */
+function chooseSecurity(requirement, schemes) {
+  if (!Array.isArray(requirement) || requirement.length === 0) return { schemes: [] };
+  const usable = requirement.filter((alt) => Object.keys(alt ?? {}).every((name) => schemes[name]?.parts));
+  const chosen = usable.find((alt) => Object.keys(alt).length > 0) ?? usable[0];
+  if (chosen) return { schemes: Object.keys(chosen) };
+  const why = Object.keys(requirement[0] ?? {}).map((name) => schemes[name]?.problem ?? `security scheme "${name}" is not declared`);
+  return { schemes: [], problem: why.join('; ') };
+}
+
+/** Sets a header, replacing one of the same name in any case: HTTP names are case-insensitive. */
+function setHeader(headers, name, value) {
+  for (const k of Object.keys(headers)) if (k.toLowerCase() === name.toLowerCase()) delete headers[k];
+  headers[name] = value;
+}
+
+/** The schema without `null` among its types or values. */
+function withoutNull(schema) {
+  const out = { ...schema };
+  if (Array.isArray(out.type)) {
+    out.type = out.type.filter((t) => t !== 'null');
+    if (out.type.length === 1) out.type = out.type[0];
+  }
+  if (Array.isArray(out.enum)) out.enum = out.enum.filter((v) => v !== null);
+  if (Array.isArray(out.anyOf) && out.anyOf.some((b) => b?.type === 'null')) {
+    const rest = out.anyOf.filter((b) => b?.type !== 'null');
+    if (rest.length === 1 && Object.keys(out).length === 1) return rest[0];
+    out.anyOf = rest;
+  }
+  return out;
 }
 
 /** The input schema's properties: names made valid template variables, collisions renamed. */
@@ -188,6 +240,8 @@ function variableName(name) {
 /** Why a parameter cannot be sent faithfully, or undefined. */
 function parameterProblem(p) {
   if (p.content) return 'it is serialized by a media type (content), which is not supported';
+  // swagger2openapi marks a 2.0 collectionFormat it could not carry over (tsv, pipes in a path).
+  if (p['x-s2o-warning']) return `its Swagger 2.0 serialization has no OpenAPI 3 equivalent (${p['x-s2o-warning']})`;
   const schema = p.schema ?? {};
   const types = typesOf(schema);
   const style = p.style ?? (p.in === 'query' || p.in === 'cookie' ? 'form' : 'simple');
@@ -228,7 +282,8 @@ function queryEntry(arg, style, explode, allowReserved) {
 export function serverUrl(server) {
   return String(server.url).replace(/\{([^}]+)\}/g, (_, v) => {
     const d = server.variables?.[v]?.default;
-    return d === undefined ? skip(`server variable "${v}" has no default`) : String(d);
+    if (d === undefined) throw new Error(`server variable "${v}" has no default`);
+    return String(d);
   });
 }
 
@@ -253,7 +308,7 @@ function requestBody(op, METHOD) {
   }
   const schema = rb.content[media].schema ?? {};
   if (json && containsBinary(schema)) return { skip: 'its JSON body holds binary data (format: binary)' };
-  return { media: media.split(';')[0].trim(), schema, required: rb.required === true, form: media === form && !json };
+  return { media: media.split(';')[0].trim(), schema, required: rb.required === true, form: media === form && !json, encoding: rb.content[media].encoding };
 }
 
 function containsBinary(schema, seen = new Set()) {
@@ -270,9 +325,10 @@ function containsBinary(schema, seen = new Set()) {
  */
 function flattenable(schema) {
   let s = schema;
-  if (Array.isArray(s.allOf) && !s.properties && s.allOf.every((m) => m.properties && !m.allOf && !m.anyOf && !m.oneOf && !m.not)) {
+  const outerOnly = Object.keys(s).every((k) => ['allOf', 'required', 'type', 'description', 'title'].includes(k));
+  if (Array.isArray(s.allOf) && outerOnly && s.allOf.every((m) => m.properties && !m.allOf && !m.anyOf && !m.oneOf && !m.not)) {
     const properties = {};
-    const required = [];
+    const required = [...(s.required ?? [])];
     for (const m of s.allOf) {
       for (const [k, v] of Object.entries(m.properties)) {
         if (properties[k]) return null;
@@ -290,10 +346,17 @@ function flattenable(schema) {
   return s;
 }
 
-/** Form bodies carry scalars and lists of scalars. */
-function formProblem(schema) {
+/**
+ * Why a form field cannot be sent, or undefined: form bodies carry scalars, and lists of scalars
+ * as repeated keys (style `form`, exploded, the default).
+ */
+function formProblem(schema, encoding) {
   const types = typesOf(schema);
-  return types.includes('object') || (types.includes('array') && typesOf(schema.items).some((t) => t === 'object' || t === 'array'));
+  if (types.includes('object') || (types.includes('array') && typesOf(schema.items).some((t) => t === 'object' || t === 'array'))) return 'an object or a list of them, which form bodies cannot carry';
+  const style = encoding?.style ?? 'form';
+  const explode = encoding?.explode ?? style === 'form';
+  if (types.includes('array') && (style !== 'form' || !explode)) return `a list encoded as ${style}${explode ? '' : ' unexploded'}, which form bodies cannot carry (only repeated keys)`;
+  return undefined;
 }
 
 function describe(op, METHOD, path) {

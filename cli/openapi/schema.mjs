@@ -11,6 +11,8 @@ const KEPT = new Set([
   'minProperties', 'maxProperties', 'required',
 ]);
 const SUBSCHEMA = new Set(['items', 'additionalProperties', 'not']);
+/** JSON Schema keywords that constrain a value but that mcp-edge's validation does not know. */
+const UNENFORCED = new Set(['dependentRequired', 'dependencies', 'dependentSchemas', 'patternProperties', 'propertyNames', 'if', 'then', 'else', 'contains', 'unevaluatedProperties', 'unevaluatedItems']);
 const SCHEMA_LISTS = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 
 /**
@@ -43,6 +45,7 @@ export function toJsonSchema(schema, use, notes = [], stack = []) {
   const inner = [...stack, schema];
   const out = {};
   for (const [key, value] of Object.entries(schema)) {
+    if (use === 'input' && UNENFORCED.has(key)) notes.push(`"${key}" is not checked by mcp-edge: left out, so the API may refuse what the tool accepts`);
     if (KEPT.has(key)) out[key] = value;
     else if (SUBSCHEMA.has(key)) out[key] = typeof value === 'boolean' ? value : toJsonSchema(value, use, notes, inner);
     else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map((s) => toJsonSchema(s, use, notes, inner));

@@ -14,11 +14,18 @@ export function secretName(prefix, scheme) {
  */
 export function securitySchemes(doc, prefix) {
   const out = {};
+  const taken = new Set();
   for (const [name, s] of Object.entries(doc.components?.securitySchemes ?? {})) {
-    const secret = secretName(prefix, name);
+    // Two schemes whose names differ only in punctuation (`api-key`, `api_key`) get two secrets.
+    let secret = secretName(prefix, name);
+    for (let i = 2; taken.has(secret); i++) secret = `${secretName(prefix, name)}_${i}`;
+    taken.add(secret);
     const value = `{env.${secret}}`;
     const type = String(s?.type ?? '');
-    if (type === 'apiKey') {
+    if (s?.['x-amazon-apigateway-authtype']) {
+      // AWS signs each request (SigV4); a fixed header can never carry that signature.
+      out[name] = { problem: `security scheme "${name}" (AWS ${s['x-amazon-apigateway-authtype']}, a per-request signature) is not supported` };
+    } else if (type === 'apiKey') {
       const where = { header: 'headers', query: 'query', cookie: 'cookies' }[s.in];
       if (!where || !s.name) out[name] = { problem: `security scheme "${name}": an API key in "${s.in}" is not supported` };
       else out[name] = { parts: { [where]: { [s.name]: value } }, secret, how: `API key, sent in the ${s.in} "${s.name}"` };

@@ -63,10 +63,14 @@ export async function startPrism(document, { startMs = 120_000 } = {}) {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const upstream = httpRequest({ host: '127.0.0.1', port: prismPort, method: req.method, path: req.url, headers: req.headers }, (reply) => {
-        const violations = parseViolations(reply.headers['sl-violations']);
-        requests.push({ method: req.method, url: req.url, headers: req.headers, body: body.toString(), status: reply.statusCode, violations });
-        res.writeHead(reply.statusCode, reply.headers);
-        reply.pipe(res);
+        const parts = [];
+        reply.on('data', (c) => parts.push(c));
+        reply.on('end', () => {
+          const answer = Buffer.concat(parts);
+          const violations = [...parseViolations(reply.headers['sl-violations']), ...problemViolations(reply, answer)];
+          requests.push({ method: req.method, url: req.url, headers: req.headers, body: body.toString(), status: reply.statusCode, violations });
+          res.writeHead(reply.statusCode, reply.headers).end(answer);
+        });
       });
       upstream.on('error', (e) => {
         // Prism itself failed (it can crash making up a reply): no verdict on the request.
@@ -105,6 +109,21 @@ function parseViolations(header) {
   } catch {
     const found = [...header.matchAll(/\{"location":(\[[^\]]*\]),"severity":"(\w+)"/g)].map((m) => ({ location: JSON.parse(m[1]), severity: m[2], message: 'one of too many' }));
     return found.length ? found : [{ severity: 'Error', location: ['request'], message: header }];
+  }
+}
+
+/**
+ * A document that declares no 4xx reply gets Prism's own 422 problem+json for an invalid request,
+ * with the violations in its body (`validation`) rather than the header.
+ */
+function problemViolations(reply, answer) {
+  if (reply.statusCode !== 422 || !/problem\+json/.test(reply.headers['content-type'] ?? '')) return [];
+  try {
+    const problem = JSON.parse(answer.toString());
+    const listed = Array.isArray(problem.validation) ? problem.validation : [];
+    return listed.length ? listed : [{ severity: 'Error', location: ['request'], message: problem.detail ?? problem.title ?? 'invalid request' }];
+  } catch {
+    return [{ severity: 'Error', location: ['request'], message: answer.toString().slice(0, 200) }];
   }
 }
 

@@ -96,7 +96,8 @@ paths:
       responses: {'200': {description: ok}}
 `);
   const tools = Object.fromEntries(r.added.map((t) => [t.name, t]));
-  assert.deepEqual(tools.union.inputSchema, { type: 'object', properties: { body: { oneOf: [{ type: 'string' }, { type: 'integer' }], description: 'The request body.' } } });
+  // An optional whole body is still a required argument: a missing one would be sent as null.
+  assert.deepEqual(tools.union.inputSchema, { type: 'object', properties: { body: { oneOf: [{ type: 'string' }, { type: 'integer' }], description: 'The request body.' } }, required: ['body'] });
   assert.deepEqual(tools.union.http, { method: 'POST', url: 'https://eu.example.com/a', body: '{body}', headers: { 'Content-Type': 'application/vnd.api+json' } });
   assert.deepEqual(tools.form.http, { method: 'POST', url: 'https://eu.example.com/b', body: { q: '{q}', n: '{n}', count: '{count}', big: '{big}', key: '{key}' }, bodyType: 'form' });
   assert.deepEqual(tools.form.inputSchema.properties.n, { type: 'integer', exclusiveMinimum: 0 });
@@ -246,4 +247,25 @@ paths:
   await assert.rejects(importOpenApi(file, {}), /the document's server URL "\/api\/v2" is relative: pass --base-url/);
   const r = await importOpenApi(file, { baseUrl: '{+env.API_BASE}' });
   assert.equal(r.added[0].http.url, '{+env.API_BASE}/ping');
+});
+
+test('credentials: a parameter a scheme sets is not an argument; signed AWS schemes skip; path-item servers; required means not null', async () => {
+  const r = await imported(api({
+    '/k': { get: { operationId: 'keyed', parameters: [{ name: 'x-api-key', in: 'header', required: true, schema: { type: 'string' } }, { name: 'q', in: 'query', required: true, schema: { type: 'string', nullable: true } }], responses: ok } },
+    '/aws': { post: { operationId: 'signed', security: [{ sigv4: [] }], responses: ok } },
+    '/elsewhere': { servers: [{ url: 'https://other.example.com/v9' }], get: { operationId: 'moved', security: [], responses: ok } },
+  }, {
+    security: [{}, { key: [] }],
+    components: { securitySchemes: {
+      key: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      sigv4: { type: 'apiKey', in: 'header', name: 'Authorization', 'x-amazon-apigateway-authtype': 'awsSigv4' },
+    } },
+  }));
+  const [keyed, moved] = r.added;
+  assert.deepEqual(keyed.inputSchema, { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] });
+  assert.deepEqual(keyed.http.headers, { 'X-API-Key': '{env.S_KEY}' });
+  assert.deepEqual(r.notes, ['keyed: header parameter "x-api-key" is the security scheme\'s credential: sent from its secret']);
+  assert.equal(moved.http.url, 'https://other.example.com/v9/elsewhere');
+  assert.deepEqual(r.skipped.map((x) => x.reason), ['security scheme "sigv4" (AWS awsSigv4, a per-request signature) is not supported']);
+  await assert.rejects(imported(api({ '/k': { get: { operationId: 'k', tags: ['a'], responses: ok } } }), { include: ['tag:b'] }), /no operation of .* matches the filters \(tag:b\): nothing imported/);
 });
