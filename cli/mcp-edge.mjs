@@ -56,6 +56,8 @@ skipped with the reason, and the secrets the tools need.
   --secret-prefix TEXT   prefix of the secrets' names (default: the server's name)
   --retries N            retry idempotent tools (GET, HEAD, PUT, DELETE) up to N attempts
   --no-output-schema     declare no outputSchema (replies are not checked against the document)
+  --replace              replace the server's tools of the same names (a re-import), instead
+                         of adding the new ones with a suffix
   --dry-run              print the resulting configuration instead of writing it
 `;
 
@@ -193,6 +195,7 @@ async function importCommand(args) {
     else if (arg === '--catalog') flags.catalog = true;
     else if (arg === '--no-output-schema') flags.outputSchema = false;
     else if (arg === '--dry-run') flags.dryRun = true;
+    else if (arg === '--replace') flags.replace = true;
     else if (arg.startsWith('-')) fail(`unknown option ${arg}\n\n${IMPORT_USAGE}`);
     else if (source === undefined) source = arg;
     else fail(`one document at a time (got ${source} and ${arg})`);
@@ -228,7 +231,7 @@ async function importCommand(args) {
   if (flags.dryRun) process.stdout.write(text);
   else writeFileSync(file, text);
   const log = flags.dryRun ? console.error : console.log;
-  log(`${result.title} (${/^2/.test(result.version) ? 'Swagger' : 'OpenAPI'} ${result.version}): ${operations} operations, ${added.length} tools, ${skipped.length} skipped`);
+  log(`${result.title} (${/^2/.test(result.version) ? 'Swagger' : 'OpenAPI'} ${result.version}): ${operations} operations, ${added.length} tools${result.replaced.length ? ` (${result.replaced.length} replaced)` : ''}, ${skipped.length} skipped`);
   log(`${flags.dryRun ? 'would add' : 'added'} to server "${server.name}" at ${server.route ?? '/mcp'}${result.created ? ' (new)' : ''}${flags.dryRun ? '' : ` in ${file}`}`);
   for (const s of skipped) log(`skipped ${s.operation}${s.operation === s.where ? '' : ` (${s.where})`}: ${s.reason}`);
   for (const n of notes) log(`note: ${n}`);

@@ -12,7 +12,7 @@ const FILTER_KINDS = ['tag', 'operation', 'path', 'method'];
 
 /**
  * Imports `source` (a file or URL) into `config` (parsed; a new one when undefined). Returns
- * `{ config, server, added, skipped: [{operation, reason}], secrets: [{name, how}], notes }`.
+ * `{ config, server, added, replaced: [names], skipped: [{operation, reason}], secrets: [{name, how}], notes }`.
  */
 export async function importOpenApi(source, options = {}, config = { servers: [] }) {
   const { doc, version } = await readDocument(source);
@@ -38,7 +38,11 @@ export async function importOpenApi(source, options = {}, config = { servers: []
   const schemes = securitySchemes(doc, options.secretPrefix ?? slug(name));
   const ctx = { baseUrl, baseUrlGiven: options.baseUrl !== undefined, security: schemes, absolute: (url) => absoluteUrl(url, source) };
   const usedSchemes = new Set();
-  const taken = new Set(server.tools.map((t) => t.name));
+  // With `replace`, a tool whose name the import would give again is replaced in place, so
+  // importing a newer version of a document updates its tools instead of adding them twice.
+  const existing = new Map(server.tools.map((t, i) => [t.name, i]));
+  const taken = new Set(options.replace ? [] : existing.keys());
+  const replaced = [];
   const added = [];
   const skipped = [];
   const notes = [];
@@ -62,7 +66,10 @@ export async function importOpenApi(source, options = {}, config = { servers: []
       const named = { name: toolName, ...tool };
       if (options.retries && ['GET', 'HEAD', 'PUT', 'DELETE'].includes(tool.http.method)) named.retry = { attempts: options.retries };
       if (options.outputSchema === false) delete named.outputSchema;
-      server.tools.push(named);
+      if (options.replace && existing.has(toolName)) {
+        server.tools[existing.get(toolName)] = named;
+        replaced.push(toolName);
+      } else server.tools.push(named);
       added.push(named);
       for (const note of mapped.notes) notes.push(`${toolName}: ${note}`);
       for (const scheme of mapped.schemes) usedSchemes.add(scheme);
@@ -80,7 +87,7 @@ export async function importOpenApi(source, options = {}, config = { servers: []
     if (host && isLocal(host)) server.privateUpstreams = [host.replace(/^\[|\]$/g, '')];
   }
   const secrets = [...usedSchemes].map((s) => ({ name: schemes[s].secret, scheme: s, how: schemes[s].how }));
-  return { config, server, created, version, title, operations, added, skipped, secrets, notes };
+  return { config, server, created, version, title, operations, added, replaced, skipped, secrets, notes };
 }
 
 /** `tag:pets`, `operation:listPets`, `path:/pets/*`, `method:get` → `{kind: [values]}`. */

@@ -209,7 +209,7 @@ test('filters: kinds AND, values OR, excludes win; bad filters are refused', asy
   assert.throws(() => parseFilters(['color:red']), /filter "color:red": expected tag:…, operation:…, path:…, method:…/);
 });
 
-test('into an existing server: its tools and settings kept, names made unique; page size and catalog set', async () => {
+test('into an existing server: its tools and settings kept, names made unique or replaced; page size and catalog set', async () => {
   const config = { servers: [{ name: 's', version: '1', route: '/mcp', limits: { maxBodyBytes: 1000 }, tools: [{ name: 'list', http: { url: 'https://x.example.com/' } }] }] };
   const file = join(folder, 'existing.json');
   writeFileSync(file, JSON.stringify(api({ '/l': { get: { operationId: 'list', responses: ok } } })));
@@ -218,6 +218,14 @@ test('into an existing server: its tools and settings kept, names made unique; p
   assert.deepEqual(r.config.servers[0].tools.map((t) => t.name), ['list', 'list_2']);
   assert.deepEqual(r.config.servers[0].limits, { maxBodyBytes: 1000, toolsPageSize: 50 });
   assert.equal(r.config.servers[0].toolDiscovery, 'catalog');
+
+  // A re-import with `replace` updates the tools in place; without it, they come again with `_2`.
+  const again = await importOpenApi(file, { server: 's', replace: true }, r.config);
+  assert.deepEqual(again.replaced, ['list']);
+  assert.deepEqual(again.config.servers[0].tools.map((t) => t.name), ['list', 'list_2']);
+  assert.equal(again.config.servers[0].tools[0].http.url, 'https://api.example.com/v1/l');
+  const twice = await importOpenApi(file, { server: 's' }, again.config);
+  assert.deepEqual(twice.config.servers[0].tools.map((t) => t.name), ['list', 'list_2', 'list_3']);
 });
 
 test('a document from a URL, in YAML: a relative server URL resolves against it; a missing one is a clear error', async () => {
