@@ -228,6 +228,11 @@ async function importCommand(args) {
   }
   const { server, added, skipped, secrets, notes, operations } = result;
   const text = `${JSON.stringify(result.config, null, 2)}\n`;
+  // The result must pass the Worker's own check before it replaces the file.
+  if (existsSync(join(buildDir, 'index.js'))) {
+    const { ok, report } = await check(file, text, buildDir);
+    if (!ok) fail(`the imported configuration would not load, so ${file} is unchanged:\n${report}`);
+  }
   if (flags.dryRun) process.stdout.write(text);
   else writeFileSync(file, text);
   const log = flags.dryRun ? console.error : console.log;

@@ -2,10 +2,12 @@
 // operation becomes, or the exact reason it is skipped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { importOpenApi, parseFilters, uniqueName } from '../../cli/openapi/import.mjs';
 
 const folder = mkdtempSync(join(tmpdir(), 'mcp-edge-mapping-'));
@@ -276,4 +278,21 @@ test('credentials: a parameter a scheme sets is not an argument; signed AWS sche
   assert.equal(moved.http.url, 'https://other.example.com/v9/elsewhere');
   assert.deepEqual(r.skipped.map((x) => x.reason), ['security scheme "sigv4" (AWS awsSigv4, a per-request signature) is not supported']);
   await assert.rejects(imported(api({ '/k': { get: { operationId: 'k', tags: ['a'], responses: ok } } }), { include: ['tag:b'] }), /no operation of .* matches the filters \(tag:b\): nothing imported/);
+});
+
+test('the command writes only what the Worker would load: a faulty result leaves the file as it was', () => {
+  const config = join(folder, 'kept.json');
+  const before = `${JSON.stringify({ servers: [{ name: 'x', version: '1', route: '/mcp', tools: [] }] })}\n`;
+  writeFileSync(config, before);
+  const document = join(folder, 'tiny.json');
+  writeFileSync(document, JSON.stringify(api({ '/k': { get: { operationId: 'k', responses: ok } } })));
+  const cli = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'cli', 'mcp-edge.mjs');
+  const run = (args) => spawnSync(process.execPath, [cli, 'import-openapi', document, '--config', config, ...args], { encoding: 'utf8' });
+  const bad = run(['--route', '/api/']);
+  assert.equal(bad.status, 1);
+  assert.equal(bad.stderr, `mcp-edge: the imported configuration would not load, so ${config} is unchanged:\n${config}: servers[1].route: a route has no empty segments\n`);
+  assert.equal(readFileSync(config, 'utf8'), before);
+  const good = run(['--route', '/api/mcp']);
+  assert.equal(good.status, 0, good.stderr);
+  assert.deepEqual(JSON.parse(readFileSync(config, 'utf8')).servers.map((s) => s.route), ['/mcp', '/api/mcp']);
 });
