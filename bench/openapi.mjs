@@ -13,11 +13,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { root, setup } from '../scripts/setup.mjs';
 import { build } from '../scripts/build.mjs';
-import { serveWorker } from '../scripts/miniflare.mjs';
 import { importOpenApi } from '../cli/openapi/import.mjs';
 import { github, installFixtures, tokenizer } from '../tests/openapi/fixtures.mjs';
-import { childPids } from './proc.mjs';
-import { cpuNs, median, oneIsolate } from './startup.mjs';
+import { cpuNs, freshWorkerd, median, startupRuns } from './startup.mjs';
 
 const RUNS = Number(process.env.OPENAPI_RUNS ?? 5);
 const LISTS = 10;
@@ -38,11 +36,9 @@ async function configFor(name, options) {
 
 /** The whole tools/list, page by page, as the bytes of its JSON-RPC results. */
 async function listCost(file) {
-  const before = new Set(childPids(process.pid, 'workerd'));
-  const mf = serveWorker({ dir, config: file, bindings: {} });
+  const { mf, base, pid } = await freshWorkerd(dir, file);
   try {
-    const url = new URL('/mcp', await mf.ready);
-    const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
+    const url = new URL('/mcp', base);
     let session;
     const post = async (body) => {
       const headers = { 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2025-11-25', ...(session ? { 'mcp-session-id': session } : {}) };
@@ -75,31 +71,18 @@ async function listCost(file) {
 
 const minimal = join(scratch, 'minimal.json');
 writeFileSync(minimal, JSON.stringify({ servers: [{ name: 'minimal', version: '1' }] }));
-const configs = [
+const configs = await startupRuns(dir, [
   { name: 'minimal (no tools)', file: minimal },
   { name: 'GitHub, listed', ...(await configFor('github-list', {})) },
   { name: 'GitHub, catalog', ...(await configFor('github-catalog', { catalog: true })) },
-];
-for (const c of configs) {
-  c.bytes = readFileSync(c.file).length;
-  c.compact = JSON.stringify(JSON.parse(readFileSync(c.file, 'utf8'))).length;
-  c.first = [];
-  c.second = [];
-}
-for (let i = 0; i < RUNS; i++) {
-  for (const c of configs) {
-    const { first, second } = await oneIsolate(dir, c.file);
-    c.first.push(first);
-    c.second.push(second);
-  }
-}
+], RUNS);
+for (const c of configs) c.compact = JSON.stringify(JSON.parse(readFileSync(c.file, 'utf8'))).length;
 for (const c of configs.slice(1)) c.list = await listCost(c.file);
 
-const base = median(configs[0].first);
 console.log('| configuration | tools | file bytes (as written / compact) | 1st request CPU (ms) | added by the configuration (ms) | 2nd request CPU (ms) |');
 console.log('|---|---|---|---|---|---|');
 for (const c of configs) {
-  console.log(`| ${c.name} | ${c.tools ?? 0} | ${c.bytes.toLocaleString('en')} / ${c.compact.toLocaleString('en')} | ${median(c.first).toFixed(1)} | ${(median(c.first) - base).toFixed(1)} | ${median(c.second).toFixed(2)} |`);
+  console.log(`| ${c.name} | ${c.tools ?? 0} | ${c.bytes.toLocaleString('en')} / ${c.compact.toLocaleString('en')} | ${c.first.toFixed(1)} | ${c.added.toFixed(1)} | ${c.second.toFixed(2)} |`);
 }
 console.log('\n| `tools/list` | tools listed | bytes | tokens (o200k_base) | time (ms, median) | CPU (ms, median) |');
 console.log('|---|---|---|---|---|---|');

@@ -47,13 +47,23 @@ export function cpuNs(pid) {
 
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'startup', version: '1' } } });
 
-/** A fresh workerd serving `config`: the CPU of its first two `initialize` requests on `route`. */
-export async function oneIsolate(dir, config, route = '/mcp') {
+/**
+ * A fresh workerd serving `config` (the bench's bindings: upstreams that are never reached, a
+ * generous rate limit). Resolves to `{ mf, base, pid }`: the instance, its URL and the workerd
+ * whose CPU to read.
+ */
+export async function freshWorkerd(dir, config) {
   const before = new Set(childPids(process.pid, 'workerd'));
   const mf = serveWorker({ dir, config, bindings: { UPSTREAM_URL: 'http://127.0.0.1:9', DEMO_UPSTREAM_URL: 'http://127.0.0.1:9' }, ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } } });
+  const base = await mf.ready;
+  return { mf, base, pid: childPids(process.pid, 'workerd').find((p) => !before.has(p)) };
+}
+
+/** A fresh workerd serving `config`: the CPU of its first two `initialize` requests on `route`. */
+export async function oneIsolate(dir, config, route = '/mcp') {
+  const { mf, base, pid } = await freshWorkerd(dir, config);
   try {
-    const url = new URL(route, await mf.ready);
-    const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
+    const url = new URL(route, base);
     const request = async () => {
       const start = cpuNs(pid);
       const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: INIT });
@@ -91,20 +101,26 @@ export async function measureStartup(runs = Number(process.env.STARTUP_RUNS ?? 1
     { name: 'default (mcp-edge.json, 2 tools)', file: join(root, 'mcp-edge.json') },
     { name: '1,000 tools', file: many },
   ];
-  for (const c of configs) {
-    c.bytes = readFileSync(c.file).length;
-    c.first = [];
-    c.second = [];
-  }
+  return startupRuns(dir, configs, runs);
+}
+
+/**
+ * `runs` fresh isolates of each configuration (`{ name, file }`), taking turns. Each row gets its
+ * file's `bytes` and the medians of the `first` and `second` request's CPU, and what the first
+ * `added` over the first configuration's (the baseline).
+ */
+export async function startupRuns(dir, configs, runs) {
+  const first = configs.map(() => []);
+  const second = configs.map(() => []);
   for (let i = 0; i < runs; i++) {
-    for (const c of configs) {
-      const { first, second } = await oneIsolate(dir, c.file);
-      c.first.push(first);
-      c.second.push(second);
+    for (const [j, c] of configs.entries()) {
+      const cpu = await oneIsolate(dir, c.file);
+      first[j].push(cpu.first);
+      second[j].push(cpu.second);
     }
   }
-  const base = median(configs[0].first);
-  return configs.map((c) => ({ name: c.name, bytes: c.bytes, first: median(c.first), second: median(c.second), added: median(c.first) - base }));
+  const base = median(first[0]);
+  return configs.map((c, j) => ({ ...c, bytes: readFileSync(c.file).length, first: median(first[j]), second: median(second[j]), added: median(first[j]) - base }));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

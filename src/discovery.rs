@@ -123,7 +123,7 @@ pub fn search(server: &Server, index: &Index, principal: &Principal, args: &Valu
     let keep = |tool: &Tool| principal.may(&tool.roles) && tags.iter().all(|tag| tool.tags.iter().any(|own| own.to_lowercase() == *tag));
     let found = index.search(&server.tools, query, keep);
     let entries: Vec<Value> = found.iter().take(limit).map(|tool| entry(tool)).collect();
-    structured(json!({"tools": entries, "total": found.len()}))
+    reply::structured_result(json!({"tools": entries, "total": found.len()}))
 }
 
 /// A tool as a search lists it: enough to choose by, not to call.
@@ -153,7 +153,7 @@ pub fn describe(server: &Server, principal: &Principal, args: &Value) -> Value {
     if let (false, Some(fields)) = (tool.tags.is_empty(), definition.as_object_mut()) {
         fields.insert("tags".into(), json!(tool.tags));
     }
-    structured(definition)
+    reply::structured_result(definition)
 }
 
 /// `call_tool`'s request as the named tool's own `tools/call`: its name and arguments, with the
@@ -179,11 +179,6 @@ pub fn called_tool<'a>(server: &Server, params: Option<&'a Value>) -> Option<&'a
         Some(inner) if through_catalog => Some(inner),
         _ => Some(name),
     }
-}
-
-/// A JSON result as mapped replies carry it: `structuredContent`, and the same JSON as text.
-fn structured(value: Value) -> Value {
-    json!({"content": [{"type": "text", "text": value.to_string()}], "structuredContent": value})
 }
 
 /// A description's first sentence, on one line, at most `SUMMARY_CHARS` characters. A sentence

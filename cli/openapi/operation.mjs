@@ -77,8 +77,7 @@ function build({ method, path, pathItem, op, doc, ctx }) {
     if (p.deprecated) schema.deprecated = true;
     if (p.in === 'path' && typesOf(schema).includes('string') && schema.minLength === undefined) schema.minLength = 1;
     const arg = args.add(p.name, p.in, schema, required);
-    const style = p.style ?? (p.in === 'query' || p.in === 'cookie' ? 'form' : 'simple');
-    const explode = p.explode ?? style === 'form';
+    const { style, explode } = serialization(p);
     if (p.in === 'path') pathArgs.set(p.name, pathExpression(arg, p.name, style, explode));
     else if (p.in === 'query') query[p.name] = queryEntry(arg, style, explode, p.allowReserved);
     else if (p.in === 'header') setHeader(headers, p.name, `{${arg}}`);
@@ -244,7 +243,7 @@ function parameterProblem(p) {
   if (p['x-s2o-warning']) return `its Swagger 2.0 serialization has no OpenAPI 3 equivalent (${p['x-s2o-warning']})`;
   const schema = p.schema ?? {};
   const types = typesOf(schema);
-  const style = p.style ?? (p.in === 'query' || p.in === 'cookie' ? 'form' : 'simple');
+  const { style } = serialization(p);
   const items = schema.items ?? {};
   if (types.includes('array') && (typesOf(items).some((t) => t === 'object' || t === 'array') || items.properties)) return 'a list of objects or lists has no OpenAPI serialization';
   if (types.includes('object')) {
@@ -258,6 +257,13 @@ function parameterProblem(p) {
   if ((p.in === 'header' && style !== 'simple') || (p.in === 'cookie' && style !== 'form')) return `style "${style}" is not supported in a ${p.in}`;
   if (p.in === 'cookie' && p.explode === true && types.includes('array')) return 'exploded lists in a cookie are not supported';
   return undefined;
+}
+
+/** A parameter's style and explode, OpenAPI's defaults filled in: `form`, exploded, in the
+ *  query and cookies; `simple` elsewhere. */
+function serialization(p) {
+  const style = p.style ?? (p.in === 'query' || p.in === 'cookie' ? 'form' : 'simple');
+  return { style, explode: p.explode ?? style === 'form' };
 }
 
 /** The path expression for a path parameter: `{id}`, `{id*}`, `{.id}` (label), `{;id}` (matrix). */
@@ -353,8 +359,8 @@ function flattenable(schema) {
 function formProblem(schema, encoding) {
   const types = typesOf(schema);
   if (types.includes('object') || (types.includes('array') && typesOf(schema.items).some((t) => t === 'object' || t === 'array'))) return 'an object or a list of them, which form bodies cannot carry';
-  const style = encoding?.style ?? 'form';
-  const explode = encoding?.explode ?? style === 'form';
+  // A form field's encoding serializes as a query parameter would (OpenAPI's Encoding Object).
+  const { style, explode } = serialization({ in: 'query', ...encoding });
   if (types.includes('array') && (style !== 'form' || !explode)) return `a list encoded as ${style}${explode ? '' : ' unexploded'}, which form bodies cannot carry (only repeated keys)`;
   return undefined;
 }

@@ -90,27 +90,9 @@ pub fn request(http: &HttpConfig, scope: &Scope<'_>, field: &str) -> Result<Requ
     scope.check(&url, &format!("{field}.url"), &mut secrets)?;
     check_url_shape(&http.url, &url).map_err(|e| at("url", e))?;
 
-    let mut headers = Vec::new();
-    for (name, value) in &http.headers {
-        let sub = format!("headers.{name}");
-        if !is_token(name) {
-            return Err(at(&sub, "is not a valid header name".into()));
-        }
-        let template = Template::parse(value, Context::Text).map_err(|e| at(&sub, e))?;
-        scope.check(&template, &format!("{field}.{sub}"), &mut secrets)?;
-        headers.push((name.clone(), template));
-    }
+    let headers = named_texts(http.headers.iter(), "headers", "is not a valid header name", scope, field, &mut secrets)?;
     let query = http.query.0.iter().map(|(name, param)| query_param(name, param, scope, field, &mut secrets)).collect::<Result<_, _>>()?;
-    let mut cookies = Vec::new();
-    for (name, value) in &http.cookies.0 {
-        let sub = format!("cookies.{name}");
-        if !is_token(name) {
-            return Err(at(&sub, "is not a valid cookie name (an RFC 6265 token)".into()));
-        }
-        let template = Template::parse(value, Context::Text).map_err(|e| at(&sub, e))?;
-        scope.check(&template, &format!("{field}.{sub}"), &mut secrets)?;
-        cookies.push((name.clone(), template));
-    }
+    let cookies = named_texts(http.cookies.0.iter().map(|(k, v)| (k, v)), "cookies", "is not a valid cookie name (an RFC 6265 token)", scope, field, &mut secrets)?;
     if let Some(name) = http.headers.keys().find(|h| h.eq_ignore_ascii_case("cookie")).filter(|_| !cookies.is_empty()) {
         // Two sources for one header: which would win is not obvious, so neither does.
         return Err(at(&format!("headers.{name}"), "cannot be used with http.cookies, which makes the Cookie header".into()));
@@ -177,6 +159,28 @@ fn query_param(name: &str, param: &QueryParamConfig, scope: &Scope<'_>, field: &
         return Err(scope.error(&value_field, "a deepObject value must be exactly one variable, such as {filter}"));
     }
     Ok(QueryParam { name: name.to_string(), value, style, explode, allow_reserved })
+}
+
+/// Headers and cookies alike: each a token name (else `bad_name`) and a text template.
+fn named_texts<'a>(
+    entries: impl Iterator<Item = (&'a String, &'a String)>,
+    part: &str,
+    bad_name: &str,
+    scope: &Scope<'_>,
+    field: &str,
+    secrets: &mut Vec<String>,
+) -> Result<Vec<(String, Template)>, ConfigError> {
+    entries
+        .map(|(name, value)| {
+            let sub = format!("{field}.{part}.{name}");
+            if !is_token(name) {
+                return Err(scope.error(&sub, bad_name));
+            }
+            let template = Template::parse(value, Context::Text).map_err(|e| scope.error(&sub, e))?;
+            scope.check(&template, &sub, secrets)?;
+            Ok((name.clone(), template))
+        })
+        .collect()
 }
 
 /// Arguments may fill the path, query or fragment, never the scheme, host or port: text before

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::upstream::template::{Context, Template};
+use crate::upstream::template::{percent_encode, Context, Template};
 
 /// Whether a template variable is one of the call's arguments, not a binding: `env.NAME`
 /// secrets, `route.NAME` parameters and `meta.NAME` values are named by their prefix.
@@ -142,22 +142,13 @@ fn encoded(text: &str, allow_reserved: bool) -> String {
     out
 }
 
-/// Percent-encodes `text` for a query: RFC 3986 unreserved characters stay. With
-/// `allow_reserved`, so do reserved characters and `%XX` triplets (RFC 6570 reserved expansion,
-/// as OpenAPI defines allowReserved), except `&`, `=`, `#` and `+`, which would change the query's
-/// meaning (a pair's end, a value's start, the fragment, a space).
+/// The reserved characters `allowReserved` keeps in a query value: RFC 3986's, but `&`, `=`, `#`
+/// and `+`, which would change the query's meaning (a pair's end, a value's start, the
+/// fragment, a space). `%XX` triplets stay too, as OpenAPI defines allowReserved.
+const QUERY_RESERVED: &[u8] = b":/?[]@!$'()*,;";
+
 fn encode(out: &mut String, text: &str, allow_reserved: bool) {
-    let bytes = text.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        let unreserved = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
-        let reserved = b":/?[]@!$'()*,;".contains(&b);
-        let triplet = b == b'%' && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
-        if unreserved || (allow_reserved && (reserved || triplet)) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
+    percent_encode(out, text, if allow_reserved { QUERY_RESERVED } else { b"" });
 }
 
 /// `url` with `query` appended: after `?` when the URL has no query yet, else after `&`, and

@@ -207,10 +207,15 @@ fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPla
         },
     };
     match value {
-        Value::Object(_) => json!({"content": [{"type": "text", "text": value.to_string()}], "structuredContent": value}),
+        Value::Object(_) => structured_result(value),
         Value::String(text) => text_result(text),
         other => text_result(other.to_string()),
     }
+}
+
+/// A JSON object as a mapped reply carries it: `structuredContent`, and the same JSON as text.
+pub fn structured_result(value: Value) -> Value {
+    json!({"content": [{"type": "text", "text": value.to_string()}], "structuredContent": value})
 }
 
 /// Replaces every occurrence of a secret (as written, and as JSON escapes it) in a message that

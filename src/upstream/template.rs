@@ -343,24 +343,29 @@ fn expand_expression<'v>(out: &mut String, op: Op, vars: &[VarSpec], lookup: &im
     }
 }
 
-/// Percent-encodes `text` for a URL: unreserved characters stay; with `reserved`, so do reserved
-/// characters and existing `%XX` triplets (RFC 6570 §1.5, §3.2.3).
-fn encode_into(out: &mut String, text: &str, reserved: bool) {
+/// RFC 3986 reserved characters: what RFC 6570 reserved expansion (`{+var}`, `{#var}`) keeps.
+pub const RESERVED: &[u8] = b":/?#[]@!$&'()*+,;=";
+
+/// Percent-encodes `text` (UTF-8) for a URL: unreserved characters stay; when `keep` is not
+/// empty, so do its characters and existing `%XX` triplets (RFC 6570 §1.5, §3.2.3). Query
+/// parameters (`params.rs`) keep a narrower set than templates do.
+pub fn percent_encode(out: &mut String, text: &str, keep: &[u8]) {
     let bytes = text.as_bytes();
-    let mut i = 0;
-    while let Some(&b) = bytes.get(i) {
+    for (i, &b) in bytes.iter().enumerate() {
         let unreserved = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
-        let is_reserved = b":/?#[]@!$&'()*+,;=".contains(&b);
         let triplet = b == b'%'
             && bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
             && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit);
-        if unreserved || (reserved && (is_reserved || triplet)) {
+        if unreserved || (!keep.is_empty() && (keep.contains(&b) || triplet)) {
             out.push(char::from(b));
         } else {
             out.push_str(&format!("%{b:02X}"));
         }
-        i += 1;
     }
+}
+
+fn encode_into(out: &mut String, text: &str, reserved: bool) {
+    percent_encode(out, text, if reserved { RESERVED } else { b"" });
 }
 
 #[cfg(test)]

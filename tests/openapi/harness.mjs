@@ -226,6 +226,12 @@ export async function callEach(client, tools, prism) {
 }
 
 /**
+ * What Prism found wrong with a request. Warnings (a deprecated parameter used) are not faults;
+ * errors about the reply are Prism's own made-up example, not the request.
+ */
+const requestErrors = (r) => r.violations.filter((v) => v.severity !== 'Warning' && v.location?.[0] !== 'response');
+
+/**
  * Sorts calls by outcome: `accepted` (one request, valid for Prism), `invalid` (Prism found the
  * request invalid), `refused` (the tool's own validation refused the generated arguments, which
  * the document itself forbids), `generator` (no arguments could be generated), `prism` (Prism
@@ -239,7 +245,7 @@ export function classify(calls) {
     let kind;
     if (c.generatorFailed) kind = 'generator';
     else if (c.prismFailed || c.requests.some((r) => r.prismFailed)) kind = 'prism';
-    else if (c.requests.length === 1) kind = c.requests[0].violations.some((v) => v.severity !== 'Warning' && v.location?.[0] !== 'response') ? 'invalid' : c.result.clientError ? 'reply' : 'accepted';
+    else if (c.requests.length === 1) kind = requestErrors(c.requests[0]).length ? 'invalid' : c.result.clientError ? 'reply' : 'accepted';
     else if (c.requests.length === 0 && c.result.isError && text.startsWith(`invalid arguments for tool "${c.tool}"`)) kind = 'refused';
     else if (c.requests.length === 0 && /did not answer within/.test(text)) kind = 'prism';
     else kind = 'other';
@@ -254,9 +260,7 @@ export function faults(calls) {
     .map((c) => {
       if (c.requests.length !== 1) return { tool: c.tool, args: c.args, problem: `${c.requests.length} requests reached Prism`, result: c.result };
       const [r] = c.requests;
-      // Warnings (a deprecated parameter used) are not faults; errors about the reply are Prism's
-      // own example, not the request.
-      const invalid = r.violations.filter((v) => v.severity !== 'Warning' && v.location?.[0] !== 'response');
+      const invalid = requestErrors(r);
       if (invalid.length) return { tool: c.tool, args: c.args, problem: 'invalid request', request: `${r.method} ${r.url} ${r.body}`, violations: invalid };
       return null;
     })
