@@ -12,16 +12,33 @@ use crate::upstream::RequestTemplate;
 pub const ANONYMOUS: &str = "anonymous";
 
 /// An authenticated caller.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Principal {
     /// Stable and unique across methods: `token:bot`, `jwt:https://issuer|user-1`, `app:42`.
     pub id: String,
     pub roles: Vec<String>,
+    /// Who it is within its method: a token's `subject`, a JWT's `sub`, a user's name. Tool
+    /// templates read it as `{principal.subject}`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub subject: String,
+    /// Where the method knows it: `{principal.email}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    /// Sign-in through an identity provider: its access token, for tools that opt in
+    /// (`{principal.upstreamToken}`). Never stored with a session, never logged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream_token: Option<String>,
 }
 
 impl Principal {
     pub fn anonymous() -> Principal {
-        Principal { id: ANONYMOUS.into(), roles: Vec::new() }
+        Principal { id: ANONYMOUS.into(), ..Principal::default() }
+    }
+
+    /// A principal of `method` (`token`, `jwt:<issuer>`, `app`, …) named `subject` within it.
+    pub fn new(method: &str, subject: &str, roles: Vec<String>) -> Principal {
+        Principal { id: format!("{method}:{subject}"), roles, subject: subject.to_string(), ..Principal::default() }
     }
 
     /// Whether the principal may see something restricted to `roles` (empty: everyone).
@@ -153,7 +170,7 @@ pub fn introspected(answer: &Value, introspection: &Introspection) -> Option<Pri
         Value::Number(n) => n.to_string(),
         _ => return None,
     };
-    Some(Principal { id: format!("app:{subject}"), roles: roles_of(answer.pointer(&introspection.roles)) })
+    Some(Principal::new("app", &subject, roles_of(answer.pointer(&introspection.roles))))
 }
 
 fn roles_of(value: Option<&Value>) -> Vec<String> {
@@ -238,7 +255,13 @@ pub fn check_claims(token: &Token, jwt: &Jwt, resource: &str, now_ms: u64) -> Re
     let mut roles = roles_of(claims.get(&jwt.roles_claim));
     // OAuth scopes count as roles too, so tools can be gated on either.
     roles.extend(roles_of(claims.get("scope")));
-    Ok(Principal { id: format!("jwt:{issuer}|{subject}"), roles })
+    Ok(Principal {
+        id: format!("jwt:{issuer}|{subject}"),
+        roles,
+        subject: subject.to_string(),
+        email: claims.get("email").and_then(Value::as_str).map(str::to_string),
+        upstream_token: None,
+    })
 }
 
 fn base64url(text: &str) -> Option<Vec<u8>> {
@@ -312,14 +335,14 @@ mod tests {
     fn introspection_answers_become_principals() {
         let a = auth(json!({"introspection": {"http": {"url": "https://app.test/chats/{route.chat_uuid}/me", "headers": {"Cookie": "session_id={token}"}}, "subject": "/user/id", "roles": "/user/roles"}}));
         let i = a.introspection.as_ref().unwrap();
-        assert_eq!(introspected(&json!({"user": {"id": 42, "roles": ["bot"]}}), i), Some(Principal { id: "app:42".into(), roles: vec!["bot".into()] }));
+        assert_eq!(introspected(&json!({"user": {"id": 42, "roles": ["bot"]}}), i), Some(Principal::new("app", "42", vec!["bot".into()])));
         assert_eq!(introspected(&json!({"user": {"id": "u1", "roles": "bot admin"}}), i).unwrap().roles, ["bot", "admin"]);
         assert_eq!(introspected(&json!({"user": {}}), i), None);
     }
 
     #[test]
     fn roles_gate_and_secrets_compare_fully() {
-        let p = Principal { id: "token:a".into(), roles: vec!["bot".into()] };
+        let p = Principal::new("token", "a", vec!["bot".into()]);
         assert!(p.may(&[]) && p.may(&["admin".into(), "bot".into()]) && !p.may(&["admin".into()]));
         assert!(same_secret("abc", "abc") && !same_secret("abc", "abd") && !same_secret("abc", "abcd") && !same_secret("", "a"));
     }
@@ -341,7 +364,7 @@ mod tests {
         let now = 1_700_000_000_000;
         let good = json!({"iss": "https://idp.test", "aud": ["https://mcp.test/mcp"], "sub": "u1", "exp": 1_700_000_100, "roles": ["admin"], "scope": "tools:read"});
         let p = check_claims(&token(good.clone()), jwt, "https://mcp.test/mcp", now).unwrap();
-        assert_eq!(p, Principal { id: "jwt:https://idp.test|u1".into(), roles: vec!["admin".into(), "tools:read".into()] });
+        assert_eq!(p, Principal { id: "jwt:https://idp.test|u1".into(), roles: vec!["admin".into(), "tools:read".into()], subject: "u1".into(), ..Principal::default() });
         let with = |k: &str, v: Value| {
             let mut c = good.clone();
             c[k] = v;

@@ -240,7 +240,7 @@ mod tests {
     fn run_as(server: &Server, version: &str, roles: &[&str], method: &str, params: Value) -> Action {
         let mut session = Session::new("sid", "/mcp", version, json!({}), json!({}), 0);
         let secret = |name: &str| (name == "TOKEN").then(|| "t0k3n-secret".to_string());
-        let principal = Principal { id: "p".into(), roles: roles.iter().map(|r| r.to_string()).collect() };
+        let principal = Principal { id: "p".into(), roles: roles.iter().map(|r| r.to_string()).collect(), ..Principal::default() };
         let env = Environment { secret: &secret, route: &Vec::new(), principal: &principal, now_ms: 0 };
         handle(server, &mut session, parse_message(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})), &env)
     }

@@ -168,7 +168,7 @@ mod tests {
             server: 2,
             session_id: "s-1".into(),
             object: Some("s-1|token:bot".into()),
-            principal: Some(Principal { id: "jwt:https://issuer|ünïcode\nline".into(), roles: vec!["admin".into()] }),
+            principal: Some(Principal { id: "jwt:https://issuer|ünïcode\nline".into(), roles: vec!["admin".into()], ..Principal::default() }),
             route: vec![("chat_uuid".into(), "abc".into())],
             framing: Some(Framing::Ndjson),
             ndjson_body: true,

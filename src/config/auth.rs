@@ -21,7 +21,7 @@ pub fn auth(a: &AuthConfig, path: &str, route_params: &[String]) -> Result<Auth,
     if a.tokens.is_empty() && a.introspection.is_none() && a.jwt.is_none() {
         return Err(at("tokens", "auth needs tokens, introspection or jwt to check credentials against".into()));
     }
-    let tokens = a.tokens.iter().map(|t| (t.secret.clone(), Principal { id: format!("token:{}", t.subject), roles: t.roles.clone() })).collect();
+    let tokens = a.tokens.iter().map(|t| (t.secret.clone(), Principal::new("token", &t.subject, t.roles.clone()))).collect();
     let template = |http: &HttpConfig, field: &str, arguments: &[String]| {
         let scope = Scope { path, arguments, route_params, meta: false, meta_auth: false };
         super::request::request(http, &scope, field)
