@@ -68,6 +68,8 @@ pub struct Auth {
     /// RFC 9728 metadata: the authorization servers clients should get tokens from.
     pub authorization_servers: Vec<String>,
     pub scopes: Vec<String>,
+    /// Access tokens of this deployment's own authorization server are accepted.
+    pub oauth: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -106,7 +108,7 @@ impl Auth {
 
     /// Whether OAuth is configured: 401s then point at the protected-resource metadata.
     pub fn is_oauth(&self) -> bool {
-        self.jwt.is_some() || !self.authorization_servers.is_empty()
+        self.oauth || self.jwt.is_some() || !self.authorization_servers.is_empty()
     }
 
     /// The `WWW-Authenticate` value of a 401. `metadata_url` is this resource's RFC 9728 document.
@@ -121,11 +123,16 @@ impl Auth {
         value
     }
 
-    /// RFC 9728 protected-resource metadata for `resource`.
-    pub fn metadata(&self, resource: &str) -> Value {
+    /// RFC 9728 protected-resource metadata for `resource`; `issuer` is this deployment's own
+    /// authorization server, listed first when the server uses it.
+    pub fn metadata(&self, resource: &str, issuer: &str) -> Value {
+        let mut servers = self.authorization_servers.clone();
+        if self.oauth && !servers.iter().any(|s| s == issuer) {
+            servers.insert(0, issuer.to_string());
+        }
         let mut doc = serde_json::json!({
             "resource": resource,
-            "authorization_servers": self.authorization_servers,
+            "authorization_servers": servers,
             "bearer_methods_supported": ["header"],
             "resource_name": "mcp-edge",
         });
@@ -211,14 +218,14 @@ pub fn parse_jwt(token: &str) -> Option<Token> {
     if parts.next().is_some() {
         return None;
     }
-    let header: Value = serde_json::from_slice(&base64url(h)?).ok()?;
-    let claims: Value = serde_json::from_slice(&base64url(p)?).ok()?;
+    let header: Value = serde_json::from_slice(&crate::base64::decode_url(h)?).ok()?;
+    let claims: Value = serde_json::from_slice(&crate::base64::decode_url(p)?).ok()?;
     Some(Token {
         alg: header.get("alg")?.as_str()?.to_string(),
         kid: header.get("kid").and_then(Value::as_str).map(str::to_string),
         claims,
         signed: format!("{h}.{p}"),
-        signature: base64url(s)?,
+        signature: crate::base64::decode_url(s)?,
     })
 }
 
@@ -262,30 +269,6 @@ pub fn check_claims(token: &Token, jwt: &Jwt, resource: &str, now_ms: u64) -> Re
         email: claims.get("email").and_then(Value::as_str).map(str::to_string),
         upstream_token: None,
     })
-}
-
-fn base64url(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut buffer = 0u32;
-    let mut bits = 0;
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        };
-        buffer = (buffer << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buffer >> bits) as u8);
-            buffer &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! (`compile`, with `tool`, `request`, `auth` and `resources` for the parts of a server).
 
 pub(crate) mod auth;
+mod oauth;
 mod compile;
 mod file;
 mod locate;
