@@ -11,6 +11,10 @@ use crate::upstream::RequestTemplate;
 /// The principal of requests to servers without `auth`.
 pub const ANONYMOUS: &str = "anonymous";
 
+/// What tool templates may read of the caller, as `{principal.NAME}`. `upstreamToken` needs the
+/// tool's `forwardUpstreamToken`: the others describe the caller, that one can act as it.
+pub const TEMPLATE_FIELDS: [&str; 5] = ["id", "subject", "email", "roles", "upstreamToken"];
+
 /// An authenticated caller.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -39,6 +43,22 @@ impl Principal {
     /// A principal of `method` (`token`, `jwt:<issuer>`, `app`, …) named `subject` within it.
     pub fn new(method: &str, subject: &str, roles: Vec<String>) -> Principal {
         Principal { id: format!("{method}:{subject}"), roles, subject: subject.to_string(), ..Principal::default() }
+    }
+
+    /// The principal as template variables (`principal.NAME`, see [`TEMPLATE_FIELDS`]). What
+    /// the method does not know is left unset, as an absent argument is, so the optional parts
+    /// of a template drop out: the anonymous principal has no subject, a static token no email.
+    /// The upstream token only `with_token`.
+    pub fn bindings(&self, with_token: bool) -> Vec<(String, Value)> {
+        let known = |v: &str| (!v.is_empty()).then(|| Value::String(v.to_string()));
+        let fields = [
+            ("id", known(&self.id)),
+            ("subject", known(&self.subject)),
+            ("email", self.email.as_deref().and_then(known)),
+            ("roles", Some(Value::Array(self.roles.iter().map(|r| Value::String(r.clone())).collect()))),
+            ("upstreamToken", self.upstream_token.as_deref().filter(|_| with_token).and_then(known)),
+        ];
+        fields.into_iter().filter_map(|(name, value)| Some((format!("principal.{name}"), value?))).collect()
     }
 
     /// Whether the principal may see something restricted to `roles` (empty: everyone).
@@ -277,6 +297,30 @@ mod tests {
     use crate::config::auth::auth as compile;
     use crate::config::model::AuthConfig;
     use serde_json::json;
+
+    #[test]
+    fn a_principal_binds_what_its_method_knows() {
+        let full = Principal { email: Some("bot@example.test".into()), upstream_token: Some("idp-token".into()), ..Principal::new("jwt:https://idp.test", "user-7", vec!["bot".into(), "admin".into()]) };
+        let bound = |p: &Principal, with_token: bool| p.bindings(with_token).into_iter().collect::<std::collections::BTreeMap<_, _>>();
+        let all = bound(&full, true);
+        assert_eq!(all.keys().map(|k| k.strip_prefix("principal.").unwrap()).collect::<Vec<_>>(), {
+            let mut fields = TEMPLATE_FIELDS.to_vec();
+            fields.sort_unstable();
+            fields
+        });
+        assert_eq!(all["principal.id"], json!("jwt:https://idp.test:user-7"));
+        assert_eq!(all["principal.subject"], json!("user-7"));
+        assert_eq!(all["principal.email"], json!("bot@example.test"));
+        assert_eq!(all["principal.roles"], json!(["bot", "admin"]));
+        assert_eq!(all["principal.upstreamToken"], json!("idp-token"));
+        // The token only for a tool that forwards it.
+        assert!(!bound(&full, false).contains_key("principal.upstreamToken"));
+        // Unknown values are unset, not empty: the anonymous principal has an id and no roles.
+        let anonymous = bound(&Principal::anonymous(), true);
+        assert_eq!(anonymous, [("principal.id".to_string(), json!("anonymous")), ("principal.roles".to_string(), json!([]))].into_iter().collect());
+        let blank = Principal { email: Some(String::new()), ..Principal::new("token", "bot", vec![]) };
+        assert!(!bound(&blank, true).contains_key("principal.email"));
+    }
 
     fn auth(config: Value) -> Auth {
         let a: AuthConfig = serde_json::from_value(config).unwrap();

@@ -504,6 +504,10 @@ pub struct ToolConfig {
     /// `params._meta.auth`. Off by default: no client credentials go upstream.
     #[serde(default)]
     pub forward_meta_auth: bool,
+    /// Let templates use `{principal.upstreamToken}`: the caller's token from its identity
+    /// provider. Off by default: a principal's token never goes upstream unasked.
+    #[serde(default)]
+    pub forward_upstream_token: bool,
     pub http: HttpConfig,
 }
 
