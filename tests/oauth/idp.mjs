@@ -1,5 +1,6 @@
 //! A real OpenID provider for the sign-in tests: panva's `oidc-provider` on 127.0.0.1 over plain
-//! http, with one confidential client and a few accounts whose claims carry `email`,
+//! http (8.8.1, the last line that supports Node 20: 9.x names no `engines` but warns at start
+//! that it needs Node 22), with one confidential client and a few accounts whose claims carry `email`,
 //! `email_verified` and `groups`. Its development interactions (`features.devInteractions`) serve
 //! the login and consent pages Chromium fills in: the login form's fields are `login` and
 //! `password` (any password is accepted; the login is the account id), the consent form has one
@@ -93,6 +94,8 @@ export async function startIdp() {
         pkce: { methods: ['S256'] },
         // Fixed cookie keys: the signed interaction cookies survive nothing but this process anyway.
         cookies: { keys: ['oauth-tests-cookie-key'] },
+        // Fixed lifetimes (seconds), which also keeps the provider from noting each default it used.
+        ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 3600, Grant: 3600, RefreshToken: 3600 },
         // Userinfo and the id_token carry the claims the scopes grant (not only `sub`), whoever reads them.
         conformIdTokenClaims: false,
       });

@@ -79,7 +79,8 @@ async function signInThroughProvider(url, login, screenshotName) {
     seen.idpAuthorize = page.visited.map((u) => new URL(u)).find((u) => u.origin === idp.issuer && u.pathname === '/auth');
     await page.fill(LOGIN_FORM.login, login);
     await page.fill(LOGIN_FORM.password, 'whatever: the provider takes any');
-    await Promise.all([page.waitForSelector(CONSENT_FORM.submit), page.click(LOGIN_FORM.submit)]);
+    await page.click(LOGIN_FORM.submit);
+    await page.waitForSelector(CONSENT_FORM.submit, { timeout: 15_000 });
     // The provider's consent; then back to mcp-edge, whose consent page needs no password.
     const consent = page.waitForResponse((r) => new URL(r.url()).origin === worker.origin && new URL(r.url()).pathname === '/oauth/callback');
     await page.click(CONSENT_FORM.submit);
