@@ -11,6 +11,10 @@ use crate::upstream::RequestTemplate;
 /// The principal of requests to servers without `auth`.
 pub const ANONYMOUS: &str = "anonymous";
 
+/// What tool templates may read of the caller, as `{principal.NAME}`. `upstreamToken` needs the
+/// tool's `forwardUpstreamToken`: the others describe the caller, that one can act as it.
+pub const TEMPLATE_FIELDS: [&str; 5] = ["id", "subject", "email", "roles", "upstreamToken"];
+
 /// An authenticated caller.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -41,6 +45,22 @@ impl Principal {
         Principal { id: format!("{method}:{subject}"), roles, subject: subject.to_string(), ..Principal::default() }
     }
 
+    /// The principal as template variables (`principal.NAME`, see [`TEMPLATE_FIELDS`]). What
+    /// the method does not know is left unset, as an absent argument is, so the optional parts
+    /// of a template drop out: the anonymous principal has no subject, a static token no email.
+    /// The upstream token only `with_token`.
+    pub fn bindings(&self, with_token: bool) -> Vec<(String, Value)> {
+        let known = |v: &str| (!v.is_empty()).then(|| Value::String(v.to_string()));
+        let fields = [
+            ("id", known(&self.id)),
+            ("subject", known(&self.subject)),
+            ("email", self.email.as_deref().and_then(known)),
+            ("roles", Some(Value::Array(self.roles.iter().map(|r| Value::String(r.clone())).collect()))),
+            ("upstreamToken", self.upstream_token.as_deref().filter(|_| with_token).and_then(known)),
+        ];
+        fields.into_iter().filter_map(|(name, value)| Some((format!("principal.{name}"), value?))).collect()
+    }
+
     /// Whether the principal may see something restricted to `roles` (empty: everyone).
     pub fn may(&self, roles: &[String]) -> bool {
         roles.is_empty() || roles.iter().any(|r| self.roles.contains(r))
@@ -68,6 +88,8 @@ pub struct Auth {
     /// RFC 9728 metadata: the authorization servers clients should get tokens from.
     pub authorization_servers: Vec<String>,
     pub scopes: Vec<String>,
+    /// Access tokens of this deployment's own authorization server are accepted.
+    pub oauth: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -106,7 +128,7 @@ impl Auth {
 
     /// Whether OAuth is configured: 401s then point at the protected-resource metadata.
     pub fn is_oauth(&self) -> bool {
-        self.jwt.is_some() || !self.authorization_servers.is_empty()
+        self.oauth || self.jwt.is_some() || !self.authorization_servers.is_empty()
     }
 
     /// The `WWW-Authenticate` value of a 401. `metadata_url` is this resource's RFC 9728 document.
@@ -121,11 +143,16 @@ impl Auth {
         value
     }
 
-    /// RFC 9728 protected-resource metadata for `resource`.
-    pub fn metadata(&self, resource: &str) -> Value {
+    /// RFC 9728 protected-resource metadata for `resource`; `issuer` is this deployment's own
+    /// authorization server, listed first when the server uses it.
+    pub fn metadata(&self, resource: &str, issuer: &str) -> Value {
+        let mut servers = self.authorization_servers.clone();
+        if self.oauth && !servers.iter().any(|s| s == issuer) {
+            servers.insert(0, issuer.to_string());
+        }
         let mut doc = serde_json::json!({
             "resource": resource,
-            "authorization_servers": self.authorization_servers,
+            "authorization_servers": servers,
             "bearer_methods_supported": ["header"],
             "resource_name": "mcp-edge",
         });
@@ -211,14 +238,14 @@ pub fn parse_jwt(token: &str) -> Option<Token> {
     if parts.next().is_some() {
         return None;
     }
-    let header: Value = serde_json::from_slice(&base64url(h)?).ok()?;
-    let claims: Value = serde_json::from_slice(&base64url(p)?).ok()?;
+    let header: Value = serde_json::from_slice(&crate::base64::decode_url(h)?).ok()?;
+    let claims: Value = serde_json::from_slice(&crate::base64::decode_url(p)?).ok()?;
     Some(Token {
         alg: header.get("alg")?.as_str()?.to_string(),
         kid: header.get("kid").and_then(Value::as_str).map(str::to_string),
         claims,
         signed: format!("{h}.{p}"),
-        signature: base64url(s)?,
+        signature: crate::base64::decode_url(s)?,
     })
 }
 
@@ -264,36 +291,36 @@ pub fn check_claims(token: &Token, jwt: &Jwt, resource: &str, now_ms: u64) -> Re
     })
 }
 
-fn base64url(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut buffer = 0u32;
-    let mut bits = 0;
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        };
-        buffer = (buffer << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buffer >> bits) as u8);
-            buffer &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::auth::auth as compile;
     use crate::config::model::AuthConfig;
     use serde_json::json;
+
+    #[test]
+    fn a_principal_binds_what_its_method_knows() {
+        let full = Principal { email: Some("bot@example.test".into()), upstream_token: Some("idp-token".into()), ..Principal::new("jwt:https://idp.test", "user-7", vec!["bot".into(), "admin".into()]) };
+        let bound = |p: &Principal, with_token: bool| p.bindings(with_token).into_iter().collect::<std::collections::BTreeMap<_, _>>();
+        let all = bound(&full, true);
+        assert_eq!(all.keys().map(|k| k.strip_prefix("principal.").unwrap()).collect::<Vec<_>>(), {
+            let mut fields = TEMPLATE_FIELDS.to_vec();
+            fields.sort_unstable();
+            fields
+        });
+        assert_eq!(all["principal.id"], json!("jwt:https://idp.test:user-7"));
+        assert_eq!(all["principal.subject"], json!("user-7"));
+        assert_eq!(all["principal.email"], json!("bot@example.test"));
+        assert_eq!(all["principal.roles"], json!(["bot", "admin"]));
+        assert_eq!(all["principal.upstreamToken"], json!("idp-token"));
+        // The token only for a tool that forwards it.
+        assert!(!bound(&full, false).contains_key("principal.upstreamToken"));
+        // Unknown values are unset, not empty: the anonymous principal has an id and no roles.
+        let anonymous = bound(&Principal::anonymous(), true);
+        assert_eq!(anonymous, [("principal.id".to_string(), json!("anonymous")), ("principal.roles".to_string(), json!([]))].into_iter().collect());
+        let blank = Principal { email: Some(String::new()), ..Principal::new("token", "bot", vec![]) };
+        assert!(!bound(&blank, true).contains_key("principal.email"));
+    }
 
     fn auth(config: Value) -> Auth {
         let a: AuthConfig = serde_json::from_value(config).unwrap();

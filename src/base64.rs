@@ -1,5 +1,6 @@
 //! Standard base64 (RFC 4648, padded): binary upstream replies become image, audio and blob
-//! content, and 2026-07-28 header values arrive in its `=?base64?…?=` sentinel.
+//! content, and 2026-07-28 header values arrive in its `=?base64?…?=` sentinel. Also its URL
+//! alphabet without padding, as JWTs, PKCE challenges and our own tokens use it.
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -48,6 +49,40 @@ pub fn decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Unpadded base64url (RFC 4648 §5): JWT parts, PKCE challenges, our tokens.
+pub fn encode_url(bytes: &[u8]) -> String {
+    encode(bytes).trim_end_matches('=').chars().map(|c| match c {
+        '+' => '-',
+        '/' => '_',
+        c => c,
+    }).collect()
+}
+
+/// The bytes of unpadded base64url; `None` on any other character.
+pub fn decode_url(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        };
+        buffer = (buffer << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buffer >> bits) as u8);
+            buffer &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,5 +101,14 @@ mod tests {
         assert!(!is_valid("Zm9"));
         assert!(!is_valid("Zm9v!A=="));
         assert!(!is_valid("Z==="));
+    }
+
+    #[test]
+    fn url_alphabet_without_padding() {
+        assert_eq!(encode_url(&[0xff, 0xfe, 0x00, 0x01]), "__4AAQ");
+        assert_eq!(decode_url("__4AAQ").as_deref(), Some(&[0xff, 0xfe, 0x00, 0x01][..]));
+        assert_eq!(decode_url("Zm9vYg"), Some(b"foob".to_vec()));
+        assert_eq!(decode_url("Zm9vYg=="), None);
+        assert_eq!(decode_url("a+b"), None);
     }
 }

@@ -47,6 +47,8 @@ pub enum Op {
     RegistryNotify,
     PrincipalOpen,
     PrincipalClose,
+    /// The authorization server's object: one `oauth::store::Command`.
+    OAuth,
     /// Test builds: fire the session's alarm now.
     TestAlarm,
     /// One this build does not know.

@@ -76,6 +76,8 @@ pub enum Error {
     MissingClientCapability(Vec<String>),
     /// 2026-07-28: the requested protocol version is not one of ours.
     UnsupportedProtocolVersion(String),
+    /// The authorization server's answer to a bad OAuth request: its own JSON, not JSON-RPC.
+    OAuth(Box<crate::oauth::OAuthError>),
 }
 
 impl Error {
@@ -107,6 +109,7 @@ impl Error {
             | Error::CallGone
             | Error::HeadersTooLarge(_)
             | Error::Busy(_)
+            | Error::OAuth(_)
             | Error::RateLimited(_) => code::BAD_REQUEST,
         }
     }
@@ -130,6 +133,7 @@ impl Error {
             Error::Conflict(_) => 409,
             Error::Unauthorized { .. } => 401,
             Error::UnsupportedMediaType(_) => 415,
+            Error::OAuth(e) => e.status,
         }
     }
 
@@ -169,6 +173,7 @@ impl Error {
             Error::HeaderMismatch(detail) => format!("Header mismatch: {detail}"),
             Error::MissingClientCapability(names) => format!("Missing required client capability: {}", names.join(", ")),
             Error::UnsupportedProtocolVersion(_) => "Unsupported protocol version".into(),
+            Error::OAuth(e) => format!("{}: {}", e.error, e.description),
             Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::versions::SUPPORTED_VERSIONS.join(", ")),
         }
     }

@@ -8,6 +8,8 @@
 //! - [`jsonrpc`]: JSON-RPC 2.0 envelopes; params stay raw until the method is known.
 //! - [`method`]: the typed method table: every method by its wire name, with its properties.
 //! - [`auth`]: credentials, principals and roles; JWT claims; session objects keyed by principal.
+//! - [`oauth`]: mcp-edge as its own OAuth 2.1 authorization server: clients, the authorization
+//!   request, codes, grants and tokens, sign-in, the consent page.
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
 //! - [`versions`]: the protocol revisions this server speaks.
@@ -49,6 +51,7 @@ pub mod jsonrpc;
 pub mod lease;
 pub mod method;
 pub mod negotiate;
+pub mod oauth;
 pub mod pending;
 pub mod policy;
 pub mod protocol;

@@ -8,7 +8,7 @@
 //!
 //! GET  /api/v1/interactions/{chat}/principal   Cookie: session_id=…   → {"user": {"name", "roles"}}
 //! GET  /api/v1/interactions/{chat}/messages?limit=N                     → {"messages": [...]}
-//! POST /api/v1/interactions/{chat}/messages    {"message": "…"}         → {"sent": true, ...}
+//! POST /api/v1/interactions/{chat}/messages    {"message": "…"}, X-Sender → {"sent": true, ...}
 //! POST /api/v1/interactions/{chat}/callbacks/{start,complete}           → {"ok": true, ...}
 //! GET|POST /api/v1/interactions/{chat}/whitelist, DELETE …/whitelist/{n} → {"whitelist": [...]}
 //! GET  /api/v1/time?timezone=…  and  POST /webhook/n8n                  → JSON
@@ -49,7 +49,8 @@ export function startBackend(port = 0) {
     }
     if (rest === 'messages' && req.method === 'GET') return send(res, 200, { messages: chat.messages.slice(-Number(url.searchParams.get('limit') ?? 20)) });
     if (rest === 'messages' && req.method === 'POST') {
-      chat.messages.push({ from: 'bot', text: body.message });
+      // mcp-edge names the sender: the subject its introspection request was answered with.
+      chat.messages.push({ from: req.headers['x-sender'], text: body.message });
       return send(res, 200, { sent: true, chat: chatId, count: chat.messages.length });
     }
     if (rest === 'callbacks/start' || rest === 'callbacks/complete') return send(res, 200, { ok: true, step: rest.split('/')[1], data: body.data ?? null });

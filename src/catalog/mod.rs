@@ -21,6 +21,8 @@ use crate::tools::Tool;
 pub struct Catalog {
     pub servers: Vec<Server>,
     pub log: RequestLogging,
+    /// The deployment's own authorization server, when configured.
+    pub oauth: Option<crate::oauth::AuthServer>,
 }
 
 impl Catalog {

@@ -18,12 +18,12 @@ pub fn auth(a: &AuthConfig, path: &str, route_params: &[String]) -> Result<Auth,
         };
         sources.push(source);
     }
-    if a.tokens.is_empty() && a.introspection.is_none() && a.jwt.is_none() {
-        return Err(at("tokens", "auth needs tokens, introspection or jwt to check credentials against".into()));
+    if a.tokens.is_empty() && a.introspection.is_none() && a.jwt.is_none() && !a.oauth {
+        return Err(at("tokens", "auth needs tokens, introspection, jwt or oauth to check credentials against".into()));
     }
     let tokens = a.tokens.iter().map(|t| (t.secret.clone(), Principal::new("token", &t.subject, t.roles.clone()))).collect();
     let template = |http: &HttpConfig, field: &str, arguments: &[String]| {
-        let scope = Scope { path, arguments, route_params, meta: false, meta_auth: false };
+        let scope = Scope { path, arguments, route_params, meta: false, meta_auth: false, principal: false, upstream_token: false };
         super::request::request(http, &scope, field)
     };
     let introspection = match &a.introspection {
@@ -45,7 +45,7 @@ pub fn auth(a: &AuthConfig, path: &str, route_params: &[String]) -> Result<Auth,
         }),
         None => None,
     };
-    Ok(Auth { sources, tokens, introspection, jwt, required_roles: a.required_roles.clone(), authorization_servers: a.authorization_servers.clone(), scopes: a.scopes.clone() })
+    Ok(Auth { sources, tokens, introspection, jwt, required_roles: a.required_roles.clone(), authorization_servers: a.authorization_servers.clone(), scopes: a.scopes.clone(), oauth: a.oauth })
 }
 
 fn pointer(p: &str, at: &str) -> Result<String, ConfigError> {

@@ -26,7 +26,23 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
         }
         servers.push(server);
     }
-    Ok(Catalog { servers, log: file.log })
+    let oauth = file.oauth.map(super::oauth::oauth).transpose()?;
+    for (i, server) in servers.iter().enumerate() {
+        let Some(auth) = server.auth.as_ref().filter(|a| a.oauth) else { continue };
+        let Some(oauth) = &oauth else {
+            return Err(ConfigError::at(format!("servers[{i}].auth.oauth"), "needs the top-level \"oauth\" section: the authorization server"));
+        };
+        if matches!(oauth.sign_in, crate::oauth::SignIn::Introspection { .. }) && auth.introspection.is_none() {
+            return Err(ConfigError::at(format!("servers[{i}].auth.introspection"), "sign-in by introspection needs the server's own introspection, which decides who the browser is"));
+        }
+        for path in super::oauth::PATHS {
+            let taken = crate::routes::RoutePattern::parse(path).is_ok_and(|p| server.endpoints.iter().any(|(route, _)| route.overlaps(&p)));
+            if taken {
+                return Err(ConfigError::at(format!("servers[{i}].route"), format!("overlaps {path}, which the authorization server answers")));
+            }
+        }
+    }
+    Ok(Catalog { servers, log: file.log, oauth })
 }
 
 fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {

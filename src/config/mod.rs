@@ -3,6 +3,7 @@
 //! (`compile`, with `tool`, `request`, `auth` and `resources` for the parts of a server).
 
 pub(crate) mod auth;
+mod oauth;
 mod compile;
 mod file;
 mod locate;
@@ -176,6 +177,36 @@ mod tests {
             err(&server(r#""query":{"q":"{meta.trace}"}"#)),
             r#"servers[0].resourceTemplates[0].http.query.q: "meta.trace": only tool templates may use params._meta values"#
         );
+    }
+
+    #[test]
+    fn the_callers_identity_only_in_tools_and_its_token_only_when_the_tool_opts_in() {
+        let tool = |extra: &str, header: &str| with_tool(&format!(r#"{{"name":"a",{extra}"http":{{"url":"https://x/{{principal.subject}}","headers":{{"A":"{header}"}}}}}}"#));
+        assert!(load(&tool("", "{principal.id} {principal.email} {principal.roles}")).is_ok());
+        assert_eq!(err(&tool("", "Bearer {principal.upstreamToken}")), r#"servers[0].tools[1].http.headers.A: "principal.upstreamToken" needs "forwardUpstreamToken": true on the tool"#);
+        // forwardMetaAuth is another opt-in: it does not let the token through.
+        assert_eq!(err(&tool(r#""forwardMetaAuth":true,"#, "{principal.upstreamToken}")), r#"servers[0].tools[1].http.headers.A: "principal.upstreamToken" needs "forwardUpstreamToken": true on the tool"#);
+        assert!(load(&tool(r#""forwardUpstreamToken":true,"#, "Bearer {principal.upstreamToken}")).is_ok());
+        assert_eq!(
+            err(&tool(r#""forwardUpstreamToken":true,"execution":"queued","#, "Bearer {principal.upstreamToken}")),
+            "servers[0].tools[1].forwardUpstreamToken: only direct tools may forward the caller's upstream token; this one is queued or callback"
+        );
+        assert_eq!(
+            err(&tool("", "{principal.name}")),
+            r#"servers[0].tools[1].http.headers.A: unknown principal field "name" in template: one of id, subject, email, roles, upstreamToken"#
+        );
+        // A subject names a caller, which may choose it (a JWT's `sub`): never a host.
+        assert!(err(&with_tool(r#"{"name":"a","http":{"url":"https://{principal.subject}.x.test/"}}"#)).ends_with(r#""principal.subject" appears before the host is complete; arguments and the caller's identity may only fill the path, query or fragment"#));
+        let server = |body: &str| format!(r#"{{"servers":[{{"name":"s","version":"1",{body}}}]}}"#);
+        let elsewhere = [
+            (r#""resources":[{"uri":"a://x","name":"x","http":{"url":"https://h/{principal.subject}"}}]"#, "servers[0].resources[0].http.url"),
+            (r#""resourceTemplates":[{"uriTemplate":"a://{x}","name":"t","http":{"url":"https://h/{x}","headers":{"A":"{principal.subject}"}}}]"#, "servers[0].resourceTemplates[0].http.headers.A"),
+            (r#""prompts":[{"name":"p","messages":[{"role":"user","content":{"type":"text","text":"{principal.subject}"}}]}]"#, "servers[0].prompts[0].messages[0].content.text"),
+            (r#""auth":{"introspection":{"http":{"url":"https://h/who","headers":{"A":"{principal.subject}"}},"subject":"/sub"}}"#, "servers[0].auth.introspection.http.headers.A"),
+        ];
+        for (body, at) in elsewhere {
+            assert_eq!(err(&server(body)), format!(r#"{at}: "principal.subject": only tool templates may use the caller's identity"#), "{body}");
+        }
     }
 
     #[test]

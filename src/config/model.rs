@@ -19,6 +19,150 @@ pub struct ConfigFile {
     /// Which requests write a log line: `requests` (all), `failures` (status 400 and up), `off`.
     #[serde(default)]
     pub log: RequestLogging,
+    /// mcp-edge as its own OAuth 2.1 authorization server, for servers with `"auth": {"oauth": true}`.
+    #[serde(default)]
+    pub oauth: Option<OAuthConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OAuthConfig {
+    /// Who signs in at the authorization step: exactly one of `users`, `oidc`, `introspection`.
+    pub sign_in: SignInConfig,
+    /// Dynamic Client Registration at `/register`: `off`, `open`, or `token` (with
+    /// `initialAccessTokenSecret`).
+    #[serde(default = "default_registration")]
+    pub registration: String,
+    /// The secret whose value `/register` needs as a bearer token when `registration` is `token`.
+    #[serde(default)]
+    pub initial_access_token_secret: Option<String>,
+    /// Clients registered here rather than through `/register`.
+    #[serde(default)]
+    pub clients: Vec<OAuthClientConfig>,
+    /// Accept a `client_id` that is an HTTPS URL naming a Client ID Metadata Document.
+    #[serde(default = "default_true")]
+    pub client_id_metadata_documents: bool,
+    #[serde(default = "default_access_token_ttl")]
+    pub access_token_ttl_seconds: u64,
+    #[serde(default = "default_refresh_token_ttl")]
+    pub refresh_token_ttl_seconds: u64,
+    #[serde(default = "default_code_ttl")]
+    pub code_ttl_seconds: u64,
+    /// Scopes clients may ask for (`scopes_supported`); none: the `scope` parameter is ignored.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Skip the consent page when a user already allowed a client (the same scopes).
+    #[serde(default = "default_true")]
+    pub remember_consent: bool,
+    /// Identity-provider and metadata-document hosts on private or loopback addresses that may be
+    /// fetched anyway: local development.
+    #[serde(default)]
+    pub private_hosts: Vec<String>,
+}
+
+fn default_registration() -> String {
+    "open".into()
+}
+
+fn default_access_token_ttl() -> u64 {
+    600
+}
+
+fn default_refresh_token_ttl() -> u64 {
+    30 * 24 * 3600
+}
+
+fn default_code_ttl() -> u64 {
+    60
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SignInConfig {
+    /// (c) A short list of users whose passwords are secrets.
+    #[serde(default)]
+    pub users: Option<Vec<UserConfig>>,
+    /// (a) An upstream OpenID Connect or OAuth 2 identity provider.
+    #[serde(default)]
+    pub oidc: Option<OidcConfig>,
+    /// (b) The resource server's own `auth` (its cookie and introspection) decides who is
+    /// signed in; `loginUrl` is where a browser without a session is sent.
+    #[serde(default)]
+    pub introspection: Option<IntrospectionSignInConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UserConfig {
+    pub username: String,
+    /// The secret holding the password, or its `pbkdf2-sha256$…` hash (`mcp-edge hash-password`).
+    pub password_secret: String,
+    #[serde(default)]
+    pub roles: Vec<String>,
+    #[serde(default)]
+    pub email: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OidcConfig {
+    pub issuer: String,
+    pub client_id: String,
+    /// The secret holding the client secret mcp-edge authenticates with at the provider.
+    pub secret: String,
+    #[serde(default = "default_oidc_scopes")]
+    pub scopes: Vec<String>,
+    /// Endpoints, for providers without OpenID discovery (GitHub); otherwise discovered.
+    #[serde(default)]
+    pub authorization_endpoint: Option<String>,
+    #[serde(default)]
+    pub token_endpoint: Option<String>,
+    #[serde(default)]
+    pub userinfo_endpoint: Option<String>,
+    /// JSON Pointers into the userinfo answer.
+    #[serde(default = "default_subject_pointer")]
+    pub subject: String,
+    #[serde(default = "default_email_pointer")]
+    pub email: String,
+    #[serde(default = "default_groups_pointer")]
+    pub groups: String,
+    /// Roles granted by subject, email or group.
+    #[serde(default)]
+    pub role_map: BTreeMap<String, Vec<String>>,
+    /// Roles every user of the provider gets.
+    #[serde(default)]
+    pub default_roles: Vec<String>,
+}
+
+fn default_oidc_scopes() -> Vec<String> {
+    vec!["openid".into(), "email".into(), "profile".into()]
+}
+
+fn default_email_pointer() -> String {
+    "/email".into()
+}
+
+fn default_groups_pointer() -> String {
+    "/groups".into()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IntrospectionSignInConfig {
+    /// The host application's sign-in page; `{return}` is replaced by the `/authorize` URL.
+    pub login_url: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OAuthClientConfig {
+    pub client_id: String,
+    /// The secret holding the client's secret; absent: a public client (PKCE only).
+    #[serde(default)]
+    pub secret: Option<String>,
+    pub redirect_uris: Vec<String>,
+    #[serde(default)]
+    pub name: Option<String>,
 }
 
 /// How long a client may reuse a result, and who may share it.
@@ -164,6 +308,9 @@ pub struct AuthConfig {
     pub authorization_servers: Vec<String>,
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Accept access tokens from this deployment's own authorization server (top-level `oauth`).
+    #[serde(default)]
+    pub oauth: bool,
 }
 
 fn default_auth_from() -> Vec<String> {
@@ -357,6 +504,10 @@ pub struct ToolConfig {
     /// `params._meta.auth`. Off by default: no client credentials go upstream.
     #[serde(default)]
     pub forward_meta_auth: bool,
+    /// Let templates use `{principal.upstreamToken}`: the caller's token from its identity
+    /// provider. Off by default: a principal's token never goes upstream unasked.
+    #[serde(default)]
+    pub forward_upstream_token: bool,
     pub http: HttpConfig,
 }
 

@@ -1,10 +1,11 @@
 //! `http` sections compiled into request templates, and the scope that says which names a
-//! template may use: arguments, route parameters, secrets, `_meta` values.
+//! template may use: arguments, route parameters, secrets, `_meta` values, the caller's identity.
 
 use serde_json::Value;
 
 use super::model::{BodyTypeConfig, HttpConfig, QueryParamConfig};
 use super::ConfigError;
+use crate::auth::TEMPLATE_FIELDS;
 use crate::upstream::params::{is_token, QueryParam, Style};
 use crate::upstream::request::{BodyPlan, Encoding, JsonTemplate, RequestTemplate};
 use crate::upstream::retry::RedirectPolicy;
@@ -23,6 +24,11 @@ pub struct Scope<'a> {
     pub meta: bool,
     /// Whether `{meta.auth.NAME}` may be used (the tool opted in).
     pub meta_auth: bool,
+    /// Whether `{principal.NAME}` (the caller's identity) may be used: tools only. Resources
+    /// and prompts are the same for every caller, and auth templates run before there is one.
+    pub principal: bool,
+    /// Whether `{principal.upstreamToken}` may be used (the tool opted in).
+    pub upstream_token: bool,
 }
 
 impl Scope<'_> {
@@ -47,6 +53,16 @@ impl Scope<'_> {
             } else if var.starts_with("meta.") {
                 if !self.meta {
                     return Err(self.error(field, format!("{var:?}: only tool templates may use params._meta values")));
+                }
+            } else if let Some(name) = var.strip_prefix("principal.") {
+                if !self.principal {
+                    return Err(self.error(field, format!("{var:?}: only tool templates may use the caller's identity")));
+                }
+                if !TEMPLATE_FIELDS.contains(&name) {
+                    return Err(self.error(field, format!("unknown principal field {name:?} in template: one of {}", TEMPLATE_FIELDS.join(", "))));
+                }
+                if name == "upstreamToken" && !self.upstream_token {
+                    return Err(self.error(field, format!("{var:?} needs \"forwardUpstreamToken\": true on the tool")));
                 }
             } else if let Some(name) = var.strip_prefix("route.") {
                 if !self.route_params.iter().any(|p| p == name) {
@@ -183,7 +199,8 @@ fn named_texts<'a>(
         .collect()
 }
 
-/// Arguments may fill the path, query or fragment, never the scheme, host or port: text before
+/// Arguments (and the caller's identity, which a client may choose too, as a JWT's subject)
+/// may fill the path, query or fragment, never the scheme, host or port: text before
 /// the first argument must already have closed the authority with `/`, `?` or `#`, unless the
 /// argument's own operator starts with one of them.
 fn check_url_shape(source: &str, url: &Template) -> Result<(), String> {
@@ -226,6 +243,6 @@ fn check_url_shape(source: &str, url: &Template) -> Result<(), String> {
     if closed {
         Ok(())
     } else {
-        Err(format!("argument {first_arg:?} appears before the host is complete; arguments may only fill the path, query or fragment"))
+        Err(format!("{first_arg:?} appears before the host is complete; arguments and the caller's identity may only fill the path, query or fragment"))
     }
 }

@@ -1,7 +1,7 @@
 //! `tools/call`: the tool found for the caller (in catalog mode, also the catalog's own tools,
 //! and the tool `call_tool` names), its arguments validated, its request rendered with the
-//! call's secrets, route and `_meta` values, a 2026-07-28 retry's answers passed on; and the
-//! reply of a finished call.
+//! call's secrets, route and `_meta` values and the caller's identity, a 2026-07-28 retry's
+//! answers passed on; and the reply of a finished call.
 
 use serde_json::Value;
 
@@ -78,6 +78,7 @@ fn tool(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     let empty = serde_json::Map::new();
     let args = params.arguments.as_object().unwrap_or(&empty);
     let mut bindings = bindings(&tool.request.secrets, env);
+    bindings.extend(env.principal.bindings(tool.forward_upstream_token));
     if let Some(meta) = req.params.as_ref().and_then(|p| p.get("_meta")) {
         bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
     }
@@ -101,8 +102,14 @@ fn tool(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
         }
     }
     let kind = CallKind::Tool(tool.name.clone());
-    let redact = bindings.iter().filter(|(k, _)| k.starts_with("env.") || k.starts_with("meta.auth.")).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
+    let redact = bindings.iter().filter(|(k, _)| is_credential(k)).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
     Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments, http, progress_token: params.progress_token, redact, mrtr: binding })))
+}
+
+/// Whether a binding holds a credential, which a reply must never show: a secret, a client's
+/// forwarded credential, the caller's upstream token.
+fn is_credential(name: &str) -> bool {
+    name.starts_with("env.") || name.starts_with("meta.auth.") || name == "principal.upstreamToken"
 }
 
 /// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only

@@ -188,6 +188,10 @@ mod tests {
     }
 
     fn run(server: &Server, session: &Session, msg: Value) -> Action {
+        run_as(server, session, msg, &crate::auth::Principal::anonymous())
+    }
+
+    fn run_as(server: &Server, session: &Session, msg: Value, principal: &crate::auth::Principal) -> Action {
         let mut session = session.clone();
         let secret = |name: &str| match name {
             "BASE" => Some("http://127.0.0.1:9".to_string()),
@@ -195,8 +199,7 @@ mod tests {
             _ => None,
         };
         let route = Vec::new();
-        let principal = crate::auth::Principal::anonymous();
-        handle(server, &mut session, parse_message(msg), &Environment { secret: &secret, route: &route, principal: &principal, now_ms: 0 })
+        handle(server, &mut session, parse_message(msg), &Environment { secret: &secret, route: &route, principal, now_ms: 0 })
     }
 
     fn reply(action: Action) -> Value {
@@ -396,6 +399,63 @@ mod tests {
         };
         assert_eq!(call("tenant"), [("Authorization".to_string(), "Bearer t-123".to_string()), ("Content-Type".to_string(), "application/json".to_string())]);
         assert_eq!(call("plain"), [("Content-Type".to_string(), "application/json".to_string())]);
+    }
+
+    #[test]
+    fn the_callers_identity_fills_the_request() {
+        // An argument named like a principal field is accepted by the schema, but never
+        // stands in for the caller.
+        let text = r#"{"servers":[{"name":"m","version":"1","toolDiscovery":"catalog","tools":[
+            {"name":"who","inputSchema":{"type":"object","properties":{"principal.subject":{"type":"string"}}},"http":{
+              "url":"https://crm.test/u/{principal.subject}{/principal.roles*}{?principal.email}",
+              "headers":{"X-Roles":"{principal.roles}","X-Who":"{principal.id} <{principal.email}>"},
+              "body":{"subject":"{principal.subject}","roles":"{principal.roles}","email":"{principal.email}"}}}]}]}"#;
+        let s = config::load(text).unwrap().servers.remove(0);
+        let sess = session("2025-11-25");
+        let msg = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"who","arguments":{"principal.subject":"admin"}}});
+        let http = |principal| match run_as(&s, &sess, msg.clone(), principal) {
+            Action::Call(call) => call.http,
+            other => panic!("{other:?}"),
+        };
+        let bot = crate::auth::Principal { email: Some("bot@example.test".into()), ..crate::auth::Principal::new("token", "bot", vec!["bot".into(), "ops team".into()]) };
+        let call = http(&bot);
+        assert_eq!(call.url, "https://crm.test/u/bot/bot/ops%20team?principal.email=bot%40example.test");
+        assert_eq!(call.headers[..2], [("X-Roles".to_string(), "bot,ops team".to_string()), ("X-Who".to_string(), "token:bot <bot@example.test>".to_string())]);
+        assert_eq!(serde_json::from_str::<Value>(call.body.as_deref().unwrap()).unwrap(), json!({"subject":"bot","roles":["bot","ops team"],"email":"bot@example.test"}));
+        // Catalog mode's call_tool renders the same request for the same caller.
+        let through_catalog = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"who","arguments":{"principal.subject":"admin"}}}});
+        match run_as(&s, &sess, through_catalog, &bot) {
+            Action::Call(inner) => assert_eq!(inner.http, call),
+            other => panic!("{other:?}"),
+        }
+        // The anonymous principal: no subject, email or roles, so their parts drop out.
+        let call = http(&crate::auth::Principal::anonymous());
+        assert_eq!(call.url, "https://crm.test/u/");
+        assert_eq!(call.headers[..2], [("X-Roles".to_string(), String::new()), ("X-Who".to_string(), "anonymous <>".to_string())]);
+        assert_eq!(serde_json::from_str::<Value>(call.body.as_deref().unwrap()).unwrap(), json!({"roles":[]}));
+    }
+
+    #[test]
+    fn the_upstream_token_goes_only_where_the_tool_forwards_it_and_is_redacted() {
+        let text = r#"{"servers":[{"name":"m","version":"1","tools":[
+            {"name":"as_user","forwardUpstreamToken":true,"http":{"url":"https://crm.test/me","headers":{"Authorization":"Bearer {principal.upstreamToken}"}}},
+            {"name":"plain","http":{"url":"https://crm.test/me","headers":{"X-Who":"{principal.subject}"}}}]}]}"#;
+        let s = config::load(text).unwrap().servers.remove(0);
+        let sess = session("2025-11-25");
+        let principal = crate::auth::Principal { upstream_token: Some("idp-token-5f2e".into()), ..crate::auth::Principal::new("jwt:https://idp.test", "user-7", vec![]) };
+        let call = |name: &str| match run_as(&s, &sess, json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":name,"arguments":{}}}), &principal) {
+            Action::Call(call) => call,
+            other => panic!("{other:?}"),
+        };
+        let as_user = call("as_user");
+        assert_eq!(as_user.http.headers[0], ("Authorization".to_string(), "Bearer idp-token-5f2e".to_string()));
+        // An upstream that quotes the token back: the reply shows it redacted.
+        let up = Upstream::Reply { status: 401, content_type: Some("text/plain".into()), body: b"bad token idp-token-5f2e".to_vec(), truncated_at: None };
+        let reply = crate::upstream::reply::redact(finish(&s, &sess, &as_user, &up), &as_user.redact);
+        assert!(reply.contains("bad token [redacted]") && !reply.contains("idp-token-5f2e"), "{reply}");
+        let plain = call("plain");
+        assert!(!format!("{:?}", plain.http).contains("idp-token-5f2e"));
+        assert!(plain.redact.is_empty(), "{:?}", plain.redact);
     }
 
     #[test]

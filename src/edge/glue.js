@@ -39,3 +39,12 @@ export function queue_send(queue, text) {
 export function rate_limit(limiter, key) {
   return limiter.limit({ key }).then((outcome) => outcome.success);
 }
+
+/**
+ * PBKDF2-SHA256 of `password` with `salt` (bytes), `iterations` rounds: 32 bytes, through Web
+ * Crypto, the only slow KDF the runtime offers. Sign-in mode (c) checks passwords with it.
+ */
+export async function pbkdf2(password, salt, iterations) {
+  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(password), 'PBKDF2', false, ['deriveBits']);
+  return new Uint8Array(await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, key, 256));
+}

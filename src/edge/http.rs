@@ -82,8 +82,20 @@ pub fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: 
     Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(session_id, Some(framing))?).fixed(body))
 }
 
-/// The whole answer to a request that failed: a JSON-RPC error with `id: null`.
+/// The whole answer to a request that failed: a JSON-RPC error with `id: null`, or an OAuth
+/// error as the authorization server's endpoints answer it.
 pub fn error_response(error: &Error) -> Result<Response> {
+    if let Error::OAuth(e) = error {
+        let headers = Headers::new();
+        headers.set("Content-Type", "application/json")?;
+        headers.set("Cache-Control", "no-store")?;
+        headers.set("Access-Control-Allow-Origin", "*")?;
+        if e.status == 401 {
+            // RFC 6749 §5.2: a 401 names the scheme the client should authenticate with.
+            headers.set("WWW-Authenticate", "Basic realm=\"mcp-edge\"")?;
+        }
+        return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(e.body().into_bytes()));
+    }
     failure_response(&serde_json::Value::Null, error, error.http_status())
 }
 

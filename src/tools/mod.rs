@@ -24,6 +24,8 @@ pub struct Tool {
     pub close_after_ms: Option<u64>,
     /// Templates may use `{meta.auth.NAME}` from the request's `params._meta.auth`.
     pub forward_meta_auth: bool,
+    /// Templates may use `{principal.upstreamToken}`.
+    pub forward_upstream_token: bool,
     /// Queued or callback execution, and how long the call may wait for its result.
     pub deferral: Option<(crate::pending::Deferral, u64)>,
     /// Only principals with one of these roles see and may call the tool.

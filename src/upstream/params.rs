@@ -10,9 +10,10 @@ use serde_json::Value;
 use crate::upstream::template::{percent_encode, Context, Template};
 
 /// Whether a template variable is one of the call's arguments, not a binding: `env.NAME`
-/// secrets, `route.NAME` parameters and `meta.NAME` values are named by their prefix.
+/// secrets, `route.NAME` parameters, `meta.NAME` values and `principal.NAME` fields are named by
+/// their prefix (so no argument can pose as one).
 pub fn is_argument(name: &str) -> bool {
-    !(name.starts_with("env.") || name.starts_with("route.") || name.starts_with("meta."))
+    !(name.starts_with("env.") || name.starts_with("route.") || name.starts_with("meta.") || name.starts_with("principal."))
 }
 
 /// Whether a template is optional and unset: it uses arguments and none of them has a value

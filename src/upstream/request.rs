@@ -8,7 +8,8 @@ use crate::upstream::retry::{RedirectPolicy, RetryPolicy};
 use crate::upstream::template::{Context, Template};
 
 /// Template variables besides the arguments, keyed by their full name: `env.NAME` secrets and
-/// vars, `route.NAME` parameters, and `meta.NAME` values of the request's `params._meta`.
+/// vars, `route.NAME` parameters, `meta.NAME` values of the request's `params._meta`, and
+/// `principal.NAME` fields of the caller.
 pub type Bindings = std::collections::HashMap<String, Value>;
 
 /// The bindings of a request: the named secrets (as `env.NAME`) that `secret` can read, and the

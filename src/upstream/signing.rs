@@ -1,6 +1,6 @@
 //! HMAC-SHA256 signatures of what mcp-edge sends out and expects back: callback URLs' tokens
-//! (`pending`), and 2026-07-28 request states (`protocol::mrtr`). Signatures are compared in
-//! constant time.
+//! (`pending`), 2026-07-28 request states (`protocol::mrtr`), and the authorization server's
+//! tokens and forms (`oauth`). Signatures are compared in constant time.
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -27,6 +27,24 @@ pub fn mac_matches(key: &[u8], message: &[u8], signature: &str) -> bool {
     m.verify_slice(&expected).is_ok()
 }
 
+/// `base64url(body).hex(HMAC-SHA256(purpose + "." + base64url(body)))`: a value that travels
+/// through a client and must come back unaltered. The purpose keeps one kind of sealed value
+/// from being accepted as another.
+pub fn seal(key: &[u8], purpose: &str, body: &[u8]) -> String {
+    let encoded = crate::base64::encode_url(body);
+    let mac = mac_hex(key, format!("{purpose}.{encoded}").as_bytes());
+    format!("{encoded}.{mac}")
+}
+
+/// The body of a value `seal` made with the same key and purpose; `None` for anything else.
+pub fn unseal(key: &[u8], purpose: &str, sealed: &str) -> Option<Vec<u8>> {
+    let (encoded, mac) = sealed.rsplit_once('.')?;
+    if !mac_matches(key, format!("{purpose}.{encoded}").as_bytes(), mac) {
+        return None;
+    }
+    crate::base64::decode_url(encoded)
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -51,5 +69,16 @@ mod tests {
         assert!(!mac_matches(b"other", b"message", &sig));
         assert!(!mac_matches(b"key", b"message", &sig[..62]));
         assert!(!mac_matches(b"key", b"message", &sig.replace(|c: char| c.is_ascii_digit(), "z")));
+    }
+
+    #[test]
+    fn sealed_values_open_only_with_their_key_and_purpose() {
+        let sealed = seal(b"key", "authz", b"{\"a\":1}");
+        assert_eq!(unseal(b"key", "authz", &sealed).as_deref(), Some(&b"{\"a\":1}"[..]));
+        assert_eq!(unseal(b"key", "csrf", &sealed), None);
+        assert_eq!(unseal(b"other", "authz", &sealed), None);
+        let (body, mac) = sealed.rsplit_once('.').unwrap();
+        assert_eq!(unseal(b"key", "authz", &format!("{body}x.{mac}")), None);
+        assert_eq!(unseal(b"key", "authz", "no-dot"), None);
     }
 }

@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
-import { startServer, INIT, TOKENS } from './harness.mjs';
+import { startServer, INIT, TOKENS, sseEvents } from './harness.mjs';
 
 let server;
 before(async () => {
@@ -66,9 +66,9 @@ test('a principal without a required role gets 403', async () => {
 
 test('role-gated tools are invisible to others, and calling one is the same error as an unknown tool', async () => {
   const botSid = await session(authUrl(), bot);
-  assert.deepEqual(await tools(authUrl(), bot, botSid), ['echo']);
+  assert.deepEqual(await tools(authUrl(), bot, botSid), ['echo', 'whoami']);
   const adminSid = await session(authUrl(), admin);
-  assert.deepEqual(await tools(authUrl(), admin, adminSid), ['echo', 'admin_reset']);
+  assert.deepEqual(await tools(authUrl(), admin, adminSid), ['echo', 'whoami', 'admin_reset']);
   const call = async (name) => {
     const res = await rpc(authUrl(), { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: {} } }, { ...bot, 'mcp-session-id': botSid });
     return (await res.json()).error;
@@ -101,6 +101,47 @@ test("the client's credentials never reach the upstream", async () => {
   assert.equal(seen.length, 1);
   assert.equal(seen[0].headers.authorization, undefined);
   assert.equal(seen[0].headers['x-api-key'], undefined);
+});
+
+/** Calls `whoami`, whose URL, headers and body are made of the caller's identity; returns what
+ *  the upstream's /mirror/ saw. `accept` chooses who serves it: a JSON-only call is served from
+ *  the Worker's lease on the session, an SSE one by the session's object. */
+async function whoami(url, headers, sid, accept = 'application/json') {
+  const res = await rpc(url, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'whoami', arguments: {} } }, { ...headers, 'mcp-session-id': sid, accept });
+  assert.equal(res.status, 200);
+  let reply;
+  if (accept === 'application/json') reply = await res.json();
+  // An SSE stream opens with a priming event of no data (2025-11-25); the reply follows.
+  else for await (const event of sseEvents(res)) if (event.data) reply ??= JSON.parse(event.data);
+  const seen = reply.result.structuredContent;
+  assert.ok(seen, JSON.stringify(reply));
+  return { ...seen, body: JSON.parse(seen.body) };
+}
+
+/** The request log lines of a session's tool calls: whether each was served from a lease. */
+async function leased(sid) {
+  await new Promise((r) => setTimeout(r, 100));
+  return server.logs.filter((l) => l.startsWith('{"requestId"')).map((l) => JSON.parse(l)).filter((e) => e.sessionId === sid && e.method === 'tools/call').map((e) => e.lease === true);
+}
+
+test("tool templates carry a static token's subject and roles, from the lease and from the session's object", async () => {
+  for (const [headers, subject, roles] of [[bot, 'bot', ['bot']], [admin, 'admin', ['bot', 'admin']]]) {
+    const sid = await session(authUrl(), headers);
+    for (const accept of ['application/json', 'text/event-stream']) {
+      const seen = await whoami(authUrl(), headers, sid, accept);
+      assert.equal(seen.method, 'POST');
+      // URL: the subject as a path segment, the roles exploded into segments; with no email
+      // known, `{?principal.email}` leaves no query.
+      assert.equal(seen.path, `/mirror/${subject}/${roles.join('/')}`);
+      assert.equal(seen.query, '');
+      // Headers: text joins the roles with commas; the unknown email is empty.
+      assert.equal(seen.headers['x-name'], `${subject} <>`);
+      assert.equal(seen.headers['x-trace'], roles.join(','));
+      // Body: `"{principal.roles}"` alone stays a list, and the unknown email is left out.
+      assert.deepEqual(seen.body, { subject, roles, id: `token:${subject}` });
+    }
+    assert.deepEqual(await leased(sid), [true, false], subject);
+  }
 });
 
 // OAuth: keys the test's identity provider signs with, published at the upstream's /jwks.
@@ -146,14 +187,35 @@ test('OAuth: RS256 and ES256 tokens for this server are accepted; scopes gate to
   for (const alg of ['RS256', 'ES256']) {
     const token = { authorization: `Bearer ${jwt(claims(), { alg })}` };
     const sid = await session(oauthUrl(), token);
-    assert.deepEqual(await tools(oauthUrl(), token, sid), ['echo'], alg);
+    assert.deepEqual(await tools(oauthUrl(), token, sid), ['echo', 'whoami'], alg);
   }
   const adminToken = { authorization: `Bearer ${jwt(claims({ scope: 'mcp admin' }))}` };
   const sid = await session(oauthUrl(), adminToken);
-  assert.deepEqual(await tools(oauthUrl(), adminToken, sid), ['echo', 'admin_reset']);
+  assert.deepEqual(await tools(oauthUrl(), adminToken, sid), ['echo', 'whoami', 'admin_reset']);
   // The same subject with another token is the same principal: the session follows it.
   const again = { authorization: `Bearer ${jwt(claims({ scope: 'mcp admin', iat: 1 }), { alg: 'ES256' })}` };
-  assert.deepEqual(await tools(oauthUrl(), again, sid), ['echo', 'admin_reset']);
+  assert.deepEqual(await tools(oauthUrl(), again, sid), ['echo', 'whoami', 'admin_reset']);
+});
+
+test("OAuth: a JWT's sub, email and scopes reach the templates; neither the email nor the principal's id is logged", async () => {
+  const email = 'user7@example.test';
+  const token = { authorization: `Bearer ${jwt(claims({ scope: 'mcp admin', email }))}` };
+  const sid = await session(oauthUrl(), token);
+  const before = server.upstream.seen.length;
+  const seen = await whoami(oauthUrl(), token, sid);
+  assert.equal(seen.path, '/mirror/user-7/mcp/admin');
+  assert.equal(seen.query, `?principal.email=${encodeURIComponent(email)}`);
+  assert.equal(seen.headers['x-name'], `user-7 <${email}>`);
+  assert.equal(seen.headers['x-trace'], 'mcp,admin');
+  assert.deepEqual(seen.body, { subject: 'user-7', roles: ['mcp', 'admin'], email, id: 'jwt:https://idp.test|user-7' });
+  // The caller's token is for this server: it is not forwarded.
+  const sent = server.upstream.seen.slice(before).filter((r) => r.url.startsWith('/mirror/'));
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0].headers.authorization, undefined);
+  await new Promise((r) => setTimeout(r, 100));
+  const logged = server.logs.filter((l) => l.includes(sid));
+  assert.ok(logged.some((l) => l.includes('"tool":"whoami"')), logged.join('\n'));
+  assert.deepEqual(server.logs.filter((l) => l.includes(email) || l.includes('idp.test|user-7')), []);
 });
 
 test('OAuth: expired, foreign-audience, wrong-issuer, tampered and unsigned tokens get 401', async () => {

@@ -64,3 +64,11 @@ test('rate_limit and queue_send call their bindings as the runtime defines them'
   await glue.queue_send({ send: async (body) => sent.push(body) }, '{"call":"c1"}');
   assert.deepEqual(sent, ['{"call":"c1"}']);
 });
+
+test('pbkdf2: Web Crypto derives what Node derives (RFC 8018 PBKDF2-HMAC-SHA256)', async () => {
+  const { pbkdf2Sync } = await import('node:crypto');
+  const salt = new TextEncoder().encode('mcp-edge user alice');
+  const derived = await glue.pbkdf2('correct horse battery staple', salt, 1000);
+  assert.equal(Buffer.from(derived).toString('hex'), pbkdf2Sync('correct horse battery staple', Buffer.from(salt), 1000, 32, 'sha256').toString('hex'));
+  assert.notEqual(Buffer.from(await glue.pbkdf2('correct horse battery stapler', salt, 1000)).toString('hex'), Buffer.from(derived).toString('hex'));
+});

@@ -72,6 +72,17 @@ test('an admin bot also gets the whitelist tools', async () => {
   assert.deepEqual(byId[2].result.structuredContent, { whitelist: ['+4915100000002'] });
 });
 
+test("the introspection answer's subject reaches the tool's request: the backend knows who sent a message", async () => {
+  for (const user of ['signal', 'msgmate']) {
+    const headers = await connect(user);
+    const { out } = await ndjson(mcp(), [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'signal_send_message', arguments: { message: `from ${user}` } } },
+    ], headers);
+    assert.equal(out[0].result.isError, undefined, JSON.stringify(out[0]));
+    assert.deepEqual(backend.chats.get(CHAT_UUID).messages.at(-1), { from: user, text: `from ${user}` });
+  }
+});
+
 test('people, strangers and other chats are refused before anything is dispatched', async () => {
   const person = await ndjson(mcp(), [INIT], cookie('alice'));
   assert.equal(person.res.status, 403);

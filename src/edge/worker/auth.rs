@@ -193,7 +193,7 @@ pub fn metadata(catalog: &Catalog, url: &RequestUrl) -> Option<Result<Response, 
         (catalog.servers.get(index)?, suffix.to_string())
     };
     let auth = server.auth.as_ref()?;
-    let body = auth.metadata(&format!("{origin}{path}")).to_string();
+    let body = auth.metadata(&format!("{origin}{path}"), origin).to_string();
     Some((|| {
         let headers = worker::Headers::new();
         headers.set("Content-Type", "application/json")?;

@@ -144,6 +144,9 @@ impl McpSession {
         }
         let session_id = envelope.session_id.clone();
         let server_index = envelope.server;
+        if op == Op::OAuth {
+            return crate::edge::object::authority::serve(&self.state, body).await;
+        }
         if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose) {
             return registry::serve(&self.state, &self.env, op, server_index, &session_id, body).await;
         }
@@ -296,7 +299,7 @@ impl McpSession {
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
             // Served above, by a registry, or in test builds only; or from a newer Worker.
-            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::TestAlarm | Op::Unknown) => {
+            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::TestAlarm | Op::Unknown) => {
                 Err(Error::Internal(format!("not a session operation: {other:?}")))
             }
         }

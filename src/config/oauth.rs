@@ -1,0 +1,132 @@
+//! The top-level `oauth` section compiled into the authorization server's settings.
+
+use super::model::{OAuthConfig, SignInConfig};
+use super::ConfigError;
+use crate::oauth::client::{AuthMethod, Client, Origin, Secret};
+use crate::oauth::{uri, AuthServer, Oidc, Registration, SignIn, User};
+
+/// The paths the authorization server answers; no server route may use them.
+pub const PATHS: &[&str] = &["/authorize", "/token", "/register", "/register/{client_id}", "/revoke", "/oauth/callback"];
+
+pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
+    let at = |field: &str, msg: String| ConfigError::at(format!("oauth.{field}"), msg);
+    let secret_name = |field: &str, name: &str| {
+        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit());
+        if valid { Ok(name.to_string()) } else { Err(at(field, format!("{name:?} is not a secret name (letters, digits and _)"))) }
+    };
+    let sign_in = sign_in(o.sign_in, &o.private_hosts)?;
+    let registration = match (o.registration.as_str(), &o.initial_access_token_secret) {
+        ("off", _) => Registration::Off,
+        ("open", _) => Registration::Open,
+        ("token", Some(name)) => Registration::Token(secret_name("initialAccessTokenSecret", name)?),
+        ("token", None) => return Err(at("initialAccessTokenSecret", "registration \"token\" needs the secret that holds the initial access token".into())),
+        (other, _) => return Err(at("registration", format!("{other:?} is not \"off\", \"open\" or \"token\""))),
+    };
+    let mut clients: Vec<Client> = Vec::new();
+    for (i, c) in o.clients.into_iter().enumerate() {
+        let field = |f: &str| format!("clients[{i}].{f}");
+        if c.client_id.trim().is_empty() || c.client_id.contains(char::is_whitespace) || c.client_id.contains("://") {
+            return Err(at(&field("clientId"), format!("{:?} must be a plain identifier (a URL client_id is a metadata document)", c.client_id)));
+        }
+        if clients.iter().any(|e| e.client_id == c.client_id) {
+            return Err(at(&field("clientId"), format!("{:?} is listed twice", c.client_id)));
+        }
+        if c.redirect_uris.is_empty() {
+            return Err(at(&field("redirectUris"), "at least one redirect URI is required".into()));
+        }
+        for (j, u) in c.redirect_uris.iter().enumerate() {
+            if let Some(why) = uri::refuse_registration(u) {
+                return Err(at(&format!("clients[{i}].redirectUris[{j}]"), why));
+            }
+        }
+        let secret = c.secret.as_deref().map(|s| secret_name(&field("secret"), s)).transpose()?;
+        clients.push(Client {
+            client_id: c.client_id,
+            name: c.name,
+            redirect_uris: c.redirect_uris,
+            auth_method: if secret.is_some() { AuthMethod::ClientSecretBasic } else { AuthMethod::None },
+            secret: secret.map(Secret::Named),
+            origin: Origin::Configured,
+            issued_at: 0,
+        });
+    }
+    if o.access_token_ttl_seconds == 0 || o.access_token_ttl_seconds > 86_400 {
+        return Err(at("accessTokenTtlSeconds", "must be between 1 and 86400 (short-lived: the default is 600)".into()));
+    }
+    if o.refresh_token_ttl_seconds < o.access_token_ttl_seconds {
+        return Err(at("refreshTokenTtlSeconds", "must be at least accessTokenTtlSeconds".into()));
+    }
+    if !(1..=600).contains(&o.code_ttl_seconds) {
+        return Err(at("codeTtlSeconds", "must be between 1 and 600 (the default is 60)".into()));
+    }
+    Ok(AuthServer {
+        sign_in,
+        registration,
+        clients,
+        metadata_documents: o.client_id_metadata_documents,
+        access_ttl_ms: o.access_token_ttl_seconds * 1000,
+        refresh_ttl_ms: o.refresh_token_ttl_seconds * 1000,
+        code_ttl_ms: o.code_ttl_seconds * 1000,
+        scopes: o.scopes,
+        remember_consent: o.remember_consent,
+        private_hosts: o.private_hosts,
+    })
+}
+
+fn sign_in(s: SignInConfig, private_hosts: &[String]) -> Result<SignIn, ConfigError> {
+    let at = |field: &str, msg: String| ConfigError::at(format!("oauth.signIn.{field}"), msg);
+    let url = |field: &str, value: &str| -> Result<String, ConfigError> {
+        match uri::parts(value) {
+            Some(p) if p.scheme == "https" && !p.host.is_empty() => Ok(value.trim_end_matches('/').to_string()),
+            Some(p) if p.scheme == "http" && private_hosts.iter().any(|h| h == p.host) => Ok(value.trim_end_matches('/').to_string()),
+            _ => Err(at(field, format!("{value:?} must be an https URL (http only for a host in oauth.privateHosts)"))),
+        }
+    };
+    match (s.users, s.oidc, s.introspection) {
+        (Some(users), None, None) => {
+            if users.is_empty() {
+                return Err(at("users", "list at least one user".into()));
+            }
+            let mut out: Vec<User> = Vec::new();
+            for (i, u) in users.into_iter().enumerate() {
+                if u.username.is_empty() || u.username.len() > 100 || u.username.chars().any(char::is_control) {
+                    return Err(at(&format!("users[{i}].username"), "must be 1 to 100 printable characters".into()));
+                }
+                if out.iter().any(|e| e.username == u.username) {
+                    return Err(at(&format!("users[{i}].username"), format!("{:?} is listed twice", u.username)));
+                }
+                if u.password_secret.is_empty() || !u.password_secret.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(at(&format!("users[{i}].passwordSecret"), format!("{:?} is not a secret name: the password itself never goes in this file", u.password_secret)));
+                }
+                out.push(User { username: u.username, password_secret: u.password_secret, roles: u.roles, email: u.email });
+            }
+            Ok(SignIn::Users(out))
+        }
+        (None, Some(o), None) => {
+            let pointer = |field: &str, p: &str| if p.is_empty() || p.starts_with('/') { Ok(p.to_string()) } else { Err(at(&format!("oidc.{field}"), format!("{p:?} is not a JSON Pointer"))) };
+            let endpoint = |field: &str, v: Option<String>| v.map(|v| url(&format!("oidc.{field}"), &v)).transpose();
+            Ok(SignIn::Oidc(Box::new(Oidc {
+                issuer: url("oidc.issuer", &o.issuer)?,
+                client_id: o.client_id,
+                secret: o.secret,
+                scopes: o.scopes,
+                authorization_endpoint: endpoint("authorizationEndpoint", o.authorization_endpoint)?,
+                token_endpoint: endpoint("tokenEndpoint", o.token_endpoint)?,
+                userinfo_endpoint: endpoint("userinfoEndpoint", o.userinfo_endpoint)?,
+                subject: pointer("subject", &o.subject)?,
+                email: pointer("email", &o.email)?,
+                groups: pointer("groups", &o.groups)?,
+                role_map: o.role_map,
+                default_roles: o.default_roles,
+            })))
+        }
+        (None, None, Some(i)) => {
+            let valid = uri::parts(&i.login_url).is_some_and(|p| matches!(p.scheme, "http" | "https") && !p.host.is_empty()) || i.login_url.starts_with('/');
+            if !valid {
+                return Err(at("introspection.loginUrl", format!("{:?} must be an http(s) URL or a path", i.login_url)));
+            }
+            Ok(SignIn::Introspection { login_url: i.login_url })
+        }
+        _ => Err(ConfigError::at("oauth.signIn", "give exactly one of users, oidc or introspection")),
+    }
+}

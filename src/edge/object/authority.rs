@@ -1,0 +1,225 @@
+//! The authorization server's Durable Object (`oauth`, an instance of the sessions class): its
+//! clients, codes, grants, refresh tokens, consents and sign-in failures, each under its own key
+//! as JSON text. `oauth::store` names the commands and `oauth::grant` decides them; this file
+//! reads and writes.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value};
+use worker::{Response, ResponseBuilder, State, Storage};
+
+use crate::error::Error;
+use crate::oauth::client::{Client, Origin};
+use crate::oauth::grant::{self, CodeRecord, Grant, Refused};
+use crate::oauth::store::{Command, Failures};
+use crate::oauth::{digest, OAuthError};
+
+/// How often expired codes, grants and refresh records are swept: at most hourly, on use.
+const SWEEP_EVERY_MS: u64 = 3600 * 1000;
+/// Revocations are listed this long: past it, every access token of the grant has expired.
+const REVOCATIONS_KEPT_MS: u64 = 24 * 3600 * 1000;
+
+async fn read<T: DeserializeOwned>(storage: &Storage, key: &str) -> Result<Option<T>, Error> {
+    match storage.get::<String>(key).await? {
+        Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| Error::Internal(format!("stored {key} is unreadable: {e}"))),
+        None => Ok(None),
+    }
+}
+
+async fn write<T: Serialize>(storage: &Storage, key: &str, value: &T) -> Result<(), Error> {
+    let text = serde_json::to_string(value).map_err(|e| Error::Internal(e.to_string()))?;
+    storage.put_raw(key, wasm_bindgen::JsValue::from_str(&text)).await?;
+    Ok(())
+}
+
+fn answer(value: &Value) -> Result<Response, Error> {
+    Ok(ResponseBuilder::new().with_status(200).fixed(value.to_string().into_bytes()))
+}
+
+fn refused(error: &OAuthError) -> Result<Response, Error> {
+    answer(&json!({"refused": error}))
+}
+
+async fn keys(storage: &Storage, prefix: &str) -> Result<Vec<(String, String)>, Error> {
+    let map = crate::edge::listed(storage.as_raw(), prefix).await.map_err(worker::Error::from)?;
+    let mut out = Vec::new();
+    for entry in map.entries() {
+        let pair = js_sys::Array::from(&entry.map_err(worker::Error::from)?);
+        if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
+            out.push((k, v));
+        }
+    }
+    Ok(out)
+}
+
+async fn revoke(storage: &Storage, grant_id: &str, now_ms: u64) -> Result<(), Error> {
+    let key = format!("grant:{grant_id}");
+    if let Some(mut g) = read::<Grant>(storage, &key).await? {
+        g.revoked = true;
+        write(storage, &key, &g).await?;
+    }
+    write(storage, &format!("revoked:{grant_id}"), &now_ms).await
+}
+
+/// Deletes what has expired, at most once an hour.
+async fn sweep(storage: &Storage, now_ms: u64) -> Result<(), Error> {
+    let last: u64 = read(storage, "swept").await?.unwrap_or(0);
+    if now_ms < last + SWEEP_EVERY_MS {
+        return Ok(());
+    }
+    write(storage, "swept", &now_ms).await?;
+    let mut stale = Vec::new();
+    for (key, text) in keys(storage, "code:").await? {
+        if serde_json::from_str::<CodeRecord>(&text).map_or(true, |c| c.expires_ms <= now_ms) {
+            stale.push(key);
+        }
+    }
+    for (key, text) in keys(storage, "grant:").await? {
+        if serde_json::from_str::<Grant>(&text).map_or(true, |g| g.expires_ms <= now_ms) {
+            stale.push(key);
+        }
+    }
+    for (key, text) in keys(storage, "refresh:").await? {
+        // A refresh record is its grant's id and expiry.
+        if serde_json::from_str::<(String, u64)>(&text).map_or(true, |(_, until)| until <= now_ms) {
+            stale.push(key);
+        }
+    }
+    for (key, text) in keys(storage, "revoked:").await? {
+        if text.parse::<u64>().map_or(true, |at| at + REVOCATIONS_KEPT_MS <= now_ms) {
+            stale.push(key);
+        }
+    }
+    for chunk in stale.chunks(128) {
+        storage.delete_multiple(chunk.to_vec()).await?;
+    }
+    Ok(())
+}
+
+/// Serves one command inside the object.
+pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
+    let storage = state.storage();
+    let command: Command = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("oauth command: {e}")))?;
+    match command {
+        Command::Key { generated } => {
+            let key = match read::<String>(&storage, "key").await? {
+                Some(k) => k,
+                None => {
+                    write(&storage, "key", &generated).await?;
+                    generated
+                }
+            };
+            answer(&json!({"key": key}))
+        }
+        Command::PutClient { client } => {
+            write(&storage, &format!("client:{}", client.client_id), &client).await?;
+            answer(&json!({}))
+        }
+        Command::GetClient { client_id } => {
+            let client: Option<Client> = read(&storage, &format!("client:{client_id}")).await?;
+            answer(&json!({"client": client}))
+        }
+        Command::DeleteClient { client_id, registration_token, now_ms } => {
+            let client: Option<Client> = read(&storage, &format!("client:{client_id}")).await?;
+            let Some(Client { origin: Origin::Registered { registration_token: expected }, .. }) = client else {
+                return refused(&OAuthError::new(401, "invalid_token", "no such registered client"));
+            };
+            if registration_token.is_some_and(|t| !crate::auth::same_secret(&expected, &t)) {
+                return refused(&OAuthError::new(401, "invalid_token", "the registration access token is not valid"));
+            }
+            storage.delete(&format!("client:{client_id}")).await?;
+            for (key, _) in keys(&storage, &format!("clientgrant:{client_id}:")).await? {
+                if let Some(grant_id) = key.rsplit(':').next() {
+                    revoke(&storage, grant_id, now_ms).await?;
+                }
+                storage.delete(&key).await?;
+            }
+            answer(&json!({}))
+        }
+        Command::PutCode { hash, record } => {
+            write(&storage, &format!("code:{hash}"), &record).await?;
+            answer(&json!({}))
+        }
+        Command::Exchange { code, exchange, grant_id, refresh, lifetime_ms, now_ms } => {
+            sweep(&storage, now_ms).await?;
+            let key = format!("code:{code}");
+            let Some(mut record) = read::<CodeRecord>(&storage, &key).await? else {
+                return refused(&OAuthError::invalid_grant("the code is not valid"));
+            };
+            if let Err(Refused { error, revoke: revoked }) = grant::redeem(&record, &exchange, now_ms) {
+                if let Some(g) = revoked {
+                    revoke(&storage, &g, now_ms).await?;
+                }
+                return refused(&error);
+            }
+            let grant = Grant::start(grant_id.clone(), &record, refresh.clone(), now_ms, lifetime_ms);
+            record.grant = Some(grant_id.clone());
+            write(&storage, &key, &record).await?;
+            write(&storage, &format!("grant:{grant_id}"), &grant).await?;
+            write(&storage, &format!("refresh:{refresh}"), &(grant_id.clone(), grant.expires_ms)).await?;
+            write(&storage, &format!("clientgrant:{}:{grant_id}", grant.client_id), &now_ms).await?;
+            answer(&json!({"grant": grant}))
+        }
+        Command::Refresh { presented, client_id, resource, next, now_ms } => {
+            let Some((grant_id, _)) = read::<(String, u64)>(&storage, &format!("refresh:{presented}")).await? else {
+                return refused(&OAuthError::invalid_grant("the refresh token is not valid"));
+            };
+            let key = format!("grant:{grant_id}");
+            let Some(mut grant) = read::<Grant>(&storage, &key).await? else {
+                return refused(&OAuthError::invalid_grant("the grant has expired; sign in again"));
+            };
+            if let Err(Refused { error, revoke: revoked }) = grant.refresh(&presented, &client_id, resource.as_deref(), now_ms) {
+                if let Some(g) = revoked {
+                    revoke(&storage, &g, now_ms).await?;
+                }
+                return refused(&error);
+            }
+            grant.refresh = next.clone();
+            write(&storage, &key, &grant).await?;
+            write(&storage, &format!("refresh:{next}"), &(grant_id, grant.expires_ms)).await?;
+            answer(&json!({"grant": grant}))
+        }
+        Command::Revoke { refresh, grant, client_id, now_ms } => {
+            let grant_id = match (refresh, grant) {
+                (Some(hash), _) => read::<(String, u64)>(&storage, &format!("refresh:{hash}")).await?.map(|(g, _)| g),
+                (None, g) => g,
+            };
+            if let Some(id) = grant_id {
+                let owned = read::<Grant>(&storage, &format!("grant:{id}")).await?.is_some_and(|g| g.client_id == client_id);
+                // RFC 7009 §2.1: a token of another client is left alone, and the answer is the same.
+                if owned {
+                    revoke(&storage, &id, now_ms).await?;
+                }
+            }
+            answer(&json!({}))
+        }
+        Command::Revoked { since_ms } => {
+            let ids: Vec<String> = keys(&storage, "revoked:").await?.into_iter().filter(|(_, at)| at.parse::<u64>().is_ok_and(|at| at >= since_ms)).filter_map(|(k, _)| k.strip_prefix("revoked:").map(str::to_string)).collect();
+            answer(&json!({"revoked": ids}))
+        }
+        Command::ConsentGiven { client_id, principal, scope } => {
+            let given: Option<Vec<String>> = read(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}")))).await?;
+            let covers = given.is_some_and(|g| scope.iter().all(|s| g.contains(s)));
+            answer(&json!({"given": covers}))
+        }
+        Command::RememberConsent { client_id, principal, scope } => {
+            write(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}"))), &scope).await?;
+            answer(&json!({}))
+        }
+        Command::SignInAllowed { username, now_ms } => {
+            let failures: Failures = read(&storage, &format!("failures:{}", digest(&username))).await?.unwrap_or_default();
+            answer(&json!({"allowed": failures.allowed(now_ms)}))
+        }
+        Command::SignInAttempt { username, failed, now_ms } => {
+            let key = format!("failures:{}", digest(&username));
+            let failures: Failures = read(&storage, &key).await?.unwrap_or_default();
+            let next = failures.record(failed, now_ms);
+            if next == Failures::default() {
+                storage.delete(&key).await?;
+            } else {
+                write(&storage, &key, &next).await?;
+            }
+            answer(&json!({}))
+        }
+    }
+}

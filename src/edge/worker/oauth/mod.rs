@@ -1,0 +1,260 @@
+//! The authorization server's endpoints in the Worker: metadata, `/register`, `/authorize` (with
+//! the identity provider's `/oauth/callback`), `/token` and `/revoke`; and the check of our access
+//! tokens on MCP requests. `oauth::*` decides; this folder fetches, signs, stores and answers.
+//!
+//! - `register.rs`: Dynamic Client Registration, its deletion, and finding any client.
+//! - `authorize.rs`: the authorization request, sign-in and consent, the code.
+//! - `signin.rs`: the three ways a person signs in: passwords, an identity provider, the host
+//!   application's session (introspection).
+//! - `token.rs`: the token and revocation endpoints, and access tokens checked on requests.
+
+mod authorize;
+mod register;
+mod signin;
+mod token;
+
+use std::cell::RefCell;
+
+use serde_json::Value;
+use worker::{Env, Headers, Response, ResponseBuilder};
+
+use crate::catalog::Catalog;
+use crate::edge::http::Incoming;
+use crate::envelope::Op;
+use crate::error::Error;
+use crate::head::RequestUrl;
+use crate::oauth::store::{Command, OBJECT};
+use crate::oauth::{AuthServer, SIGNING_KEY};
+
+pub use token::verify_access;
+
+thread_local! {
+    /// The signing key, read once per isolate (a secret, or the key the store keeps).
+    static KEY: RefCell<Option<Vec<u8>>> = const { RefCell::new(None) };
+}
+
+/// The authorization server's endpoints.
+enum Endpoint {
+    Metadata,
+    OpenIdMetadata,
+    Register,
+    Client(String),
+    Authorize,
+    Callback,
+    Token,
+    Revoke,
+}
+
+fn endpoint(path: &str) -> Option<Endpoint> {
+    let under = |prefix: &str| path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'));
+    Some(match path {
+        "/authorize" => Endpoint::Authorize,
+        "/token" => Endpoint::Token,
+        "/register" => Endpoint::Register,
+        "/revoke" => Endpoint::Revoke,
+        "/oauth/callback" => Endpoint::Callback,
+        _ if under("/.well-known/oauth-authorization-server") => Endpoint::Metadata,
+        _ if under("/.well-known/openid-configuration") => Endpoint::OpenIdMetadata,
+        _ => Endpoint::Client(path.strip_prefix("/register/").filter(|id| !id.is_empty() && !id.contains('/'))?.to_string()),
+    })
+}
+
+/// Whether the path is one of the authorization server's, when there is one.
+pub fn serves(catalog: &Catalog, path: &str) -> bool {
+    catalog.oauth.is_some() && endpoint(path).is_some()
+}
+
+/// Answers a request to one of the authorization server's endpoints.
+pub async fn serve(req: Incoming, env: &Env, catalog: &'static Catalog, url: &RequestUrl) -> Result<Response, Error> {
+    let (Some(server), Some(which)) = (catalog.oauth.as_ref(), endpoint(&url.path)) else {
+        return Err(Error::RouteNotFound(url.path.clone()));
+    };
+    let method = req.method();
+    if method == worker::Method::Options {
+        return preflight();
+    }
+    let cx = Cx { env, catalog, server, url };
+    use worker::Method::{Delete, Get, Post};
+    match (method, which) {
+        (Get, Endpoint::Metadata) => json(200, &crate::oauth::metadata::document(&url.origin, server)),
+        (Get, Endpoint::OpenIdMetadata) => {
+            let mut doc = crate::oauth::metadata::document(&url.origin, server);
+            // OpenID Discovery's required members. No ID token is ever issued (the code flow
+            // without `openid`), which is what `none` says.
+            if let Some(obj) = doc.as_object_mut() {
+                obj.insert("subject_types_supported".into(), serde_json::json!(["public"]));
+                obj.insert("id_token_signing_alg_values_supported".into(), serde_json::json!(["none"]));
+                obj.insert("jwks_uri".into(), serde_json::json!(format!("{}/.well-known/oauth-authorization-server/jwks.json", url.origin)));
+            }
+            if url.path.ends_with("/jwks.json") {
+                return json(200, &serde_json::json!({"keys": []}));
+            }
+            json(200, &doc)
+        }
+        (Get, Endpoint::Authorize) => authorize::page(req, &cx).await,
+        (Post, Endpoint::Authorize) => authorize::submit(req, &cx).await,
+        (Get, Endpoint::Callback) => authorize::callback(req, &cx).await,
+        (Post, Endpoint::Register) => register::register(req, &cx).await,
+        (Delete, Endpoint::Client(id)) => register::delete(req, &cx, &id).await,
+        (Post, Endpoint::Token) => token::token(req, &cx).await,
+        (Post, Endpoint::Revoke) => token::revoke(req, &cx).await,
+        (_, Endpoint::Metadata | Endpoint::OpenIdMetadata | Endpoint::Callback) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
+        (_, Endpoint::Authorize) => Err(Error::MethodNotAllowed("GET, POST, OPTIONS")),
+        (_, Endpoint::Client(_)) => Err(Error::MethodNotAllowed("DELETE, OPTIONS")),
+        (_, Endpoint::Register | Endpoint::Token | Endpoint::Revoke) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
+    }
+}
+
+/// What every endpoint works with.
+struct Cx<'a> {
+    env: &'a Env,
+    catalog: &'static Catalog,
+    server: &'static AuthServer,
+    url: &'a RequestUrl,
+}
+
+impl Cx<'_> {
+    fn issuer(&self) -> &str {
+        &self.url.origin
+    }
+
+    /// Cookies are `Secure` on https; `wrangler dev` serves plain http on loopback.
+    fn cookie(&self, name: &str, value: &str, max_age_s: u64) -> String {
+        let secure = if self.url.origin.starts_with("https://") { "; Secure" } else { "" };
+        format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_s}{secure}")
+    }
+}
+
+/// One command to the authorization server's Durable Object, and its answer. A refusal comes
+/// back as the OAuth error it is.
+async fn store(env: &Env, command: &Command) -> Result<Value, Error> {
+    let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
+    let mut response = crate::edge::object::registry::call(env, OBJECT, Op::OAuth, 0, None, body).await?;
+    let bytes = response.bytes().await?;
+    if response.status_code() != 200 {
+        return Err(Error::Internal(format!("the authorization server's store answered {}: {}", response.status_code(), String::from_utf8_lossy(&bytes))));
+    }
+    let answer: Value = serde_json::from_slice(&bytes).map_err(|e| Error::Internal(format!("the store's answer: {e}")))?;
+    if let Some(refused) = answer.get("refused") {
+        if let Some(grant) = answer.get("revoked").and_then(Value::as_str) {
+            token::note_revoked(grant);
+        }
+        let error: crate::oauth::OAuthError = serde_json::from_value(refused.clone()).map_err(|e| Error::Internal(e.to_string()))?;
+        return Err(error.into());
+    }
+    Ok(answer)
+}
+
+/// The key that signs tokens, sealed forms and cookies.
+async fn signing_key(env: &Env) -> Result<Vec<u8>, Error> {
+    if let Some(key) = KEY.with(|k| k.borrow().clone()) {
+        return Ok(key);
+    }
+    let key = match crate::edge::secret(env, SIGNING_KEY) {
+        Some(v) if v.len() >= 32 => v.into_bytes(),
+        Some(_) => return Err(Error::Config(format!("the secret {SIGNING_KEY} must be at least 32 characters"))),
+        None => {
+            let answer = store(env, &Command::Key { generated: random(32)? }).await?;
+            answer.get("key").and_then(Value::as_str).ok_or_else(|| Error::Internal("the store kept no signing key".into()))?.as_bytes().to_vec()
+        }
+    };
+    KEY.with(|k| *k.borrow_mut() = Some(key.clone()));
+    Ok(key)
+}
+
+/// `bytes` random bytes as base64url: ids, codes, tokens, secrets.
+fn random(bytes: usize) -> Result<String, Error> {
+    let mut buffer = vec![0u8; bytes];
+    getrandom::fill(&mut buffer).map_err(|e| Error::Internal(format!("no randomness: {e}")))?;
+    Ok(crate::base64::encode_url(&buffer))
+}
+
+fn nonce() -> Result<[u8; 12], Error> {
+    let mut n = [0u8; 12];
+    getrandom::fill(&mut n).map_err(|e| Error::Internal(format!("no randomness: {e}")))?;
+    Ok(n)
+}
+
+/// A JSON answer: never cached, readable from any origin (browser-based clients register and
+/// exchange codes cross-origin, with no cookies involved).
+fn json(status: u16, value: &Value) -> Result<Response, Error> {
+    let headers = Headers::new();
+    headers.set("Content-Type", "application/json")?;
+    headers.set("Cache-Control", "no-store")?;
+    headers.set("Access-Control-Allow-Origin", "*")?;
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(value.to_string().into_bytes()))
+}
+
+fn preflight() -> Result<Response, Error> {
+    let headers = Headers::new();
+    headers.set("Access-Control-Allow-Origin", "*")?;
+    headers.set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")?;
+    headers.set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")?;
+    headers.set("Access-Control-Max-Age", "86400")?;
+    Ok(ResponseBuilder::new().with_status(204).with_headers(headers).empty())
+}
+
+/// An HTML page with its headers, and cookies to set.
+fn html(status: u16, body: String, redirect_origin: Option<&str>, cookies: &[String]) -> Result<Response, Error> {
+    let headers = Headers::new();
+    for (name, value) in crate::oauth::page::headers(redirect_origin) {
+        headers.set(name, &value)?;
+    }
+    for c in cookies {
+        headers.append("Set-Cookie", c)?;
+    }
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.into_bytes()))
+}
+
+fn error_page(status: u16, message: &str) -> Result<Response, Error> {
+    html(status, crate::oauth::page::error_page(message), None, &[])
+}
+
+/// A 302 to `location`, with cookies to set.
+fn redirect(location: &str, cookies: &[String]) -> Result<Response, Error> {
+    let headers = Headers::new();
+    headers.set("Location", location)?;
+    headers.set("Cache-Control", "no-store")?;
+    headers.set("Referrer-Policy", "no-referrer")?;
+    for c in cookies {
+        headers.append("Set-Cookie", c)?;
+    }
+    Ok(ResponseBuilder::new().with_status(302).with_headers(headers).empty())
+}
+
+/// The canonical URL of the MCP server a `resource` names, if it is one of ours that accepts
+/// this authorization server's tokens: same origin, a server's route, `"auth": {"oauth": true}`.
+fn resource(catalog: &Catalog, origin: &str, named: &str) -> Option<String> {
+    let url = RequestUrl::parse(named)?;
+    if !url.origin.eq_ignore_ascii_case(origin) || !url.query.is_empty() || named.contains('#') {
+        return None;
+    }
+    let path = if url.path.len() > 1 { url.path.trim_end_matches('/') } else { url.path.as_str() };
+    let (index, _, _) = catalog.route(path)?;
+    catalog.servers.get(index)?.auth.as_ref().filter(|a| a.oauth)?;
+    Some(format!("{origin}{path}"))
+}
+
+/// The resource when a client names none: the only OAuth server, when its route has no
+/// parameters.
+fn default_resource(catalog: &Catalog, origin: &str) -> Option<String> {
+    let mut oauth = catalog.servers.iter().filter(|s| s.auth.as_ref().is_some_and(|a| a.oauth));
+    match (oauth.next(), oauth.next()) {
+        (Some(only), None) if !only.route.as_str().contains('{') => Some(format!("{origin}{}", only.route.as_str())),
+        _ => None,
+    }
+}
+
+/// The body of a form POST, within `limit` bytes.
+async fn form_body(req: &mut Incoming, limit: u64) -> Result<Vec<(String, String)>, Error> {
+    let content_type = req.header("content-type").unwrap_or_default();
+    if !content_type.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded") {
+        return Err(crate::oauth::OAuthError::invalid_request("the body must be application/x-www-form-urlencoded").into());
+    }
+    let body = crate::edge::body::read_limited(req, limit).await.map_err(|e| match e {
+        Error::PayloadTooLarge(limit) => Error::OAuth(Box::new(crate::oauth::OAuthError::new(413, "invalid_request", format!("the body exceeds {limit} bytes")))),
+        other => other,
+    })?;
+    let text = String::from_utf8(body).map_err(|_| crate::oauth::OAuthError::invalid_request("the body is not UTF-8"))?;
+    Ok(crate::oauth::form(&text))
+}

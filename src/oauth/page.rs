@@ -1,0 +1,139 @@
+//! The sign-in and consent page, and the error page: plain HTML with one inline style block (its
+//! hash in the CSP), no script, no third-party asset, never framed.
+
+/// What the consent page shows and carries.
+pub struct Consent<'a> {
+    /// The MCP server the client asks for (its title or name).
+    pub server: &'a str,
+    pub resource: &'a str,
+    pub client_name: &'a str,
+    pub redirect_host: &'a str,
+    pub scopes: &'a [String],
+    /// Who is signed in already; `None`: the page asks for a username and password.
+    pub signed_in_as: Option<&'a str>,
+    pub error: Option<&'a str>,
+    /// The sealed authorization request and the CSRF token, sent back with the form.
+    pub request: &'a str,
+    pub csrf: &'a str,
+}
+
+const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;background:#f4f5f7;color:#1d2330;margin:0}\
+main{max-width:26rem;margin:8vh auto;background:#fff;border-radius:12px;padding:2rem;box-shadow:0 2px 12px #0002}\
+h1{font-size:1.3rem;margin:0 0 1rem}dl{margin:1rem 0;font-size:.9rem}dt{color:#5b6270}dd{margin:0 0 .5rem;word-break:break-all}\
+label{display:block;margin:.75rem 0 .25rem;font-weight:600}input{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;border:1px solid #b8bdc7;border-radius:6px}\
+.buttons{display:flex;gap:.75rem;margin-top:1.5rem}button{flex:1;padding:.6rem;font:inherit;border-radius:6px;border:1px solid #b8bdc7;background:#fff;cursor:pointer}\
+button#allow{background:#2454d6;border-color:#2454d6;color:#fff}.error{background:#fde8e8;color:#8a1c1c;padding:.5rem .75rem;border-radius:6px}\
+.who{color:#5b6270;font-size:.9rem}";
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn document(title: &str, body: &str) -> String {
+    format!("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"referrer\" content=\"no-referrer\"><title>{}</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>", escape(title))
+}
+
+pub fn consent(c: &Consent<'_>) -> String {
+    let mut body = format!("<h1>Allow <span id=\"client-name\">{}</span> to use {}?</h1>", escape(c.client_name), escape(c.server));
+    if let Some(error) = c.error {
+        body.push_str(&format!("<p class=\"error\" id=\"error\" role=\"alert\">{}</p>", escape(error)));
+    }
+    let scopes = if c.scopes.is_empty() { "the tools this server offers you".to_string() } else { c.scopes.join(" ") };
+    body.push_str(&format!(
+        "<dl><dt>MCP server</dt><dd id=\"resource\">{}</dd><dt>Access</dt><dd id=\"scopes\">{}</dd><dt>You will be sent back to</dt><dd id=\"redirect-host\">{}</dd></dl>",
+        escape(c.resource),
+        escape(&scopes),
+        escape(c.redirect_host)
+    ));
+    body.push_str(&format!("<form method=\"post\" action=\"/authorize\" id=\"consent\"><input type=\"hidden\" name=\"request\" value=\"{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">", escape(c.request), escape(c.csrf)));
+    match c.signed_in_as {
+        Some(who) => body.push_str(&format!("<p class=\"who\" id=\"signed-in\">Signed in as {}</p>", escape(who))),
+        None => body.push_str(
+            "<label for=\"username\">Username</label><input id=\"username\" name=\"username\" autocomplete=\"username\" required autofocus>\
+             <label for=\"password\">Password</label><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>",
+        ),
+    }
+    body.push_str("<div class=\"buttons\"><button id=\"deny\" name=\"decision\" value=\"deny\" formnovalidate>Deny</button><button id=\"allow\" name=\"decision\" value=\"allow\">Allow</button></div></form>");
+    document(&format!("Allow {} to use {}", c.client_name, c.server), &body)
+}
+
+pub fn error_page(message: &str) -> String {
+    document("Sign-in cannot continue", &format!("<h1>Sign-in cannot continue</h1><p class=\"error\" id=\"error\">{}</p><p class=\"who\">Go back to the application and try again.</p>", escape(message)))
+}
+
+/// The page's headers: a CSP that allows its one style block and a form posted to this origin
+/// (and the redirect that follows it, to `redirect_origin`: browsers apply `form-action` to it).
+pub fn headers(redirect_origin: Option<&str>) -> Vec<(&'static str, String)> {
+    use sha2::{Digest, Sha256};
+    let style = crate::base64::encode(&Sha256::digest(STYLE.as_bytes()));
+    let form_action = match redirect_origin {
+        Some(o) => format!("'self' {o}"),
+        None => "'self'".into(),
+    };
+    vec![
+        ("Content-Type", "text/html; charset=utf-8".into()),
+        ("Content-Security-Policy", format!("default-src 'none'; style-src 'sha256-{style}'; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'")),
+        ("X-Frame-Options", "DENY".into()),
+        ("X-Content-Type-Options", "nosniff".into()),
+        ("Referrer-Policy", "no-referrer".into()),
+        ("Cache-Control", "no-store".into()),
+    ]
+}
+
+/// What a redirect URI's origin is for `form-action`: `scheme://host[:port]`, or a private-use
+/// scheme alone (`cursor:`).
+pub fn redirect_origin(redirect_uri: &str) -> Option<String> {
+    let p = super::uri::parts(redirect_uri)?;
+    Some(match (p.host.is_empty(), p.port) {
+        (true, _) => format!("{}:", p.scheme),
+        (false, Some(port)) => format!("{}://{}:{port}", p.scheme, p.host),
+        (false, None) => format!("{}://{}", p.scheme, p.host),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(signed_in_as: Option<&str>, error: Option<&str>) -> String {
+        consent(&Consent { server: "Demo", resource: "https://mcp.test/mcp", client_name: "<script>x</script>", redirect_host: "claude.ai", scopes: &[], signed_in_as, error, request: "r\"1", csrf: "c1" })
+    }
+
+    #[test]
+    fn the_consent_page_escapes_what_clients_say() {
+        let html = page(None, None);
+        assert!(html.contains("<span id=\"client-name\">&lt;script&gt;x&lt;/script&gt;</span>"), "{html}");
+        assert!(!html.contains("<script>"));
+        assert!(html.contains("name=\"request\" value=\"r&quot;1\""));
+        assert!(html.contains("id=\"username\"") && html.contains("id=\"password\""));
+        assert!(html.contains("<dd id=\"redirect-host\">claude.ai</dd>"));
+        let signed_in = page(Some("alice"), Some("wrong <password>"));
+        assert!(!signed_in.contains("id=\"password\""));
+        assert!(signed_in.contains("Signed in as alice"));
+        assert!(signed_in.contains("<p class=\"error\" id=\"error\" role=\"alert\">wrong &lt;password&gt;</p>"));
+    }
+
+    #[test]
+    fn pages_are_never_framed_and_run_nothing() {
+        let headers = headers(Some("https://claude.ai"));
+        let csp = &headers.iter().find(|(k, _)| *k == "Content-Security-Policy").unwrap().1;
+        assert!(csp.starts_with("default-src 'none'; style-src 'sha256-"), "{csp}");
+        assert!(csp.ends_with("; form-action 'self' https://claude.ai; frame-ancestors 'none'; base-uri 'none'"), "{csp}");
+        assert_eq!(redirect_origin("http://127.0.0.1:5/cb?x").as_deref(), Some("http://127.0.0.1:5"));
+        assert_eq!(redirect_origin("cursor://x/cb").as_deref(), Some("cursor://x"));
+        assert_eq!(redirect_origin("com.example.app:/cb").as_deref(), Some("com.example.app:"));
+        assert!(error_page("<b>").contains("&lt;b&gt;"));
+    }
+}

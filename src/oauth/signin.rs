@@ -1,0 +1,127 @@
+//! Who signs in at the authorization step: a configured user, whose password secret is checked
+//! through a slow KDF (PBKDF2-SHA256 in Web Crypto, at the edge); or an identity provider's user,
+//! whose claims become a principal and roles.
+
+use serde_json::Value;
+
+use super::{Oidc, User};
+use crate::auth::Principal;
+
+/// PBKDF2 iterations: the most Cloudflare's Web Crypto allows.
+pub const ITERATIONS: u32 = 100_000;
+
+/// A user's password secret: the password itself, or `pbkdf2-sha256$<iterations>$<salt>$<hash>`
+/// (base64url salt and hash) as `mcp-edge hash-password` prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Password {
+    Plain(String),
+    Hashed { iterations: u32, salt: Vec<u8>, hash: Vec<u8> },
+}
+
+impl Password {
+    pub fn parse(secret: &str) -> Password {
+        let mut parts = secret.split('$');
+        if let (Some("pbkdf2-sha256"), Some(iterations), Some(salt), Some(hash), None) = (parts.next(), parts.next(), parts.next(), parts.next(), parts.next()) {
+            if let (Ok(iterations), Some(salt), Some(hash)) = (iterations.parse(), crate::base64::decode_url(salt), crate::base64::decode_url(hash)) {
+                if hash.len() == 32 && (1..=ITERATIONS).contains(&iterations) {
+                    return Password::Hashed { iterations, salt, hash };
+                }
+            }
+        }
+        Password::Plain(secret.to_string())
+    }
+
+    /// The iterations and salt a presented password is derived with. A plain secret is derived
+    /// the same way (salted with the username), so every check costs the same.
+    pub fn derivation(&self, username: &str) -> (u32, Vec<u8>) {
+        match self {
+            Password::Hashed { iterations, salt, .. } => (*iterations, salt.clone()),
+            Password::Plain(_) => (ITERATIONS, format!("mcp-edge user {username}").into_bytes()),
+        }
+    }
+}
+
+/// `pbkdf2-sha256$…` for a derived hash.
+pub fn format_hash(iterations: u32, salt: &[u8], hash: &[u8]) -> String {
+    format!("pbkdf2-sha256${iterations}${}${}", crate::base64::encode_url(salt), crate::base64::encode_url(hash))
+}
+
+/// The configured user with this name (names compare exactly).
+pub fn user<'a>(users: &'a [User], username: &str) -> Option<&'a User> {
+    users.iter().find(|u| u.username == username)
+}
+
+pub fn user_principal(user: &User) -> Principal {
+    let mut principal = Principal::new("user", &user.username, user.roles.clone());
+    principal.email.clone_from(&user.email);
+    principal
+}
+
+/// An identity provider's user: `oidc:<issuer>|<subject>`, with the email when the provider
+/// does not say it is unverified, and roles from `defaultRoles` and `roleMap` (by subject,
+/// email or group; with no `roleMap`, groups are roles as they are).
+pub fn oidc_principal(oidc: &Oidc, claims: &Value) -> Result<Principal, String> {
+    let subject = match claims.pointer(&oidc.subject) {
+        Some(Value::String(s)) if !s.is_empty() => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => return Err(format!("the identity provider's answer has no subject at {}", oidc.subject)),
+    };
+    let verified = claims.get("email_verified").and_then(Value::as_bool) != Some(false);
+    let email = claims.pointer(&oidc.email).and_then(Value::as_str).filter(|_| verified).map(str::to_string);
+    let groups: Vec<String> = match claims.pointer(&oidc.groups) {
+        Some(Value::Array(items)) => items.iter().filter_map(|g| g.as_str().map(str::to_string).or_else(|| g.as_i64().map(|n| n.to_string()))).collect(),
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
+        _ => Vec::new(),
+    };
+    let mut roles = oidc.default_roles.clone();
+    if oidc.role_map.is_empty() {
+        roles.extend(groups);
+    } else {
+        let keys = std::iter::once(&subject).chain(email.iter()).chain(groups.iter());
+        roles.extend(keys.filter_map(|k| oidc.role_map.get(k)).flatten().cloned());
+    }
+    roles.sort();
+    roles.dedup();
+    Ok(Principal { id: format!("oidc:{}|{subject}", oidc.issuer), roles, subject, email, upstream_token: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::collections::BTreeMap;
+
+    fn oidc(role_map: &[(&str, &str)]) -> Oidc {
+        let mut map = BTreeMap::new();
+        for (k, v) in role_map {
+            map.insert(k.to_string(), vec![v.to_string()]);
+        }
+        Oidc { issuer: "https://idp.test".into(), client_id: "c".into(), secret: "S".into(), scopes: vec![], authorization_endpoint: None, token_endpoint: None, userinfo_endpoint: None, subject: "/sub".into(), email: "/email".into(), groups: "/groups".into(), role_map: map, default_roles: vec!["user".into()] }
+    }
+
+    #[test]
+    fn passwords_parse() {
+        let hashed = format_hash(1000, b"salt", &[9; 32]);
+        assert_eq!(Password::parse(&hashed), Password::Hashed { iterations: 1000, salt: b"salt".to_vec(), hash: vec![9; 32] });
+        assert_eq!(Password::parse(&hashed).derivation("bob"), (1000, b"salt".to_vec()));
+        assert_eq!(Password::parse("correct horse"), Password::Plain("correct horse".into()));
+        assert_eq!(Password::parse("correct horse").derivation("bob"), (ITERATIONS, b"mcp-edge user bob".to_vec()));
+        // Too many iterations for Web Crypto, or a short hash: not a hash we can check.
+        assert!(matches!(Password::parse(&format_hash(200_000, b"s", &[1; 32])), Password::Plain(_)));
+        assert!(matches!(Password::parse(&format_hash(10, b"s", &[1; 8])), Password::Plain(_)));
+    }
+
+    #[test]
+    fn identity_provider_claims_become_principals() {
+        let claims = json!({"sub": "u-1", "email": "a@x.test", "email_verified": true, "groups": ["admins", "staff"]});
+        let p = oidc_principal(&oidc(&[("admins", "admin"), ("a@x.test", "mail")]), &claims).unwrap();
+        assert_eq!((p.id.as_str(), p.subject.as_str(), p.email.as_deref()), ("oidc:https://idp.test|u-1", "u-1", Some("a@x.test")));
+        assert_eq!(p.roles, vec!["admin", "mail", "user"]);
+        let p = oidc_principal(&oidc(&[]), &claims).unwrap();
+        assert_eq!(p.roles, vec!["admins", "staff", "user"]);
+        let unverified = json!({"sub": 42, "email": "a@x.test", "email_verified": false});
+        let p = oidc_principal(&oidc(&[("a@x.test", "mail")]), &unverified).unwrap();
+        assert_eq!((p.subject.as_str(), p.email, p.roles), ("42", None, vec!["user".to_string()]));
+        assert!(oidc_principal(&oidc(&[]), &json!({"email": "a@x.test"})).is_err());
+    }
+}
