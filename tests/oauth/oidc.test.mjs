@@ -21,7 +21,7 @@ function oidcConfig(issuer, { withEmailTool }) {
     { name: 'admin_echo', roles: ['admin'], inputSchema: message, http: { url: '{+env.UPSTREAM_URL}/echo' } },
     { name: 'user_echo', roles: ['user'], inputSchema: message, http: { url: '{+env.UPSTREAM_URL}/echo' } },
   ];
-  if (withEmailTool) tools.push({ name: 'whoami', http: { method: 'GET', url: '{+env.UPSTREAM_URL}/inspect/{principal.email}' } });
+  if (withEmailTool) tools.push({ name: 'whoami', http: { method: 'GET', url: '{+env.UPSTREAM_URL}/inspect/{principal.subject}{?principal.email}' } });
   return {
     oauth: {
       signIn: {
@@ -159,7 +159,8 @@ test('alice signs in at the OpenID provider through Chromium; her groups make he
     if (withEmailTool) {
       const who = await client.callTool({ name: 'whoami', arguments: {} });
       assert.equal(who.isError, undefined);
-      assert.equal(decodeURIComponent(who.structuredContent.path), '/inspect/alice@example.com');
+      assert.equal(who.structuredContent.path, '/inspect/alice');
+      assert.equal(new URLSearchParams(who.structuredContent.query).get('principal.email'), 'alice@example.com');
     } else {
       t.diagnostic('this build has no {principal.email} templates: the email is not checked through a tool');
     }
@@ -177,6 +178,11 @@ test('bob, in no mapped group, gets the default roles only', async () => {
     assert.deepEqual(names, ['echo', 'user_echo']);
     const echoed = await client.callTool({ name: 'user_echo', arguments: { message: 'bob via the provider' } });
     assert.deepEqual(echoed.structuredContent, { message: 'bob via the provider' });
+    if (withEmailTool) {
+      // The provider says bob's email is not verified: it does not reach the upstream.
+      const who = await client.callTool({ name: 'whoami', arguments: {} });
+      assert.deepEqual(who.structuredContent, { path: '/inspect/bob', query: '' });
+    }
     const refused = await client.callTool({ name: 'admin_echo', arguments: { message: 'not bob' } }).catch((e) => e);
     // A tool the principal may not see: refused, as an error result or a protocol error.
     assert.ok(refused instanceof Error || refused.isError === true, `admin_echo refused for bob: ${JSON.stringify(refused)}`);
