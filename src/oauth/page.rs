@@ -15,6 +15,8 @@ pub struct Consent<'a> {
     /// The sealed authorization request and the CSRF token, sent back with the form.
     pub request: &'a str,
     pub csrf: &'a str,
+    /// Who the identity provider said signed in, sealed (sign-in mode (a)).
+    pub identity: Option<&'a str>,
 }
 
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;background:#f4f5f7;color:#1d2330;margin:0}\
@@ -58,6 +60,9 @@ pub fn consent(c: &Consent<'_>) -> String {
         escape(c.redirect_host)
     ));
     body.push_str(&format!("<form method=\"post\" action=\"/authorize\" id=\"consent\"><input type=\"hidden\" name=\"request\" value=\"{}\"><input type=\"hidden\" name=\"csrf\" value=\"{}\">", escape(c.request), escape(c.csrf)));
+    if let Some(identity) = c.identity {
+        body.push_str(&format!("<input type=\"hidden\" name=\"identity\" value=\"{}\">", escape(identity)));
+    }
     match c.signed_in_as {
         Some(who) => body.push_str(&format!("<p class=\"who\" id=\"signed-in\">Signed in as {}</p>", escape(who))),
         None => body.push_str(
@@ -108,7 +113,7 @@ mod tests {
     use super::*;
 
     fn page(signed_in_as: Option<&str>, error: Option<&str>) -> String {
-        consent(&Consent { server: "Demo", resource: "https://mcp.test/mcp", client_name: "<script>x</script>", redirect_host: "claude.ai", scopes: &[], signed_in_as, error, request: "r\"1", csrf: "c1" })
+        consent(&Consent { server: "Demo", resource: "https://mcp.test/mcp", client_name: "<script>x</script>", redirect_host: "claude.ai", scopes: &[], signed_in_as, error, request: "r\"1", csrf: "c1", identity: None })
     }
 
     #[test]

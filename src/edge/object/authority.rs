@@ -40,6 +40,11 @@ fn refused(error: &OAuthError) -> Result<Response, Error> {
     answer(&json!({"refused": error}))
 }
 
+/// A refusal that revoked a grant: the Worker that asked stops its tokens at once.
+fn refused_revoking(error: &OAuthError, grant: Option<&str>) -> Result<Response, Error> {
+    answer(&json!({"refused": error, "revoked": grant}))
+}
+
 async fn keys(storage: &Storage, prefix: &str) -> Result<Vec<(String, String)>, Error> {
     let map = crate::edge::listed(storage.as_raw(), prefix).await.map_err(worker::Error::from)?;
     let mut out = Vec::new();
@@ -147,10 +152,10 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
                 return refused(&OAuthError::invalid_grant("the code is not valid"));
             };
             if let Err(Refused { error, revoke: revoked }) = grant::redeem(&record, &exchange, now_ms) {
-                if let Some(g) = revoked {
-                    revoke(&storage, &g, now_ms).await?;
+                if let Some(g) = &revoked {
+                    revoke(&storage, g, now_ms).await?;
                 }
-                return refused(&error);
+                return refused_revoking(&error, revoked.as_deref());
             }
             let grant = Grant::start(grant_id.clone(), &record, refresh.clone(), now_ms, lifetime_ms);
             record.grant = Some(grant_id.clone());
@@ -169,10 +174,10 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
                 return refused(&OAuthError::invalid_grant("the grant has expired; sign in again"));
             };
             if let Err(Refused { error, revoke: revoked }) = grant.refresh(&presented, &client_id, resource.as_deref(), now_ms) {
-                if let Some(g) = revoked {
-                    revoke(&storage, &g, now_ms).await?;
+                if let Some(g) = &revoked {
+                    revoke(&storage, g, now_ms).await?;
                 }
-                return refused(&error);
+                return refused_revoking(&error, revoked.as_deref());
             }
             grant.refresh = next.clone();
             write(&storage, &key, &grant).await?;
@@ -189,6 +194,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
                 // RFC 7009 §2.1: a token of another client is left alone, and the answer is the same.
                 if owned {
                     revoke(&storage, &id, now_ms).await?;
+                    return answer(&json!({"revoked": id}));
                 }
             }
             answer(&json!({}))

@@ -1,6 +1,7 @@
 //! Authenticates a request before its body is read: static tokens against secrets, the host
 //! application's introspection URL (answers cached briefly), or OAuth JWTs whose RS256/ES256
-//! signatures Web Crypto checks against the configured JWKS (cached). Also serves the RFC 9728
+//! signatures Web Crypto checks against the configured JWKS (cached), or the access tokens of this
+//! deployment's own authorization server (`edge/worker/oauth/`). Also serves the RFC 9728
 //! protected-resource metadata.
 
 use std::cell::RefCell;
@@ -43,19 +44,23 @@ pub async fn authenticate(req: &crate::edge::http::Incoming, env: &Env, server: 
     let Some(credential) = auth.credential(&header) else {
         return Err(unauthorized(false, "no credentials".into()));
     };
-    let principal = verify(auth, env, server, &credential, route, &resource).await.map_err(|why| unauthorized(true, why))?;
+    let principal = verify(auth, env, server, &credential, route, &resource, &url.origin).await.map_err(|why| unauthorized(true, why))?;
     if !principal.may(&auth.required_roles) {
         return Err(Error::Forbidden(format!("this server needs the role {}", auth.required_roles.join(" or "))));
     }
     Ok(principal)
 }
 
-async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams, resource: &str) -> Result<Principal, String> {
+async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams, resource: &str, origin: &str) -> Result<Principal, String> {
     // Static tokens first: cheap, and the credential goes nowhere.
     for (secret, principal) in &auth.tokens {
         if crate::edge::secret(env, secret).is_some_and(|v| same_secret(&v, credential)) {
             return Ok(principal.clone());
         }
+    }
+    // Our own authorization server's tokens say what they are.
+    if auth.oauth && credential.starts_with(crate::oauth::token::ACCESS_PREFIX) {
+        return crate::edge::worker::oauth::verify_access(env, server, route, origin, credential).await;
     }
     if let (Some(jwt), Some(token)) = (&auth.jwt, parse_jwt(credential)) {
         return verify_jwt(jwt, env, server, &token, resource).await;
@@ -70,7 +75,9 @@ fn secrets_of(env: &Env, names: &[String], route: &RouteParams) -> Bindings {
     crate::upstream::request::bindings(names, &|name| crate::edge::secret(env, name), route)
 }
 
-async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams) -> Result<Principal, String> {
+/// The host application's answer for `credential`: also how sign-in mode (b) learns who the
+/// browser at `/authorize` is.
+pub async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams) -> Result<Principal, String> {
     let Some(introspection) = &auth.introspection else { return Err("no introspection".into()) };
     let key = {
         use sha2::{Digest, Sha256};

@@ -90,6 +90,17 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
     if let Some(token) = url.path.strip_prefix("/callbacks/") {
         return crate::edge::worker::callbacks::receive(req, env, token).await;
     }
+    // The authorization server's endpoints are meant for other origins (browser-based clients
+    // register and exchange codes cross-origin, without cookies), so the Origin allowlist of the
+    // MCP routes does not apply; the Host check does.
+    if crate::edge::worker::oauth::serves(catalog, &url.path) {
+        let host = req.header("host");
+        let ip = req.header("cf-connecting-ip");
+        if !catalog.servers.iter().any(|s| policy::host_allowed(host.as_deref(), ip.as_deref(), &s.allowed_hosts)) {
+            return Err(Error::HostForbidden(host.unwrap_or_default()));
+        }
+        return crate::edge::worker::oauth::serve(req, env, catalog, &url).await;
+    }
     let route = catalog.route(&url.path);
     let server_index = route.as_ref().map_or(0, |r| r.0);
     let Some(server) = catalog.servers.get(server_index) else {

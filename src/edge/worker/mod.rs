@@ -12,6 +12,7 @@ pub(super) mod leases;
 pub(super) mod legacy_sse;
 pub(super) mod listen;
 pub(super) mod log;
+pub(super) mod oauth;
 pub(super) mod queue;
 pub(super) mod stateless;
 pub(super) mod streamable;
