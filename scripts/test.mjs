@@ -1,6 +1,6 @@
 //! `npm test`: installs what is missing, runs the native core tests, builds the test worker and
-//! the package, and runs the end-to-end tests against them in workerd, the OpenAPI import's
-//! tests with Prism among them.
+//! the package, and runs the end-to-end tests against them in workerd, the sign-in tests with
+//! Chromium and a real OpenID provider, and the OpenAPI import's tests with Prism among them.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { root, run, setup } from './setup.mjs';
@@ -8,6 +8,7 @@ import { build } from './build.mjs';
 import { pack } from './package.mjs';
 import { installClients } from '../tests/e2e/clients.mjs';
 import { installFixtures } from '../tests/openapi/fixtures.mjs';
+import { installBrowser } from '../tests/oauth/install.mjs';
 
 setup();
 run('cargo', ['test', '--quiet']);
@@ -21,10 +22,15 @@ build();
 pack();
 // The third-party clients the compatibility tests drive, installed ahead of the tests.
 installClients();
+// Debian's Chromium, which the sign-in tests drive with playwright-core (tests/oauth/).
+installBrowser();
 // Prism and the OpenAPI documents the import is tested on (tests/openapi/).
 installFixtures();
 const testFiles = (dir) => readdirSync(join(root, 'tests', dir)).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', dir, f));
 run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...testFiles('e2e')]);
+// Sign-in (the OAuth authorization server): real clients, Chromium on the consent pages, a real
+// OpenID provider. Browsers and token lifetimes that must run out make these slower.
+run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=300000', ...testFiles('oauth')]);
 // The OpenAPI import against Prism: a few minutes in all (the corpus calls about 2,500 tools).
 run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=1200000', ...testFiles('openapi')]);
 // The official MCP conformance suite, --suite all: every scenario must pass, with no warnings.

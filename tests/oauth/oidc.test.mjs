@@ -1,0 +1,193 @@
+// Sign-in through a real OpenID provider (mode a: `oauth.signIn.oidc`): panva's oidc-provider on
+// 127.0.0.1 (tests/oauth/idp.mjs). Chromium goes from the SDK's authorization URL to mcp-edge's
+// /authorize, on to the provider's login and consent pages, back to mcp-edge's /oauth/callback,
+// through mcp-edge's consent page (Allow) to the client's loopback redirect URI. The principal's
+// roles come from the provider's `groups` claim (`roleMap`), or `defaultRoles`; where the build
+// has `{principal.email}` templates, a tool's URL carries the signed-in email to the upstream.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { launchBrowser, open, fillConsent, followUntil, screenshot, startCallbackServer } from './browser.mjs';
+import { startIdp, IDP_CLIENT_ID, IDP_CLIENT_SECRET, LOGIN_FORM, CONSENT_FORM } from './idp.mjs';
+import { MemoryOAuthProvider, accepts, startOAuthWorker } from './worker.mjs';
+
+const message = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] };
+
+function oidcConfig(issuer, { withEmailTool }) {
+  const tools = [
+    { name: 'echo', inputSchema: message, http: { url: '{+env.UPSTREAM_URL}/echo' } },
+    { name: 'admin_echo', roles: ['admin'], inputSchema: message, http: { url: '{+env.UPSTREAM_URL}/echo' } },
+    { name: 'user_echo', roles: ['user'], inputSchema: message, http: { url: '{+env.UPSTREAM_URL}/echo' } },
+  ];
+  if (withEmailTool) tools.push({ name: 'whoami', http: { method: 'GET', url: '{+env.UPSTREAM_URL}/inspect/{principal.subject}{?principal.email}' } });
+  return {
+    oauth: {
+      signIn: {
+        oidc: {
+          issuer,
+          clientId: IDP_CLIENT_ID,
+          secret: 'IDP_CLIENT_SECRET',
+          scopes: ['openid', 'email', 'profile', 'groups'],
+          subject: '/sub',
+          email: '/email',
+          groups: '/groups',
+          roleMap: { admins: ['admin'] },
+          defaultRoles: ['user'],
+        },
+      },
+      registration: 'open',
+      privateHosts: ['127.0.0.1', 'localhost'],
+    },
+    servers: [{ route: '/mcp', name: 'mcp-edge-oidc-test', version: '0.0.1', privateUpstreams: ['127.0.0.1', 'localhost'], auth: { oauth: true }, tools }],
+  };
+}
+
+let idp;
+let worker;
+let callback;
+let withEmailTool;
+before(async () => {
+  idp = await startIdp();
+  callback = await startCallbackServer();
+  // `{principal.email}` in a tool's URL comes with another change; without it, roles alone show
+  // who signed in.
+  withEmailTool = await accepts(oidcConfig(idp.issuer, { withEmailTool: true }));
+  worker = await startOAuthWorker({ config: oidcConfig(idp.issuer, { withEmailTool }), bindings: { IDP_CLIENT_SECRET } });
+  // The provider learns its client's redirect URI now that the Worker's origin is known.
+  idp.configure({ redirectUris: [`${worker.origin}/oauth/callback`] });
+});
+after(async () => {
+  await worker?.close();
+  await idp?.close();
+  await callback?.close();
+});
+
+/**
+ * Chromium, fresh (signed in nowhere), through the whole chain as `login`; returns what it saw.
+ * `screenshotName` keeps mcp-edge's consent page.
+ */
+async function signInThroughProvider(url, login, screenshotName) {
+  const browser = await launchBrowser();
+  const seen = {};
+  try {
+    const page = await browser.newPage();
+    await open(page, url);
+    // mcp-edge's /authorize sent the browser on to the provider's login page.
+    await page.waitForSelector(LOGIN_FORM.login, { timeout: 15_000 });
+    seen.idpAuthorize = page.visited.map((u) => new URL(u)).find((u) => u.origin === idp.issuer && u.pathname === '/auth');
+    await page.fill(LOGIN_FORM.login, login);
+    await page.fill(LOGIN_FORM.password, 'whatever: the provider takes any');
+    await page.click(LOGIN_FORM.submit);
+    await page.waitForSelector(CONSENT_FORM.submit, { timeout: 15_000 });
+    // The provider's consent; then back to mcp-edge, whose consent page needs no password.
+    const consent = page.waitForResponse((r) => new URL(r.url()).origin === worker.origin && new URL(r.url()).pathname === '/oauth/callback');
+    await page.click(CONSENT_FORM.submit);
+    seen.callbackResponse = await consent;
+    await page.waitForSelector('form#consent', { timeout: 15_000 });
+    seen.consentUrl = new URL(page.url());
+    seen.hasUsername = (await page.$('#username')) !== null;
+    seen.hasPassword = (await page.$('#password')) !== null;
+    if (screenshotName) await screenshot(page, screenshotName);
+    const reached = await followUntil(page, callback.url, async () => {
+      seen.texts = await fillConsent(page, {});
+    });
+    seen.reached = reached;
+    seen.visited = [...page.visited];
+    seen.callback = await callback.next();
+    await page.close();
+    return seen;
+  } finally {
+    await browser.close();
+  }
+}
+
+async function signedInClient(login, screenshotName) {
+  let seen;
+  const provider = new MemoryOAuthProvider({
+    redirectUrl: callback.url,
+    clientName: `OIDC test client (${login})`,
+    authorize: async (url) => {
+      seen = await signInThroughProvider(url, login, screenshotName);
+      return seen.callback;
+    },
+  });
+  const transport = new StreamableHTTPClientTransport(worker.mcpUrl, { authProvider: provider });
+  await assert.rejects(new Client({ name: 'oidc-test', version: '1' }).connect(transport), UnauthorizedError);
+  assert.ok(seen, 'the SDK sent the user to authorize');
+  await transport.finishAuth(seen.callback.code);
+  const client = new Client({ name: 'oidc-test', version: '1' });
+  const transport2 = new StreamableHTTPClientTransport(worker.mcpUrl, { authProvider: provider });
+  await client.connect(transport2);
+  return { client, transport: transport2, provider, seen };
+}
+
+test('alice signs in at the OpenID provider through Chromium; her groups make her an admin', async (t) => {
+  const { client, transport, provider, seen } = await signedInClient('alice', 'oidc-consent');
+  try {
+    // mcp-edge asked the provider for a code, for its own callback, with the configured scopes.
+    assert.ok(seen.idpAuthorize, `the browser went to ${idp.issuer}/auth: ${seen.visited?.join(' → ')}`);
+    const q = Object.fromEntries(seen.idpAuthorize.searchParams);
+    assert.equal(q.client_id, IDP_CLIENT_ID);
+    assert.equal(q.redirect_uri, `${worker.origin}/oauth/callback`);
+    assert.equal(q.response_type, 'code');
+    assert.deepEqual(q.scope.split(' ').sort(), ['email', 'groups', 'openid', 'profile']);
+    assert.ok(q.state, 'mcp-edge sends a state to the provider');
+    // The provider's code came back to /oauth/callback, which answered with the consent page.
+    assert.equal(seen.callbackResponse.status(), 200);
+    assert.equal(seen.hasUsername, false, 'signed in through the provider: no username field');
+    assert.equal(seen.hasPassword, false);
+    assert.equal(seen.texts['client-name'], 'OIDC test client (alice)');
+    // The provider's token and userinfo endpoints were used by the Worker, not the browser.
+    const tokenCalls = idp.requests.filter((r) => r.method === 'POST' && r.path === '/token');
+    assert.equal(tokenCalls.length, 1, 'mcp-edge traded the provider\'s code once');
+    assert.ok(!seen.visited.some((u) => u.startsWith(`${idp.issuer}/token`)));
+    // The client's redirect: code, state, issuer (mcp-edge's, not the provider's).
+    assert.equal(seen.callback.state, provider.lastState);
+    assert.equal(seen.callback.iss, worker.origin);
+    assert.match(provider.tokens().access_token, /^mcpe_at\./);
+
+    const { tools } = await client.listTools();
+    const names = tools.map((x) => x.name);
+    assert.ok(names.includes('echo'));
+    assert.ok(names.includes('admin_echo'), `roleMap admins → admin: ${names}`);
+    const echoed = await client.callTool({ name: 'admin_echo', arguments: { message: 'alice via the provider' } });
+    assert.equal(echoed.isError, undefined);
+    assert.deepEqual(echoed.structuredContent, { message: 'alice via the provider' });
+
+    if (withEmailTool) {
+      const who = await client.callTool({ name: 'whoami', arguments: {} });
+      assert.equal(who.isError, undefined);
+      assert.equal(who.structuredContent.path, '/inspect/alice');
+      assert.equal(new URLSearchParams(who.structuredContent.query).get('principal.email'), 'alice@example.com');
+    } else {
+      t.diagnostic('this build has no {principal.email} templates: the email is not checked through a tool');
+    }
+  } finally {
+    await transport.terminateSession().catch(() => {});
+    await client.close();
+  }
+});
+
+test('bob, in no mapped group, gets the default roles only', async () => {
+  const { client, transport } = await signedInClient('bob');
+  try {
+    const { tools } = await client.listTools();
+    const names = tools.map((x) => x.name).filter((n) => n !== 'whoami').sort();
+    assert.deepEqual(names, ['echo', 'user_echo']);
+    const echoed = await client.callTool({ name: 'user_echo', arguments: { message: 'bob via the provider' } });
+    assert.deepEqual(echoed.structuredContent, { message: 'bob via the provider' });
+    if (withEmailTool) {
+      // The provider says bob's email is not verified: it does not reach the upstream.
+      const who = await client.callTool({ name: 'whoami', arguments: {} });
+      assert.deepEqual(who.structuredContent, { path: '/inspect/bob', query: '' });
+    }
+    const refused = await client.callTool({ name: 'admin_echo', arguments: { message: 'not bob' } }).catch((e) => e);
+    // A tool the principal may not see: refused, as an error result or a protocol error.
+    assert.ok(refused instanceof Error || refused.isError === true, `admin_echo refused for bob: ${JSON.stringify(refused)}`);
+  } finally {
+    await transport.terminateSession().catch(() => {});
+    await client.close();
+  }
+});
