@@ -81,7 +81,7 @@ test('the good path: the code comes back with the state and the issuer, and its 
 
 test('PKCE: a wrong verifier, a missing one, plain and a missing challenge are refused', async () => {
   const c = await code();
-  const exchange = (verifier) => tokenRequest(w.origin, { grant_type: 'authorization_code', code: c.code, redirect_uri: REDIRECT, code_verifier: verifier, client_id: c.client.client_id });
+  const exchange = (verifier) => tokenRequest(w.origin, { grant_type: 'authorization_code', code: c.code, redirect_uri: REDIRECT, client_id: c.client.client_id, ...(verifier ? { code_verifier: verifier } : {}) });
   const wrong = await exchange(pkce().verifier);
   assert.deepEqual([wrong.status, wrong.body.error, wrong.body.error_description], [400, 'invalid_grant', 'code_verifier does not match the code_challenge']);
   const missing = await exchange(undefined);

@@ -81,11 +81,11 @@ export async function registerClient(origin, metadata) {
   return body;
 }
 
-/** POSTs a form to the token endpoint; returns `{ status, headers, body }`. */
-export async function tokenRequest(origin, form) {
+/** POSTs a form to the token endpoint, with `headers` (client authentication); returns `{ status, headers, body }`. */
+export async function tokenRequest(origin, form, headers = {}) {
   const res = await fetch(new URL('/token', origin), {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
     body: new URLSearchParams(form),
   });
   return { status: res.status, headers: res.headers, body: await res.json().catch(() => null) };

@@ -133,20 +133,21 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
                 return refused(&OAuthError::new(401, "invalid_token", "the registration access token is not valid"));
             }
             storage.delete(&format!("client:{client_id}")).await?;
+            let mut revoked = Vec::new();
             for (key, _) in keys(&storage, &format!("clientgrant:{client_id}:")).await? {
                 if let Some(grant_id) = key.rsplit(':').next() {
                     revoke(&storage, grant_id, now_ms).await?;
+                    revoked.push(grant_id.to_string());
                 }
                 storage.delete(&key).await?;
             }
-            answer(&json!({}))
+            answer(&json!({"revoked": revoked}))
         }
         Command::PutCode { hash, record } => {
             write(&storage, &format!("code:{hash}"), &record).await?;
             answer(&json!({}))
         }
         Command::Exchange { code, exchange, grant_id, refresh, lifetime_ms, now_ms } => {
-            sweep(&storage, now_ms).await?;
             let key = format!("code:{code}");
             let Some(mut record) = read::<CodeRecord>(&storage, &key).await? else {
                 return refused(&OAuthError::invalid_grant("the code is not valid"));
@@ -163,6 +164,8 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             write(&storage, &format!("grant:{grant_id}"), &grant).await?;
             write(&storage, &format!("refresh:{refresh}"), &(grant_id.clone(), grant.expires_ms)).await?;
             write(&storage, &format!("clientgrant:{}:{grant_id}", grant.client_id), &now_ms).await?;
+            // After the exchange, so that an expired code is still there to be told apart.
+            sweep(&storage, now_ms).await?;
             answer(&json!({"grant": grant}))
         }
         Command::Refresh { presented, client_id, resource, next, now_ms } => {
