@@ -78,6 +78,9 @@ pub async fn callback(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
 /// With who is signed in: straight back with a code when they allowed this client these scopes
 /// before; otherwise the consent page.
 async fn decide(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, client: &Client, who: Option<Principal>, identity: Option<String>) -> Result<Response, Error> {
+    if let Some(why) = who.as_ref().and_then(|w| signin::refusal(cx, &request.resource, w)) {
+        return error_page(403, &why);
+    }
     if let (Some(who), true) = (&who, cx.server.remember_consent) {
         let given = store(cx.env, &Command::ConsentGiven { client_id: client.client_id.clone(), principal: who.id.clone(), scope: request.scope.clone() }).await?;
         if given.get("given").and_then(serde_json::Value::as_bool) == Some(true) {
@@ -169,6 +172,9 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
             None => return error_page(400, "The identity provider's sign-in has expired. Start again from the application."),
         },
     };
+    if let Some(why) = signin::refusal(cx, &request.resource, &who) {
+        return error_page(403, &why);
+    }
     if cx.server.remember_consent {
         store(cx.env, &Command::RememberConsent { client_id: client.client_id.clone(), principal: who.id.clone(), scope: request.scope.clone() }).await?;
     }

@@ -136,7 +136,17 @@ pub async fn browser_session(req: &Incoming, cx: &Cx<'_>, resource: &str) -> Res
     let Some(auth) = server.auth.as_ref() else { return Ok(None) };
     let header = |name: &str| req.header(name);
     let Some(credential) = auth.credential(&header) else { return Ok(None) };
-    Ok(crate::edge::worker::auth::introspect(auth, cx.env, server, &credential, &params).await.ok().filter(|p| p.may(&auth.required_roles)))
+    Ok(crate::edge::worker::auth::introspect(auth, cx.env, server, &credential, &params).await.ok())
+}
+
+/// Why `who` may not use the server `resource` names, if they may not: a token would only be
+/// refused there, so the page says it now.
+pub fn refusal(cx: &Cx<'_>, resource: &str, who: &Principal) -> Option<String> {
+    let url = crate::head::RequestUrl::parse(resource)?;
+    let (index, _, _) = cx.catalog.route(&url.path)?;
+    let auth = cx.catalog.servers.get(index)?.auth.as_ref()?;
+    let name = who.email.clone().unwrap_or_else(|| who.subject.clone());
+    (!who.may(&auth.required_roles)).then(|| format!("You are signed in as {name}, who may not use this server: it needs the role {}.", auth.required_roles.join(" or ")))
 }
 
 /// (b) The host application's sign-in page, told to come back to this `/authorize`.
