@@ -402,3 +402,24 @@ test('deny sends the client access_denied; the metadata documents describe the s
   const unauthorized = await fetch(new URL('/mcp', w.origin), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: '{}' });
   assert.equal(unauthorized.headers.get('www-authenticate'), `Bearer realm="mcp-edge", resource_metadata="${w.origin}/.well-known/oauth-protected-resource/mcp"`);
 });
+
+test('a password secret may hold the hash `mcp-edge hash-password` prints instead of the password', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { root } = await import('../e2e/harness.mjs');
+  const out = spawnSync(process.execPath, ['cli/mcp-edge.mjs', 'hash-password'], { cwd: root, input: 'hashed-pw-81c4\n', encoding: 'utf8' });
+  assert.equal(out.status, 0, out.stderr);
+  const hash = out.stdout.trim();
+  assert.match(hash, /^pbkdf2-sha256\$100000\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+  assert.doesNotMatch(out.stdout + out.stderr, /hashed-pw-81c4/);
+  const hashed = await startOAuthWorker({ config: config(), bindings: { ALICE_PASSWORD: hash } });
+  try {
+    const client = await registerClient(hashed.origin, { redirect_uris: [REDIRECT] });
+    const page = await authorize(hashed.origin, client.client_id);
+    assert.equal((await consent(hashed.origin, page, { password: hash })).status, 401);
+    const res = await consent(hashed.origin, page, { password: 'hashed-pw-81c4' });
+    assert.equal(res.status, 302);
+    assert.ok(new URL(res.headers.get('location')).searchParams.get('code'));
+  } finally {
+    await hashed.close();
+  }
+});
