@@ -423,3 +423,82 @@ test('a password secret may hold the hash `mcp-edge hash-password` prints instea
     await hashed.close();
   }
 });
+
+test('grants survive a restart; a user removed from the configuration ends theirs at the next refresh', async () => {
+  const { freshPersistDir } = await import('../e2e/harness.mjs');
+  const persist = freshPersistDir();
+  const first = await startOAuthWorker({ config: config(), persist });
+  let alice;
+  let bob;
+  try {
+    alice = await tokens(first.origin);
+    const client = await registerClient(first.origin, { redirect_uris: [REDIRECT] });
+    const page = await authorize(first.origin, client.client_id);
+    const res = await consent(first.origin, page, { username: 'bob', password: PASSWORDS.BOB_PASSWORD });
+    const c = new URL(res.headers.get('location')).searchParams.get('code');
+    const t = await tokenRequest(first.origin, { grant_type: 'authorization_code', code: c, redirect_uri: REDIRECT, code_verifier: page.verifier, client_id: client.client_id });
+    bob = { client, tokens: t.body };
+  } finally {
+    await first.close();
+  }
+  // The same storage, a new runtime, and bob gone from the file. The stored signing key signs
+  // on: alice's access token still works (on the new origin's port it is another server, so
+  // refresh there) and her refresh token too.
+  const without = config();
+  without.oauth.signIn.users = without.oauth.signIn.users.filter((u) => u.username !== 'bob');
+  const second = await startOAuthWorker({ config: without, persist });
+  try {
+    const refreshed = await tokenRequest(second.origin, { grant_type: 'refresh_token', refresh_token: alice.tokens.refresh_token, client_id: alice.client.client_id });
+    assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
+    const gone = await tokenRequest(second.origin, { grant_type: 'refresh_token', refresh_token: bob.tokens.refresh_token, client_id: bob.client.client_id });
+    assert.deepEqual([gone.status, gone.body.error, gone.body.error_description], [400, 'invalid_grant', 'the user no longer exists; sign in again']);
+    const again = await tokenRequest(second.origin, { grant_type: 'refresh_token', refresh_token: bob.tokens.refresh_token, client_id: bob.client.client_id });
+    assert.equal(again.body.error, 'invalid_grant');
+  } finally {
+    await second.close();
+  }
+});
+
+test('consent is remembered per client, user and MCP server; a trailing slash names the same server', async () => {
+  const client = await registerClient(w.origin, { redirect_uris: [REDIRECT] });
+  const page = await authorize(w.origin, client.client_id);
+  const allowed = await consent(w.origin, page);
+  assert.equal(allowed.status, 302);
+  const signedIn = allowed.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  assert.match(signedIn, /^mcp_edge_signin=/);
+  // Signed in, the same client and server: straight back with a code.
+  const again = await authorize(w.origin, client.client_id, {}, { cookie: signedIn });
+  assert.equal(again.res.status, 302);
+  assert.ok(new URL(again.res.headers.get('location')).searchParams.get('code'));
+  // Another server: the consent page, signed in, without a password field.
+  const other = await authorize(w.origin, client.client_id, { resource: `${w.origin}/other/mcp` }, { cookie: signedIn });
+  assert.equal(other.res.status, 200);
+  assert.doesNotMatch(other.body, /id="password"/);
+  assert.equal(html(other.body, 'signed-in'), 'Signed in as alice@example.com');
+  // `…/mcp/` is `…/mcp`, at /authorize and at /token alike.
+  const slash = await authorize(w.origin, client.client_id, { resource: `${w.origin}/mcp/` }, { cookie: signedIn });
+  const code = new URL(slash.res.headers.get('location')).searchParams.get('code');
+  const t = await tokenRequest(w.origin, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: slash.verifier, client_id: client.client_id, resource: `${w.origin}/mcp/` });
+  assert.equal(t.status, 200, JSON.stringify(t.body));
+});
+
+test('the OpenID discovery document names an empty key set; the authorization server can be rate-limited', async () => {
+  const oidc = await (await fetch(new URL('/.well-known/openid-configuration', w.origin))).json();
+  assert.equal(oidc.jwks_uri, `${w.origin}/.well-known/jwks.json`);
+  assert.deepEqual(await (await fetch(oidc.jwks_uri)).json(), { keys: [] });
+  // The harness's TEST_RATE_LIMITER allows 5 a minute.
+  const limited = await startOAuthWorker({ config: config({ rateLimit: { binding: 'TEST_RATE_LIMITER', periodSeconds: 60 } }) });
+  try {
+    const statuses = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(new URL('/register', limited.origin), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [REDIRECT] }) });
+      statuses.push(res.status);
+      if (res.status === 429) assert.equal(res.headers.get('retry-after'), '60');
+    }
+    assert.deepEqual(statuses, [201, 201, 201, 201, 201, 429]);
+    // Reading the metadata is not counted.
+    assert.equal((await fetch(new URL('/.well-known/oauth-authorization-server', limited.origin))).status, 200);
+  } finally {
+    await limited.close();
+  }
+});

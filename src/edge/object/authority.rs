@@ -18,6 +18,9 @@ use crate::oauth::{digest, OAuthError};
 const SWEEP_EVERY_MS: u64 = 3600 * 1000;
 /// Revocations are listed this long: past it, every access token of the grant has expired.
 const REVOCATIONS_KEPT_MS: u64 = 24 * 3600 * 1000;
+/// A registered client that never got a grant is forgotten after this long: some clients
+/// register anew on every connection.
+const UNUSED_CLIENT_MS: u64 = 7 * 24 * 3600 * 1000;
 
 async fn read<T: DeserializeOwned>(storage: &Storage, key: &str) -> Result<Option<T>, Error> {
     match storage.get::<String>(key).await? {
@@ -92,6 +95,29 @@ async fn sweep(storage: &Storage, now_ms: u64) -> Result<(), Error> {
     }
     for (key, text) in keys(storage, "revoked:").await? {
         if text.parse::<u64>().map_or(true, |at| at + REVOCATIONS_KEPT_MS <= now_ms) {
+            stale.push(key);
+        }
+    }
+    for (key, text) in keys(storage, "failures:").await? {
+        if serde_json::from_str::<Failures>(&text).map_or(true, |f| f.since_ms + crate::oauth::store::LOCKOUT_MS <= now_ms) {
+            stale.push(key);
+        }
+    }
+    // A client's grant index entries outlive their grants; a client with none left, registered
+    // long enough ago, is forgotten.
+    let grants: std::collections::HashSet<String> = keys(storage, "grant:").await?.into_iter().filter(|(k, _)| !stale.contains(k)).filter_map(|(k, _)| k.strip_prefix("grant:").map(str::to_string)).collect();
+    let mut in_use = std::collections::HashSet::new();
+    for (key, _) in keys(storage, "clientgrant:").await? {
+        let (client, grant) = key.trim_start_matches("clientgrant:").rsplit_once(':').unwrap_or_default();
+        if grants.contains(grant) {
+            in_use.insert(client.to_string());
+        } else {
+            stale.push(key.clone());
+        }
+    }
+    for (key, text) in keys(storage, "client:").await? {
+        let unused = serde_json::from_str::<Client>(&text).is_ok_and(|c| matches!(c.origin, Origin::Registered { .. }) && c.issued_at * 1000 + UNUSED_CLIENT_MS <= now_ms && !in_use.contains(&c.client_id));
+        if unused {
             stale.push(key);
         }
     }
@@ -206,13 +232,13 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             let ids: Vec<String> = keys(&storage, "revoked:").await?.into_iter().filter(|(_, at)| at.parse::<u64>().is_ok_and(|at| at >= since_ms)).filter_map(|(k, _)| k.strip_prefix("revoked:").map(str::to_string)).collect();
             answer(&json!({"revoked": ids}))
         }
-        Command::ConsentGiven { client_id, principal, scope } => {
-            let given: Option<Vec<String>> = read(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}")))).await?;
+        Command::ConsentGiven { client_id, principal, resource, scope } => {
+            let given: Option<Vec<String>> = read(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}\n{resource}")))).await?;
             let covers = given.is_some_and(|g| scope.iter().all(|s| g.contains(s)));
             answer(&json!({"given": covers}))
         }
-        Command::RememberConsent { client_id, principal, scope } => {
-            write(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}"))), &scope).await?;
+        Command::RememberConsent { client_id, principal, resource, scope } => {
+            write(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}\n{resource}"))), &scope).await?;
             answer(&json!({}))
         }
         Command::SignInAllowed { username, now_ms } => {

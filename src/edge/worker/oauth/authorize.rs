@@ -43,8 +43,8 @@ pub async fn page(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         (Ok(_), None) => return error_page(400, "This client is not registered."),
     };
     match &cx.server.sign_in {
-        SignIn::Users(_) => {
-            let who = signin::signed_in(&req, &key);
+        SignIn::Users(users) => {
+            let who = signin::signed_in(&req, &key, users);
             decide(&req, cx, &key, &request, &client, who, None).await
         }
         SignIn::Introspection { login_url } => match signin::browser_session(&req, cx, &request.resource).await? {
@@ -82,7 +82,7 @@ async fn decide(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &Authorization
         return error_page(403, &why);
     }
     if let (Some(who), true) = (&who, cx.server.remember_consent) {
-        let given = store(cx.env, &Command::ConsentGiven { client_id: client.client_id.clone(), principal: who.id.clone(), scope: request.scope.clone() }).await?;
+        let given = store(cx.env, &Command::ConsentGiven { client_id: client.client_id.clone(), principal: who.id.clone(), resource: request.resource.clone(), scope: request.scope.clone() }).await?;
         if given.get("given").and_then(serde_json::Value::as_bool) == Some(true) {
             return issue_code(cx, key, request, who, &[]).await;
         }
@@ -153,7 +153,7 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         _ => return error_page(400, "The form says neither allow nor deny."),
     }
     let (who, cookies) = match &cx.server.sign_in {
-        SignIn::Users(users) => match signin::signed_in(&req, &key) {
+        SignIn::Users(users) => match signin::signed_in(&req, &key, users) {
             Some(who) => (who, Vec::new()),
             None => match signin::password(cx, users, &field("username"), &field("password")).await? {
                 Ok(who) => {
@@ -176,7 +176,7 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         return error_page(403, &why);
     }
     if cx.server.remember_consent {
-        store(cx.env, &Command::RememberConsent { client_id: client.client_id.clone(), principal: who.id.clone(), scope: request.scope.clone() }).await?;
+        store(cx.env, &Command::RememberConsent { client_id: client.client_id.clone(), principal: who.id.clone(), resource: request.resource.clone(), scope: request.scope.clone() }).await?;
     }
     issue_code(cx, &key, &request, &who, &cookies).await
 }
