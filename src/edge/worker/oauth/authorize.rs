@@ -15,7 +15,7 @@ use crate::oauth::client::Client;
 use crate::oauth::grant::CodeRecord;
 use crate::oauth::page::{self, Consent};
 use crate::oauth::store::Command;
-use crate::oauth::token::{encrypt, CODE_PREFIX};
+use crate::oauth::token::CODE_PREFIX;
 use crate::oauth::{digest, single, SignIn};
 
 /// The cookie whose random value binds the consent form to this browser.
@@ -184,11 +184,7 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
 /// Stores a code for `who` and sends the browser back to the client with it.
 async fn issue_code(cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, who: &Principal, cookies: &[String]) -> Result<Response, Error> {
     let code = format!("{CODE_PREFIX}{}", random(32)?);
-    let mut principal = who.clone();
-    principal.upstream_token = match principal.upstream_token.take() {
-        Some(t) => Some(encrypt(key, super::nonce()?, &t)),
-        None => None,
-    };
+    let principal = crate::oauth::token::sealed_upstream(who, key, super::nonce()?);
     let record = CodeRecord { request: request.clone(), principal, expires_ms: now_ms() + cx.server.code_ttl_ms, grant: None };
     store(cx.env, &Command::PutCode { hash: digest(&code), record }).await?;
     redirect(&request.success(&code, cx.issuer()), cookies)

@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::oauth::authorize::AuthorizationRequest;
 use crate::oauth::signin::{oidc_principal, user, user_principal, Password};
 use crate::oauth::store::Command;
-use crate::oauth::token::{decrypt, encrypt};
+use crate::oauth::token::{opened_upstream, sealed_upstream};
 use crate::oauth::{digest, encode, Oidc, User};
 use crate::upstream::reply::Upstream;
 use crate::upstream::signing::{mac_hex, seal, unseal};
@@ -99,11 +99,7 @@ struct Sealed {
 
 /// A principal sealed for a cookie or a form field; an upstream token inside is encrypted.
 pub fn seal_principal(key: &[u8], purpose: &str, principal: &Principal, bound: &str, ttl_ms: u64) -> Result<String, Error> {
-    let mut principal = principal.clone();
-    principal.upstream_token = match principal.upstream_token.take() {
-        Some(t) => Some(encrypt(key, nonce()?, &t)),
-        None => None,
-    };
+    let principal = sealed_upstream(principal, key, nonce()?);
     let sealed = Sealed { principal, bound: bound.into(), exp_ms: now_ms() + ttl_ms };
     Ok(seal(key, purpose, serde_json::to_string(&sealed).unwrap_or_default().as_bytes()))
 }
@@ -113,12 +109,7 @@ pub fn unseal_principal(key: &[u8], purpose: &str, sealed: &str, bound: &str) ->
     if s.exp_ms <= now_ms() || s.bound != bound {
         return None;
     }
-    let mut principal = s.principal;
-    principal.upstream_token = match principal.upstream_token.take() {
-        Some(t) => Some(decrypt(key, &t)?),
-        None => None,
-    };
-    Some(principal)
+    opened_upstream(&s.principal, key)
 }
 
 /// The user a password sign-in cookie names, while it lasts and while the user is configured.

@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::oauth::client::Client;
 use crate::oauth::grant::{Exchange, Grant};
 use crate::oauth::store::Command;
-use crate::oauth::token::{client_credentials, decrypt, AccessClaims, ACCESS_PREFIX, REFRESH_PREFIX};
+use crate::oauth::token::{client_credentials, opened_upstream, AccessClaims, ACCESS_PREFIX, REFRESH_PREFIX};
 use crate::oauth::{digest, single, OAuthError};
 use crate::routes::RouteParams;
 
@@ -116,12 +116,15 @@ pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     };
     let grant: Grant = answer.get("grant").cloned().and_then(|g| serde_json::from_value(g).ok()).ok_or_else(|| Error::Internal("the store answered no grant".into()))?;
     let key = signing_key(cx.env).await?;
-    let mut principal = grant.principal.clone();
+    // Stored encrypted; `mint` encrypts it again, with a fresh nonce, inside the token. After a
+    // change of signing key it cannot be decrypted, and the grant goes on without it.
+    let stored = opened_upstream(&grant.principal, &key).unwrap_or_else(|| Principal { upstream_token: None, ..grant.principal.clone() });
+    let mut principal = stored.clone();
     // A configured user's roles and email are read anew at each refresh; a user removed from
     // the configuration ends their grants.
     if let crate::oauth::SignIn::Users(users) = &cx.server.sign_in {
         match super::signin::current(users, &principal) {
-            Some(now_configured) => principal = Principal { upstream_token: principal.upstream_token, ..now_configured },
+            Some(now_configured) => principal = Principal { upstream_token: stored.upstream_token, ..now_configured },
             None => {
                 let answer = store(cx.env, &Command::Revoke { refresh: None, grant: Some(grant.id.clone()), client_id: grant.client_id.clone(), now_ms: now }).await?;
                 if let Some(g) = answer.get("revoked").and_then(Value::as_str) {
@@ -131,8 +134,6 @@ pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
             }
         }
     }
-    // Stored encrypted; `mint` encrypts it again, with a fresh nonce, inside the token.
-    principal.upstream_token = principal.upstream_token.and_then(|t| decrypt(&key, &t));
     let ttl = cx.server.access_ttl_ms.min(grant.expires_ms.saturating_sub(now));
     let claims = AccessClaims { aud: grant.resource.clone(), principal, client_id: grant.client_id.clone(), grant: grant.id.clone(), scope: grant.scope.clone(), exp_ms: now + ttl };
     let mut body = json!({
