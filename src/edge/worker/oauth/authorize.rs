@@ -92,7 +92,7 @@ async fn decide(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &Authorization
 
 /// The sign-in and consent page.
 #[allow(clippy::too_many_arguments)]
-fn consent(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, client: &Client, who: Option<&Principal>, identity: Option<&str>, error: Option<&str>, status: u16) -> Result<Response, Error> {
+fn consent(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, client: &Client, who: Option<&Principal>, identity: Option<&str>, error: Option<(&str, &str)>, status: u16) -> Result<Response, Error> {
     let sealed = request.seal(key);
     let mut cookies = Vec::new();
     let browser = match req.header("cookie").and_then(|c| crate::auth::cookie(&c, CSRF_COOKIE)).filter(|c| c.len() >= 16) {
@@ -117,10 +117,11 @@ fn consent(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationReque
         redirect_host: &crate::oauth::uri::display_host(&request.redirect_uri),
         scopes: &request.scope,
         signed_in_as: signed_in_as.as_deref(),
-        error,
+        error: error.map(|(why, _)| why),
         request: &sealed,
         csrf: &csrf,
         identity,
+        username: error.map_or("", |(_, username)| username),
     });
     html(status, body, page::redirect_origin(&request.redirect_uri).as_deref(), &cookies)
 }
@@ -160,7 +161,7 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
                     let cookie = signin::seal_principal(&key, "oauth.signin", &who, "", SIGNED_IN_S * 1000)?;
                     (who, vec![cx.cookie(SIGNED_IN_COOKIE, &cookie, SIGNED_IN_S)])
                 }
-                Err(why) => return consent(&req, cx, &key, &request, &client, None, None, Some(&why), 401),
+                Err(why) => return consent(&req, cx, &key, &request, &client, None, None, Some((&why, &field("username"))), 401),
             },
         },
         SignIn::Introspection { .. } => match signin::browser_session(&req, cx, &request.resource).await? {
