@@ -7,6 +7,7 @@
 //!   mcp-edge dev [--port N]    serves the folder on http://127.0.0.1:N/mcp, reloading on edits
 //!   mcp-edge deploy [args]     checks the configuration, then `wrangler deploy` (args pass through)
 //!   mcp-edge import-openapi <file or URL> [options]   an OpenAPI document's operations as tools
+//!   mcp-edge hash-password     a sign-in user's password (stdin) as the hash its secret may hold
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -32,6 +33,8 @@ const USAGE = `mcp-edge ${version}: MCP tools from HTTP endpoints, on Cloudflare
   mcp-edge import-openapi <file or URL> [options]
                              add an OpenAPI document's operations as tools (OpenAPI 3.0,
                              3.1 or Swagger 2.0, JSON or YAML); --help lists the options
+  mcp-edge hash-password     read a password on stdin and print the PBKDF2 hash to store in
+                             a sign-in user's secret instead of the password itself
 `;
 
 const IMPORT_USAGE = `mcp-edge import-openapi <file or URL> [options]
@@ -246,6 +249,31 @@ async function importCommand(args) {
   }
 }
 
+/**
+ * `pbkdf2-sha256$<iterations>$<salt>$<hash>` (base64url), as the Worker checks it with Web
+ * Crypto: 100,000 iterations, the most Cloudflare's Web Crypto allows.
+ */
+async function hashPassword(password) {
+  const { pbkdf2Sync, randomBytes } = await import('node:crypto');
+  const salt = randomBytes(16);
+  const hash = pbkdf2Sync(password, salt, 100_000, 32, 'sha256');
+  return `pbkdf2-sha256$100000$${salt.toString('base64url')}$${hash.toString('base64url')}`;
+}
+
+async function hashPasswordCommand() {
+  // From stdin, never the command line: shells keep their history.
+  if (process.stdin.isTTY) process.stderr.write('Password (then Enter; Ctrl-D to end): ');
+  const chunks = [];
+  for await (const chunk of process.stdin) {
+    chunks.push(chunk);
+    if (process.stdin.isTTY && chunk.includes(10)) break;
+  }
+  const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  if (!password) fail('no password on stdin');
+  console.log(await hashPassword(password));
+  process.stderr.write('Store it as the user\'s passwordSecret: npx wrangler secret put NAME (paste the line above).\n');
+}
+
 const [command, ...args] = process.argv.slice(2);
 switch (command) {
   case 'init':
@@ -270,6 +298,9 @@ switch (command) {
     break;
   case 'import-openapi':
     await importCommand(args);
+    break;
+  case 'hash-password':
+    await hashPasswordCommand();
     break;
   case undefined:
   case 'help':

@@ -58,6 +58,9 @@ pub struct OAuthConfig {
     /// fetched anyway: local development.
     #[serde(default)]
     pub private_hosts: Vec<String>,
+    /// Requests to `/register`, `/token`, `/revoke` and the sign-in form per client address.
+    #[serde(default)]
+    pub rate_limit: Option<RateLimitConfig>,
 }
 
 fn default_registration() -> String {
@@ -132,6 +135,10 @@ pub struct OidcConfig {
     /// Roles every user of the provider gets.
     #[serde(default)]
     pub default_roles: Vec<String>,
+    /// How mcp-edge authenticates at the provider's token endpoint: `client_secret_basic`
+    /// (default) or `client_secret_post` (GitHub documents this one).
+    #[serde(default)]
+    pub token_auth_method: Option<String>,
 }
 
 fn default_oidc_scopes() -> Vec<String> {

@@ -6,7 +6,7 @@ use crate::oauth::client::{AuthMethod, Client, Origin, Secret};
 use crate::oauth::{uri, AuthServer, Oidc, Registration, SignIn, User};
 
 /// The paths the authorization server answers; no server route may use them.
-pub const PATHS: &[&str] = &["/authorize", "/token", "/register", "/register/{client_id}", "/revoke", "/oauth/callback"];
+pub const PATHS: &[&str] = &["/authorize", "/token", "/register", "/register/{client_id}", "/revoke", "/oauth/callback", "/.well-known/jwks.json"];
 
 pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
     let at = |field: &str, msg: String| ConfigError::at(format!("oauth.{field}"), msg);
@@ -15,6 +15,11 @@ pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
         if valid { Ok(name.to_string()) } else { Err(at(field, format!("{name:?} is not a secret name (letters, digits and _)"))) }
     };
     let sign_in = sign_in(o.sign_in, &o.private_hosts)?;
+    if let Some(r) = &o.rate_limit {
+        if ![10, 60].contains(&r.period_seconds) {
+            return Err(at("rateLimit.periodSeconds", "must be 10 or 60, as Rate Limiting bindings allow".into()));
+        }
+    }
     let registration = match (o.registration.as_str(), &o.initial_access_token_secret) {
         ("off", _) => Registration::Off,
         ("open", _) => Registration::Open,
@@ -70,6 +75,7 @@ pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
         scopes: o.scopes,
         remember_consent: o.remember_consent,
         private_hosts: o.private_hosts,
+        rate_limit: o.rate_limit.map(|r| (r.binding, r.period_seconds)),
     })
 }
 
@@ -105,6 +111,14 @@ fn sign_in(s: SignInConfig, private_hosts: &[String]) -> Result<SignIn, ConfigEr
         (None, Some(o), None) => {
             let pointer = |field: &str, p: &str| if p.is_empty() || p.starts_with('/') { Ok(p.to_string()) } else { Err(at(&format!("oidc.{field}"), format!("{p:?} is not a JSON Pointer"))) };
             let endpoint = |field: &str, v: Option<String>| v.map(|v| url(&format!("oidc.{field}"), &v)).transpose();
+            if o.secret.is_empty() || !o.secret.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(at("oidc.secret", format!("{:?} is not a secret name: the client secret itself never goes in this file", o.secret)));
+            }
+            let post_secret = match o.token_auth_method.as_deref() {
+                None | Some("client_secret_basic") => false,
+                Some("client_secret_post") => true,
+                Some(other) => return Err(at("oidc.tokenAuthMethod", format!("{other:?} is not client_secret_basic or client_secret_post"))),
+            };
             Ok(SignIn::Oidc(Box::new(Oidc {
                 issuer: url("oidc.issuer", &o.issuer)?,
                 client_id: o.client_id,
@@ -118,6 +132,7 @@ fn sign_in(s: SignInConfig, private_hosts: &[String]) -> Result<SignIn, ConfigEr
                 groups: pointer("groups", &o.groups)?,
                 role_map: o.role_map,
                 default_roles: o.default_roles,
+                post_secret,
             })))
         }
         (None, None, Some(i)) => {

@@ -2,7 +2,8 @@
 //!
 //! Split by where the code runs:
 //! - `worker/`: the Worker's fetch and queue handlers, and the transports they serve.
-//! - `object/`: the Durable Objects: a session's (`session/`) and the registries'.
+//! - `object/`: the Durable Objects: a session's (`session/`), the registries', and the
+//!   authorization server's store (`authority`).
 //! - Shared by both, here: `forward` (the hop from the Worker to an object), `calls` (one
 //!   upstream call carried out, in an object, or in the Worker for stateless requests and
 //!   leases), `deferred` (queued and callback calls), `streams` and `writer` (a response's

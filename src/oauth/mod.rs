@@ -81,6 +81,8 @@ pub struct AuthServer {
     pub scopes: Vec<String>,
     pub remember_consent: bool,
     pub private_hosts: Vec<String>,
+    /// A Rate Limiting binding and its period, keyed by client address.
+    pub rate_limit: Option<(String, u64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -115,6 +117,8 @@ pub struct Oidc {
     pub groups: String,
     pub role_map: BTreeMap<String, Vec<String>>,
     pub default_roles: Vec<String>,
+    /// `client_secret_post` rather than HTTP Basic at the provider's token endpoint.
+    pub post_secret: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,6 +17,8 @@ pub struct Consent<'a> {
     pub csrf: &'a str,
     /// Who the identity provider said signed in, sealed (sign-in mode (a)).
     pub identity: Option<&'a str>,
+    /// The username typed before a failed attempt, so only the password is typed again.
+    pub username: &'a str,
 }
 
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;background:#f4f5f7;color:#1d2330;margin:0}\
@@ -65,17 +67,23 @@ pub fn consent(c: &Consent<'_>) -> String {
     }
     match c.signed_in_as {
         Some(who) => body.push_str(&format!("<p class=\"who\" id=\"signed-in\">Signed in as {}</p>", escape(who))),
-        None => body.push_str(
-            "<label for=\"username\">Username</label><input id=\"username\" name=\"username\" autocomplete=\"username\" required autofocus>\
+        None => body.push_str(&format!(
+            "<label for=\"username\">Username</label><input id=\"username\" name=\"username\" value=\"{}\" autocomplete=\"username\" required autofocus>\
              <label for=\"password\">Password</label><input id=\"password\" name=\"password\" type=\"password\" autocomplete=\"current-password\" required>",
-        ),
+            escape(c.username)
+        )),
     }
     body.push_str("<div class=\"buttons\"><button id=\"deny\" name=\"decision\" value=\"deny\" formnovalidate>Deny</button><button id=\"allow\" name=\"decision\" value=\"allow\">Allow</button></div></form>");
     document(&format!("Allow {} to use {}", c.client_name, c.server), &body)
 }
 
 pub fn error_page(message: &str) -> String {
-    document("Sign-in cannot continue", &format!("<h1>Sign-in cannot continue</h1><p class=\"error\" id=\"error\">{}</p><p class=\"who\">Go back to the application and try again.</p>", escape(message)))
+    // Messages come from several layers, some written as clauses: the page shows a sentence.
+    let mut sentence: String = message.chars().take(1).flat_map(char::to_uppercase).chain(message.chars().skip(1)).collect();
+    if !sentence.ends_with('.') {
+        sentence.push('.');
+    }
+    document("Sign-in cannot continue", &format!("<h1>Sign-in cannot continue</h1><p class=\"error\" id=\"error\">{}</p><p class=\"who\">Go back to the application and try again.</p>", escape(&sentence)))
 }
 
 /// The page's headers: a CSP that allows its one style block and a form posted to this origin
@@ -113,7 +121,7 @@ mod tests {
     use super::*;
 
     fn page(signed_in_as: Option<&str>, error: Option<&str>) -> String {
-        consent(&Consent { server: "Demo", resource: "https://mcp.test/mcp", client_name: "<script>x</script>", redirect_host: "claude.ai", scopes: &[], signed_in_as, error, request: "r\"1", csrf: "c1", identity: None })
+        consent(&Consent { server: "Demo", resource: "https://mcp.test/mcp", client_name: "<script>x</script>", redirect_host: "claude.ai", scopes: &[], signed_in_as, error, request: "r\"1", csrf: "c1", identity: None, username: "bob\"" })
     }
 
     #[test]
@@ -122,7 +130,7 @@ mod tests {
         assert!(html.contains("<span id=\"client-name\">&lt;script&gt;x&lt;/script&gt;</span>"), "{html}");
         assert!(!html.contains("<script>"));
         assert!(html.contains("name=\"request\" value=\"r&quot;1\""));
-        assert!(html.contains("id=\"username\"") && html.contains("id=\"password\""));
+        assert!(html.contains("id=\"username\" name=\"username\" value=\"bob&quot;\"") && html.contains("id=\"password\""));
         assert!(html.contains("<dd id=\"redirect-host\">claude.ai</dd>"));
         let signed_in = page(Some("alice"), Some("wrong <password>"));
         assert!(!signed_in.contains("id=\"password\""));
@@ -139,6 +147,8 @@ mod tests {
         assert_eq!(redirect_origin("http://127.0.0.1:5/cb?x").as_deref(), Some("http://127.0.0.1:5"));
         assert_eq!(redirect_origin("cursor://x/cb").as_deref(), Some("cursor://x"));
         assert_eq!(redirect_origin("com.example.app:/cb").as_deref(), Some("com.example.app:"));
-        assert!(error_page("<b>").contains("&lt;b&gt;"));
+        assert!(error_page("<b>").contains("&lt;b&gt;."));
+        assert!(error_page("this client is gone").contains(">This client is gone.</p>"));
+        assert!(error_page("Done.").contains(">Done.</p>"));
     }
 }

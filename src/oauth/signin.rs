@@ -18,17 +18,23 @@ pub enum Password {
     Hashed { iterations: u32, salt: Vec<u8>, hash: Vec<u8> },
 }
 
+/// The prefix of a hashed password secret.
+pub const HASH_PREFIX: &str = "pbkdf2-sha256$";
+
 impl Password {
-    pub fn parse(secret: &str) -> Password {
-        let mut parts = secret.split('$');
-        if let (Some("pbkdf2-sha256"), Some(iterations), Some(salt), Some(hash), None) = (parts.next(), parts.next(), parts.next(), parts.next(), parts.next()) {
+    /// A secret that starts like a hash must be one: a damaged hash is an error, never taken
+    /// for the password itself.
+    pub fn parse(secret: &str) -> Result<Password, String> {
+        let Some(rest) = secret.strip_prefix(HASH_PREFIX) else { return Ok(Password::Plain(secret.to_string())) };
+        let mut parts = rest.split('$');
+        if let (Some(iterations), Some(salt), Some(hash), None) = (parts.next(), parts.next(), parts.next(), parts.next()) {
             if let (Ok(iterations), Some(salt), Some(hash)) = (iterations.parse(), crate::base64::decode_url(salt), crate::base64::decode_url(hash)) {
-                if hash.len() == 32 && (1..=ITERATIONS).contains(&iterations) {
-                    return Password::Hashed { iterations, salt, hash };
+                if hash.len() == 32 && (1..=ITERATIONS).contains(&iterations) && !salt.is_empty() {
+                    return Ok(Password::Hashed { iterations, salt, hash });
                 }
             }
         }
-        Password::Plain(secret.to_string())
+        Err(format!("is not a {HASH_PREFIX}<iterations ≤ {ITERATIONS}>$<salt>$<32-byte hash> value (mcp-edge hash-password prints one)"))
     }
 
     /// The iterations and salt a presented password is derived with. A plain secret is derived
@@ -44,6 +50,13 @@ impl Password {
 /// `pbkdf2-sha256$…` for a derived hash.
 pub fn format_hash(iterations: u32, salt: &[u8], hash: &[u8]) -> String {
     format!("pbkdf2-sha256${iterations}${}${}", crate::base64::encode_url(salt), crate::base64::encode_url(hash))
+}
+
+/// Whether an ID token's `iss` names the configured issuer. Google's may leave out `https://`
+/// (its documentation says so), which is the same issuer.
+pub fn same_issuer(claimed: &str, issuer: &str) -> bool {
+    let claimed = claimed.trim_end_matches('/');
+    claimed == issuer || (issuer == "https://accounts.google.com" && claimed == "accounts.google.com")
 }
 
 /// The configured user with this name (names compare exactly).
@@ -74,6 +87,7 @@ pub fn oidc_principal(oidc: &Oidc, claims: &Value) -> Result<Principal, String> 
         _ => Vec::new(),
     };
     let mut roles = oidc.default_roles.clone();
+    // Roles named by subject, email or group; with no map, groups are roles as they are.
     if oidc.role_map.is_empty() {
         roles.extend(groups);
     } else {
@@ -96,19 +110,28 @@ mod tests {
         for (k, v) in role_map {
             map.insert(k.to_string(), vec![v.to_string()]);
         }
-        Oidc { issuer: "https://idp.test".into(), client_id: "c".into(), secret: "S".into(), scopes: vec![], authorization_endpoint: None, token_endpoint: None, userinfo_endpoint: None, subject: "/sub".into(), email: "/email".into(), groups: "/groups".into(), role_map: map, default_roles: vec!["user".into()] }
+        Oidc { issuer: "https://idp.test".into(), client_id: "c".into(), secret: "S".into(), scopes: vec![], authorization_endpoint: None, token_endpoint: None, userinfo_endpoint: None, subject: "/sub".into(), email: "/email".into(), groups: "/groups".into(), role_map: map, default_roles: vec!["user".into()], post_secret: false }
     }
 
     #[test]
     fn passwords_parse() {
         let hashed = format_hash(1000, b"salt", &[9; 32]);
-        assert_eq!(Password::parse(&hashed), Password::Hashed { iterations: 1000, salt: b"salt".to_vec(), hash: vec![9; 32] });
-        assert_eq!(Password::parse(&hashed).derivation("bob"), (1000, b"salt".to_vec()));
-        assert_eq!(Password::parse("correct horse"), Password::Plain("correct horse".into()));
-        assert_eq!(Password::parse("correct horse").derivation("bob"), (ITERATIONS, b"mcp-edge user bob".to_vec()));
-        // Too many iterations for Web Crypto, or a short hash: not a hash we can check.
-        assert!(matches!(Password::parse(&format_hash(200_000, b"s", &[1; 32])), Password::Plain(_)));
-        assert!(matches!(Password::parse(&format_hash(10, b"s", &[1; 8])), Password::Plain(_)));
+        assert_eq!(Password::parse(&hashed), Ok(Password::Hashed { iterations: 1000, salt: b"salt".to_vec(), hash: vec![9; 32] }));
+        assert_eq!(Password::parse(&hashed).unwrap().derivation("bob"), (1000, b"salt".to_vec()));
+        assert_eq!(Password::parse("correct horse"), Ok(Password::Plain("correct horse".into())));
+        assert_eq!(Password::parse("correct horse").unwrap().derivation("bob"), (ITERATIONS, b"mcp-edge user bob".to_vec()));
+        // Too many iterations for Web Crypto, or a short hash: an error, not a password.
+        assert!(Password::parse(&format_hash(200_000, b"s", &[1; 32])).is_err());
+        assert!(Password::parse(&format_hash(10, b"s", &[1; 8])).is_err());
+        assert!(Password::parse("pbkdf2-sha256$1000$c2FsdA").is_err());
+    }
+
+    #[test]
+    fn issuers_compare_exactly_except_googles() {
+        assert!(same_issuer("https://idp.test/", "https://idp.test"));
+        assert!(!same_issuer("https://evil.test", "https://idp.test"));
+        assert!(same_issuer("accounts.google.com", "https://accounts.google.com"));
+        assert!(!same_issuer("idp.test", "https://idp.test"));
     }
 
     #[test]

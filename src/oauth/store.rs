@@ -32,9 +32,9 @@ pub enum Command {
     Revoke { refresh: Option<String>, grant: Option<String>, client_id: String, now_ms: u64 },
     /// Grants revoked since `since_ms`: what the Worker refuses access tokens of.
     Revoked { since_ms: u64 },
-    /// Whether `principal` allowed `client_id` the scopes `scope` before.
-    ConsentGiven { client_id: String, principal: String, scope: Vec<String> },
-    RememberConsent { client_id: String, principal: String, scope: Vec<String> },
+    /// Whether `principal` allowed `client_id` the scopes `scope` on `resource` before.
+    ConsentGiven { client_id: String, principal: String, resource: String, scope: Vec<String> },
+    RememberConsent { client_id: String, principal: String, resource: String, scope: Vec<String> },
     /// A password check's outcome for `username`, and whether it may be tried now.
     SignInAttempt { username: String, failed: bool, now_ms: u64 },
     SignInAllowed { username: String, now_ms: u64 },

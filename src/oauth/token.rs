@@ -32,8 +32,7 @@ impl AccessClaims {
     /// The token. The principal's upstream token is replaced by its encryption first: the client
     /// holds our token, and must not learn the identity provider's from it.
     pub fn mint(&self, key: &[u8], nonce: [u8; 12]) -> String {
-        let mut claims = self.clone();
-        claims.principal.upstream_token = claims.principal.upstream_token.map(|t| encrypt(key, nonce, &t));
+        let claims = AccessClaims { principal: sealed_upstream(&self.principal, key, nonce), ..self.clone() };
         format!("{ACCESS_PREFIX}{}", seal(key, "oauth.access", serde_json::to_string(&claims).unwrap_or_default().as_bytes()))
     }
 
@@ -45,12 +44,25 @@ impl AccessClaims {
         if claims.exp_ms <= now_ms {
             return Err("the access token has expired".into());
         }
-        claims.principal.upstream_token = match claims.principal.upstream_token.take() {
-            Some(sealed) => Some(decrypt(key, &sealed).ok_or("the access token's upstream token cannot be decrypted")?),
-            None => None,
-        };
+        claims.principal = opened_upstream(&claims.principal, key).ok_or("the access token's upstream token cannot be decrypted")?;
         Ok(claims)
     }
+}
+
+/// The principal with its identity-provider token encrypted: how it is stored, and how it
+/// travels through a client (in our tokens, cookies and forms).
+pub fn sealed_upstream(principal: &Principal, key: &[u8], nonce: [u8; 12]) -> Principal {
+    Principal { upstream_token: principal.upstream_token.as_ref().map(|t| encrypt(key, nonce, t)), ..principal.clone() }
+}
+
+/// The principal with its identity-provider token decrypted; `None` when it cannot be (another
+/// key signed it).
+pub fn opened_upstream(principal: &Principal, key: &[u8]) -> Option<Principal> {
+    let upstream_token = match &principal.upstream_token {
+        Some(sealed) => Some(decrypt(key, sealed)?),
+        None => None,
+    };
+    Some(Principal { upstream_token, ..principal.clone() })
 }
 
 /// Whether `verifier` is the PKCE verifier of `challenge` (S256), compared in constant time.

@@ -24,7 +24,7 @@ export function readConfig(file = OAUTH_CONFIG) {
  * understand fails with the check's report rather than as a worker that answers 500; then serves
  * it with its own test upstream. Returns `{ origin, mcpUrl, url, upstream, logs, close() }`.
  */
-export async function startOAuthWorker({ config = readConfig(), bindings = {}, route = '/mcp' } = {}) {
+export async function startOAuthWorker({ config = readConfig(), bindings = {}, route = '/mcp', persist = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-oauth-config-'));
   const file = join(dir, 'mcp-edge.json');
   const text = JSON.stringify(config, null, 2);
@@ -37,7 +37,7 @@ export async function startOAuthWorker({ config = readConfig(), bindings = {}, r
   const upstream = await startTestUpstream();
   let worker;
   try {
-    worker = await startMiniflare({ config: file, upstreamUrl: upstream.url, bindings: { ...PASSWORDS, ...bindings } });
+    worker = await startMiniflare({ config: file, upstreamUrl: upstream.url, persist, bindings: { ...PASSWORDS, ...bindings } });
   } catch (e) {
     await upstream.close();
     rmSync(dir, { recursive: true, force: true });
@@ -81,11 +81,11 @@ export async function registerClient(origin, metadata) {
   return body;
 }
 
-/** POSTs a form to the token endpoint; returns `{ status, headers, body }`. */
-export async function tokenRequest(origin, form) {
+/** POSTs a form to the token endpoint, with `headers` (client authentication); returns `{ status, headers, body }`. */
+export async function tokenRequest(origin, form, headers = {}) {
   const res = await fetch(new URL('/token', origin), {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
     body: new URLSearchParams(form),
   });
   return { status: res.status, headers: res.headers, body: await res.json().catch(() => null) };

@@ -18,6 +18,9 @@ use crate::oauth::{digest, OAuthError};
 const SWEEP_EVERY_MS: u64 = 3600 * 1000;
 /// Revocations are listed this long: past it, every access token of the grant has expired.
 const REVOCATIONS_KEPT_MS: u64 = 24 * 3600 * 1000;
+/// A registered client that never got a grant is forgotten after this long: some clients
+/// register anew on every connection.
+const UNUSED_CLIENT_MS: u64 = 7 * 24 * 3600 * 1000;
 
 async fn read<T: DeserializeOwned>(storage: &Storage, key: &str) -> Result<Option<T>, Error> {
     match storage.get::<String>(key).await? {
@@ -95,6 +98,29 @@ async fn sweep(storage: &Storage, now_ms: u64) -> Result<(), Error> {
             stale.push(key);
         }
     }
+    for (key, text) in keys(storage, "failures:").await? {
+        if serde_json::from_str::<Failures>(&text).map_or(true, |f| f.since_ms + crate::oauth::store::LOCKOUT_MS <= now_ms) {
+            stale.push(key);
+        }
+    }
+    // A client's grant index entries outlive their grants; a client with none left, registered
+    // long enough ago, is forgotten.
+    let grants: std::collections::HashSet<String> = keys(storage, "grant:").await?.into_iter().filter(|(k, _)| !stale.contains(k)).filter_map(|(k, _)| k.strip_prefix("grant:").map(str::to_string)).collect();
+    let mut in_use = std::collections::HashSet::new();
+    for (key, _) in keys(storage, "clientgrant:").await? {
+        let (client, grant) = key.trim_start_matches("clientgrant:").rsplit_once(':').unwrap_or_default();
+        if grants.contains(grant) {
+            in_use.insert(client.to_string());
+        } else {
+            stale.push(key.clone());
+        }
+    }
+    for (key, text) in keys(storage, "client:").await? {
+        let unused = serde_json::from_str::<Client>(&text).is_ok_and(|c| matches!(c.origin, Origin::Registered { .. }) && c.issued_at * 1000 + UNUSED_CLIENT_MS <= now_ms && !in_use.contains(&c.client_id));
+        if unused {
+            stale.push(key);
+        }
+    }
     for chunk in stale.chunks(128) {
         storage.delete_multiple(chunk.to_vec()).await?;
     }
@@ -133,20 +159,21 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
                 return refused(&OAuthError::new(401, "invalid_token", "the registration access token is not valid"));
             }
             storage.delete(&format!("client:{client_id}")).await?;
+            let mut revoked = Vec::new();
             for (key, _) in keys(&storage, &format!("clientgrant:{client_id}:")).await? {
                 if let Some(grant_id) = key.rsplit(':').next() {
                     revoke(&storage, grant_id, now_ms).await?;
+                    revoked.push(grant_id.to_string());
                 }
                 storage.delete(&key).await?;
             }
-            answer(&json!({}))
+            answer(&json!({"revoked": revoked}))
         }
         Command::PutCode { hash, record } => {
             write(&storage, &format!("code:{hash}"), &record).await?;
             answer(&json!({}))
         }
         Command::Exchange { code, exchange, grant_id, refresh, lifetime_ms, now_ms } => {
-            sweep(&storage, now_ms).await?;
             let key = format!("code:{code}");
             let Some(mut record) = read::<CodeRecord>(&storage, &key).await? else {
                 return refused(&OAuthError::invalid_grant("the code is not valid"));
@@ -163,6 +190,8 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             write(&storage, &format!("grant:{grant_id}"), &grant).await?;
             write(&storage, &format!("refresh:{refresh}"), &(grant_id.clone(), grant.expires_ms)).await?;
             write(&storage, &format!("clientgrant:{}:{grant_id}", grant.client_id), &now_ms).await?;
+            // After the exchange, so that an expired code is still there to be told apart.
+            sweep(&storage, now_ms).await?;
             answer(&json!({"grant": grant}))
         }
         Command::Refresh { presented, client_id, resource, next, now_ms } => {
@@ -203,13 +232,13 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             let ids: Vec<String> = keys(&storage, "revoked:").await?.into_iter().filter(|(_, at)| at.parse::<u64>().is_ok_and(|at| at >= since_ms)).filter_map(|(k, _)| k.strip_prefix("revoked:").map(str::to_string)).collect();
             answer(&json!({"revoked": ids}))
         }
-        Command::ConsentGiven { client_id, principal, scope } => {
-            let given: Option<Vec<String>> = read(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}")))).await?;
+        Command::ConsentGiven { client_id, principal, resource, scope } => {
+            let given: Option<Vec<String>> = read(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}\n{resource}")))).await?;
             let covers = given.is_some_and(|g| scope.iter().all(|s| g.contains(s)));
             answer(&json!({"given": covers}))
         }
-        Command::RememberConsent { client_id, principal, scope } => {
-            write(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}"))), &scope).await?;
+        Command::RememberConsent { client_id, principal, resource, scope } => {
+            write(&storage, &format!("consent:{}", digest(&format!("{client_id}\n{principal}\n{resource}"))), &scope).await?;
             answer(&json!({}))
         }
         Command::SignInAllowed { username, now_ms } => {

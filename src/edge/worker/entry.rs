@@ -61,14 +61,26 @@ async fn admit(req: &Incoming, env: &Env, server: &crate::catalog::Server, param
         let route = server.route.as_str();
         let keys = std::iter::once(format!("{route}|principal|{caller}")).chain(session.map(|s| format!("{route}|session|{s}")));
         for key in keys {
-            let failed = |e: wasm_bindgen::JsValue| Error::Internal(format!("rate limiter: {}", crate::edge::js_text(&e)));
-            let outcome = wasm_bindgen_futures::JsFuture::from(rate_limit(limiter.as_ref(), &key).map_err(failed)?).await.map_err(failed)?;
-            if outcome.as_bool() != Some(true) {
-                return Err(Error::RateLimited(*period));
-            }
+            within(limiter.as_ref(), *period, &key).await?;
         }
     }
     Ok(principal)
+}
+
+/// One more request with `key` through the Rate Limiting binding, or `RateLimited`.
+async fn within(limiter: &wasm_bindgen::JsValue, period: u64, key: &str) -> Result<(), Error> {
+    let failed = |e: wasm_bindgen::JsValue| Error::Internal(format!("rate limiter: {}", crate::edge::js_text(&e)));
+    let outcome = wasm_bindgen_futures::JsFuture::from(rate_limit(limiter, key).map_err(failed)?).await.map_err(failed)?;
+    if outcome.as_bool() != Some(true) {
+        return Err(Error::RateLimited(period));
+    }
+    Ok(())
+}
+
+/// The same, for a binding named in the configuration.
+pub async fn within_rate(env: &Env, binding: &str, period: u64, key: &str) -> Result<(), Error> {
+    let limiter = env.rate_limiter(binding).map_err(|_| Error::Config(format!("rateLimit names the binding {binding}, which this Worker does not have")))?;
+    within(limiter.as_ref(), period, key).await
 }
 
 async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Response, Error> {

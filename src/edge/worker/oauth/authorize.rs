@@ -15,7 +15,7 @@ use crate::oauth::client::Client;
 use crate::oauth::grant::CodeRecord;
 use crate::oauth::page::{self, Consent};
 use crate::oauth::store::Command;
-use crate::oauth::token::{encrypt, CODE_PREFIX};
+use crate::oauth::token::CODE_PREFIX;
 use crate::oauth::{digest, single, SignIn};
 
 /// The cookie whose random value binds the consent form to this browser.
@@ -43,8 +43,8 @@ pub async fn page(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         (Ok(_), None) => return error_page(400, "This client is not registered."),
     };
     match &cx.server.sign_in {
-        SignIn::Users(_) => {
-            let who = signin::signed_in(&req, &key);
+        SignIn::Users(users) => {
+            let who = signin::signed_in(&req, &key, users);
             decide(&req, cx, &key, &request, &client, who, None).await
         }
         SignIn::Introspection { login_url } => match signin::browser_session(&req, cx, &request.resource).await? {
@@ -78,8 +78,11 @@ pub async fn callback(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
 /// With who is signed in: straight back with a code when they allowed this client these scopes
 /// before; otherwise the consent page.
 async fn decide(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, client: &Client, who: Option<Principal>, identity: Option<String>) -> Result<Response, Error> {
+    if let Some(why) = who.as_ref().and_then(|w| signin::refusal(cx, &request.resource, w)) {
+        return error_page(403, &why);
+    }
     if let (Some(who), true) = (&who, cx.server.remember_consent) {
-        let given = store(cx.env, &Command::ConsentGiven { client_id: client.client_id.clone(), principal: who.id.clone(), scope: request.scope.clone() }).await?;
+        let given = store(cx.env, &Command::ConsentGiven { client_id: client.client_id.clone(), principal: who.id.clone(), resource: request.resource.clone(), scope: request.scope.clone() }).await?;
         if given.get("given").and_then(serde_json::Value::as_bool) == Some(true) {
             return issue_code(cx, key, request, who, &[]).await;
         }
@@ -89,7 +92,7 @@ async fn decide(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &Authorization
 
 /// The sign-in and consent page.
 #[allow(clippy::too_many_arguments)]
-fn consent(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, client: &Client, who: Option<&Principal>, identity: Option<&str>, error: Option<&str>, status: u16) -> Result<Response, Error> {
+fn consent(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, client: &Client, who: Option<&Principal>, identity: Option<&str>, error: Option<(&str, &str)>, status: u16) -> Result<Response, Error> {
     let sealed = request.seal(key);
     let mut cookies = Vec::new();
     let browser = match req.header("cookie").and_then(|c| crate::auth::cookie(&c, CSRF_COOKIE)).filter(|c| c.len() >= 16) {
@@ -114,10 +117,11 @@ fn consent(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationReque
         redirect_host: &crate::oauth::uri::display_host(&request.redirect_uri),
         scopes: &request.scope,
         signed_in_as: signed_in_as.as_deref(),
-        error,
+        error: error.map(|(why, _)| why),
         request: &sealed,
         csrf: &csrf,
         identity,
+        username: error.map_or("", |(_, username)| username),
     });
     html(status, body, page::redirect_origin(&request.redirect_uri).as_deref(), &cookies)
 }
@@ -150,14 +154,14 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         _ => return error_page(400, "The form says neither allow nor deny."),
     }
     let (who, cookies) = match &cx.server.sign_in {
-        SignIn::Users(users) => match signin::signed_in(&req, &key) {
+        SignIn::Users(users) => match signin::signed_in(&req, &key, users) {
             Some(who) => (who, Vec::new()),
             None => match signin::password(cx, users, &field("username"), &field("password")).await? {
                 Ok(who) => {
                     let cookie = signin::seal_principal(&key, "oauth.signin", &who, "", SIGNED_IN_S * 1000)?;
                     (who, vec![cx.cookie(SIGNED_IN_COOKIE, &cookie, SIGNED_IN_S)])
                 }
-                Err(why) => return consent(&req, cx, &key, &request, &client, None, None, Some(&why), 401),
+                Err(why) => return consent(&req, cx, &key, &request, &client, None, None, Some((&why, &field("username"))), 401),
             },
         },
         SignIn::Introspection { .. } => match signin::browser_session(&req, cx, &request.resource).await? {
@@ -169,8 +173,11 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
             None => return error_page(400, "The identity provider's sign-in has expired. Start again from the application."),
         },
     };
+    if let Some(why) = signin::refusal(cx, &request.resource, &who) {
+        return error_page(403, &why);
+    }
     if cx.server.remember_consent {
-        store(cx.env, &Command::RememberConsent { client_id: client.client_id.clone(), principal: who.id.clone(), scope: request.scope.clone() }).await?;
+        store(cx.env, &Command::RememberConsent { client_id: client.client_id.clone(), principal: who.id.clone(), resource: request.resource.clone(), scope: request.scope.clone() }).await?;
     }
     issue_code(cx, &key, &request, &who, &cookies).await
 }
@@ -178,11 +185,7 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
 /// Stores a code for `who` and sends the browser back to the client with it.
 async fn issue_code(cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, who: &Principal, cookies: &[String]) -> Result<Response, Error> {
     let code = format!("{CODE_PREFIX}{}", random(32)?);
-    let mut principal = who.clone();
-    principal.upstream_token = match principal.upstream_token.take() {
-        Some(t) => Some(encrypt(key, super::nonce()?, &t)),
-        None => None,
-    };
+    let principal = crate::oauth::token::sealed_upstream(who, key, super::nonce()?);
     let record = CodeRecord { request: request.clone(), principal, expires_ms: now_ms() + cx.server.code_ttl_ms, grant: None };
     store(cx.env, &Command::PutCode { hash: digest(&code), record }).await?;
     redirect(&request.success(&code, cx.issuer()), cookies)

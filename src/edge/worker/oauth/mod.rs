@@ -37,6 +37,8 @@ thread_local! {
 enum Endpoint {
     Metadata,
     OpenIdMetadata,
+    /// OpenID Discovery requires a `jwks_uri`; no ID token is ever signed, so its set is empty.
+    Jwks,
     Register,
     Client(String),
     Authorize,
@@ -53,6 +55,7 @@ fn endpoint(path: &str) -> Option<Endpoint> {
         "/register" => Endpoint::Register,
         "/revoke" => Endpoint::Revoke,
         "/oauth/callback" => Endpoint::Callback,
+        "/.well-known/jwks.json" => Endpoint::Jwks,
         _ if under("/.well-known/oauth-authorization-server") => Endpoint::Metadata,
         _ if under("/.well-known/openid-configuration") => Endpoint::OpenIdMetadata,
         _ => Endpoint::Client(path.strip_prefix("/register/").filter(|id| !id.is_empty() && !id.contains('/'))?.to_string()),
@@ -73,6 +76,12 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &'static Catalog, url: &Re
     if method == worker::Method::Options {
         return preflight();
     }
+    // What writes to the store, or checks a password, counts against the client address's rate.
+    let limited = method == worker::Method::Post || method == worker::Method::Delete;
+    if let (true, Some((binding, period))) = (limited, &server.rate_limit) {
+        let address = req.header("cf-connecting-ip").unwrap_or_default();
+        crate::edge::worker::entry::within_rate(env, binding, *period, &format!("oauth|ip:{address}")).await?;
+    }
     let cx = Cx { env, catalog, server, url };
     use worker::Method::{Delete, Get, Post};
     match (method, which) {
@@ -84,13 +93,11 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &'static Catalog, url: &Re
             if let Some(obj) = doc.as_object_mut() {
                 obj.insert("subject_types_supported".into(), serde_json::json!(["public"]));
                 obj.insert("id_token_signing_alg_values_supported".into(), serde_json::json!(["none"]));
-                obj.insert("jwks_uri".into(), serde_json::json!(format!("{}/.well-known/oauth-authorization-server/jwks.json", url.origin)));
-            }
-            if url.path.ends_with("/jwks.json") {
-                return json(200, &serde_json::json!({"keys": []}));
+                obj.insert("jwks_uri".into(), serde_json::json!(format!("{}/.well-known/jwks.json", url.origin)));
             }
             json(200, &doc)
         }
+        (Get, Endpoint::Jwks) => json(200, &serde_json::json!({"keys": []})),
         (Get, Endpoint::Authorize) => authorize::page(req, &cx).await,
         (Post, Endpoint::Authorize) => authorize::submit(req, &cx).await,
         (Get, Endpoint::Callback) => authorize::callback(req, &cx).await,
@@ -98,7 +105,7 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &'static Catalog, url: &Re
         (Delete, Endpoint::Client(id)) => register::delete(req, &cx, &id).await,
         (Post, Endpoint::Token) => token::token(req, &cx).await,
         (Post, Endpoint::Revoke) => token::revoke(req, &cx).await,
-        (_, Endpoint::Metadata | Endpoint::OpenIdMetadata | Endpoint::Callback) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
+        (_, Endpoint::Metadata | Endpoint::OpenIdMetadata | Endpoint::Jwks | Endpoint::Callback) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
         (_, Endpoint::Authorize) => Err(Error::MethodNotAllowed("GET, POST, OPTIONS")),
         (_, Endpoint::Client(_)) => Err(Error::MethodNotAllowed("DELETE, OPTIONS")),
         (_, Endpoint::Register | Endpoint::Token | Endpoint::Revoke) => Err(Error::MethodNotAllowed("POST, OPTIONS")),

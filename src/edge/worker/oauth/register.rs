@@ -67,7 +67,10 @@ pub async fn delete(req: Incoming, cx: &Cx<'_>, client_id: &str) -> Result<Respo
         _ => false,
     };
     let registration_token = (!operator).then(|| digest(&token));
-    store(cx.env, &Command::DeleteClient { client_id: client_id.into(), registration_token, now_ms: crate::edge::now_ms() }).await?;
+    let answer = store(cx.env, &Command::DeleteClient { client_id: client_id.into(), registration_token, now_ms: crate::edge::now_ms() }).await?;
+    for grant in answer.get("revoked").and_then(serde_json::Value::as_array).into_iter().flatten().filter_map(serde_json::Value::as_str) {
+        super::token::note_revoked(grant);
+    }
     Ok(ResponseBuilder::new().with_status(204).empty())
 }
 

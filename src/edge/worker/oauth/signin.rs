@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::oauth::authorize::AuthorizationRequest;
 use crate::oauth::signin::{oidc_principal, user, user_principal, Password};
 use crate::oauth::store::Command;
-use crate::oauth::token::{decrypt, encrypt};
+use crate::oauth::token::{opened_upstream, sealed_upstream};
 use crate::oauth::{digest, encode, Oidc, User};
 use crate::upstream::reply::Upstream;
 use crate::upstream::signing::{mac_hex, seal, unseal};
@@ -61,7 +61,7 @@ pub async fn password(cx: &Cx<'_>, users: &[User], username: &str, password: &st
     }
     let known = user(users, username);
     let secret = known.and_then(|u| crate::edge::secret(cx.env, &u.password_secret)).filter(|s| !s.is_empty());
-    let spec = Password::parse(secret.as_deref().unwrap_or("no such user"));
+    let spec = Password::parse(secret.as_deref().unwrap_or("no such user")).map_err(|why| Error::Config(format!("the password secret of user {username:?} {why}")))?;
     let (iterations, salt) = spec.derivation(username);
     let presented = derive(password, &salt, iterations).await?;
     let expected = match &spec {
@@ -99,11 +99,7 @@ struct Sealed {
 
 /// A principal sealed for a cookie or a form field; an upstream token inside is encrypted.
 pub fn seal_principal(key: &[u8], purpose: &str, principal: &Principal, bound: &str, ttl_ms: u64) -> Result<String, Error> {
-    let mut principal = principal.clone();
-    principal.upstream_token = match principal.upstream_token.take() {
-        Some(t) => Some(encrypt(key, nonce()?, &t)),
-        None => None,
-    };
+    let principal = sealed_upstream(principal, key, nonce()?);
     let sealed = Sealed { principal, bound: bound.into(), exp_ms: now_ms() + ttl_ms };
     Ok(seal(key, purpose, serde_json::to_string(&sealed).unwrap_or_default().as_bytes()))
 }
@@ -113,18 +109,20 @@ pub fn unseal_principal(key: &[u8], purpose: &str, sealed: &str, bound: &str) ->
     if s.exp_ms <= now_ms() || s.bound != bound {
         return None;
     }
-    let mut principal = s.principal;
-    principal.upstream_token = match principal.upstream_token.take() {
-        Some(t) => Some(decrypt(key, &t)?),
-        None => None,
-    };
-    Some(principal)
+    opened_upstream(&s.principal, key)
 }
 
-/// The user a password sign-in cookie names, while it lasts.
-pub fn signed_in(req: &Incoming, key: &[u8]) -> Option<Principal> {
+/// The user a password sign-in cookie names, while it lasts and while the user is configured.
+pub fn signed_in(req: &Incoming, key: &[u8], users: &[User]) -> Option<Principal> {
     let value = crate::auth::cookie(&req.header("cookie")?, SIGNED_IN_COOKIE)?;
-    unseal_principal(key, "oauth.signin", &value, "")
+    current(users, &unseal_principal(key, "oauth.signin", &value, "")?)
+}
+
+/// A configured user's principal as the configuration says it now (roles and email may have
+/// changed); `None` once the user is gone from it.
+pub fn current(users: &[User], principal: &Principal) -> Option<Principal> {
+    let still = user(users, &principal.subject).filter(|u| principal.id == user_principal(u).id)?;
+    Some(user_principal(still))
 }
 
 /// (b) Who the browser is to the host application: its cookie, checked by the introspection of
@@ -136,7 +134,17 @@ pub async fn browser_session(req: &Incoming, cx: &Cx<'_>, resource: &str) -> Res
     let Some(auth) = server.auth.as_ref() else { return Ok(None) };
     let header = |name: &str| req.header(name);
     let Some(credential) = auth.credential(&header) else { return Ok(None) };
-    Ok(crate::edge::worker::auth::introspect(auth, cx.env, server, &credential, &params).await.ok().filter(|p| p.may(&auth.required_roles)))
+    Ok(crate::edge::worker::auth::introspect(auth, cx.env, server, &credential, &params).await.ok())
+}
+
+/// Why `who` may not use the server `resource` names, if they may not: a token would only be
+/// refused there, so the page says it now.
+pub fn refusal(cx: &Cx<'_>, resource: &str, who: &Principal) -> Option<String> {
+    let url = crate::head::RequestUrl::parse(resource)?;
+    let (index, _, _) = cx.catalog.route(&url.path)?;
+    let auth = cx.catalog.servers.get(index)?.auth.as_ref()?;
+    let name = who.email.clone().unwrap_or_else(|| who.subject.clone());
+    (!who.may(&auth.required_roles)).then(|| format!("You are signed in as {name}, who may not use this server: it needs the role {}.", auth.required_roles.join(" or ")))
 }
 
 /// (b) The host application's sign-in page, told to come back to this `/authorize`.
@@ -263,20 +271,26 @@ pub async fn provider_callback(req: &Incoming, cx: &Cx<'_>, oidc: &Oidc, key: &[
         Ok(e) => e,
         Err(why) => return Ok(Err(why)),
     };
-    let client_secret = crate::edge::secret(cx.env, &oidc.secret).unwrap_or_default();
-    let basic = crate::base64::encode(format!("{}:{}", encode(&oidc.client_id), encode(&client_secret)).as_bytes());
-    let body = format!(
+    let Some(client_secret) = crate::edge::secret(cx.env, &oidc.secret).filter(|s| !s.is_empty()) else {
+        return Ok(Err(format!("Sign-in is not set up: the secret {} (the identity provider's client secret) is not set.", oidc.secret)));
+    };
+    let mut body = format!(
         "grant_type=authorization_code&code={}&redirect_uri={}&code_verifier={}",
         encode(&code),
         encode(&format!("{}/oauth/callback", cx.url.origin)),
         mac_hex(key, format!("oauth.pkce.{login}").as_bytes())
     );
-    let headers = vec![
+    let mut headers = vec![
         ("Content-Type".into(), "application/x-www-form-urlencoded".into()),
         // GitHub answers form-encoded unless asked for JSON.
         ("Accept".into(), "application/json".into()),
-        ("Authorization".into(), format!("Basic {basic}")),
     ];
+    if oidc.post_secret {
+        body.push_str(&format!("&client_id={}&client_secret={}", encode(&oidc.client_id), encode(&client_secret)));
+    } else {
+        let basic = crate::base64::encode(format!("{}:{}", encode(&oidc.client_id), encode(&client_secret)).as_bytes());
+        headers.push(("Authorization".into(), format!("Basic {basic}")));
+    }
     let tokens = match fetch_json(&fetch("POST", &endpoints.token, headers, Some(body), cx), "token endpoint").await {
         Ok(t) => t,
         Err(why) => return Ok(Err(why)),
@@ -295,7 +309,7 @@ pub async fn provider_callback(req: &Incoming, cx: &Cx<'_>, oidc: &Oidc, key: &[
             Some(Value::Array(a)) => a.iter().any(|v| v.as_str() == Some(&oidc.client_id)),
             _ => false,
         };
-        let issuer_ok = c.get("iss").and_then(Value::as_str).map(|i| i.trim_end_matches('/')) == Some(oidc.issuer.as_str());
+        let issuer_ok = c.get("iss").and_then(Value::as_str).is_some_and(|i| crate::oauth::signin::same_issuer(i, &oidc.issuer));
         let nonce_ok = c.get("nonce").and_then(Value::as_str) == Some(mac_hex(key, format!("oauth.nonce.{login}").as_bytes()).as_str());
         if !(audience_ok && issuer_ok && nonce_ok) {
             return Ok(Err("The identity provider's ID token is not for this sign-in.".into()));

@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::oauth::client::Client;
 use crate::oauth::grant::{Exchange, Grant};
 use crate::oauth::store::Command;
-use crate::oauth::token::{client_credentials, decrypt, AccessClaims, ACCESS_PREFIX, REFRESH_PREFIX};
+use crate::oauth::token::{client_credentials, opened_upstream, AccessClaims, ACCESS_PREFIX, REFRESH_PREFIX};
 use crate::oauth::{digest, single, OAuthError};
 use crate::routes::RouteParams;
 
@@ -46,11 +46,9 @@ async fn is_revoked(env: &Env, max_access_ttl_ms: u64, grant: &str) -> Result<bo
         let since_ms = now.saturating_sub(max_access_ttl_ms + REVOCATION_WINDOW_MS);
         let answer = store(env, &Command::Revoked { since_ms }).await?;
         let ids: HashSet<String> = answer.get("revoked").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default();
-        REVOKED.with(|r| {
-            let mut r = r.borrow_mut();
-            r.0 = now;
-            r.1.extend(ids);
-        });
+        // The store's list holds every revocation that still matters, this isolate's included:
+        // it replaces the set, which so stays as small as the list.
+        REVOKED.with(|r| *r.borrow_mut() = (now, ids));
     }
     Ok(REVOKED.with(|r| r.borrow().1.contains(grant)))
 }
@@ -72,6 +70,12 @@ pub async fn verify_access(env: &Env, server: &Server, route: &RouteParams, orig
         return Err("the token was revoked".into());
     }
     Ok(claims.principal)
+}
+
+/// A `resource` as `/authorize` resolved it (no trailing slash, the origin as this server spells
+/// it), so the two endpoints compare the same string; one that is not ours stays as it is.
+fn canonical(cx: &Cx<'_>, resource: &str) -> String {
+    super::resource(cx.catalog, &cx.url.origin, resource).unwrap_or_else(|| resource.to_string())
 }
 
 /// The client a token or revocation request comes from, authenticated.
@@ -96,14 +100,14 @@ pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
                 client_id: client.client_id.clone(),
                 redirect_uri: single(&pairs, "redirect_uri")?.map(str::to_string),
                 verifier: single(&pairs, "code_verifier")?.map(str::to_string),
-                resource: single(&pairs, "resource")?.map(str::to_string),
+                resource: single(&pairs, "resource")?.map(|r| canonical(cx, r)),
             };
             let command = Command::Exchange { code: digest(code), exchange, grant_id: random(16)?, refresh: digest(&next_refresh), lifetime_ms: cx.server.refresh_ttl_ms, now_ms: now };
             store(cx.env, &command).await?
         }
         Some("refresh_token") => {
             let presented = single(&pairs, "refresh_token")?.ok_or_else(|| OAuthError::invalid_request("refresh_token is required"))?;
-            let resource = single(&pairs, "resource")?.map(str::to_string);
+            let resource = single(&pairs, "resource")?.map(|r| canonical(cx, r));
             let command = Command::Refresh { presented: digest(presented), client_id: client.client_id.clone(), resource, next: digest(&next_refresh), now_ms: now };
             store(cx.env, &command).await?
         }
@@ -112,9 +116,24 @@ pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     };
     let grant: Grant = answer.get("grant").cloned().and_then(|g| serde_json::from_value(g).ok()).ok_or_else(|| Error::Internal("the store answered no grant".into()))?;
     let key = signing_key(cx.env).await?;
-    let mut principal = grant.principal.clone();
-    // Stored encrypted; `mint` encrypts it again, with a fresh nonce, inside the token.
-    principal.upstream_token = principal.upstream_token.and_then(|t| decrypt(&key, &t));
+    // Stored encrypted; `mint` encrypts it again, with a fresh nonce, inside the token. After a
+    // change of signing key it cannot be decrypted, and the grant goes on without it.
+    let stored = opened_upstream(&grant.principal, &key).unwrap_or_else(|| Principal { upstream_token: None, ..grant.principal.clone() });
+    let mut principal = stored.clone();
+    // A configured user's roles and email are read anew at each refresh; a user removed from
+    // the configuration ends their grants.
+    if let crate::oauth::SignIn::Users(users) = &cx.server.sign_in {
+        match super::signin::current(users, &principal) {
+            Some(now_configured) => principal = Principal { upstream_token: stored.upstream_token, ..now_configured },
+            None => {
+                let answer = store(cx.env, &Command::Revoke { refresh: None, grant: Some(grant.id.clone()), client_id: grant.client_id.clone(), now_ms: now }).await?;
+                if let Some(g) = answer.get("revoked").and_then(Value::as_str) {
+                    note_revoked(g);
+                }
+                return Err(OAuthError::invalid_grant("the user no longer exists; sign in again").into());
+            }
+        }
+    }
     let ttl = cx.server.access_ttl_ms.min(grant.expires_ms.saturating_sub(now));
     let claims = AccessClaims { aud: grant.resource.clone(), principal, client_id: grant.client_id.clone(), grant: grant.id.clone(), scope: grant.scope.clone(), exp_ms: now + ttl };
     let mut body = json!({
