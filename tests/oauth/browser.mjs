@@ -3,7 +3,7 @@
 //! open a URL, fill mcp-edge's consent page (the contract's ids: #username, #password, #allow,
 //! #deny), follow the redirects until the browser asks for a given redirect URI, and keep a
 //! screenshot under .mcp-edge/test-output/.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,11 @@ import { CHROMIUM } from './install.mjs';
 
 /** Where screenshots go; `npm test` prints each one's path. */
 export const OUTPUT_DIR = join(root, '.mcp-edge', 'test-output');
+
+/** How long an MCP client's first request may wait while the user signs in in the browser: the
+ *  SDK's request timeout (60 s by default) must outlast the browser steps' own, so that a stuck
+ *  step fails with its own message. */
+export const SIGN_IN_TIMEOUT = 180_000;
 
 /** Chromium's flags: headless as root (no sandbox), and none of its background connections,
  *  which this machine's closed network refuses, many at a time. */
@@ -42,10 +47,43 @@ export async function launchBrowser() {
       return page;
     },
     async close() {
-      await context.close().catch(() => {});
+      // A close that hangs (seen under load, with a navigation just finished) must not hold the
+      // test file open: the browser's processes, known by their own profile, are ended instead.
+      if (!(await settles(context.close().catch(() => {}), 15_000))) killProfile(profile);
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Whether `promise` settles within `ms`. */
+async function settles(promise, ms) {
+  let timer;
+  const late = new Promise((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const done = await Promise.race([promise.then(() => true, () => true), late]);
+  clearTimeout(timer);
+  return done;
+}
+
+/** Ends the Chromium processes this helper started with the profile `dir` (and only those). */
+function killProfile(dir) {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (cmdline.split('\0').includes(`--user-data-dir=${dir}`)) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {}
+    }
+  }
+}
+
+/** Closes a tab; one whose close hangs is left to the browser's own close. */
+export async function closePage(page) {
+  await settles(page.close(), 10_000);
 }
 
 /** Loads `url` in `page`; returns the main document's response (status, headers). */
@@ -62,11 +100,15 @@ export async function followUntil(page, prefix, action, { timeout = 30_000 } = {
   // A failed wait must not leave an unhandled rejection behind when `action` throws first.
   target.catch(() => {});
   await action();
+  let url;
   try {
-    return new URL((await target).url());
+    url = new URL((await target).url());
   } catch (e) {
     throw new Error(`the browser never reached ${prefix}: it went through ${page.visited?.join(' → ') || page.url()} (${e.message})`);
   }
+  // Let that page load: a tab closed mid-navigation can hang Chromium's close.
+  await page.waitForURL((u) => u.href.startsWith(String(prefix)), { waitUntil: 'load', timeout: 10_000 }).catch(() => {});
+  return url;
 }
 
 /**

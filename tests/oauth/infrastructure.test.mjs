@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { existsSync } from 'node:fs';
-import { launchBrowser, open, fillConsent, followUntil, screenshot, startCallbackServer } from './browser.mjs';
+import { closePage, launchBrowser, open, fillConsent, followUntil, screenshot, startCallbackServer } from './browser.mjs';
 import { startIdp, IDP_CLIENT_ID, IDP_CLIENT_SECRET, LOGIN_FORM, CONSENT_FORM } from './idp.mjs';
 
 let browser;
@@ -76,7 +76,7 @@ test('Chromium signs in at the OpenID provider; the code buys a token whose user
     assert.equal(me.status, 200);
     assert.deepEqual(await me.json(), { sub: 'alice', email: 'alice@example.com', email_verified: true, name: 'Alice Example', groups: ['admins', 'staff'] });
   } finally {
-    await page.close();
+    await closePage(page);
   }
 });
 
@@ -117,7 +117,7 @@ test('the browser helpers fill a page shaped as the contract\'s consent page and
     assert.deepEqual(await callback.next(), { code: 'stand-in-code', state: 's2' });
     assert.ok(existsSync(await screenshot(page, 'stand-in-callback')));
   } finally {
-    await page.close();
+    await closePage(page);
     server.closeAllConnections?.();
     await new Promise((resolve) => server.close(resolve));
   }

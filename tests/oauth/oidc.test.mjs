@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { launchBrowser, open, fillConsent, followUntil, screenshot, startCallbackServer } from './browser.mjs';
+import { SIGN_IN_TIMEOUT, closePage, launchBrowser, open, fillConsent, followUntil, screenshot, startCallbackServer } from './browser.mjs';
 import { startIdp, IDP_CLIENT_ID, IDP_CLIENT_SECRET, LOGIN_FORM, CONSENT_FORM } from './idp.mjs';
 import { MemoryOAuthProvider, accepts, startOAuthWorker } from './worker.mjs';
 
@@ -96,7 +96,7 @@ async function signInThroughProvider(url, login, screenshotName) {
     seen.reached = reached;
     seen.visited = [...page.visited];
     seen.callback = await callback.next();
-    await page.close();
+    await closePage(page);
     return seen;
   } finally {
     await browser.close();
@@ -114,7 +114,7 @@ async function signedInClient(login, screenshotName) {
     },
   });
   const transport = new StreamableHTTPClientTransport(worker.mcpUrl, { authProvider: provider });
-  await assert.rejects(new Client({ name: 'oidc-test', version: '1' }).connect(transport), UnauthorizedError);
+  await assert.rejects(new Client({ name: 'oidc-test', version: '1' }).connect(transport, { timeout: SIGN_IN_TIMEOUT }), UnauthorizedError);
   assert.ok(seen, 'the SDK sent the user to authorize');
   await transport.finishAuth(seen.callback.code);
   const client = new Client({ name: 'oidc-test', version: '1' });

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { launchBrowser, open, fillConsent, followUntil, screenshot, startCallbackServer } from './browser.mjs';
+import { SIGN_IN_TIMEOUT, closePage, launchBrowser, open, fillConsent, followUntil, screenshot, startCallbackServer } from './browser.mjs';
 import { MemoryOAuthProvider, PASSWORDS, initializeWith, pkce, readConfig, recordingFetch, registerClient, startOAuthWorker, tokenRequest } from './worker.mjs';
 
 const TTL = readConfig().oauth.accessTokenTtlSeconds;
@@ -57,7 +57,7 @@ async function signInAndAllow(url, record) {
     record.signinCookies = (await browser.context.cookies(worker.origin)).filter((c) => c.name === 'mcp_edge_signin');
     return await callback.next();
   } finally {
-    await page.close();
+    await closePage(page);
   }
 }
 
@@ -66,7 +66,7 @@ test('the SDK signs in through Chromium: 401, discovery, registration, consent, 
   first.provider = provider;
   const transport = new StreamableHTTPClientTransport(worker.mcpUrl, { authProvider: provider, fetch: recordingFetch(first.log) });
   const client = new Client({ name: 'oauth-sdk-test', version: '1.0.0' });
-  await assert.rejects(client.connect(transport), UnauthorizedError);
+  await assert.rejects(client.connect(transport, { timeout: SIGN_IN_TIMEOUT }), UnauthorizedError);
 
   // The 401, and how the SDK found its way from it.
   const [challenge] = first.log;
@@ -200,12 +200,12 @@ test('signed in already: a second client is authorized without a password; Deny 
         assert.ok(reached.searchParams.get('code'));
         return await callback.next();
       } finally {
-        await page.close();
+        await closePage(page);
       }
     },
   });
   const transport = new StreamableHTTPClientTransport(worker.mcpUrl, { authProvider: provider, fetch: recordingFetch(log) });
-  await assert.rejects(new Client({ name: 'second', version: '1' }).connect(transport), UnauthorizedError);
+  await assert.rejects(new Client({ name: 'second', version: '1' }).connect(transport, { timeout: SIGN_IN_TIMEOUT }), UnauthorizedError);
   assert.equal(provider.callback.iss, worker.origin);
   await transport.finishAuth(provider.callback.code);
   const client = new Client({ name: 'second', version: '1' });
@@ -237,6 +237,6 @@ test('signed in already: a second client is authorized without a password; Deny 
     assert.equal(hit.iss, worker.origin);
     assert.equal(hit.code, undefined);
   } finally {
-    await denyPage.close();
+    await closePage(denyPage);
   }
 });
