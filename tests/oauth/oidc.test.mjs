@@ -2,8 +2,9 @@
 // 127.0.0.1 (tests/oauth/idp.mjs). Chromium goes from the SDK's authorization URL to mcp-edge's
 // /authorize, on to the provider's login and consent pages, back to mcp-edge's /oauth/callback,
 // through mcp-edge's consent page (Allow) to the client's loopback redirect URI. The principal's
-// roles come from the provider's `groups` claim (`roleMap`), or `defaultRoles`; where the build
-// has `{principal.email}` templates, a tool's URL carries the signed-in email to the upstream.
+// roles come from the provider's `groups` claim (`roleMap`), or `defaultRoles`; a tool's URL
+// carries the signed-in email to the upstream, and a tool that opts in sends the provider's own
+// access token upstream, where it works at the provider (and stays out of replies).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,17 +12,24 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { SIGN_IN_TIMEOUT, closePage, launchBrowser, open, fillConsent, followUntil, screenshot, startCallbackServer } from './browser.mjs';
 import { startIdp, IDP_CLIENT_ID, IDP_CLIENT_SECRET, LOGIN_FORM, CONSENT_FORM } from './idp.mjs';
-import { MemoryOAuthProvider, accepts, startOAuthWorker } from './worker.mjs';
+import { MemoryOAuthProvider, startOAuthWorker } from './worker.mjs';
 
 const message = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] };
 
-function oidcConfig(issuer, { withEmailTool }) {
+function oidcConfig(issuer) {
+  const bearer = { Authorization: 'Bearer {principal.upstreamToken}' };
   const tools = [
     { name: 'echo', inputSchema: message, http: { url: '{+env.UPSTREAM_URL}/echo' } },
     { name: 'admin_echo', roles: ['admin'], inputSchema: message, http: { url: '{+env.UPSTREAM_URL}/echo' } },
     { name: 'user_echo', roles: ['user'], inputSchema: message, http: { url: '{+env.UPSTREAM_URL}/echo' } },
+    { name: 'whoami', http: { method: 'GET', url: '{+env.UPSTREAM_URL}/inspect/{principal.subject}{?principal.email}' } },
+    // The provider's token, to the provider's userinfo endpoint: a per-user backend.
+    { name: 'provider_me', forwardUpstreamToken: true, http: { method: 'GET', url: `${issuer}/me`, headers: bearer } },
+    // The same token to an upstream that quotes it back: redacted in the reply.
+    { name: 'quoted_token', forwardUpstreamToken: true, http: { method: 'GET', url: '{+env.UPSTREAM_URL}/whoami', headers: bearer } },
+    // A tool that does not opt in sends no token of the caller's.
+    { name: 'no_token', http: { method: 'GET', url: '{+env.UPSTREAM_URL}/whoami' } },
   ];
-  if (withEmailTool) tools.push({ name: 'whoami', http: { method: 'GET', url: '{+env.UPSTREAM_URL}/inspect/{principal.subject}{?principal.email}' } });
   return {
     oauth: {
       signIn: {
@@ -47,14 +55,10 @@ function oidcConfig(issuer, { withEmailTool }) {
 let idp;
 let worker;
 let callback;
-let withEmailTool;
 before(async () => {
   idp = await startIdp();
   callback = await startCallbackServer();
-  // `{principal.email}` in a tool's URL comes with another change; without it, roles alone show
-  // who signed in.
-  withEmailTool = await accepts(oidcConfig(idp.issuer, { withEmailTool: true }));
-  worker = await startOAuthWorker({ config: oidcConfig(idp.issuer, { withEmailTool }), bindings: { IDP_CLIENT_SECRET } });
+  worker = await startOAuthWorker({ config: oidcConfig(idp.issuer), bindings: { IDP_CLIENT_SECRET } });
   // The provider learns its client's redirect URI now that the Worker's origin is known.
   idp.configure({ redirectUris: [`${worker.origin}/oauth/callback`] });
 });
@@ -123,7 +127,7 @@ async function signedInClient(login, screenshotName) {
   return { client, transport: transport2, provider, seen };
 }
 
-test('alice signs in at the OpenID provider through Chromium; her groups make her an admin', async (t) => {
+test('alice signs in at the OpenID provider through Chromium; her groups make her an admin', async () => {
   const { client, transport, provider, seen } = await signedInClient('alice', 'oidc-consent');
   try {
     // mcp-edge asked the provider for a code, for its own callback, with the configured scopes.
@@ -156,14 +160,31 @@ test('alice signs in at the OpenID provider through Chromium; her groups make he
     assert.equal(echoed.isError, undefined);
     assert.deepEqual(echoed.structuredContent, { message: 'alice via the provider' });
 
-    if (withEmailTool) {
-      const who = await client.callTool({ name: 'whoami', arguments: {} });
-      assert.equal(who.isError, undefined);
-      assert.equal(who.structuredContent.path, '/inspect/alice');
-      assert.equal(new URLSearchParams(who.structuredContent.query).get('principal.email'), 'alice@example.com');
-    } else {
-      t.diagnostic('this build has no {principal.email} templates: the email is not checked through a tool');
-    }
+    const who = await client.callTool({ name: 'whoami', arguments: {} });
+    assert.equal(who.isError, undefined);
+    assert.equal(who.structuredContent.path, '/inspect/alice');
+    assert.equal(new URLSearchParams(who.structuredContent.query).get('principal.email'), 'alice@example.com');
+
+    // The provider's token reaches a tool that opts in, and works at the provider: its userinfo
+    // answers for alice.
+    const me = await client.callTool({ name: 'provider_me', arguments: {} });
+    assert.equal(me.isError, undefined, JSON.stringify(me));
+    assert.equal(me.structuredContent.sub, 'alice');
+    assert.equal(me.structuredContent.email, 'alice@example.com');
+    // An upstream that quotes it back: it got the provider's token (not mcp-edge's), and the
+    // reply carries it redacted.
+    const quoted = await client.callTool({ name: 'quoted_token', arguments: {} });
+    const heard = worker.upstream.seen.findLast((r) => r.url === '/whoami').headers.authorization;
+    assert.match(heard, /^Bearer \S+$/);
+    assert.doesNotMatch(heard, /mcpe_at\./);
+    assert.ok(!JSON.stringify(quoted).includes(heard.slice('Bearer '.length)), `the token is in the reply: ${JSON.stringify(quoted)}`);
+    assert.deepEqual(quoted.structuredContent, { authorization: 'Bearer [redacted]' });
+    // Not sent by default.
+    const none = await client.callTool({ name: 'no_token', arguments: {} });
+    assert.deepEqual(none.structuredContent, { authorization: null });
+    // mcp-edge's own access token never carries the provider's token in the clear.
+    const body = Buffer.from(provider.tokens().access_token.split('.')[1], 'base64url').toString();
+    assert.ok(!body.includes(heard.slice('Bearer '.length)));
   } finally {
     await transport.terminateSession().catch(() => {});
     await client.close();
@@ -174,15 +195,13 @@ test('bob, in no mapped group, gets the default roles only', async () => {
   const { client, transport } = await signedInClient('bob');
   try {
     const { tools } = await client.listTools();
-    const names = tools.map((x) => x.name).filter((n) => n !== 'whoami').sort();
+    const names = tools.map((x) => x.name).filter((n) => !['whoami', 'provider_me', 'quoted_token', 'no_token'].includes(n)).sort();
     assert.deepEqual(names, ['echo', 'user_echo']);
     const echoed = await client.callTool({ name: 'user_echo', arguments: { message: 'bob via the provider' } });
     assert.deepEqual(echoed.structuredContent, { message: 'bob via the provider' });
-    if (withEmailTool) {
-      // The provider says bob's email is not verified: it does not reach the upstream.
-      const who = await client.callTool({ name: 'whoami', arguments: {} });
-      assert.deepEqual(who.structuredContent, { path: '/inspect/bob', query: '' });
-    }
+    // The provider says bob's email is not verified: it does not reach the upstream.
+    const who = await client.callTool({ name: 'whoami', arguments: {} });
+    assert.deepEqual(who.structuredContent, { path: '/inspect/bob', query: '' });
     const refused = await client.callTool({ name: 'admin_echo', arguments: { message: 'not bob' } }).catch((e) => e);
     // A tool the principal may not see: refused, as an error result or a protocol error.
     assert.ok(refused instanceof Error || refused.isError === true, `admin_echo refused for bob: ${JSON.stringify(refused)}`);

@@ -57,12 +57,6 @@ export async function startOAuthWorker({ config = readConfig(), bindings = {}, r
   };
 }
 
-/** Whether the Worker's own check accepts `config`: for features that may not have landed yet. */
-export async function accepts(config) {
-  const text = JSON.stringify(config);
-  return (await check('probe.json', text, buildDir)).ok;
-}
-
 /** A PKCE pair (S256). */
 export function pkce() {
   const verifier = randomBytes(32).toString('base64url');
