@@ -10,26 +10,11 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { root } from '../e2e/harness.mjs';
 import { freePort, serveWith } from '../e2e/serving.mjs';
-import { MemoryOAuthProvider } from './worker.mjs';
+import { MemoryOAuthProvider, signInByForm } from './worker.mjs';
 
 const PASSWORD = 'wonderland-4c1e';
 
-/** Plays alice at the page the authorization URL shows: signs in, allows, reads the redirect. */
-async function signInAsAlice(url) {
-  const page = await fetch(url, { redirect: 'manual' });
-  assert.equal(page.status, 200);
-  const body = await page.text();
-  const field = (n) => body.match(new RegExp(`name="${n}" value="([^"]*)"`))[1].replace(/&quot;/g, '"').replace(/&amp;/g, '&');
-  const cookie = page.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const res = await fetch(new URL('/authorize', url), {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: new URL(url).origin },
-    body: new URLSearchParams({ request: field('request'), csrf: field('csrf'), username: 'alice', password: PASSWORD, decision: 'allow' }),
-  });
-  assert.equal(res.status, 302);
-  return Object.fromEntries(new URL(res.headers.get('location')).searchParams);
-}
+const signInAsAlice = (url) => signInByForm(url, { username: 'alice', password: PASSWORD });
 
 test('examples/oauth with npm start: the SDK signs alice in, and the upstream hears who called', { timeout: 300_000 }, async () => {
   const port = await freePort();

@@ -177,3 +177,23 @@ export function recordingFetch(log) {
     return res;
   };
 }
+
+/**
+ * Plays the user at the page an authorization URL shows, as a browser posts its form: signs in
+ * with `fields` (username, password) and allows. Resolves with the query the redirect URI got.
+ */
+export async function signInByForm(url, fields) {
+  const page = await fetch(url, { redirect: 'manual' });
+  if (page.status !== 200) throw new Error(`GET /authorize: HTTP ${page.status}`);
+  const body = await page.text();
+  const field = (n) => body.match(new RegExp(`name="${n}" value="([^"]*)"`))[1].replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+  const cookie = page.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const res = await fetch(new URL('/authorize', url), {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: new URL(url).origin },
+    body: new URLSearchParams({ request: field('request'), csrf: field('csrf'), decision: 'allow', ...fields }),
+  });
+  if (res.status !== 302) throw new Error(`POST /authorize: HTTP ${res.status}`);
+  return Object.fromEntries(new URL(res.headers.get('location')).searchParams);
+}
