@@ -502,3 +502,21 @@ test('the OpenID discovery document names an empty key set; the authorization se
     await limited.close();
   }
 });
+
+test('a client from the configuration signs in with its redirect URI and authenticates with its secret', async () => {
+  const page = await authorize(w.origin, 'configured-app', { redirect_uri: 'https://app.example/cb' });
+  assert.equal(page.res.status, 200);
+  assert.equal(html(page.body, 'client-name'), 'Configured app');
+  assert.equal(html(page.body, 'redirect-host'), 'app.example');
+  assert.match(page.res.headers.get('content-security-policy'), /form-action 'self' https:\/\/app\.example;/);
+  const res = await consent(w.origin, page);
+  const to = new URL(res.headers.get('location'));
+  assert.equal(`${to.origin}${to.pathname}`, 'https://app.example/cb');
+  const form = { grant_type: 'authorization_code', code: to.searchParams.get('code'), redirect_uri: 'https://app.example/cb', code_verifier: page.verifier };
+  const basic = (secret) => ({ authorization: `Basic ${Buffer.from(`configured-app:${secret}`).toString('base64')}` });
+  const wrong = await tokenRequest(w.origin, form, basic('configured-secret-2'));
+  assert.deepEqual([wrong.status, wrong.body.error], [401, 'invalid_client']);
+  const right = await tokenRequest(w.origin, form, basic('configured-secret-1'));
+  assert.equal(right.status, 200, JSON.stringify(right.body));
+  assert.equal((await call(w.origin, right.body.access_token)).status, 200);
+});
