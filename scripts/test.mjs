@@ -1,6 +1,7 @@
 //! `npm test`: installs what is missing, runs the native core tests, builds the test worker and
 //! the package, and runs the end-to-end tests against them in workerd, the sign-in tests with
-//! Chromium and a real OpenID provider, and the OpenAPI import's tests with Prism among them.
+//! Chromium and a real OpenID provider, the status page in Chromium, and the OpenAPI import's
+//! tests with Prism among them.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { root, run, setup } from './setup.mjs';
@@ -31,6 +32,8 @@ run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000'
 // Sign-in (the OAuth authorization server): real clients, Chromium on the consent pages, a real
 // OpenID provider. Browsers and token lifetimes that must run out make these slower.
 run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=300000', ...testFiles('oauth')]);
+// The console: the status page at `/` in Chromium (tests/oauth/browser.mjs), with screenshots.
+run(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=120000', ...testFiles('console')]);
 // The OpenAPI import against Prism: a few minutes in all (the corpus calls about 2,500 tools).
 run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=1200000', ...testFiles('openapi')]);
 // The official MCP conformance suite, --suite all: every scenario must pass, with no warnings.

@@ -10,6 +10,8 @@
 //! - [`auth`]: credentials, principals and roles; JWT claims; session objects keyed by principal.
 //! - [`oauth`]: mcp-edge as its own OAuth 2.1 authorization server: clients, the authorization
 //!   request, codes, grants and tokens, sign-in, the consent page.
+//! - [`console`]: the status page at `/`: every server, its tools and how to connect a client.
+//! - [`html`]: HTML escaping for the pages the Worker serves.
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
 //! - [`versions`]: the protocol revisions this server speaks.
@@ -41,12 +43,14 @@ pub mod base64;
 pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod console;
 pub mod discovery;
 pub mod dispatch;
 pub mod envelope;
 pub mod error;
 pub mod framing;
 pub mod head;
+pub mod html;
 pub mod jsonrpc;
 pub mod lease;
 pub mod method;

@@ -18,6 +18,10 @@ pub type RouteParams = Vec<(String, String)>;
 impl RoutePattern {
     pub fn parse(source: &str) -> Result<RoutePattern, String> {
         let rest = source.strip_prefix('/').ok_or("a route must start with '/'")?;
+        // `/` alone is the root: no segments, and it matches only `/`.
+        if rest.is_empty() {
+            return Ok(RoutePattern { source: source.to_string(), segments: Vec::new() });
+        }
         let segments = rest
             .split('/')
             .map(|seg| {
@@ -68,6 +72,9 @@ impl RoutePattern {
     pub fn matches(&self, path: &str) -> Option<RouteParams> {
         let path = path.strip_prefix('/')?;
         let path = path.strip_suffix('/').unwrap_or(path);
+        if self.segments.is_empty() {
+            return path.is_empty().then(Vec::new);
+        }
         let mut parts = path.split('/');
         let mut params = Vec::new();
         for seg in &self.segments {
@@ -107,6 +114,16 @@ mod tests {
         assert_eq!(r.matches("/api/v1/interactions//mcp"), None);
         assert_eq!(r.sibling("stream").as_str(), "/api/v1/interactions/{chat_uuid}/stream");
         assert_eq!(r.params().collect::<Vec<_>>(), ["chat_uuid"]);
+    }
+
+    #[test]
+    fn the_root_route() {
+        let r = RoutePattern::parse("/").unwrap();
+        assert_eq!(r.matches("/"), Some(vec![]));
+        assert_eq!(r.matches("/mcp"), None);
+        assert_eq!(r.sibling("stream").as_str(), "/stream");
+        assert!(!r.overlaps(&RoutePattern::parse("/mcp").unwrap()) && !r.overlaps(&RoutePattern::parse("/{x}").unwrap()));
+        assert!(RoutePattern::parse("/mcp/").is_err() && RoutePattern::parse("//").is_err());
     }
 
     #[test]

@@ -23,6 +23,19 @@ pub struct Catalog {
     pub log: RequestLogging,
     /// The deployment's own authorization server, when configured.
     pub oauth: Option<crate::oauth::AuthServer>,
+    /// Who may see the status page at `/`.
+    pub console: ConsoleAccess,
+}
+
+/// Who may see the status page at `/` (`console.access`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ConsoleAccess {
+    /// Anyone: every server's route, name, auth mode and transports, and the tools, resources
+    /// and prompts of the servers without `auth` (what their `tools/list` shows anyone).
+    #[default]
+    Public,
+    /// No page: `/` answers as any unknown path does.
+    Off,
 }
 
 impl Catalog {

@@ -4,7 +4,7 @@
 use super::model;
 use super::ConfigError;
 use crate::cache::{CacheHint, CacheScope, DEFAULT_CACHE_TTL_MS};
-use crate::catalog::{Catalog, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server, ToolDiscovery};
+use crate::catalog::{Catalog, ConsoleAccess, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server, ToolDiscovery};
 use crate::discovery::MetaTool;
 use crate::policy::{OriginPattern, DEFAULT_ORIGINS};
 use crate::routes::RoutePattern;
@@ -42,7 +42,12 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
             }
         }
     }
-    Ok(Catalog { servers, log: file.log, oauth })
+    let console = match file.console.access.as_str() {
+        "public" => ConsoleAccess::Public,
+        "off" => ConsoleAccess::Off,
+        other => return Err(ConfigError::at("console.access", format!("{other:?} is not \"public\" or \"off\""))),
+    };
+    Ok(Catalog { servers, log: file.log, oauth, console })
 }
 
 fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {

@@ -53,6 +53,18 @@ mod tests {
     }
 
     #[test]
+    fn the_console_is_public_unless_turned_off() {
+        use crate::catalog::ConsoleAccess;
+        let server = r#""servers":[{"name":"s","version":"1"}]"#;
+        assert_eq!(load(&format!("{{{server}}}")).unwrap().console, ConsoleAccess::Public);
+        assert_eq!(load(&format!(r#"{{{server},"console":{{"access":"off"}}}}"#)).unwrap().console, ConsoleAccess::Off);
+        assert_eq!(load(&format!(r#"{{{server},"console":{{}}}}"#)).unwrap().console, ConsoleAccess::Public);
+        assert_eq!(err(&format!(r#"{{{server},"console":{{"access":"admins"}}}}"#)), r#"console.access: "admins" is not "public" or "off""#);
+        assert!(err(&format!(r#"{{{server},"console":{{"acess":"off"}}}}"#)).starts_with("console.acess: unknown field `acess`"));
+        assert!(err(&format!(r#"{{{server},"console":{{"access":true}}}}"#)).starts_with("console.access: invalid type: boolean `true`"));
+    }
+
+    #[test]
     fn check_reports_each_server_or_the_fault() {
         let two = r#"{"servers":[{"name":"s","version":"1","tools":[TOOL]},{"name":"t","version":"2","route":"/t/mcp"}]}"#.replace("TOOL", TOOL);
         assert_eq!(check("f.json", &two).unwrap(), "f.json: ok: s 1 on /mcp and /stream: tools weather\nf.json: ok: t 2 on /t/mcp and /t/stream: no tools");

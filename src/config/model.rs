@@ -22,6 +22,30 @@ pub struct ConfigFile {
     /// mcp-edge as its own OAuth 2.1 authorization server, for servers with `"auth": {"oauth": true}`.
     #[serde(default)]
     pub oauth: Option<OAuthConfig>,
+    /// The status page at `/`: who may see it.
+    #[serde(default)]
+    pub console: ConsoleConfig,
+}
+
+/// The status page at `/` (when no server's route is `/`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConsoleConfig {
+    /// `public` (default): anyone sees the servers, and the tools of servers without `auth`.
+    /// `off`: `/` is a 404, as before the console existed. A text, not an enum, so a later
+    /// `"signed-in"` with a role is one more arm, and a typo gets a message with its path.
+    #[serde(default = "default_console_access")]
+    pub access: String,
+}
+
+impl Default for ConsoleConfig {
+    fn default() -> Self {
+        ConsoleConfig { access: default_console_access() }
+    }
+}
+
+fn default_console_access() -> String {
+    "public".into()
 }
 
 #[derive(Debug, Clone, Deserialize)]

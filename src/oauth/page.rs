@@ -29,21 +29,7 @@ label{display:block;margin:.75rem 0 .25rem;font-weight:600}input{width:100%;box-
 button#allow{background:#2454d6;border-color:#2454d6;color:#fff}.error{background:#fde8e8;color:#8a1c1c;padding:.5rem .75rem;border-radius:6px}\
 .who{color:#5b6270;font-size:.9rem}";
 
-/// Escapes text for HTML element content and quoted attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::html::escape;
 
 fn document(title: &str, body: &str) -> String {
     format!("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"referrer\" content=\"no-referrer\"><title>{}</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>", escape(title))

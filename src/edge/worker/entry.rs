@@ -113,6 +113,12 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
         }
         return crate::edge::worker::oauth::serve(req, env, catalog, &url).await;
     }
+    // The status page: a browser's top-level navigation, which sends no Origin.
+    if crate::console::serves(catalog, &url.path) {
+        if let Some(page) = crate::edge::worker::console::serve(&req, catalog, &url) {
+            return page;
+        }
+    }
     let route = catalog.route(&url.path);
     let server_index = route.as_ref().map_or(0, |r| r.0);
     let Some(server) = catalog.servers.get(server_index) else {

@@ -1,0 +1,43 @@
+//! The console: the status page at `/`, where a person sees every server, its tools, and how to
+//! connect a client. Pure: the edge (`edge/worker/console.rs`) passes the catalog and the
+//! request's origin in and sends the page out.
+//!
+//! - [`page`]: the HTML and its headers (a strict CSP: one inline style block, no script).
+//! - [`connect`]: the auth mode in words, and the copy-ready settings of each client.
+//! - [`schema`]: a tool's input schema as a table of arguments.
+//!
+//! What the page shows is what the servers show anyone: names, routes, auth modes and
+//! transports of every server, and the tools, resources and prompts of servers without `auth`.
+//! Never a secret or a secret's name: tool requests (URLs, headers, bodies) are not shown at all.
+
+pub mod connect;
+pub mod page;
+pub mod schema;
+
+use crate::catalog::{Catalog, ConsoleAccess, Server};
+
+/// Whether `GET path` is the status page: `/`, when the console is on and no server lives there.
+pub fn serves(catalog: &Catalog, path: &str) -> bool {
+    path == "/" && catalog.console != ConsoleAccess::Off && catalog.route(path).is_none()
+}
+
+/// Whether the page lists the server's tools, resources and prompts: as its `tools/list` does
+/// for a caller without credentials, only when it has no `auth`.
+pub fn shows_entries(server: &Server) -> bool {
+    server.auth.is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_page_steps_aside_for_a_root_server_and_when_off() {
+        let load = |text: &str| crate::config::load(text).unwrap();
+        let c = load(r#"{"servers":[{"name":"s","version":"1"}]}"#);
+        assert!(serves(&c, "/") && !serves(&c, "/mcp") && !serves(&c, "/x"));
+        assert!(!serves(&load(r#"{"servers":[{"name":"s","version":"1","route":"/"}]}"#), "/"));
+        assert!(!serves(&load(r#"{"servers":[{"name":"s","version":"1"}],"console":{"access":"off"}}"#), "/"));
+        assert!(serves(&load(r#"{"servers":[{"name":"s","version":"1"}],"console":{"access":"public"}}"#), "/"));
+    }
+}

@@ -1,0 +1,34 @@
+//! `GET /`: the status page (`crate::console`), rendered for the request's origin and sent with
+//! its CSP. A top-level navigation sends no `Origin`, so only the Host check applies.
+
+use worker::{Headers, Method, Response, ResponseBuilder};
+
+use crate::catalog::Catalog;
+use crate::edge::http::Incoming;
+use crate::error::Error;
+use crate::head::RequestUrl;
+use crate::policy;
+
+/// The page, for `GET` and `HEAD`; `None` for other methods, which get the plain 404.
+pub fn serve(req: &Incoming, catalog: &Catalog, url: &RequestUrl) -> Option<Result<Response, Error>> {
+    let method = req.method();
+    if method != Method::Get && method != Method::Head {
+        return None;
+    }
+    Some((|| {
+        // The page spells URLs on the request's origin: only a host some server allows may name it.
+        let host = req.header("host");
+        if !catalog.servers.iter().any(|s| policy::host_allowed(host.as_deref(), req.header("cf-connecting-ip").as_deref(), &s.allowed_hosts)) {
+            return Err(Error::HostForbidden(host.unwrap_or_default()));
+        }
+        let headers = Headers::new();
+        for (name, value) in crate::console::page::headers() {
+            headers.set(name, &value)?;
+        }
+        let builder = ResponseBuilder::new().with_status(200).with_headers(headers);
+        if method == Method::Head {
+            return Ok(builder.empty());
+        }
+        Ok(builder.fixed(crate::console::page::render(catalog, &url.origin).into_bytes()))
+    })())
+}
