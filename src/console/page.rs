@@ -113,7 +113,10 @@ fn section(catalog: &Catalog, server: &Server, index: usize, origin: &str) -> St
         let names: Vec<String> = params.iter().map(|p| format!("<code>{{{}}}</code>", escape(p))).collect();
         out.push_str(&format!("<p class=\"muted\">{} in the URL {} a route parameter: put your value in its place.</p>", names.join(", "), if params.len() == 1 { "is" } else { "are" }));
     }
-    out.push_str("<details class=\"connect\" open><summary>Connect a client</summary><div class=\"clients\">");
+    // Open for a deployment of one server; with several, each server's settings open on a click,
+    // so the page stays a list of servers.
+    let expanded = if catalog.servers.len() == 1 { " open" } else { "" };
+    out.push_str(&format!("<details class=\"connect\"{expanded}><summary>Connect a client</summary><div class=\"clients\">"));
     for s in connect::snippets(server, &urls, catalog.oauth.as_ref()) {
         out.push_str(&format!("<div class=\"client\"><h4>{}</h4><p>{}</p><pre>{}</pre></div>", escape(s.client), escape(&s.note), escape(&s.text)));
     }
@@ -346,6 +349,10 @@ mod tests {
         assert!(html.contains("<span class=\"tag\">read-only</span><span class=\"tag\">idempotent</span><span class=\"tag\">closed world</span>"));
         assert!(html.contains("<code class=\"url\">https://mcp.example.com/mcp</code>"));
         assert!(html.contains("Legacy HTTP+SSE (2024-11-05): <code>GET https://mcp.example.com/sse</code>"));
+        // One server: its connect settings are open; several: each opens on a click.
+        assert!(html.contains("<details class=\"connect\" open>"));
+        let two = page(r#"{"servers":[{"name":"a","version":"1","tools":[]},{"route":"/b/mcp","name":"b","version":"1","tools":[]}]}"#);
+        assert_eq!((two.matches("<details class=\"connect\">").count(), two.matches("<details class=\"connect\" open>").count()), (2, 0));
     }
 
     #[test]
