@@ -1,5 +1,6 @@
-//! HTML text escaping, shared by the pages the Worker serves (the sign-in pages in `oauth::page`,
-//! the status page in `console`): every configured or client-sent string passes through it.
+//! What the pages the Worker serves share (the sign-in pages in `oauth::page`, the status page in
+//! `console`): text escaping, which every configured or client-sent string passes through, and
+//! the headers that allow a page its one style block and nothing else.
 
 /// Escapes text for HTML element content and quoted attribute values.
 pub fn escape(text: &str) -> String {
@@ -15,6 +16,21 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+/// A page's headers: a CSP that allows its one inline style block (by its SHA-256) and forms
+/// posted only to `form_action`; never framed, never cached, no referrer.
+pub fn page_headers(style: &str, form_action: &str) -> Vec<(&'static str, String)> {
+    use sha2::{Digest, Sha256};
+    let hash = crate::base64::encode(&Sha256::digest(style.as_bytes()));
+    vec![
+        ("Content-Type", "text/html; charset=utf-8".into()),
+        ("Content-Security-Policy", format!("default-src 'none'; style-src 'sha256-{hash}'; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'")),
+        ("X-Frame-Options", "DENY".into()),
+        ("X-Content-Type-Options", "nosniff".into()),
+        ("Referrer-Policy", "no-referrer".into()),
+        ("Cache-Control", "no-store".into()),
+    ]
 }
 
 #[cfg(test)]

@@ -77,16 +77,7 @@ pub fn render(catalog: &Catalog, origin: &str) -> String {
 
 /// The page's headers: a CSP that allows its one style block and nothing else, never framed.
 pub fn headers() -> Vec<(&'static str, String)> {
-    use sha2::{Digest, Sha256};
-    let style = crate::base64::encode(&Sha256::digest(STYLE.as_bytes()));
-    vec![
-        ("Content-Type", "text/html; charset=utf-8".into()),
-        ("Content-Security-Policy", format!("default-src 'none'; style-src 'sha256-{style}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")),
-        ("X-Frame-Options", "DENY".into()),
-        ("X-Content-Type-Options", "nosniff".into()),
-        ("Referrer-Policy", "no-referrer".into()),
-        ("Cache-Control", "no-store".into()),
-    ]
+    crate::html::page_headers(STYLE, "'none'")
 }
 
 fn display_name(server: &Server) -> &str {
@@ -362,7 +353,7 @@ mod tests {
         let csp = headers().into_iter().find(|(k, _)| *k == "Content-Security-Policy").unwrap().1;
         use sha2::{Digest, Sha256};
         let hash = crate::base64::encode(&Sha256::digest(STYLE.as_bytes()));
-        assert_eq!(csp, format!("default-src 'none'; style-src 'sha256-{hash}'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"));
+        assert_eq!(csp, format!("default-src 'none'; style-src 'sha256-{hash}'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"));
         // The one style block is the one the hash allows, and there is no script at all.
         assert_eq!(html.matches("<style>").count(), 1);
         assert!(html.contains(&format!("<style>{STYLE}</style>")) && !html.contains("<script"));

@@ -75,20 +75,11 @@ pub fn error_page(message: &str) -> String {
 /// The page's headers: a CSP that allows its one style block and a form posted to this origin
 /// (and the redirect that follows it, to `redirect_origin`: browsers apply `form-action` to it).
 pub fn headers(redirect_origin: Option<&str>) -> Vec<(&'static str, String)> {
-    use sha2::{Digest, Sha256};
-    let style = crate::base64::encode(&Sha256::digest(STYLE.as_bytes()));
     let form_action = match redirect_origin {
         Some(o) => format!("'self' {o}"),
         None => "'self'".into(),
     };
-    vec![
-        ("Content-Type", "text/html; charset=utf-8".into()),
-        ("Content-Security-Policy", format!("default-src 'none'; style-src 'sha256-{style}'; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'")),
-        ("X-Frame-Options", "DENY".into()),
-        ("X-Content-Type-Options", "nosniff".into()),
-        ("Referrer-Policy", "no-referrer".into()),
-        ("Cache-Control", "no-store".into()),
-    ]
+    crate::html::page_headers(STYLE, &form_action)
 }
 
 /// What a redirect URI's origin is for `form-action`: `scheme://host[:port]`, or a private-use

@@ -56,7 +56,7 @@ function assertStrictHeaders(res) {
   const h = res.headers();
   assert.equal(res.status(), 200);
   assert.equal(h['content-type'], 'text/html; charset=utf-8');
-  assert.match(h['content-security-policy'], /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'$/);
+  assert.match(h['content-security-policy'], /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'$/);
   assert.equal(h['x-frame-options'], 'DENY');
   assert.equal(h['x-content-type-options'], 'nosniff');
   assert.equal(h['referrer-policy'], 'no-referrer');
