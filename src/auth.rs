@@ -116,10 +116,7 @@ impl Auth {
     /// The first credential the request carries, from the configured sources in order.
     pub fn credential(&self, header: &dyn Fn(&str) -> Option<String>) -> Option<String> {
         self.sources.iter().find_map(|source| match source {
-            Source::Bearer => header("authorization").and_then(|v| {
-                let (scheme, token) = v.trim().split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string())
-            }),
+            Source::Bearer => header("authorization").and_then(|v| authorization(&v, "bearer")),
             Source::Header(name) => header(name).map(|v| v.trim().to_string()),
             Source::Cookie(name) => header("cookie").and_then(|c| cookie(&c, name)),
         })
@@ -161,6 +158,13 @@ impl Auth {
         }
         doc
     }
+}
+
+/// The credential of an `Authorization` value whose scheme is `scheme` (any case): `Bearer …`,
+/// `Basic …`.
+pub fn authorization(value: &str, scheme: &str) -> Option<String> {
+    let (given, credential) = value.trim().split_once(' ')?;
+    given.eq_ignore_ascii_case(scheme).then(|| credential.trim().to_string())
 }
 
 /// A cookie's value from a `Cookie` header.

@@ -75,7 +75,9 @@ impl RequestUrl {
     }
 }
 
-fn form_decode(s: &str) -> String {
+/// A query or form value decoded: `+` is a space, then `%XX` escapes (kept as written when
+/// malformed).
+pub fn form_decode(s: &str) -> String {
     let plus_as_space = s.replace('+', " ");
     percent_decode(&plus_as_space).unwrap_or(plus_as_space)
 }

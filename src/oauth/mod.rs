@@ -139,11 +139,7 @@ pub fn form(text: &str) -> Vec<(String, String)> {
         .filter(|pair| !pair.is_empty())
         .map(|pair| {
             let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            let decode = |s: &str| {
-                let spaced = s.replace('+', " ");
-                crate::head::percent_decode(&spaced).unwrap_or(spaced)
-            };
-            (decode(k), decode(v))
+            (crate::head::form_decode(k), crate::head::form_decode(v))
         })
         .collect()
 }

@@ -84,10 +84,7 @@ pub struct ClientCredentials {
 pub fn client_credentials(pairs: &[(String, String)], authorization: Option<&str>) -> Result<ClientCredentials, OAuthError> {
     let form_id = single(pairs, "client_id")?;
     let form_secret = single(pairs, "client_secret")?;
-    let basic = authorization.and_then(|h| {
-        let (scheme, value) = h.trim().split_once(' ')?;
-        scheme.eq_ignore_ascii_case("basic").then(|| value.trim().to_string())
-    });
+    let basic = authorization.and_then(|h| crate::auth::authorization(h, "basic"));
     if let Some(encoded) = basic {
         if form_secret.is_some() {
             return Err(OAuthError::invalid_request("use one client authentication method, not two"));
@@ -95,12 +92,11 @@ pub fn client_credentials(pairs: &[(String, String)], authorization: Option<&str
         let decoded = crate::base64::decode(&encoded).and_then(|b| String::from_utf8(b).ok()).ok_or_else(|| OAuthError::invalid_client("the Basic credentials are not base64"))?;
         let (id, secret) = decoded.split_once(':').ok_or_else(|| OAuthError::invalid_client("the Basic credentials have no colon"))?;
         // RFC 6749 §2.3.1: both halves are form-urlencoded before they are joined.
-        let (id, secret) = (super::form(&format!("v={id}")), super::form(&format!("v={secret}")));
-        let id = id.first().map(|(_, v)| v.clone()).unwrap_or_default();
+        let (id, secret) = (crate::head::form_decode(id), crate::head::form_decode(secret));
         if form_id.is_some_and(|f| f != id) {
             return Err(OAuthError::invalid_request("client_id differs from the Basic credentials"));
         }
-        return Ok(ClientCredentials { client_id: id, method: AuthMethod::ClientSecretBasic, secret: secret.first().map(|(_, v)| v.clone()) });
+        return Ok(ClientCredentials { client_id: id, method: AuthMethod::ClientSecretBasic, secret: Some(secret) });
     }
     let client_id = form_id.ok_or_else(|| OAuthError::invalid_client("the request names no client"))?.to_string();
     Ok(match form_secret {

@@ -26,9 +26,7 @@ thread_local! {
 }
 
 fn bearer(req: &Incoming) -> Option<String> {
-    let value = req.header("authorization")?;
-    let (scheme, token) = value.trim().split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim().to_string())
+    crate::auth::authorization(&req.header("authorization")?, "bearer")
 }
 
 /// `POST /register`.
