@@ -8,11 +8,15 @@ use crate::oauth::{uri, AuthServer, Oidc, Registration, SignIn, User};
 /// The paths the authorization server answers; no server route may use them.
 pub const PATHS: &[&str] = &["/authorize", "/token", "/register", "/register/{client_id}", "/revoke", "/oauth/callback", "/.well-known/jwks.json"];
 
+/// Whether `name` can name a Worker secret: letters, digits and `_`, not starting with a digit.
+fn is_secret_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit())
+}
+
 pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
     let at = |field: &str, msg: String| ConfigError::at(format!("oauth.{field}"), msg);
     let secret_name = |field: &str, name: &str| {
-        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit());
-        if valid { Ok(name.to_string()) } else { Err(at(field, format!("{name:?} is not a secret name (letters, digits and _)"))) }
+        if is_secret_name(name) { Ok(name.to_string()) } else { Err(at(field, format!("{name:?} is not a secret name (letters, digits and _)"))) }
     };
     let sign_in = sign_in(o.sign_in, &o.private_hosts)?;
     if let Some(r) = &o.rate_limit {
@@ -101,7 +105,7 @@ fn sign_in(s: SignInConfig, private_hosts: &[String]) -> Result<SignIn, ConfigEr
                 if out.iter().any(|e| e.username == u.username) {
                     return Err(at(&format!("users[{i}].username"), format!("{:?} is listed twice", u.username)));
                 }
-                if u.password_secret.is_empty() || !u.password_secret.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                if !is_secret_name(&u.password_secret) {
                     return Err(at(&format!("users[{i}].passwordSecret"), format!("{:?} is not a secret name: the password itself never goes in this file", u.password_secret)));
                 }
                 out.push(User { username: u.username, password_secret: u.password_secret, roles: u.roles, email: u.email });
@@ -111,7 +115,7 @@ fn sign_in(s: SignInConfig, private_hosts: &[String]) -> Result<SignIn, ConfigEr
         (None, Some(o), None) => {
             let pointer = |field: &str, p: &str| if p.is_empty() || p.starts_with('/') { Ok(p.to_string()) } else { Err(at(&format!("oidc.{field}"), format!("{p:?} is not a JSON Pointer"))) };
             let endpoint = |field: &str, v: Option<String>| v.map(|v| url(&format!("oidc.{field}"), &v)).transpose();
-            if o.secret.is_empty() || !o.secret.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            if !is_secret_name(&o.secret) {
                 return Err(at("oidc.secret", format!("{:?} is not a secret name: the client secret itself never goes in this file", o.secret)));
             }
             let post_secret = match o.token_auth_method.as_deref() {

@@ -43,9 +43,13 @@ fn refused(error: &OAuthError) -> Result<Response, Error> {
     answer(&json!({"refused": error}))
 }
 
-/// A refusal that revoked a grant: the Worker that asked stops its tokens at once.
-fn refused_revoking(error: &OAuthError, grant: Option<&str>) -> Result<Response, Error> {
-    answer(&json!({"refused": error, "revoked": grant}))
+/// A refusal of `grant`'s rules: the grant it names is revoked first, and the answer says so, so
+/// that the Worker that asked stops its tokens at once.
+async fn refuse(storage: &Storage, refused: Refused, now_ms: u64) -> Result<Response, Error> {
+    if let Some(g) = &refused.revoke {
+        revoke(storage, g, now_ms).await?;
+    }
+    answer(&json!({"refused": refused.error, "revoked": refused.revoke}))
 }
 
 async fn keys(storage: &Storage, prefix: &str) -> Result<Vec<(String, String)>, Error> {
@@ -178,11 +182,8 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             let Some(mut record) = read::<CodeRecord>(&storage, &key).await? else {
                 return refused(&OAuthError::invalid_grant("the code is not valid"));
             };
-            if let Err(Refused { error, revoke: revoked }) = grant::redeem(&record, &exchange, now_ms) {
-                if let Some(g) = &revoked {
-                    revoke(&storage, g, now_ms).await?;
-                }
-                return refused_revoking(&error, revoked.as_deref());
+            if let Err(r) = grant::redeem(&record, &exchange, now_ms) {
+                return refuse(&storage, r, now_ms).await;
             }
             let grant = Grant::start(grant_id.clone(), &record, refresh.clone(), now_ms, lifetime_ms);
             record.grant = Some(grant_id.clone());
@@ -202,11 +203,8 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             let Some(mut grant) = read::<Grant>(&storage, &key).await? else {
                 return refused(&OAuthError::invalid_grant("the grant has expired; sign in again"));
             };
-            if let Err(Refused { error, revoke: revoked }) = grant.refresh(&presented, &client_id, resource.as_deref(), now_ms) {
-                if let Some(g) = &revoked {
-                    revoke(&storage, g, now_ms).await?;
-                }
-                return refused_revoking(&error, revoked.as_deref());
+            if let Err(r) = grant.refresh(&presented, &client_id, resource.as_deref(), now_ms) {
+                return refuse(&storage, r, now_ms).await;
             }
             grant.refresh = next.clone();
             write(&storage, &key, &grant).await?;

@@ -133,7 +133,9 @@ impl Cx<'_> {
 }
 
 /// One command to the authorization server's Durable Object, and its answer. A refusal comes
-/// back as the OAuth error it is.
+/// back as the OAuth error it is. Whatever grants the store says it revoked (`revoked`: one id or
+/// a list), this isolate refuses the tokens of at once; other isolates within the revocation
+/// window.
 async fn store(env: &Env, command: &Command) -> Result<Value, Error> {
     let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
     let mut response = crate::edge::object::registry::call(env, OBJECT, Op::OAuth, 0, None, body).await?;
@@ -142,10 +144,12 @@ async fn store(env: &Env, command: &Command) -> Result<Value, Error> {
         return Err(Error::Internal(format!("the authorization server's store answered {}: {}", response.status_code(), String::from_utf8_lossy(&bytes))));
     }
     let answer: Value = serde_json::from_slice(&bytes).map_err(|e| Error::Internal(format!("the store's answer: {e}")))?;
+    match answer.get("revoked") {
+        Some(Value::String(grant)) => token::note_revoked(grant),
+        Some(Value::Array(grants)) => grants.iter().filter_map(Value::as_str).for_each(token::note_revoked),
+        _ => {}
+    }
     if let Some(refused) = answer.get("refused") {
-        if let Some(grant) = answer.get("revoked").and_then(Value::as_str) {
-            token::note_revoked(grant);
-        }
         let error: crate::oauth::OAuthError = serde_json::from_value(refused.clone()).map_err(|e| Error::Internal(e.to_string()))?;
         return Err(error.into());
     }
@@ -167,6 +171,21 @@ async fn signing_key(env: &Env) -> Result<Vec<u8>, Error> {
     };
     KEY.with(|k| *k.borrow_mut() = Some(key.clone()));
     Ok(key)
+}
+
+/// A request the authorization server makes itself (an identity provider, a metadata document):
+/// through the SSRF guard with the configured `privateHosts`, never redirected, never retried.
+fn outbound(cx: &Cx<'_>, method: &str, url: &str, headers: Vec<(String, String)>, body: Option<String>, timeout_ms: u64) -> crate::upstream::HttpCall {
+    crate::upstream::HttpCall {
+        method: method.into(),
+        url: url.into(),
+        headers,
+        body,
+        timeout_ms,
+        redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
+        retry: None,
+        private_upstreams: cx.server.private_hosts.clone(),
+    }
 }
 
 /// `bytes` random bytes as base64url: ids, codes, tokens, secrets.

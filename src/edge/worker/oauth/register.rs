@@ -65,10 +65,7 @@ pub async fn delete(req: Incoming, cx: &Cx<'_>, client_id: &str) -> Result<Respo
         _ => false,
     };
     let registration_token = (!operator).then(|| digest(&token));
-    let answer = store(cx.env, &Command::DeleteClient { client_id: client_id.into(), registration_token, now_ms: crate::edge::now_ms() }).await?;
-    for grant in answer.get("revoked").and_then(serde_json::Value::as_array).into_iter().flatten().filter_map(serde_json::Value::as_str) {
-        super::token::note_revoked(grant);
-    }
+    store(cx.env, &Command::DeleteClient { client_id: client_id.into(), registration_token, now_ms: crate::edge::now_ms() }).await?;
     Ok(ResponseBuilder::new().with_status(204).empty())
 }
 
@@ -95,16 +92,7 @@ async fn document(cx: &Cx<'_>, url: &str) -> Result<Client, Error> {
     if let Some(c) = DOCUMENTS.with(|d| d.borrow().get(url).filter(|(_, until)| *until > now).map(|(c, _)| c.clone())) {
         return Ok(c);
     }
-    let call = crate::upstream::HttpCall {
-        method: "GET".into(),
-        url: url.into(),
-        headers: vec![("Accept".into(), "application/json".into())],
-        body: None,
-        timeout_ms: 5000,
-        redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
-        retry: None,
-        private_upstreams: cx.server.private_hosts.clone(),
-    };
+    let call = super::outbound(cx, "GET", url, vec![("Accept".into(), "application/json".into())], None, 5000);
     let unusable = |why: String| Error::from(OAuthError::invalid_client(format!("the client metadata document at {url} {why}")));
     let body = match crate::edge::upstream::perform(&call, MAX_METADATA_BYTES as u64).await {
         Upstream::Reply { status: 200, truncated_at: None, body, .. } => body,

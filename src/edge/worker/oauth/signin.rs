@@ -162,17 +162,9 @@ struct Endpoints {
     userinfo: Option<String>,
 }
 
+/// The identity provider's endpoints answer within 10 s.
 fn fetch(method: &str, url: &str, headers: Vec<(String, String)>, body: Option<String>, cx: &Cx<'_>) -> HttpCall {
-    HttpCall {
-        method: method.into(),
-        url: url.into(),
-        headers,
-        body,
-        timeout_ms: 10_000,
-        redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
-        retry: None,
-        private_upstreams: cx.server.private_hosts.clone(),
-    }
+    super::outbound(cx, method, url, headers, body, 10_000)
 }
 
 async fn fetch_json(call: &HttpCall, what: &str) -> Result<Value, String> {

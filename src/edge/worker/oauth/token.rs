@@ -126,10 +126,7 @@ pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         match super::signin::current(users, &principal) {
             Some(now_configured) => principal = Principal { upstream_token: stored.upstream_token, ..now_configured },
             None => {
-                let answer = store(cx.env, &Command::Revoke { refresh: None, grant: Some(grant.id.clone()), client_id: grant.client_id.clone(), now_ms: now }).await?;
-                if let Some(g) = answer.get("revoked").and_then(Value::as_str) {
-                    note_revoked(g);
-                }
+                store(cx.env, &Command::Revoke { refresh: None, grant: Some(grant.id.clone()), client_id: grant.client_id.clone(), now_ms: now }).await?;
                 return Err(OAuthError::invalid_grant("the user no longer exists; sign in again").into());
             }
         }
@@ -168,10 +165,7 @@ pub async fn revoke(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         None
     };
     if let Some(command) = command {
-        let answer = store(cx.env, &command).await?;
-        if let Some(grant) = answer.get("revoked").and_then(Value::as_str) {
-            note_revoked(grant);
-        }
+        store(cx.env, &command).await?;
     }
     json(200, &json!({}))
 }
