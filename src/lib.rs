@@ -12,6 +12,8 @@
 //!   request, codes, grants and tokens, sign-in, the consent page.
 //! - [`console`]: the status page at `/`: every server, its tools and how to connect a client.
 //! - [`html`]: HTML escaping for the pages the Worker serves.
+//! - [`health`]: the health figures: per tool, the last hour's calls, errors by kind and latency
+//!   percentiles, gathered per isolate and kept in the `health` object.
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
 //! - [`versions`]: the protocol revisions this server speaks.
@@ -50,6 +52,7 @@ pub mod envelope;
 pub mod error;
 pub mod framing;
 pub mod head;
+pub mod health;
 pub mod html;
 pub mod jsonrpc;
 pub mod lease;

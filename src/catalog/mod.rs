@@ -25,6 +25,8 @@ pub struct Catalog {
     pub oauth: Option<crate::oauth::AuthServer>,
     /// Who may see the status page at `/`.
     pub console: ConsoleAccess,
+    /// Whether tool calls are counted for the health figures (`console.health`).
+    pub health: crate::health::Settings,
 }
 
 /// Who may see the status page at `/` (`console.access`).

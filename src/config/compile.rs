@@ -47,7 +47,8 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
         "off" => ConsoleAccess::Off,
         other => return Err(ConfigError::at("console.access", format!("{other:?} is not \"public\" or \"off\""))),
     };
-    Ok(Catalog { servers, log: file.log, oauth, console })
+    let health = super::health::health(file.console.health)?;
+    Ok(Catalog { servers, log: file.log, oauth, console, health })
 }
 
 fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {

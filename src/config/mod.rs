@@ -1,10 +1,12 @@
 //! The configuration file: its model (`model`), read with faults located by their JSON path
 //! (`file`, `locate`), validated and compiled into the `Catalog` that requests are served from
-//! (`compile`, with `tool`, `request`, `auth` and `resources` for the parts of a server).
+//! (`compile`, with `tool`, `request`, `auth` and `resources` for the parts of a server, and
+//! `oauth` and `health` for top-level sections).
 
 pub(crate) mod auth;
 mod oauth;
 mod compile;
+mod health;
 mod file;
 mod locate;
 pub mod model;

@@ -36,11 +36,32 @@ pub struct ConsoleConfig {
     /// `"signed-in"` with a role is one more arm, and a typo gets a message with its path.
     #[serde(default = "default_console_access")]
     pub access: String,
+    /// The health figures: per tool, the last hour's calls, errors and latency.
+    #[serde(default)]
+    pub health: HealthConfig,
 }
 
 impl Default for ConsoleConfig {
     fn default() -> Self {
-        ConsoleConfig { access: default_console_access() }
+        ConsoleConfig { access: default_console_access(), health: HealthConfig::default() }
+    }
+}
+
+/// `console.health`: whether calls are counted, and where else each is written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HealthConfig {
+    /// Count each tool call's outcome and latency (default `true`).
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// A Workers Analytics Engine binding: each call is also written there as a data point.
+    #[serde(default)]
+    pub analytics_engine: Option<String>,
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        HealthConfig { enabled: true, analytics_engine: None }
     }
 }
 
