@@ -49,6 +49,10 @@ pub enum Op {
     PrincipalClose,
     /// The authorization server's object: one `oauth::store::Command`.
     OAuth,
+    /// The health figures' object: an isolate's batch of figures to merge in, and a read of
+    /// the last hour's.
+    HealthFlush,
+    HealthRead,
     /// Test builds: fire the session's alarm now.
     TestAlarm,
     /// One this build does not know.
@@ -201,11 +205,11 @@ mod tests {
 
     #[test]
     fn operations_keep_their_wire_names_and_unknown_ones_still_open() {
-        let names: Vec<String> = [Op::Initialize, Op::SseOpen, Op::CallStatus, Op::AttemptFailed, Op::RegistryNotify, Op::PrincipalClose, Op::TestAlarm]
+        let names: Vec<String> = [Op::Initialize, Op::SseOpen, Op::CallStatus, Op::AttemptFailed, Op::RegistryNotify, Op::PrincipalClose, Op::TestAlarm, Op::HealthFlush, Op::HealthRead]
             .iter()
             .map(|op| serde_json::to_string(op).unwrap())
             .collect();
-        assert_eq!(names, [r#""initialize""#, r#""sse-open""#, r#""call-status""#, r#""attempt-failed""#, r#""registry-notify""#, r#""principal-close""#, r#""test-alarm""#]);
+        assert_eq!(names, [r#""initialize""#, r#""sse-open""#, r#""call-status""#, r#""attempt-failed""#, r#""registry-notify""#, r#""principal-close""#, r#""test-alarm""#, r#""health-flush""#, r#""health-read""#]);
         let (newer, _) = Envelope::open(b"{\"op\":\"from-a-newer-worker\",\"sessionId\":\"s\",\"later\":1}\n").unwrap();
         assert_eq!((newer.op, newer.session_id.as_str()), (Op::Unknown, "s"));
     }

@@ -26,7 +26,7 @@ pub struct Catalog {
     /// Who may see the status page at `/`.
     pub console: ConsoleAccess,
     /// Whether tool calls are counted for the health figures (`console.health`).
-    pub health: crate::health::Settings,
+    pub health: HealthSettings,
 }
 
 /// Who may see the status page at `/` (`console.access`).
@@ -38,6 +38,14 @@ pub enum ConsoleAccess {
     Public,
     /// No page: `/` answers as any unknown path does.
     Off,
+}
+
+/// `console.health`: whether tool calls are counted for the health figures (`crate::health`),
+/// and the Workers Analytics Engine binding each call is also written to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthSettings {
+    pub enabled: bool,
+    pub analytics_engine: Option<String>,
 }
 
 impl Catalog {

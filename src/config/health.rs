@@ -3,7 +3,7 @@
 
 use super::model::HealthConfig;
 use super::ConfigError;
-use crate::health::Settings;
+use crate::catalog::HealthSettings;
 
 /// Whether `name` can name a Worker binding: a JavaScript identifier of letters, digits and `_`
 /// (wrangler's binding names), not starting with a digit.
@@ -11,11 +11,11 @@ fn is_binding_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit())
 }
 
-pub fn health(c: HealthConfig) -> Result<Settings, ConfigError> {
+pub fn health(c: HealthConfig) -> Result<HealthSettings, ConfigError> {
     if let Some(name) = c.analytics_engine.as_deref().filter(|n| !is_binding_name(n)) {
         return Err(ConfigError::at("console.health.analyticsEngine", format!("{name:?} is not a binding name (letters, digits and _, not starting with a digit)")));
     }
-    Ok(Settings { enabled: c.enabled, analytics_engine: c.analytics_engine })
+    Ok(HealthSettings { enabled: c.enabled, analytics_engine: c.analytics_engine })
 }
 
 #[cfg(test)]
@@ -24,13 +24,13 @@ mod tests {
 
     const SERVER: &str = r#""servers":[{"name":"s","version":"1"}]"#;
 
-    fn health(console: &str) -> Result<crate::health::Settings, String> {
+    fn health(console: &str) -> Result<crate::catalog::HealthSettings, String> {
         load(&format!(r#"{{{SERVER},"console":{console}}}"#)).map(|c| c.health).map_err(|e| e.to_string())
     }
 
     #[test]
     fn health_is_on_by_default_and_names_a_binding() {
-        let on = crate::health::Settings { enabled: true, analytics_engine: None };
+        let on = crate::catalog::HealthSettings { enabled: true, analytics_engine: None };
         assert_eq!(load(&format!("{{{SERVER}}}")).unwrap().health, on);
         assert_eq!(health("{}").unwrap(), on);
         assert_eq!(health(r#"{"access":"off","health":{}}"#).unwrap(), on);

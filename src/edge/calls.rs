@@ -13,6 +13,8 @@ use serde_json::Value;
 use worker::Delay;
 
 use crate::edge::deferred::{self, Home};
+use crate::edge::health;
+use crate::health::Outcome;
 use crate::edge::upstream::{self, ToolReading};
 use crate::edge::streams::Outlet;
 use crate::catalog::Server;
@@ -118,8 +120,14 @@ pub async fn deliver(ctx: &CallContext<'_>, out: &Outlet, actions: Vec<Action>) 
 /// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply;
 /// `None` when the client cancelled it, which gets no reply.
 pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
+    // A call's latency and outcome count for the health figures; a cancelled one has neither.
+    let timer = health::Timer::start(ctx.home.is_none());
+    let counted = |(reply, outcome): (String, Option<Outcome>)| {
+        timer.finish(ctx.server, call, outcome, ctx.home.map(|h| &h.env));
+        reply
+    };
     let Some(cancels) = ctx.cancels else {
-        return Some(bounded(ctx, call).await);
+        return Some(counted(bounded(ctx, call).await));
     };
     let key = call.id.to_string();
     let mut resolve = None;
@@ -128,7 +136,7 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<Strin
         cancels.borrow_mut().insert(key.clone(), resolve);
     }
     let reply = match select(Box::pin(bounded(ctx, call)), wasm_bindgen_futures::JsFuture::from(cancelled)).await {
-        Either::Left((reply, _)) => Some(reply),
+        Either::Left((ended, _)) => Some(counted(ended)),
         // Dropping the call's future drops its fetch, whose guard aborts it.
         Either::Right(_) => None,
     };
@@ -137,7 +145,8 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<Strin
     reply
 }
 
-async fn bounded(ctx: &CallContext<'_>, call: &PendingCall) -> String {
+/// The call's reply, and its outcome for the health figures (`None`: not counted).
+async fn bounded(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<Outcome>) {
     let Some(timeout_ms) = ctx.deadline_ms else {
         return run(ctx, call).await;
     };
@@ -149,53 +158,58 @@ async fn bounded(ctx: &CallContext<'_>, call: &PendingCall) -> String {
     }
     match select(Box::pin(run(ctx, call)), Delay::from(Duration::from_millis(timeout_ms))).await {
         Either::Left((reply, _)) => reply,
-        Either::Right(_) => jsonrpc::failure(&call.id, &Error::Internal(format!("the request did not finish within {timeout_ms} ms"))),
+        Either::Right(_) => (jsonrpc::failure(&call.id, &Error::Internal(format!("the request did not finish within {timeout_ms} ms"))), Some(Outcome::Timeout)),
     }
 }
 
-async fn run(ctx: &CallContext<'_>, call: &PendingCall) -> String {
-    reply::redact(run_unredacted(ctx, call).await, &call.redact)
+async fn run(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<Outcome>) {
+    let (reply, outcome) = run_unredacted(ctx, call).await;
+    (reply::redact(reply, &call.redact), outcome)
 }
 
-async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> String {
+async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<Outcome>) {
     let CallKind::Tool(name) = &call.kind else {
         let upstream = upstream::perform(&call.http, ctx.server.max_reply_bytes).await;
-        return dispatch::finish(ctx.server, ctx.session, call, &upstream);
+        return (dispatch::finish(ctx.server, ctx.session, call, &upstream), None);
     };
     let tool = ctx.server.tool(name);
     let plan = ctx.server.reply_plan(name);
     let structured = at_least(&ctx.session.protocol_version, "2025-06-18");
     let finished = |result| jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, Method::ToolsCall, reply::finalize(result, &plan, structured)));
+    // Deferred calls are not counted: their upstream answers elsewhere (`crate::health`).
     if let (Some(tool), Some((deferral, timeout_ms))) = (tool, tool.and_then(|t| t.deferral)) {
-        return finished(match ctx.home {
+        return (finished(match ctx.home {
             Some(home) => deferred::run(home, call, tool, deferral, timeout_ms).await,
             None => error_result(format!("The tool {name:?} is {}, which needs a session.", deferral.name())),
-        });
+        }), None);
     }
     let mut http = call.http.clone();
+    let mut last = Outcome::Ok;
     for _ in 0..MAX_ROUNDS {
         let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone());
         let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader } };
-        match upstream::perform_tool(&http, reading).await {
+        let (event, outcome) = upstream::perform_tool(&http, reading).await;
+        last = outcome;
+        match event {
             // 2026-07-28: no requests to the client; the result asks, and the retry answers.
             Event::Input(input) if dispatch::stateless_revision(ctx.session) => {
                 let Some(binding) = &call.mrtr else {
-                    return finished(error_result(format!("This tool asks the client for input, which needs the {} secret to sign the request state.", crate::upstream::signing::SIGNING_KEY)));
+                    return (finished(error_result(format!("This tool asks the client for input, which needs the {} secret to sign the request state.", crate::upstream::signing::SIGNING_KEY))), Some(outcome));
                 };
                 return match crate::protocol::mrtr::input_required(binding, &input, &ctx.session.client_capabilities, crate::edge::now_ms()) {
-                    Ok(result) => jsonrpc::success(&call.id, result),
-                    Err(error) => jsonrpc::failure(&call.id, &error),
+                    Ok(result) => (jsonrpc::success(&call.id, result), Some(outcome)),
+                    Err(error) => (jsonrpc::failure(&call.id, &error), Some(Outcome::Client)),
                 };
             }
             Event::Input(input) => match ask_all(ctx, &input, http.timeout_ms).await {
                 Ok(answers) => http = call.http.follow_up(follow_up_body(&call.arguments, &input, &answers)),
-                Err(why) => return finished(error_result(why)),
+                Err(why) => return (finished(error_result(why)), Some(Outcome::Client)),
             },
-            Event::Result(result) => return finished(result),
+            Event::Result(result) => return (finished(result), Some(outcome)),
             Event::Notify(_) => {}
         }
     }
-    finished(error_result(format!("The upstream asked for input more than {MAX_ROUNDS} times.")))
+    (finished(error_result(format!("The upstream asked for input more than {MAX_ROUNDS} times."))), Some(last))
 }
 
 /// Asks the client each request in turn; the answers by key.

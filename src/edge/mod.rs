@@ -6,7 +6,8 @@
 //!   authorization server's store (`authority`).
 //! - Shared by both, here: `forward` (the hop from the Worker to an object), `calls` (one
 //!   upstream call carried out, in an object, or in the Worker for stateless requests and
-//!   leases), `deferred` (queued and callback calls), `streams` and `writer` (a response's
+//!   leases), `deferred` (queued and callback calls), `health` (each call's outcome counted in
+//!   the isolate, flushed to the `health` object), `streams` and `writer` (a response's
 //!   stream and the messages written to it), `upstream` (the fetch), `http` (requests and
 //!   responses), `body` (bodies within their limits), `ids`, and below: the configuration, the
 //!   environment and stored JSON.
@@ -15,6 +16,7 @@ mod body;
 mod calls;
 mod deferred;
 mod forward;
+mod health;
 mod http;
 mod ids;
 mod object;

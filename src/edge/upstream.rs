@@ -21,6 +21,7 @@ use crate::upstream::reply::{self, ReplyPlan, Upstream};
 use crate::upstream::retry::{parse_retry_after, redirected_method, Failure, Step};
 use crate::upstream::stream::{Event, LineReader};
 use crate::upstream::HttpCall;
+use crate::health::Outcome;
 
 /// Makes a call whose whole reply is read (resource reads). The timeout covers the body too.
 pub async fn perform(call: &HttpCall, max_reply_bytes: u64) -> Upstream {
@@ -40,8 +41,9 @@ pub struct ToolReading<'a> {
     pub reader: LineReader,
 }
 
-/// Makes a tool call and returns how it ended: a result, or a request for client input.
-pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> Event {
+/// Makes a tool call and returns how it ended: a result, or a request for client input; and
+/// the exchange's outcome, for the health figures.
+pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> (Event, Outcome) {
     let plan = reading.plan;
     let ended = exchange(call, async |response| {
         let head = ReplyHead::of(&response);
@@ -55,33 +57,37 @@ pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> Event {
     })
     .await;
     match ended {
-        Ok(Ok(event)) => event,
-        Ok(Err(upstream)) | Err(upstream) => reply::outcome(&upstream, plan),
+        Ok(Ok(ended)) => ended,
+        Ok(Err(upstream)) | Err(upstream) => (reply::outcome(&upstream, plan), Outcome::of(&upstream)),
     }
 }
 
-async fn read_lines(response: Response, mut reading: ToolReading<'_>) -> Event {
+async fn read_lines(response: Response, mut reading: ToolReading<'_>) -> (Event, Outcome) {
+    let failed = |why: String, outcome| (Event::Result(reply::error_result(why)), outcome);
     let mut stream = match worker::Response::from(response).stream() {
         Ok(stream) => stream,
-        Err(e) => return Event::Result(reply::error_result(format!("The upstream request failed: cannot read the body: {e}"))),
+        Err(e) => return failed(format!("The upstream request failed: cannot read the body: {e}"), Outcome::Network),
     };
     let mut seen: u64 = 0;
     while let Some(chunk) = stream.next().await {
         let chunk = match chunk {
             Ok(chunk) => chunk,
-            Err(e) => return Event::Result(reply::error_result(format!("The upstream request failed: reading the body failed: {e}"))),
+            Err(e) => return failed(format!("The upstream request failed: reading the body failed: {e}"), Outcome::Network),
         };
         seen += chunk.len() as u64;
         if seen > reading.plan.max_bytes {
-            return Event::Result(reply::error_result(format!("The upstream reply exceeds the {}-byte limit.", reading.plan.max_bytes)));
+            return failed(format!("The upstream reply exceeds the {}-byte limit.", reading.plan.max_bytes), Outcome::Limit);
         }
         let events = reading.reader.feed(&chunk);
         if let Some(end) = forward(events, reading.out).await {
-            return end;
+            return (end, Outcome::Ok);
         }
     }
     let events = reading.reader.finish();
-    forward(events, reading.out).await.unwrap_or_else(|| Event::Result(reply::error_result("The upstream stream ended without a result.".into())))
+    match forward(events, reading.out).await {
+        Some(end) => (end, Outcome::Ok),
+        None => failed("The upstream stream ended without a result.".into(), Outcome::Network),
+    }
 }
 
 /// Sends notifications on; returns the terminal event if one came.

@@ -27,21 +27,6 @@ pub const MINUTE_MS: u64 = 60_000;
 /// The figures cover this many minutes: the last hour.
 pub const MINUTES_KEPT: u64 = 60;
 
-/// `console.health`, compiled.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settings {
-    /// Whether calls are counted at all.
-    pub enabled: bool,
-    /// The Workers Analytics Engine binding each call is also written to.
-    pub analytics_engine: Option<String>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings { enabled: true, analytics_engine: None }
-    }
-}
-
 /// How a call ended: a small closed set, so the figures stay comparable across tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

@@ -60,6 +60,15 @@ impl HealthView {
             .collect();
         HealthView { since: first_minute(now_ms) * MINUTE_MS, until: now_ms, servers }
     }
+
+    /// Keeps the tools `keep` names (server, tool): those still configured, after a deploy
+    /// renamed or removed some within the hour.
+    pub fn retain(&mut self, keep: impl Fn(&str, &str) -> bool) {
+        for server in &mut self.servers {
+            server.tools.retain(|t| keep(&server.name, &t.name));
+        }
+        self.servers.retain(|s| !s.tools.is_empty());
+    }
 }
 
 #[cfg(test)]
@@ -87,6 +96,9 @@ mod tests {
         );
         assert_eq!(view.servers[0].tools[0].error_count(), 2);
         assert_eq!(serde_json::from_value::<HealthView>(text).unwrap(), view);
+        let mut gone = view.clone();
+        gone.retain(|server, tool| server == "srv" && tool != "echo");
+        assert!(gone.servers.is_empty());
     }
 
     #[test]

@@ -19,7 +19,7 @@ impl From<worker::Error> for Error {
 }
 
 #[event(fetch)]
-pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Result<Response> {
+pub async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> worker::Result<Response> {
     let started = now_ms();
     let req = Incoming::from(req);
     let mut log = RequestLog {
@@ -43,6 +43,8 @@ pub async fn fetch(req: web_sys::Request, env: Env, _ctx: Context) -> worker::Re
         }
         console_log!("{}", serde_json::to_string(&log).unwrap_or_default());
     }
+    // The health figures this request counted go to their object in the background.
+    crate::edge::health::after_request(&env, &ctx);
     Ok(response)
 }
 
@@ -118,6 +120,10 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
         if let Some(page) = crate::edge::worker::console::serve(&req, catalog, &url) {
             return page;
         }
+    }
+    // The health figures, for an admin's bearer token.
+    if url.path == crate::edge::worker::admin_health::PATH {
+        return crate::edge::worker::admin_health::serve(&req, env, catalog).await;
     }
     let route = catalog.route(&url.path);
     let server_index = route.as_ref().map_or(0, |r| r.0);

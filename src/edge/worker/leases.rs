@@ -12,7 +12,7 @@ use crate::edge::calls::{self, CallContext, Cancels};
 use crate::edge::http::{accepted, respond};
 use crate::edge::now_ms;
 use crate::catalog::Server;
-use crate::dispatch::{self, Action, Environment};
+use crate::dispatch::{Action, Environment};
 use crate::envelope::{Envelope, Op};
 use crate::error::Error;
 use crate::jsonrpc::{Body, Message};
@@ -82,7 +82,7 @@ pub async fn serve(env: &Env, server: &'static Server, envelope: &Envelope, body
     let principal = envelope.principal.clone().unwrap_or_else(crate::auth::Principal::anonymous);
     let secret = |name: &str| crate::edge::secret(env, name);
     let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now };
-    let action = dispatch::handle(server, &mut lease.session, Ok(message), &environment);
+    let action = crate::edge::health::handle(server, &mut lease.session, Ok(message), &environment, None);
     // Served methods never change the session; should one ever, the object must see it.
     let unchanged = LEASES.with(|l| l.borrow().get(&envelope.session_id) == Some(&lease));
     let servable = match &action {

@@ -45,7 +45,7 @@ pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Po
         .into_iter()
         .map(|m| match m {
             Ok(Message::Request(r)) if r.method == Method::Initialize => Action::Reply(dispatch::initialize(server, &r, "", now_ms()).0),
-            other => dispatch::handle(server, &mut session, other, &environment),
+            other => crate::edge::health::handle(server, &mut session, other, &environment, None),
         })
         .collect();
     respond(server, Some(timeout_ms), &session, actions, batch, post.framing, post.progress_update).await
@@ -74,7 +74,7 @@ pub async fn serve_revision(server: &'static Server, env: &Env, r: RevisionReque
     // Progress and log lines need a stream; anything else is one JSON body when allowed.
     let streams = r.request.params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get("progressToken").is_some()) || session.log_level.is_some();
     let framing = if r.json_ok && !streams { Framing::Json } else { r.framing };
-    let action = dispatch::handle(server, &mut session, Ok(Message::Request(r.request)), &environment);
+    let action = crate::edge::health::handle(server, &mut session, Ok(Message::Request(r.request)), &environment, None);
     respond(server, server.stateless, &session, vec![action], false, framing, r.progress_update).await
 }
 

@@ -147,6 +147,9 @@ impl McpSession {
         if op == Op::OAuth {
             return crate::edge::object::authority::serve(&self.state, body).await;
         }
+        if matches!(op, Op::HealthFlush | Op::HealthRead) {
+            return crate::edge::object::health::serve(&self.state, op, body).await;
+        }
         if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose) {
             return registry::serve(&self.state, &self.env, op, server_index, &session_id, body).await;
         }
@@ -299,7 +302,7 @@ impl McpSession {
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
             // Served above, by a registry, or in test builds only; or from a newer Worker.
-            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::TestAlarm | Op::Unknown) => {
+            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::HealthFlush | Op::HealthRead | Op::TestAlarm | Op::Unknown) => {
                 Err(Error::Internal(format!("not a session operation: {other:?}")))
             }
         }
@@ -339,7 +342,7 @@ impl McpSession {
                 }
                 _ => {}
             }
-            actions.push(dispatch::handle(server, &mut session, message, &env));
+            actions.push(crate::edge::health::handle(server, &mut session, message, &env, Some(&self.env)));
         }
         calls::admit(&self.cancels, server.limits.max_calls_in_flight, &mut actions);
         if session != before {
