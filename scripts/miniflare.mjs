@@ -18,8 +18,9 @@ export function workerModules(dir, config) {
 }
 
 /** Starts the worker in `dir`, configured by the file `config`, with `bindings` (vars and
- *  secrets) on 127.0.0.1:`port`. */
-export function serveWorker({ dir, config, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {} }) {
+ *  secrets) on 127.0.0.1:`port`; `analyticsEngineDatasets`: Miniflare's local Analytics Engine
+ *  bindings, `{BINDING: {dataset}}`. */
+export function serveWorker({ dir, config, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {}, analyticsEngineDatasets }) {
   return new Miniflare({
     modulesRoot: dir,
     modules: workerModules(dir, config),
@@ -33,6 +34,7 @@ export function serveWorker({ dir, config, bindings, port = 0, persist = false, 
     },
     durableObjectsPersist: persist,
     ratelimits,
+    ...(analyticsEngineDatasets ? { analyticsEngineDatasets } : {}),
     bindings,
     host: '127.0.0.1',
     port,

@@ -5,12 +5,14 @@
 //! - [`page`]: the HTML and its headers (a strict CSP: one inline style block, no script).
 //! - [`connect`]: the auth mode in words, and the copy-ready settings of each client.
 //! - [`schema`]: a tool's input schema as a table of arguments.
+//! - [`health`]: the health figures' section (for admins: the page decides who sees it).
 //!
 //! What the page shows is what the servers show anyone: names, routes, auth modes and
 //! transports of every server, and the tools, resources and prompts of servers without `auth`.
 //! Never a secret or a secret's name: tool requests (URLs, headers, bodies) are not shown at all.
 
 pub mod connect;
+pub mod health;
 pub mod page;
 pub mod schema;
 

@@ -45,7 +45,8 @@ th,td{text-align:left;vertical-align:top;padding:.35rem .6rem;border-bottom:1px 
 th{background:#f7f8fa;color:#5b6270;font-weight:600}\
 .req{font-size:.72rem;color:#b42318;font-weight:600;margin-left:.35rem}\
 details.raw summary{color:#5b6270;font-size:.85rem}\
-footer{color:#5b6270;font-size:.85rem;padding-bottom:2rem}";
+footer{color:#5b6270;font-size:.85rem;padding-bottom:2rem}\
+.health th:nth-child(1){width:30%}.health th:nth-child(2),.health th:nth-child(4),.health th:nth-child(5){width:11%}";
 
 /// The whole page for a request on `origin` (`scheme://host[:port]`).
 pub fn render(catalog: &Catalog, origin: &str) -> String {
