@@ -9,6 +9,10 @@
 //!                                       BENCH_SERVERS=mcp-edge,fetch-only (names start with these)
 //!                                       BENCH_BASELINE=<dir>: another build of mcp-edge (another
 //!                                       commit's `node scripts/build.mjs --out-dir …`) beside it
+//!
+//! The health figures (`console.health`, on by default) cost each call a count in memory and each
+//! isolate a flush every 5 s: the `health off` rows serve the same configuration with them off,
+//! in the same rounds, and the ratios compare the two.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -93,6 +97,21 @@ function edgeWorker() {
   return edge;
 }
 
+/** The same build and configuration with `console.health.enabled` false: the health figures'
+ *  cost is the gap between its rows and mcp-edge's. */
+let healthOff;
+function healthOffWorker() {
+  if (!healthOff) {
+    const config = JSON.parse(readFileSync(benchConfig, 'utf8'));
+    config.console = { ...config.console, health: { ...config.console?.health, enabled: false } };
+    const path = join(root, '.mcp-edge', 'bench-health-off.json');
+    mkdirSync(join(root, '.mcp-edge'), { recursive: true });
+    writeFileSync(path, JSON.stringify(config));
+    healthOff = served(() => serveWorker({ dir, config: path, bindings: { UPSTREAM_URL: upstreamUrl } }));
+  }
+  return healthOff;
+}
+
 /** BENCH_BASELINE names another build of mcp-edge (another commit's `node scripts/build.mjs
  *  --out-dir …`): it runs beside this one, in the same rounds, as the `baseline` rows. */
 const baselineDir = process.env.BENCH_BASELINE;
@@ -118,6 +137,20 @@ const servers = [
     sessions: false,
     objectRequestsPerCall: 0,
     start: edgeWorker,
+  },
+  {
+    name: 'mcp-edge health off',
+    path: '/mcp',
+    sessions: true,
+    objectRequestsPerCall: ({ sessions, runs, requests }) => `≤ ${((sessions * Math.ceil(seconds / 2) * runs) / requests).toFixed(3)}`,
+    start: healthOffWorker,
+  },
+  {
+    name: 'mcp-edge stateless health off',
+    path: '/stateless/mcp',
+    sessions: false,
+    objectRequestsPerCall: 0,
+    start: healthOffWorker,
   },
   {
     name: 'fetch-only worker',
@@ -282,6 +315,13 @@ for (const c of concurrencies) {
     if (mine && theirs) ratios.push({ sessions: c, peer: `${theirs.server} (the build in BENCH_BASELINE)`, ratio: Number((mine.rps / theirs.rps).toFixed(2)) });
     if (mine?.kinstructions_per_call && theirs?.kinstructions_per_call) {
       ratios.push({ sessions: c, peer: `${theirs.server} (its instructions per call ÷ ours)`, ratio: Number((theirs.kinstructions_per_call / mine.kinstructions_per_call).toFixed(2)) });
+    }
+  }
+  // The health figures on ÷ off: the same build and configuration, in the same rounds.
+  for (const [on, off] of [[edge, at('mcp-edge health off', c)], [stateless, at('mcp-edge stateless health off', c)]]) {
+    if (on && off) ratios.push({ sessions: c, peer: `${off.server} (health figures on ÷ off)`, ratio: Number((on.rps / off.rps).toFixed(2)) });
+    if (on?.kinstructions_per_call && off?.kinstructions_per_call) {
+      ratios.push({ sessions: c, peer: `${off.server} (health figures: its instructions per call ÷ ours)`, ratio: Number((off.kinstructions_per_call / on.kinstructions_per_call).toFixed(2)) });
     }
   }
   if (stateless && floor) ratios.push({ sessions: c, peer: 'fetch-only worker (stateless mode)', ratio: Number((stateless.rps / floor.rps).toFixed(2)) });
