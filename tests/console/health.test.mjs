@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openSession, post, startMiniflare } from '../e2e/harness.mjs';
+import { freshPersistDir, openSession, post, startMiniflare } from '../e2e/harness.mjs';
 import { startTestUpstream } from '../e2e/upstream.mjs';
 
 const ADMIN_TOKEN = 'admin-token-health-5b7e';
@@ -48,8 +48,8 @@ before(async () => {
 });
 after(() => upstream?.close());
 
-async function start(health, { bindings = { MCP_EDGE_ADMIN_TOKEN: ADMIN_TOKEN }, analyticsEngineDatasets } = {}) {
-  return startMiniflare({ config: config(health), upstreamUrl: upstream.url, bindings, analyticsEngineDatasets });
+async function start(health, { bindings = { MCP_EDGE_ADMIN_TOKEN: ADMIN_TOKEN }, analyticsEngineDatasets, persist = false, path = config(health) } = {}) {
+  return startMiniflare({ config: path, upstreamUrl: upstream.url, bindings, analyticsEngineDatasets, persist });
 }
 
 let nextId = 1;
@@ -142,7 +142,7 @@ test('calls are counted per tool, by kind, with their latency; only for the admi
     assert.equal(logs.filter((l) => l.includes('cannot be written')).length, 0);
 
     // Only with the admin token.
-    for (const authorization of [undefined, 'Bearer wrong-token', `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`]) {
+    for (const authorization of [null, 'Bearer wrong-token', `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`]) {
       const res = await figures(url, authorization);
       assert.equal(res.status, 401, String(authorization));
       assert.match(res.headers.get('content-type'), /application\/json/);
@@ -188,6 +188,29 @@ test('with health off, nothing is counted', async () => {
     const res = await figures(url);
     assert.equal(res.status, 200);
     assert.deepEqual((await res.json()).servers, []);
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test('the figures are kept in the health object, not in an isolate', async () => {
+  const persist = freshPersistDir();
+  const path = config({});
+  let { mf, url } = await start({}, { persist, path });
+  try {
+    const objects = session(new URL('/mcp', url), await openSession(new URL('/mcp', url)));
+    assert.ok((await objects('echo', { message: 'kept' })).result);
+    assert.ok((await call(new URL('/stateless/mcp', url), 'fail', {})).result);
+    await until(url, (v) => tool(v, 'objects', 'echo')?.calls === 1 && tool(v, 'stateless', 'fail')?.calls === 1);
+    // Past the flush (5 s after the calls): then a new workerd, whose isolates start empty,
+    // reads them from the object's storage.
+    await new Promise((r) => setTimeout(r, 6_500));
+    await mf.dispose();
+    ({ mf, url } = await start({}, { persist, path }));
+    const res = await figures(url);
+    const view = await res.json();
+    assert.equal(tool(view, 'objects', 'echo')?.calls, 1, JSON.stringify(view));
+    assert.deepEqual(tool(view, 'stateless', 'fail')?.errors, { 'upstream 500': 1 });
   } finally {
     await mf.dispose();
   }
