@@ -19,7 +19,9 @@ use crate::tools::Tool;
 /// Every configured server, ready to serve.
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    pub servers: Vec<Server>,
+    /// Shared, so a request or a spawned call keeps its server while a live change swaps the
+    /// isolate's catalog for a newer one.
+    pub servers: Vec<std::sync::Arc<Server>>,
     pub log: RequestLogging,
     /// The deployment's own authorization server, when configured.
     pub oauth: Option<crate::oauth::AuthServer>,

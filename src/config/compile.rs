@@ -47,7 +47,7 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
         "off" => ConsoleAccess::Off,
         other => return Err(ConfigError::at("console.access", format!("{other:?} is not \"public\" or \"off\""))),
     };
-    Ok(Catalog { servers, log: file.log, oauth, console })
+    Ok(Catalog { servers: servers.into_iter().map(std::sync::Arc::new).collect(), log: file.log, oauth, console })
 }
 
 fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {

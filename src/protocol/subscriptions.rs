@@ -40,7 +40,7 @@ mod tests {
     #[test]
     fn honours_known_resources_and_tags_notifications() {
         let config = r#"{"servers":[{"name":"s","version":"1","resources":[{"uri":"file:///a","name":"a","text":"x"}]}]}"#;
-        let server = crate::config::load(config).unwrap().servers.remove(0);
+        let server = crate::config::load(config).unwrap().servers.remove(0).as_ref().clone();
         let params = json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["file:///a", "file:///nope"]}});
         assert_eq!(honored(&server, Some(&params)), ["file:///a"]);
         assert_eq!(

@@ -98,6 +98,7 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
         return crate::edge::forward::forward(env, envelope, &[]).await;
     }
     let catalog = catalog()?;
+    let catalog = &catalog;
     let url = req.url()?;
     if let Some(token) = url.path.strip_prefix("/callbacks/") {
         return crate::edge::worker::callbacks::receive(req, env, token).await;

@@ -7,6 +7,7 @@ mod get;
 mod replies;
 mod results;
 
+use std::sync::Arc;
 use crate::method::Method;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -90,10 +91,10 @@ impl DurableObject for McpSession {
         let Some(mut session) = self.load().await.map_err(|e| worker::Error::RustError(e.message()))? else {
             return Response::empty();
         };
-        let found = catalog().ok().and_then(|c| c.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == session.server));
-        let idle = found.map(|(_, s)| s.idle_timeout_ms);
+        let found = catalog().ok().and_then(|c| c.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == session.server).map(|(i, s)| (i, s.clone())));
+        let idle = found.as_ref().map(|(_, s)| s.idle_timeout_ms);
         let now = now_ms();
-        let next_call = match found {
+        let next_call = match &found {
             Some((_, server)) => self.sweep_calls(server, &session, now).await.map_err(|e| worker::Error::RustError(e.message()))?,
             None => None,
         };
@@ -118,9 +119,9 @@ impl DurableObject for McpSession {
                 if let Some((index, server)) = found {
                     let rust = |e: Error| worker::Error::RustError(e.message());
                     if !session.subscriptions.is_empty() {
-                        registry::record(&self.env, server, index, &object_name(&session.id, &session.principal), &[]).await.map_err(rust)?;
+                        registry::record(&self.env, &server, index, &object_name(&session.id, &session.principal), &[]).await.map_err(rust)?;
                     }
-                    registry::close_session(&self.env, server, index, &session.principal, &session.id).await.map_err(rust)?;
+                    registry::close_session(&self.env, &server, index, &session.principal, &session.id).await.map_err(rust)?;
                 }
                 self.end().await.map_err(|e| worker::Error::RustError(e.message()))?
             }
@@ -156,7 +157,8 @@ impl McpSession {
         let progress_update = framing == Framing::Ndjson || envelope.alias;
         let json_ok = envelope.json_ok;
         let route: &RouteParams = &envelope.route;
-        let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("unknown server index".into()))?;
+        let server = catalog()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("unknown server index".into()))?;
+        let server = &server;
         let principal: Principal = envelope.principal.clone().unwrap_or_else(Principal::anonymous);
         let home = Home {
             env: self.env.clone(),
@@ -307,7 +309,7 @@ impl McpSession {
 
     /// Dispatches a request's messages: answers to our requests complete the calls waiting for
     /// them, a legacy session's `initialize` renews the session, and changes are persisted.
-    async fn dispatch_all(&self, server: &'static Server, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, (route, principal): (&RouteParams, &Principal)) -> Result<(Session, Vec<Action>), Error> {
+    async fn dispatch_all(&self, server: &Arc<Server>, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, (route, principal): (&RouteParams, &Principal)) -> Result<(Session, Vec<Action>), Error> {
         let secret = |name: &str| crate::edge::secret(&self.env, name);
         let env = Environment { secret: &secret, route, principal, now_ms: now_ms() };
         let before = session.clone();
@@ -412,8 +414,8 @@ impl McpSession {
     }
 }
 
-fn server_at(route: &str) -> Option<&'static Server> {
-    catalog().ok()?.servers.iter().find(|s| s.route.as_str() == route)
+fn server_at(route: &str) -> Option<Arc<Server>> {
+    catalog().ok()?.servers.iter().find(|s| s.route.as_str() == route).cloned()
 }
 
 /// How long a legacy session outlives its event stream, for POSTs already under way.

@@ -56,7 +56,7 @@ async fn is_revoked(env: &Env, max_access_ttl_ms: u64, grant: &str) -> Result<bo
 /// The principal of an access token we issued, if it is valid for this request: signed by us,
 /// not expired, for this server (and these route parameters) on this origin, not revoked.
 pub async fn verify_access(env: &Env, server: &Server, route: &RouteParams, origin: &str, credential: &str) -> Result<Principal, String> {
-    let catalog: &Catalog = crate::edge::catalog().map_err(|e| e.message())?;
+    let catalog: std::sync::Arc<Catalog> = crate::edge::catalog().map_err(|e| e.message())?;
     let Some(oauth) = &catalog.oauth else { return Err("this deployment has no authorization server".into()) };
     let key = signing_key(env).await.map_err(|e| e.message())?;
     let claims = AccessClaims::verify(&key, credential, now_ms())?;
