@@ -53,6 +53,7 @@ pub mod head;
 pub mod html;
 pub mod jsonrpc;
 pub mod lease;
+pub mod live;
 pub mod method;
 pub mod negotiate;
 pub mod oauth;

@@ -82,6 +82,9 @@ pub struct Server {
     pub stateless: Option<u64>,
     /// Every path this server answers, and what each is.
     pub endpoints: Vec<(RoutePattern, Endpoint)>,
+    /// Its tools, resources and prompts may change while sessions run (the admin API is on):
+    /// `listChanged` in its capabilities, and the notifications on sessions' streams.
+    pub lists_change: bool,
     pub origins: Vec<OriginPattern>,
     pub allowed_hosts: Vec<String>,
     /// Private hosts tools may reach (the SSRF guard's allowlist).

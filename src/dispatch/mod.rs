@@ -136,6 +136,9 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         | Method::RootsList
         | Method::LogMessage
         | Method::ResourcesUpdated
+        | Method::ToolsListChanged
+        | Method::ResourcesListChanged
+        | Method::PromptsListChanged
         | Method::SubscriptionsAcknowledged
         | Method::ProgressUpdate => return Err(Error::MethodNotFound(method.to_string())),
     };

@@ -45,7 +45,7 @@ fn catalog() -> Result<Arc<Catalog>, crate::error::Error> {
 }
 
 /// The bundled configuration, read and compiled once per isolate, when its first request comes.
-fn bundled() -> Result<Arc<Catalog>, crate::error::Error> {
+pub(crate) fn bundled() -> Result<Arc<Catalog>, crate::error::Error> {
     static CATALOG: OnceLock<Result<Arc<Catalog>, String>> = OnceLock::new();
     CATALOG
         .get_or_init(|| config::load(&config_text()).map(Arc::new).map_err(|e| e.to_string()))

@@ -7,7 +7,6 @@ use crate::catalog::Catalog;
 use crate::edge::http::Incoming;
 use crate::error::Error;
 use crate::head::RequestUrl;
-use crate::policy;
 
 /// The page, for `GET` and `HEAD`; `None` for other methods, which get the plain 404.
 pub fn serve(req: &Incoming, catalog: &Catalog, url: &RequestUrl) -> Option<Result<Response, Error>> {
@@ -17,10 +16,7 @@ pub fn serve(req: &Incoming, catalog: &Catalog, url: &RequestUrl) -> Option<Resu
     }
     Some((|| {
         // The page spells URLs on the request's origin: only a host some server allows may name it.
-        let host = req.header("host");
-        if !catalog.servers.iter().any(|s| policy::host_allowed(host.as_deref(), req.header("cf-connecting-ip").as_deref(), &s.allowed_hosts)) {
-            return Err(Error::HostForbidden(host.unwrap_or_default()));
-        }
+        crate::edge::worker::entry::any_host_allowed(req, catalog)?;
         let headers = Headers::new();
         for (name, value) in crate::console::page::headers() {
             headers.set(name, &value)?;

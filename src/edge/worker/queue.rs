@@ -17,6 +17,7 @@ use crate::upstream::stream::Event;
 pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -> worker::Result<()> {
     let dead = batch.queue().ends_with("-dlq");
     // Raw messages: a call travels as JSON text, read by the module's JSON parser.
+    crate::edge::live::refresh(&env, 0).await;
     for message in batch.raw_iter() {
         let queued: Option<QueuedCall> = crate::edge::from_json_text(&message.body());
         let settled = match &queued {

@@ -118,9 +118,7 @@ impl DurableObject for McpSession {
             _ => {
                 if let Some((index, server)) = found {
                     let rust = |e: Error| worker::Error::RustError(e.message());
-                    if !session.subscriptions.is_empty() {
-                        registry::record(&self.env, &server, index, &object_name(&session.id, &session.principal), &[]).await.map_err(rust)?;
-                    }
+                    registry::forget(&self.env, &server, index, &object_name(&session.id, &session.principal), &session).await.map_err(rust)?;
                     registry::close_session(&self.env, &server, index, &session.principal, &session.id).await.map_err(rust)?;
                 }
                 self.end().await.map_err(|e| worker::Error::RustError(e.message()))?
@@ -148,9 +146,14 @@ impl McpSession {
         if op == Op::OAuth {
             return crate::edge::object::authority::serve(&self.state, body).await;
         }
-        if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose) {
+        if op == Op::Live {
+            return crate::edge::object::versions::serve(&self.state, body).await;
+        }
+        if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::PrincipalOpen | Op::PrincipalClose) {
             return registry::serve(&self.state, &self.env, op, server_index, &session_id, body).await;
         }
+        // Serve at least the configuration version the Worker served.
+        crate::edge::live::refresh(&self.env, envelope.config).await;
         let framing = envelope.framing.unwrap_or(Framing::Json);
         let ndjson_body = envelope.ndjson_body;
         // Seed 003's progress.update lines go to NDJSON clients and the /stream alias.
@@ -248,10 +251,14 @@ impl McpSession {
                 let mut session = Session::new(&session_id, server.route.as_str(), crate::versions::STATELESS_VERSION, field("clientInfo"), field("clientCapabilities"), now);
                 session.principal.clone_from(&principal.id);
                 session.subscriptions = crate::protocol::subscriptions::honored(server, body.get("params"));
+                session.lists = crate::protocol::subscriptions::honored_lists(server, body.get("params"));
                 session.listen_id = Some(field("id"));
                 self.save(&session).await?;
                 if !session.subscriptions.is_empty() {
                     registry::record(&self.env, server, server_index, &home.object, &session.subscriptions).await?;
+                }
+                if !session.lists.is_empty() {
+                    registry::listen(&self.env, server, server_index, &home.object, &session.lists).await?;
                 }
                 // Should the object be evicted with the stream, the alarm unregisters it.
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
@@ -260,6 +267,12 @@ impl McpSession {
             Op::Get => {
                 let mut session = self.session_for(server, Some(&principal)).await?;
                 session.touch(now_ms());
+                // The first GET stream of a session whose server's lists may change: from now on
+                // the stream (or the next one) gets every list notification.
+                if server.lists_change && session.lists.is_empty() && !session.legacy_sse && session.takes_list_stream() {
+                    session.lists = crate::protocol::subscriptions::LIST_NOTIFICATIONS.iter().map(|m| m.name().to_string()).collect();
+                    registry::listen(&self.env, server, server_index, &home.object, &session.lists).await?;
+                }
                 let last_event_id = envelope.last_event_id.clone();
                 // The queued messages go out on this stream.
                 let pending = if last_event_id.is_none() { std::mem::take(&mut session.pending) } else { Vec::new() };
@@ -271,9 +284,19 @@ impl McpSession {
                 // stream, or at its next GET when none is open.
                 let mut session = self.session_for(server, None).await?;
                 let body = String::from_utf8_lossy(body).into_owned();
-                let uri = serde_json::from_slice::<serde_json::Value>(body.as_bytes()).ok().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
-                if !uri.is_some_and(|u| session.subscriptions.contains(&u)) {
+                let message = serde_json::from_slice::<serde_json::Value>(body.as_bytes()).ok();
+                let uri = message.as_ref().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
+                let method = message.as_ref().and_then(|v| v.get("method")).and_then(|m| m.as_str()).unwrap_or_default();
+                let wanted = match uri {
+                    Some(uri) => session.subscriptions.contains(&uri),
+                    None => session.lists.iter().any(|l| l == method),
+                };
+                if !wanted {
                     return Ok(ResponseBuilder::new().with_status(204).empty());
+                }
+                // One list notification waiting for the next GET says all it needs to.
+                if session.listen_id.is_none() && session.pending.contains(&body) && self.standalone.borrow().is_none() {
+                    return Ok(ResponseBuilder::new().with_status(202).empty());
                 }
                 let stream = self.standalone.borrow().clone();
                 let line = match &session.listen_id {
@@ -293,15 +316,13 @@ impl McpSession {
             }
             Op::Delete => {
                 let session = self.session_for(server, Some(&principal)).await?;
-                if !session.subscriptions.is_empty() {
-                    registry::record(&self.env, server, server_index, &home.object, &[]).await?;
-                }
+                registry::forget(&self.env, server, server_index, &home.object, &session).await?;
                 registry::close_session(&self.env, server, server_index, &session.principal, &session.id).await?;
                 self.end().await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
             // Served above, by a registry, or in test builds only; or from a newer Worker.
-            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::TestAlarm | Op::Unknown) => {
+            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::Live | Op::RegistryListen | Op::RegistryListChanged | Op::TestAlarm | Op::Unknown) => {
                 Err(Error::Internal(format!("not a session operation: {other:?}")))
             }
         }
