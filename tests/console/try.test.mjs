@@ -4,9 +4,10 @@
 // on 127.0.0.1. It checks the page's CSP and script, that nothing leaves for another origin and
 // nothing is logged as an error, a call from the generated form, the raw-JSON fallback, progress
 // and log lines shown before the result they precede, isError results, the server's answer to
-// invalid arguments, images, Cancel, a server with static bearer tokens, a server whose Origin
-// allowlist leaves loopback out (the page's own origin is still let in, no other is), and the
-// page without its script. Screenshots of each state go to .mcp-edge/test-output/.
+// invalid arguments, JSON-RPC errors, fields for lists, defaults and nested objects, images,
+// Cancel, a stateless server, a server with static bearer tokens, a server whose Origin allowlist
+// leaves loopback out (the page's own origin is still let in, no other is), and the page without
+// its script. Screenshots of each state go to .mcp-edge/test-output/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -51,7 +52,8 @@ async function visit(origin) {
   const records = new Map();
   page.on('request', (r) => {
     if (!new URL(r.url()).pathname.endsWith('/mcp')) return;
-    const record = { method: r.method(), origin: r.headers().origin, authorization: r.headers().authorization, body: r.postData(), status: null };
+    const h = r.headers();
+    const record = { method: r.method(), origin: h.origin, authorization: h.authorization, session: h['mcp-session-id'], version: h['mcp-protocol-version'], body: r.postData(), status: null };
     records.set(r, record);
     seen.mcp.push(record);
   });
@@ -87,9 +89,14 @@ async function choose(panel, name) {
   await panel.locator('select.tool').selectOption(found[0]);
 }
 
+/** The form's field of the argument `name`: its label, control and hints. */
+function fieldBox(panel, name) {
+  return panel.locator('.field').filter({ has: panel.page().locator('label code', { hasText: new RegExp(`^${name}$`) }) });
+}
+
 /** The form control of the argument `name`. */
 function field(panel, name) {
-  return panel.locator('.field').filter({ has: panel.page().locator(`label code`, { hasText: new RegExp(`^${name}$`) }) }).locator('input, select, textarea');
+  return fieldBox(panel, name).locator('input, select, textarea');
 }
 
 /** Clicks Call and waits for the outcome: a result box, or an error box. */
@@ -171,6 +178,10 @@ test('a tool called from its generated form shows its result; the raw JSON fallb
     // A real MCP client: initialize, initialized, setLevel, then the session's id and version.
     const methods = v.mcp.filter((r) => r.method === 'POST').map((r) => JSON.parse(r.body).method);
     assert.deepEqual(methods.slice(0, 4), ['initialize', 'notifications/initialized', 'logging/setLevel', 'tools/list']);
+    const [init, ...later] = v.mcp;
+    assert.equal(init.session, undefined);
+    assert.equal(JSON.parse(init.body).params.protocolVersion, '2025-11-25');
+    assert.ok(later.every((r) => r.session === later[0].session && r.session && r.version === '2025-11-25'));
     // Every request carried the page's own origin, and the server let it in.
     assert.ok(v.mcp.length >= 6);
     for (const r of v.mcp) {
@@ -270,6 +281,56 @@ test('an upstream failure shows as isError, and invalid arguments show the serve
     const local = await call(panel);
     assert.equal(await local.locator('h5').textContent(), 'Error');
     assert.equal(v.mcp.length, sent);
+    assert.deepEqual(v.errors, []);
+  } finally {
+    await closePage(v.page);
+  }
+});
+
+test('nested objects, lists and defaults get their fields; a JSON-RPC error is shown with its code', async () => {
+  const v = await visit(server.url.origin);
+  try {
+    // Catalog mode: three meta-tools whose schemas hold a list, an integer with a default, and
+    // an object.
+    const panel = await panelOf(v.page, '/catalog/mcp');
+    await connect(panel);
+    assert.deepEqual(await panel.locator('select.tool option').allTextContents(), ['Search tools (search_tools)', 'Describe a tool (describe_tool)', 'Call a tool (call_tool)']);
+    await choose(panel, 'search_tools');
+    assert.equal(await field(panel, 'tags').getAttribute('placeholder'), '["…"]');
+    assert.equal(await field(panel, 'limit').getAttribute('type'), 'number');
+    assert.equal(await field(panel, 'limit').getAttribute('placeholder'), '20');
+    assert.match(await fieldBox(panel, 'limit').locator('small').textContent(), /At most this many tools\. · default: 20$/);
+    await choose(panel, 'call_tool');
+    assert.equal(await field(panel, 'arguments').evaluate((e) => e.tagName), 'TEXTAREA');
+    await field(panel, 'name').fill('nope');
+    await field(panel, 'arguments').fill('{}');
+    const error = await call(panel);
+    assert.equal(await error.getAttribute('class'), 'result error');
+    assert.equal(await error.locator('h5').textContent(), 'JSON-RPC error -32602');
+    assert.equal(await error.locator('p').textContent(), 'Invalid params: unknown tool "nope"');
+    await shot(panel, 'console-try-jsonrpc-error');
+    await field(panel, 'name').fill('echo');
+    await field(panel, 'arguments').fill('{"message": "through the catalog"}');
+    const result = await call(panel);
+    assert.equal(JSON.parse(await result.locator('pre.structured').textContent()).message, 'through the catalog');
+    const sent = JSON.parse(v.mcp.filter((r) => r.body?.includes('"tools/call"')).at(-1).body);
+    assert.deepEqual(sent.params.arguments, { name: 'echo', arguments: { message: 'through the catalog' } });
+    assert.deepEqual(v.errors, []);
+  } finally {
+    await closePage(v.page);
+  }
+});
+
+test('a stateless server: no session id, and the call works', async () => {
+  const v = await visit(server.url.origin);
+  try {
+    const panel = await panelOf(v.page, '/stateless/mcp');
+    await connect(panel);
+    await choose(panel, 'echo');
+    await field(panel, 'message').fill('no session');
+    const result = await call(panel);
+    assert.equal(JSON.parse(await result.locator('pre.structured').textContent()).message, 'no session');
+    assert.ok(v.mcp.every((r) => (r.status === 200 || r.status === 202) && r.session === undefined));
     assert.deepEqual(v.errors, []);
   } finally {
     await closePage(v.page);
