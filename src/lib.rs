@@ -10,7 +10,8 @@
 //! - [`auth`]: credentials, principals and roles; JWT claims; session objects keyed by principal.
 //! - [`oauth`]: mcp-edge as its own OAuth 2.1 authorization server: clients, the authorization
 //!   request, codes, grants and tokens, sign-in, the consent page.
-//! - [`console`]: the status page at `/`: every server, its tools and how to connect a client.
+//! - [`console`]: the status page at `/`: every server, its tools and how to connect a client,
+//!   and its one script, an MCP client in the browser that tries a tool.
 //! - [`html`]: HTML escaping for the pages the Worker serves.
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
