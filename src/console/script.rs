@@ -101,7 +101,7 @@ mod tests {
 
     fn server(extra: &str) -> Server {
         let text = format!(r#"{{"servers":[{{"name":"s","version":"1","route":"/a/mcp"{extra}}}],"oauth":{{"signIn":{{"users":[{{"username":"a","passwordSecret":"PW"}}]}}}}}}"#);
-        crate::config::load(&text).unwrap().servers[0].clone()
+        crate::config::load(&text).unwrap().servers[0].as_ref().clone()
     }
 
     #[test]
