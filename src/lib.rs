@@ -21,6 +21,8 @@
 //! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
 //! - [`session`]: what a session persists, and when it expires.
 //! - [`lease`]: when the Worker may serve a session's calls without its Durable Object.
+//! - [`live`]: live changes through the admin API: the layer over the bundled file, one change
+//!   applied and validated, the API's routes and errors, the versions kept.
 //! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
 //! - [`envelope`]: what the Worker tells a session object about a forwarded request.
 //! - [`pending`]: deferred (queued and callback) calls: their records and signed callback tokens.
