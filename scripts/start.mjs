@@ -4,7 +4,11 @@
 //! The configuration is mcp-edge.json, or the file MCP_EDGE_CONFIG names. wrangler reloads the
 //! Worker when it is saved (no cargo run), and rebuilds the wasm when a Rust source changes.
 //! Arguments after `--` go to wrangler dev: `npm start -- --var NAME:value`.
+//! `ADMIN_TOKEN=… npm start` turns the admin API on: the token reaches the Worker as the secret
+//! MCP_EDGE_ADMIN_TOKEN, through an env file only this user can read (wrangler prints a --var's
+//! value in its banner, and any user sees a process's arguments).
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { root, setup } from './setup.mjs';
 import { build } from './build.mjs';
@@ -19,10 +23,20 @@ const upstreamPort = Number(process.env.DEMO_UPSTREAM_PORT || 8788);
 const upstream = await startDemoUpstream(upstreamPort);
 console.error(`[start] demo upstream on http://127.0.0.1:${upstreamPort}`);
 
+const secrets = [];
+if (process.env.ADMIN_TOKEN) {
+  const file = join(root, '.mcp-edge', 'admin.env');
+  mkdirSync(join(root, '.mcp-edge'), { recursive: true });
+  writeFileSync(file, `MCP_EDGE_ADMIN_TOKEN=${JSON.stringify(process.env.ADMIN_TOKEN)}\n`, { mode: 0o600 });
+  secrets.push('--env-file', file);
+  console.error('[start] the admin API is on: /admin/api takes Authorization: Bearer $ADMIN_TOKEN');
+}
+
 const wrangler = spawn(
   join(root, 'node_modules', '.bin', 'wrangler'),
   [
     'dev', '--config', wranglerConfigFor(config), '--ip', '127.0.0.1', '--port', String(port), '--var', `DEMO_UPSTREAM_URL:http://127.0.0.1:${upstreamPort}`, '--show-interactive-dev-session=false',
+    ...secrets,
     // `npm start -- --var NAME:value`: more arguments for wrangler dev.
     ...process.argv.slice(2),
   ],

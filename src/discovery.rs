@@ -230,7 +230,7 @@ mod tests {
 
     fn server(discovery: &str, limits: &str) -> Server {
         let text = format!(r#"{{"servers": [{{"name": "gh", "version": "1", "toolDiscovery": "{discovery}", "limits": {{{limits}}}, "tools": {TOOLS}}}]}}"#);
-        crate::config::load(&text).unwrap().servers.remove(0)
+        crate::config::load(&text).unwrap().servers.remove(0).as_ref().clone()
     }
 
     fn catalog() -> Server {

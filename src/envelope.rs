@@ -53,6 +53,12 @@ pub enum Op {
     /// the last hour's.
     HealthFlush,
     HealthRead,
+    /// The live layer's store: one `live::store::Command`.
+    Live,
+    /// A server's registry: a session whose stream wants list changes (empty body: forget it).
+    RegistryListen,
+    /// A server's registry: tell every listening session that these lists changed.
+    RegistryListChanged,
     /// Test builds: fire the session's alarm now.
     TestAlarm,
     /// One this build does not know.
@@ -110,6 +116,14 @@ pub struct Envelope {
     pub content_type: Option<String>,
     #[serde(skip_serializing_if = "is_false")]
     pub dead_letter: bool,
+    /// The live configuration version the Worker served the request with: an object that has
+    /// an older one catches up before it serves.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub config: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_false(b: &bool) -> bool {

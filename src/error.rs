@@ -78,6 +78,8 @@ pub enum Error {
     UnsupportedProtocolVersion(String),
     /// The authorization server's answer to a bad OAuth request: its own JSON, not JSON-RPC.
     OAuth(Box<crate::oauth::OAuthError>),
+    /// The admin API's refusal of a request or a change: its own JSON, not JSON-RPC.
+    Admin(Box<crate::live::api::AdminError>),
 }
 
 impl Error {
@@ -110,6 +112,7 @@ impl Error {
             | Error::HeadersTooLarge(_)
             | Error::Busy(_)
             | Error::OAuth(_)
+            | Error::Admin(_)
             | Error::RateLimited(_) => code::BAD_REQUEST,
         }
     }
@@ -134,6 +137,7 @@ impl Error {
             Error::Unauthorized { .. } => 401,
             Error::UnsupportedMediaType(_) => 415,
             Error::OAuth(e) => e.status,
+            Error::Admin(e) => e.status,
         }
     }
 
@@ -174,6 +178,7 @@ impl Error {
             Error::MissingClientCapability(names) => format!("Missing required client capability: {}", names.join(", ")),
             Error::UnsupportedProtocolVersion(_) => "Unsupported protocol version".into(),
             Error::OAuth(e) => format!("{}: {}", e.error, e.description),
+            Error::Admin(e) => format!("{}: {}", e.code, e.message),
             Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::versions::SUPPORTED_VERSIONS.join(", ")),
         }
     }

@@ -21,11 +21,18 @@ pub fn escape(text: &str) -> String {
 /// A page's headers: a CSP that allows its one inline style block (by its SHA-256) and forms
 /// posted only to `form_action`; never framed, never cached, no referrer.
 pub fn page_headers(style: &str, form_action: &str) -> Vec<(&'static str, String)> {
+    page_headers_with(style, &[], form_action)
+}
+
+/// The same, for a page that also runs a script: `directives` (`script-src …`, `connect-src …`)
+/// go between the style and the form action, each as given.
+pub fn page_headers_with(style: &str, directives: &[String], form_action: &str) -> Vec<(&'static str, String)> {
     use sha2::{Digest, Sha256};
     let hash = crate::base64::encode(&Sha256::digest(style.as_bytes()));
+    let more: String = directives.iter().map(|d| format!("; {d}")).collect();
     vec![
         ("Content-Type", "text/html; charset=utf-8".into()),
-        ("Content-Security-Policy", format!("default-src 'none'; style-src 'sha256-{hash}'; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'")),
+        ("Content-Security-Policy", format!("default-src 'none'; style-src 'sha256-{hash}'{more}; form-action {form_action}; frame-ancestors 'none'; base-uri 'none'")),
         ("X-Frame-Options", "DENY".into()),
         ("X-Content-Type-Options", "nosniff".into()),
         ("Referrer-Policy", "no-referrer".into()),

@@ -69,7 +69,7 @@ mod tests {
     use serde_json::json;
 
     fn server(config: serde_json::Value) -> Server {
-        crate::config::load(&config.to_string()).unwrap().servers.into_iter().next().unwrap()
+        crate::config::load(&config.to_string()).unwrap().servers.into_iter().next().unwrap().as_ref().clone()
     }
 
     fn catalog() -> Server {

@@ -10,7 +10,8 @@
 //! - [`auth`]: credentials, principals and roles; JWT claims; session objects keyed by principal.
 //! - [`oauth`]: mcp-edge as its own OAuth 2.1 authorization server: clients, the authorization
 //!   request, codes, grants and tokens, sign-in, the consent page.
-//! - [`console`]: the status page at `/`: every server, its tools and how to connect a client.
+//! - [`console`]: the status page at `/`: every server, its tools and how to connect a client,
+//!   and its one script, an MCP client in the browser that tries a tool.
 //! - [`html`]: HTML escaping for the pages the Worker serves.
 //! - [`health`]: the health figures: per tool, the last hour's calls, errors by kind and latency
 //!   percentiles, gathered per isolate and kept in the `health` object.
@@ -22,6 +23,8 @@
 //! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
 //! - [`session`]: what a session persists, and when it expires.
 //! - [`lease`]: when the Worker may serve a session's calls without its Durable Object.
+//! - [`live`]: live changes through the admin API: the layer over the bundled file, one change
+//!   applied and validated, the API's routes and errors, the versions kept.
 //! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
 //! - [`envelope`]: what the Worker tells a session object about a forwarded request.
 //! - [`pending`]: deferred (queued and callback) calls: their records and signed callback tokens.
@@ -56,6 +59,7 @@ pub mod health;
 pub mod html;
 pub mod jsonrpc;
 pub mod lease;
+pub mod live;
 pub mod method;
 pub mod negotiate;
 pub mod oauth;

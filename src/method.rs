@@ -65,6 +65,10 @@ methods! {
     // Notifications to the client.
     LogMessage = "notifications/message",
     ResourcesUpdated = "notifications/resources/updated",
+    /// A live change (the admin API) changed a server's tools, resources or prompts.
+    ToolsListChanged = "notifications/tools/list_changed",
+    ResourcesListChanged = "notifications/resources/list_changed",
+    PromptsListChanged = "notifications/prompts/list_changed",
     SubscriptionsAcknowledged = "notifications/subscriptions/acknowledged",
     /// Seed 003's progress notification, sent beside `notifications/progress` when asked for.
     ProgressUpdate = "progress.update",
@@ -113,6 +117,9 @@ impl Method {
             | Method::RootsList
             | Method::LogMessage
             | Method::ResourcesUpdated
+            | Method::ToolsListChanged
+            | Method::ResourcesListChanged
+            | Method::PromptsListChanged
             | Method::SubscriptionsAcknowledged
             | Method::ProgressUpdate => None,
         }
@@ -157,6 +164,9 @@ impl Method {
             | Method::RootsList
             | Method::LogMessage
             | Method::ResourcesUpdated
+            | Method::ToolsListChanged
+            | Method::ResourcesListChanged
+            | Method::PromptsListChanged
             | Method::SubscriptionsAcknowledged
             | Method::ProgressUpdate => false,
         }

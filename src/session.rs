@@ -43,6 +43,11 @@ pub struct Session {
     /// tags every notification. Such a session lives only as long as its stream.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listen_id: Option<Value>,
+    /// The list notifications (`notifications/tools/list_changed`…) its stream gets, registered
+    /// with the server's registry: every one for a GET stream, the requested ones for a listen
+    /// stream. Empty while the server's lists cannot change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lists: Vec<String>,
 }
 
 impl Session {
@@ -63,7 +68,16 @@ impl Session {
             subscriptions: Vec::new(),
             pending: Vec::new(),
             listen_id: None,
+            lists: Vec::new(),
         }
+    }
+
+    /// Whether a GET stream held open for list changes suits the client. n8n-nodes-mcp (its
+    /// `clientInfo.name` is `McpClient-client`) treats the abort of an open GET stream at its own
+    /// `close()` as a fatal transport error, and its runs are short and list the tools anew each
+    /// time: it gets no stream it did not ask for (resource subscriptions still get one).
+    pub fn takes_list_stream(&self) -> bool {
+        self.client_info.get("name").and_then(Value::as_str) != Some("McpClient-client")
     }
 
     pub fn touch(&mut self, now_ms: u64) {
@@ -106,6 +120,14 @@ impl Session {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn n8n_nodes_mcp_gets_no_stream_for_list_changes() {
+        let session = |name: &str| Session::new("id", "srv", "2025-11-25", json!({"name": name, "version": "1.0.0"}), json!({}), 0);
+        assert!(!session("McpClient-client").takes_list_stream());
+        assert!(session("claude-ai").takes_list_stream());
+        assert!(Session::new("id", "srv", "2025-11-25", json!(null), json!({}), 0).takes_list_stream());
+    }
 
     #[test]
     fn expiry_follows_last_use() {

@@ -19,7 +19,9 @@ use crate::tools::Tool;
 /// Every configured server, ready to serve.
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    pub servers: Vec<Server>,
+    /// Shared, so a request or a spawned call keeps its server while a live change swaps the
+    /// isolate's catalog for a newer one.
+    pub servers: Vec<std::sync::Arc<Server>>,
     pub log: RequestLogging,
     /// The deployment's own authorization server, when configured.
     pub oauth: Option<crate::oauth::AuthServer>,
@@ -90,6 +92,9 @@ pub struct Server {
     pub stateless: Option<u64>,
     /// Every path this server answers, and what each is.
     pub endpoints: Vec<(RoutePattern, Endpoint)>,
+    /// Its tools, resources and prompts may change while sessions run (the admin API is on):
+    /// `listChanged` in its capabilities, and the notifications on sessions' streams.
+    pub lists_change: bool,
     pub origins: Vec<OriginPattern>,
     pub allowed_hosts: Vec<String>,
     /// Private hosts tools may reach (the SSRF guard's allowlist).

@@ -19,6 +19,10 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
     for (i, s) in file.servers.into_iter().enumerate() {
         let server = compile_server(s, &format!("servers[{i}]"))?;
         for (j, earlier) in servers.iter().enumerate() {
+            // The live layer and the admin API know a server by its name.
+            if earlier.name == server.name {
+                return Err(ConfigError::at(format!("servers[{i}].name"), format!("{:?} is the name of servers[{j}] too; each server needs its own", server.name)));
+            }
             let clash = server.endpoints.iter().any(|(mine, _)| earlier.endpoints.iter().any(|(theirs, _)| theirs.overlaps(mine)));
             if clash {
                 return Err(ConfigError::at(format!("servers[{i}].route"), format!("overlaps the routes of servers[{j}]")));
@@ -48,7 +52,7 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
         other => return Err(ConfigError::at("console.access", format!("{other:?} is not \"public\" or \"off\""))),
     };
     let health = super::health::health(file.console.health)?;
-    Ok(Catalog { servers, log: file.log, oauth, console, health })
+    Ok(Catalog { servers: servers.into_iter().map(std::sync::Arc::new).collect(), log: file.log, oauth, console, health })
 }
 
 fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {
@@ -82,6 +86,7 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     let (resources, resource_templates) = resources(&s, path, &route_params)?;
     let prompts = prompts(&s, path)?;
     Ok(Server {
+        lists_change: false,
         name: s.name,
         version: s.version,
         title: s.title,

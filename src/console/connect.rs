@@ -151,7 +151,7 @@ mod tests {
     fn server(extra: &str) -> (crate::catalog::Catalog, Server) {
         let text = format!(r#"{{"servers":[{{"name":"my tools","version":"1"{extra}}}],"oauth":{{"signIn":{{"users":[{{"username":"a","passwordSecret":"PW_SECRET"}}]}}}}}}"#);
         let catalog = crate::config::load(&text).unwrap();
-        let server = catalog.servers[0].clone();
+        let server = catalog.servers[0].as_ref().clone();
         (catalog, server)
     }
 

@@ -2,7 +2,8 @@
 //! connect a client. Pure: the edge (`edge/worker/console.rs`) passes the catalog and the
 //! request's origin in and sends the page out.
 //!
-//! - [`page`]: the HTML and its headers (a strict CSP: one inline style block, no script).
+//! - [`page`]: the HTML and its headers (a strict CSP: one inline style block, one script).
+//! - [`script`]: "Try a tool", the page's one script (`try.js`), an MCP client in the browser.
 //! - [`connect`]: the auth mode in words, and the copy-ready settings of each client.
 //! - [`schema`]: a tool's input schema as a table of arguments.
 //! - [`health`]: the health figures' section (for admins: the page decides who sees it).
@@ -15,12 +16,14 @@ pub mod connect;
 pub mod health;
 pub mod page;
 pub mod schema;
+pub mod script;
 
 use crate::catalog::{Catalog, ConsoleAccess, Server};
 
-/// Whether `GET path` is the status page: `/`, when the console is on and no server lives there.
+/// Whether `GET path` is the status page (`/`) or its script ([`script::path`]), when the
+/// console is on and no server lives there.
 pub fn serves(catalog: &Catalog, path: &str) -> bool {
-    path == "/" && catalog.console != ConsoleAccess::Off && catalog.route(path).is_none()
+    (path == "/" || path == script::path()) && catalog.console != ConsoleAccess::Off && catalog.route(path).is_none()
 }
 
 /// Whether the page lists the server's tools, resources and prompts: as its `tools/list` does
@@ -38,8 +41,10 @@ mod tests {
         let load = |text: &str| crate::config::load(text).unwrap();
         let c = load(r#"{"servers":[{"name":"s","version":"1"}]}"#);
         assert!(serves(&c, "/") && !serves(&c, "/mcp") && !serves(&c, "/x"));
+        assert!(serves(&c, script::path()) && !serves(&c, "/console.js"));
         assert!(!serves(&load(r#"{"servers":[{"name":"s","version":"1","route":"/"}]}"#), "/"));
-        assert!(!serves(&load(r#"{"servers":[{"name":"s","version":"1"}],"console":{"access":"off"}}"#), "/"));
+        let off = load(r#"{"servers":[{"name":"s","version":"1"}],"console":{"access":"off"}}"#);
+        assert!(!serves(&off, "/") && !serves(&off, script::path()));
         assert!(serves(&load(r#"{"servers":[{"name":"s","version":"1"}],"console":{"access":"public"}}"#), "/"));
     }
 }

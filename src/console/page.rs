@@ -1,7 +1,8 @@
 //! The status page's HTML: every server with its URL, auth mode, transports and connect
 //! settings, and for servers without `auth` their tools (with an argument table), resources and
-//! prompts. One inline style block, allowed by its hash; no script, no third-party asset.
-//! Every configured string is escaped on its way in.
+//! prompts. One inline style block, allowed by its hash, and one script from this origin (the
+//! "Try a tool" panels, `script.rs`), allowed by its URL; no third-party asset. Every configured
+//! string is escaped on its way in.
 
 use serde_json::Value;
 
@@ -46,6 +47,20 @@ th{background:#f7f8fa;color:#5b6270;font-weight:600}\
 .req{font-size:.72rem;color:#b42318;font-weight:600;margin-left:.35rem}\
 details.raw summary{color:#5b6270;font-size:.85rem}\
 footer{color:#5b6270;font-size:.85rem;padding-bottom:2rem}\
+.try{border:1px solid #dbe3f7;background:#f8faff;border-radius:10px;padding:0 1rem .6rem;margin-top:1rem}\
+.try h3{border:0;padding-top:.9rem;margin-top:0}.try small{display:block;color:#5b6270;font-size:.82rem}\
+.row{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;margin:.5rem 0}.row label{font-weight:600;min-width:7rem}.row label.inline{font-weight:400;min-width:0}\
+.try input,.try select,.try textarea{font:inherit;padding:.3rem .45rem;border:1px solid #c9ced8;border-radius:6px;background:#fff}\
+.row input,.row select{flex:1;min-width:12rem}.row input[type=checkbox]{flex:none;min-width:0}\
+.try textarea{width:100%;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}\
+.field{margin:.6rem 0}.field label{display:block}.field input,.field select{width:100%}.kind{font-size:.75rem;color:#5b6270;margin-left:.4rem}\
+button{font:inherit;padding:.3rem .9rem;border-radius:6px;border:1px solid #2454d6;background:#2454d6;color:#fff;cursor:pointer}\
+button.cancel{background:#fff;color:#b42318;border-color:#e5b4ae}button:disabled{opacity:.45;cursor:default}\
+progress{width:100%}ol.log{font:13px/1.45 ui-monospace,Menlo,Consolas,monospace;background:#1d2330;color:#e8eaf0;border-radius:8px;padding:.5rem .5rem .5rem 2.2rem}\
+.level{color:#9ecbff;font-weight:600}\
+.result{border:1px solid #cfe8d6;background:#f3fbf5;border-radius:8px;padding:.4rem .8rem;margin:.5rem 0}\
+.result.error{border-color:#f1b8b0;background:#fff4f2}.result.note{border-color:#dde0e6;background:#f4f5f7}p.progress{margin:.2rem 0}.result.error h5{color:#b42318}.result h5{margin:.3rem 0;font-size:.9rem}\
+.result img{min-width:3rem;max-width:100%;image-rendering:pixelated;border:1px solid #dde0e6}\
 .health th:nth-child(1){width:30%}.health th:nth-child(2),.health th:nth-child(4),.health th:nth-child(5){width:11%}";
 
 /// The whole page for a request on `origin` (`scheme://host[:port]`).
@@ -72,13 +87,17 @@ pub fn render(catalog: &Catalog, origin: &str) -> String {
     );
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <meta name=\"referrer\" content=\"no-referrer\"><title>MCP servers · mcp-edge</title><style>{STYLE}</style></head><body>{body}</body></html>"
+         <meta name=\"referrer\" content=\"no-referrer\"><title>MCP servers · mcp-edge</title><style>{STYLE}</style></head><body>{body}{}</body></html>",
+        super::script::tag()
     )
 }
 
-/// The page's headers: a CSP that allows its one style block and nothing else, never framed.
-pub fn headers() -> Vec<(&'static str, String)> {
-    crate::html::page_headers(STYLE, "'none'")
+/// The page's headers for a request on `origin`: a CSP that allows its one style block, its one
+/// script (`script.rs`), requests to this origin only (the panels' MCP calls) and `data:` images
+/// (tool results), and nothing else; never framed.
+pub fn headers(origin: &str) -> Vec<(&'static str, String)> {
+    let sources = [format!("script-src {}", super::script::source(origin)), "connect-src 'self'".into(), "img-src data:".into()];
+    crate::html::page_headers_with(STYLE, &sources, "'none'")
 }
 
 fn display_name(server: &Server) -> &str {
@@ -113,6 +132,7 @@ fn section(catalog: &Catalog, server: &Server, index: usize, origin: &str) -> St
         out.push_str(&format!("<div class=\"client\"><h4>{}</h4><p>{}</p><pre>{}</pre></div>", escape(s.client), escape(&s.note), escape(&s.text)));
     }
     out.push_str("</div></details>");
+    out.push_str(&super::script::panel(server, &urls));
     if open {
         out.push_str(&entries(server, index));
     } else {
@@ -299,7 +319,9 @@ mod tests {
               "prompts":[{{"name":"p","description":{e},"arguments":[{{"name":"x","description":{e}}}],"messages":[{{"role":"user","content":{{"type":"text","text":"hi"}}}}]}}]}}]}}"#
         );
         let html = page(&text);
-        assert!(!html.contains("<script"), "{html}");
+        // The one script tag is the page's own; no configured string makes another.
+        assert_eq!(html.matches("<script").count(), 1, "{html}");
+        assert!(html.contains(&format!("{}</body>", super::super::script::tag())));
         assert!(!html.contains("alert(1)</"));
         // The name, title, version, instructions, tool title and description, the schema's
         // description, resource and prompt fields, and the raw JSON, each escaped.
@@ -351,13 +373,21 @@ mod tests {
     fn the_default_page_is_small_and_its_style_is_allowed() {
         let html = page(include_str!("../../mcp-edge.json"));
         assert!(html.len() < 50_000, "{} bytes", html.len());
-        let csp = headers().into_iter().find(|(k, _)| *k == "Content-Security-Policy").unwrap().1;
+        let csp = headers("https://mcp.example.com").into_iter().find(|(k, _)| *k == "Content-Security-Policy").unwrap().1;
         use sha2::{Digest, Sha256};
         let hash = crate::base64::encode(&Sha256::digest(STYLE.as_bytes()));
-        assert_eq!(csp, format!("default-src 'none'; style-src 'sha256-{hash}'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"));
-        // The one style block is the one the hash allows, and there is no script at all.
+        let script = super::super::script::path();
+        assert_eq!(
+            csp,
+            format!("default-src 'none'; style-src 'sha256-{hash}'; script-src https://mcp.example.com{script}; connect-src 'self'; img-src data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+        );
+        // The one style block is the one the hash allows; the one script is the one the CSP names.
         assert_eq!(html.matches("<style>").count(), 1);
-        assert!(html.contains(&format!("<style>{STYLE}</style>")) && !html.contains("<script"));
+        assert!(html.contains(&format!("<style>{STYLE}</style>")));
+        assert_eq!(html.matches("<script").count(), 1);
+        assert!(html.contains(&format!("<script src=\"{script}\" integrity=\"sha256-")));
+        // Each server has its panel for the script to fill, hidden until then.
+        assert!(html.contains("<div class=\"try\" hidden data-url=\"https://mcp.example.com/mcp\""));
     }
 
     #[test]

@@ -136,6 +136,9 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         | Method::RootsList
         | Method::LogMessage
         | Method::ResourcesUpdated
+        | Method::ToolsListChanged
+        | Method::ResourcesListChanged
+        | Method::PromptsListChanged
         | Method::SubscriptionsAcknowledged
         | Method::ProgressUpdate => return Err(Error::MethodNotFound(method.to_string())),
     };
@@ -180,7 +183,7 @@ mod tests {
             {{"name":"time","http":{{"method":"GET","url":"https://time.test/now"}}}},
             {{"name":"third","http":{{"url":"https://x.test/3"}}}}]}}]}}"#
         );
-        config::load(&text).unwrap().servers.remove(0)
+        config::load(&text).unwrap().servers.remove(0).as_ref().clone()
     }
 
     fn session(version: &str) -> Session {
@@ -303,7 +306,7 @@ mod tests {
               {"name":"greet","description":"Greets","arguments":[{"name":"who","required":true,"completions":["world","wide","zebra"]},{"name":"tone"}],
                "messages":[{"role":"user","content":{"type":"text","text":"Say hi to {who}"}},
                            {"role":"user","content":{"type":"resource","resource":{"uri":"{who}","mimeType":"text/plain","text":"fixed"}}}]}]}]}"#;
-        config::load(text).unwrap().servers.remove(0)
+        config::load(text).unwrap().servers.remove(0).as_ref().clone()
     }
 
     #[test]
@@ -388,7 +391,7 @@ mod tests {
         let text = r#"{"servers":[{"name":"m","version":"1","tools":[
             {"name":"tenant","forwardMetaAuth":true,"http":{"url":"https://crm.test/me","headers":{"Authorization":"Bearer {meta.auth.token}"}}},
             {"name":"plain","http":{"url":"https://crm.test/me"}}]}]}"#;
-        let s = config::load(text).unwrap().servers.remove(0);
+        let s = config::load(text).unwrap().servers.remove(0).as_ref().clone();
         let sess = session("2025-11-25");
         let call = |name: &str| {
             let msg = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":name,"arguments":{},"_meta":{"auth":{"token":"t-123"}}}});
@@ -410,7 +413,7 @@ mod tests {
               "url":"https://crm.test/u/{principal.subject}{/principal.roles*}{?principal.email}",
               "headers":{"X-Roles":"{principal.roles}","X-Who":"{principal.id} <{principal.email}>"},
               "body":{"subject":"{principal.subject}","roles":"{principal.roles}","email":"{principal.email}"}}}]}]}"#;
-        let s = config::load(text).unwrap().servers.remove(0);
+        let s = config::load(text).unwrap().servers.remove(0).as_ref().clone();
         let sess = session("2025-11-25");
         let msg = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"who","arguments":{"principal.subject":"admin"}}});
         let http = |principal| match run_as(&s, &sess, msg.clone(), principal) {
@@ -440,7 +443,7 @@ mod tests {
         let text = r#"{"servers":[{"name":"m","version":"1","tools":[
             {"name":"as_user","forwardUpstreamToken":true,"http":{"url":"https://crm.test/me","headers":{"Authorization":"Bearer {principal.upstreamToken}"}}},
             {"name":"plain","http":{"url":"https://crm.test/me","headers":{"X-Who":"{principal.subject}"}}}]}]}"#;
-        let s = config::load(text).unwrap().servers.remove(0);
+        let s = config::load(text).unwrap().servers.remove(0).as_ref().clone();
         let sess = session("2025-11-25");
         let principal = crate::auth::Principal { upstream_token: Some("idp-token-5f2e".into()), ..crate::auth::Principal::new("jwt:https://idp.test", "user-7", vec![]) };
         let call = |name: &str| match run_as(&s, &sess, json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":name,"arguments":{}}}), &principal) {

@@ -1,6 +1,7 @@
 //! Carries out one pending call: the upstream fetch, its streamed progress and logs, and the
 //! round trips to the client when the upstream asks for input (sampling, elicitation).
 
+use std::sync::Arc;
 use crate::method::Method;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -70,7 +71,7 @@ pub fn admit(cancels: &Cancels, max: usize, actions: &mut [Action]) {
 const MAX_ROUNDS: usize = 8;
 
 pub struct CallContext<'a> {
-    pub server: &'static Server,
+    pub server: &'a Arc<Server>,
     pub session: &'a Session,
     /// The reply stream; `None` when the reply is one buffered JSON body.
     pub out: Option<&'a Outlet>,

@@ -12,6 +12,7 @@ pub async fn forward(env: &Env, mut envelope: Envelope, payload: &[u8]) -> Resul
     if let Some(principal) = &envelope.principal {
         envelope.object = Some(crate::auth::object_name(&envelope.session_id, &principal.id));
     }
+    envelope.config = crate::edge::live::version();
     let stub = crate::edge::http::object_stub(env, envelope.object())?;
     let body = envelope.seal(payload);
     let mut attempt = 0;

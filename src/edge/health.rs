@@ -48,8 +48,8 @@ thread_local! {
     static WRITE_FAILED: Cell<bool> = const { Cell::new(false) };
 }
 
-fn settings() -> Option<&'static HealthSettings> {
-    crate::edge::catalog().ok().map(|c| &c.health).filter(|h| h.enabled)
+fn settings() -> Option<HealthSettings> {
+    crate::edge::catalog().ok().map(|c| c.health.clone()).filter(|h| h.enabled)
 }
 
 /// A call from its start: its latency, and (in the Worker) the count of calls running.
@@ -93,7 +93,7 @@ fn record(server: &Server, tool: &str, outcome: Outcome, latency_ms: u64, object
         POINTS.with(|p| p.borrow_mut().push(DataPoint::of(&server.name, tool, outcome, latency_ms)));
     }
     if let Some(env) = object {
-        write_points(env, settings);
+        write_points(env, &settings);
         if !SCHEDULED.with(|s| s.replace(true)) {
             wasm_bindgen_futures::spawn_local(flush_task(env.clone(), None));
         }
@@ -133,7 +133,7 @@ fn called_tool(server: &Server, principal: &crate::auth::Principal, message: &Pa
 /// task through `waitUntil` when figures wait (or calls still run) and none is due.
 pub fn after_request(env: &Env, ctx: &Context) {
     let Some(settings) = settings() else { return };
-    write_points(env, settings);
+    write_points(env, &settings);
     let waiting = !PENDING.with(|p| p.borrow().is_empty()) || RUNNING.with(Cell::get) > 0;
     if waiting && !SCHEDULED.with(|s| s.replace(true)) {
         ctx.wait_until(flush_task(env.clone(), Some(WORKER_BUDGET_MS)));
@@ -149,7 +149,7 @@ async fn flush_task(env: Env, budget_ms: Option<u64>) {
         // From here on, a new call starts the next task: nothing is left behind unscheduled.
         SCHEDULED.with(|s| s.set(false));
         if let Some(settings) = settings() {
-            write_points(&env, settings);
+            write_points(&env, &settings);
         }
         let batch = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
         if !batch.is_empty() {

@@ -96,6 +96,15 @@ pub fn error_response(error: &Error) -> Result<Response> {
         }
         return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(e.body().into_bytes()));
     }
+    if let Error::Admin(e) = error {
+        let headers = Headers::new();
+        headers.set("Content-Type", "application/json")?;
+        headers.set("Cache-Control", "no-store")?;
+        if e.status == 401 {
+            headers.set("WWW-Authenticate", "Bearer realm=\"mcp-edge-admin\"")?;
+        }
+        return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(e.body().into_bytes()));
+    }
     failure_response(&serde_json::Value::Null, error, error.http_status())
 }
 

@@ -19,6 +19,7 @@ mod forward;
 mod health;
 mod http;
 mod ids;
+mod live;
 mod object;
 mod streams;
 mod upstream;
@@ -26,7 +27,7 @@ mod upstream;
 mod worker;
 mod writer;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use crate::catalog::Catalog;
 use crate::config;
@@ -37,14 +38,21 @@ extern "C" {
     fn config_text() -> String;
 }
 
+/// The catalog this isolate serves now: the live version it last read (`live`), or the bundled
+/// configuration. An invalid bundled one is kept as its message, so every request can report it
+/// instead of half-working. Shared: a request keeps the catalog it started with while a newer one
+/// takes its place.
+fn catalog() -> Result<Arc<Catalog>, crate::error::Error> {
+    live::current().map_or_else(bundled, Ok)
+}
+
 /// The bundled configuration, read and compiled once per isolate, when its first request comes.
-/// An invalid one is kept as its message, so every request can report it instead of half-working.
-fn catalog() -> Result<&'static Catalog, crate::error::Error> {
-    static CATALOG: OnceLock<Result<Catalog, String>> = OnceLock::new();
+pub(crate) fn bundled() -> Result<Arc<Catalog>, crate::error::Error> {
+    static CATALOG: OnceLock<Result<Arc<Catalog>, String>> = OnceLock::new();
     CATALOG
-        .get_or_init(|| config::load(&config_text()).map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|message| crate::error::Error::Config(message.clone()))
+        .get_or_init(|| config::load(&config_text()).map(Arc::new).map_err(|e| e.to_string()))
+        .clone()
+        .map_err(crate::error::Error::Config)
 }
 
 /// `mcp-edge check`: what `check-config` prints for a file, from this module, so the command

@@ -28,11 +28,12 @@ pub fn hello(params: Option<&Value>) -> Hello {
 /// What this server offers: tools always, and logging, since upstreams may send log lines; the
 /// rest only when configured.
 pub fn capabilities(server: &Server) -> Value {
+    let changes = server.lists_change;
     let caps: Map<String, Value> = [
-        ("tools", json!({"listChanged": false})),
+        ("tools", json!({"listChanged": changes})),
         ("logging", json!({})),
-        ("resources", json!({"subscribe": true, "listChanged": false})),
-        ("prompts", json!({"listChanged": false})),
+        ("resources", json!({"subscribe": true, "listChanged": changes})),
+        ("prompts", json!({"listChanged": changes})),
         ("completions", json!({})),
     ]
     .into_iter()
@@ -46,8 +47,9 @@ pub fn capabilities(server: &Server) -> Value {
 pub fn offers(server: &Server, capability: &str) -> bool {
     match capability {
         "tools" | "logging" => true,
-        "resources" => !server.resources.is_empty() || !server.resource_templates.is_empty(),
-        "prompts" => !server.prompts.is_empty(),
+        // A server whose lists change live offers them even while empty: one may be added.
+        "resources" => server.lists_change || !server.resources.is_empty() || !server.resource_templates.is_empty(),
+        "prompts" => server.lists_change || !server.prompts.is_empty(),
         "completions" => server.prompts.iter().any(|p| !p.completions.is_empty()) || server.resource_templates.iter().any(|t| !t.completions.is_empty()),
         _ => false,
     }

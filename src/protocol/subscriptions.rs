@@ -4,9 +4,9 @@
 use serde_json::{json, Value};
 
 use crate::catalog::Server;
+use crate::method::Method;
 
-/// The resource URIs of the request's filter that this server can report on. List changes are
-/// never honoured: lists change only with a deployment, which ends every stream anyway.
+/// The resource URIs of the request's filter that this server can report on.
 pub fn honored(server: &Server, params: Option<&Value>) -> Vec<String> {
     let requested = params.and_then(|p| p.pointer("/notifications/resourceSubscriptions")).and_then(Value::as_array);
     let mut uris: Vec<String> = requested.into_iter().flatten().filter_map(Value::as_str).filter(|u| super::resources::exists(server, u)).map(str::to_string).collect();
@@ -14,9 +14,37 @@ pub fn honored(server: &Server, params: Option<&Value>) -> Vec<String> {
     uris
 }
 
+/// The list notifications a stream may get, by the name a listen request asks for each.
+pub const LIST_NOTIFICATIONS: [Method; 3] = [Method::ToolsListChanged, Method::ResourcesListChanged, Method::PromptsListChanged];
+
+fn filter_name(method: Method) -> &'static str {
+    match method {
+        Method::ToolsListChanged => "toolsListChanged",
+        Method::ResourcesListChanged => "resourcesListChanged",
+        _ => "promptsListChanged",
+    }
+}
+
+/// The list notifications of the request's filter that this server can send: those whose lists
+/// change live (the admin API is on); none otherwise, since lists then change only with a
+/// deployment.
+pub fn honored_lists(server: &Server, params: Option<&Value>) -> Vec<String> {
+    if !server.lists_change {
+        return Vec::new();
+    }
+    let asked = |m: &Method| params.and_then(|p| p.pointer(&format!("/notifications/{}", filter_name(*m)))).and_then(Value::as_bool) == Some(true);
+    LIST_NOTIFICATIONS.iter().filter(|m| asked(m)).map(|m| m.name().to_string()).collect()
+}
+
 /// The first message on the stream: what the server agreed to send.
-pub fn acknowledged(id: &Value, uris: &[String]) -> String {
-    let notifications = if uris.is_empty() { json!({}) } else { json!({"resourceSubscriptions": uris}) };
+pub fn acknowledged(id: &Value, uris: &[String], lists: &[String]) -> String {
+    let mut notifications = serde_json::Map::new();
+    for method in LIST_NOTIFICATIONS.iter().filter(|m| lists.iter().any(|l| l == m.name())) {
+        notifications.insert(filter_name(*method).into(), json!(true));
+    }
+    if !uris.is_empty() {
+        notifications.insert("resourceSubscriptions".into(), json!(uris));
+    }
     crate::jsonrpc::notification(crate::method::Method::SubscriptionsAcknowledged, json!({"notifications": notifications, "_meta": {super::meta::SUBSCRIPTION_ID: id}}))
 }
 
@@ -40,16 +68,31 @@ mod tests {
     #[test]
     fn honours_known_resources_and_tags_notifications() {
         let config = r#"{"servers":[{"name":"s","version":"1","resources":[{"uri":"file:///a","name":"a","text":"x"}]}]}"#;
-        let server = crate::config::load(config).unwrap().servers.remove(0);
+        let server = crate::config::load(config).unwrap().servers.remove(0).as_ref().clone();
         let params = json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": ["file:///a", "file:///nope"]}});
         assert_eq!(honored(&server, Some(&params)), ["file:///a"]);
         assert_eq!(
-            acknowledged(&json!(7), &["file:///a".to_string()]),
+            acknowledged(&json!(7), &["file:///a".to_string()], &[]),
             r#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"resourceSubscriptions":["file:///a"]},"_meta":{"io.modelcontextprotocol/subscriptionId":7}}}"#
         );
         assert_eq!(
             tag(&super::super::resources::updated("file:///a"), &json!("s1")),
             r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/subscriptionId":"s1"}}}"#
         );
+    }
+
+    #[test]
+    fn list_changes_are_honoured_only_where_lists_change() {
+        let mut server = crate::config::load(r#"{"servers":[{"name":"s","version":"1"}]}"#).unwrap().servers.remove(0).as_ref().clone();
+        let params = json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": false}});
+        assert!(honored_lists(&server, Some(&params)).is_empty());
+        server.lists_change = true;
+        let lists = honored_lists(&server, Some(&params));
+        assert_eq!(lists, ["notifications/tools/list_changed", "notifications/prompts/list_changed"]);
+        assert_eq!(
+            acknowledged(&json!(1), &[], &lists),
+            r#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true},"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}"#
+        );
+        assert!(honored_lists(&server, None).is_empty());
     }
 }

@@ -144,7 +144,7 @@ mod tests {
             {"name": "t_tags", "tags": ["ARCHIVE"], "http": {"url": "https://x.test/"}},
             {"name": "archive_now", "http": {"url": "https://x.test/"}},
             {"name": "t_other", "description": "Nothing to see.", "http": {"url": "https://x.test/"}}]}]}"#;
-        let tools = crate::config::load(text).unwrap().servers.remove(0).tools;
+        let tools = crate::config::load(text).unwrap().servers.remove(0).as_ref().clone().tools;
         let index = Index::new(&tools);
         let names = |query: &str, keep: &dyn Fn(&Tool) -> bool| index.search(&tools, query, keep).iter().map(|t| t.name.as_str()).collect::<Vec<_>>();
         assert_eq!(names("archive", &|_| true), ["archive_now", "t_title", "t_tags", "t_description"]);

@@ -2,7 +2,8 @@
 // configuration and for tests/e2e/config.json, with its CSP, no console error, no request to
 // another origin, the open servers' tools with their argument tables, no tools of a server with
 // auth, and no secret or secret name anywhere. `"console": {"access": "off"}` brings back the
-// JSON 404, and a server whose route is `/` keeps it. Screenshots go to .mcp-edge/test-output/.
+// JSON 404 (for the page's script too), and a server whose route is `/` keeps it. Screenshots go
+// to .mcp-edge/test-output/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -52,11 +53,15 @@ async function visit(origin, shot) {
   }
 }
 
-function assertStrictHeaders(res) {
+/** The page's headers; its CSP allows its style block, its one script on `origin` (the "Try a
+ *  tool" panels, tests/console/try.test.mjs), requests to its own origin and `data:` images. */
+function assertStrictHeaders(res, origin) {
   const h = res.headers();
   assert.equal(res.status(), 200);
   assert.equal(h['content-type'], 'text/html; charset=utf-8');
-  assert.match(h['content-security-policy'], /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'$/);
+  const script = `${origin.replace(/[.]/g, '\\.')}/console\\.[0-9a-f]{16}\\.js`;
+  const csp = new RegExp(`^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; script-src ${script}; connect-src 'self'; img-src data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'$`);
+  assert.match(h['content-security-policy'], csp);
   assert.equal(h['x-frame-options'], 'DENY');
   assert.equal(h['x-content-type-options'], 'nosniff');
   assert.equal(h['referrer-policy'], 'no-referrer');
@@ -67,7 +72,7 @@ test('the default configuration: its tools with their arguments, small, strict, 
   try {
     const v = await visit(url.origin, 'console-status');
     try {
-      assertStrictHeaders(v.res);
+      assertStrictHeaders(v.res, url.origin);
       assert.deepEqual(v.errors, []);
       assert.deepEqual(v.foreign, []);
       assert.ok(Buffer.byteLength(v.raw) < 50_000, `${Buffer.byteLength(v.raw)} bytes`);
@@ -100,7 +105,7 @@ test('the test configuration: open servers list their tools, servers with auth d
   try {
     const v = await visit(url.origin, 'console-status-e2e');
     try {
-      assertStrictHeaders(v.res);
+      assertStrictHeaders(v.res, url.origin);
       assert.deepEqual(v.errors, []);
       assert.deepEqual(v.foreign, []);
       const config = JSON.parse(readFileSync(testConfig, 'utf8'));
@@ -142,6 +147,13 @@ test('"console": {"access": "off"} answers / as before, with the JSON 404', asyn
     const res = await fetch(new URL('/', url));
     assert.equal(res.status, 404);
     assert.deepEqual(await res.json(), { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Not Found: no MCP server at /' } });
+    // Nor is the page's script served.
+    const { createHash } = await import('node:crypto');
+    const source = readFileSync(join(root, 'src', 'console', 'try.js'));
+    const script = `/console.${createHash('sha256').update(source).digest('hex').slice(0, 16)}.js`;
+    const js = await fetch(new URL(script, url));
+    assert.equal(js.status, 404);
+    assert.equal((await js.json()).error.message, `Not Found: no MCP server at ${script}`);
   } finally {
     await mf.dispose();
   }

@@ -1,9 +1,10 @@
-// The release module's size, kept by a test: at most 544 KiB gzip (level 9, as `npm run bench`
+// The release module's size, kept by a test: at most 600 KiB gzip (level 9, as `npm run bench`
 // reports it). The configuration is data now, so the module carries its parser (issue 19 raised
 // the budget from 300 KiB for it), an OAuth authorization server (issue 21 raised it from
 // 400 KiB), and the status page at `/` (issue 22 raised it from 512 KiB: the module was at
-// 514,488 bytes, the page's rendering adds about 13 KB). `npm test` builds the module before the
-// tests run.
+// 514,488 bytes, the page's rendering adds about 13 KB), then its "Try a tool" script and the
+// admin API with live changes (the module went from 536,720 to 584,294 bytes; raised from
+// 544 KiB). `npm test` builds the module before the tests run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -11,9 +12,9 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { root } from './harness.mjs';
 
-const BUDGET = 544 * 1024;
+const BUDGET = 600 * 1024;
 
-test('the release wasm module is at most 544 KiB gzip', () => {
+test('the release wasm module is at most 600 KiB gzip', () => {
   const wasm = readFileSync(join(root, 'build', 'index_bg.wasm'));
   const gzip = gzipSync(wasm, { level: 9 }).length;
   assert.ok(gzip <= BUDGET, `index_bg.wasm is ${gzip} bytes gzip, over the budget of ${BUDGET}`);

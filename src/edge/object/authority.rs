@@ -3,11 +3,10 @@
 //! as JSON text. `oauth::store` names the commands and `oauth::grant` decides them; this file
 //! reads and writes.
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::{json, Value};
 use worker::{Response, ResponseBuilder, State, Storage};
 
+use super::{keys, read, write};
 use crate::error::Error;
 use crate::oauth::client::{Client, Origin};
 use crate::oauth::grant::{self, CodeRecord, Grant, Refused};
@@ -21,19 +20,6 @@ const REVOCATIONS_KEPT_MS: u64 = 24 * 3600 * 1000;
 /// A registered client that never got a grant is forgotten after this long: some clients
 /// register anew on every connection.
 const UNUSED_CLIENT_MS: u64 = 7 * 24 * 3600 * 1000;
-
-async fn read<T: DeserializeOwned>(storage: &Storage, key: &str) -> Result<Option<T>, Error> {
-    match storage.get::<String>(key).await? {
-        Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| Error::Internal(format!("stored {key} is unreadable: {e}"))),
-        None => Ok(None),
-    }
-}
-
-async fn write<T: Serialize>(storage: &Storage, key: &str, value: &T) -> Result<(), Error> {
-    let text = serde_json::to_string(value).map_err(|e| Error::Internal(e.to_string()))?;
-    storage.put_raw(key, wasm_bindgen::JsValue::from_str(&text)).await?;
-    Ok(())
-}
 
 fn answer(value: &Value) -> Result<Response, Error> {
     Ok(ResponseBuilder::new().with_status(200).fixed(value.to_string().into_bytes()))
@@ -50,18 +36,6 @@ async fn refuse(storage: &Storage, refused: Refused, now_ms: u64) -> Result<Resp
         revoke(storage, g, now_ms).await?;
     }
     answer(&json!({"refused": refused.error, "revoked": refused.revoke}))
-}
-
-async fn keys(storage: &Storage, prefix: &str) -> Result<Vec<(String, String)>, Error> {
-    let map = crate::edge::listed(storage.as_raw(), prefix).await.map_err(worker::Error::from)?;
-    let mut out = Vec::new();
-    for entry in map.entries() {
-        let pair = js_sys::Array::from(&entry.map_err(worker::Error::from)?);
-        if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
-            out.push((k, v));
-        }
-    }
-    Ok(out)
 }
 
 async fn revoke(storage: &Storage, grant_id: &str, now_ms: u64) -> Result<(), Error> {

@@ -5,5 +5,40 @@
 
 pub(super) mod authority;
 pub(super) mod health;
+pub(super) mod versions;
 pub(super) mod registry;
 pub(super) mod session;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use worker::Storage;
+
+use crate::error::Error;
+
+/// A value stored as JSON text under `key`, if any.
+pub(super) async fn read<T: DeserializeOwned>(storage: &Storage, key: &str) -> Result<Option<T>, Error> {
+    match storage.get::<String>(key).await? {
+        Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| Error::Internal(format!("stored {key} is unreadable: {e}"))),
+        None => Ok(None),
+    }
+}
+
+pub(super) async fn write<T: Serialize>(storage: &Storage, key: &str, value: &T) -> Result<(), Error> {
+    let text = serde_json::to_string(value).map_err(|e| Error::Internal(e.to_string()))?;
+    storage.put_raw(key, wasm_bindgen::JsValue::from_str(&text)).await?;
+    Ok(())
+}
+
+/// The stored JSON texts whose keys start with `prefix`, in key order.
+pub(super) async fn keys(storage: &Storage, prefix: &str) -> Result<Vec<(String, String)>, Error> {
+    let map = crate::edge::listed(storage.as_raw(), prefix).await.map_err(worker::Error::from)?;
+    let mut out = Vec::new();
+    for entry in map.entries() {
+        let pair = js_sys::Array::from(&entry.map_err(worker::Error::from)?);
+        if let (Some(k), Some(v)) = (pair.get(0).as_string(), pair.get(1).as_string()) {
+            out.push((k, v));
+        }
+    }
+    Ok(out)
+}
+

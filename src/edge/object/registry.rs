@@ -1,6 +1,8 @@
 //! Indexes across sessions, each kept in a Durable Object of its own: who subscribed to which
 //! resource (and the fan-out of `notifications/resources/updated` when an upstream announces a
-//! change), and which sessions each authenticated principal has open (for its session limit).
+//! change), whose streams want list changes (and the fan-out of `notifications/tools/list_changed`
+//! and its kin after a live change), and which sessions each authenticated principal has open
+//! (for its session limit).
 
 use std::collections::HashMap;
 
@@ -12,6 +14,7 @@ use crate::error::Error;
 
 const PREFIX: &str = "sub:";
 const SESSIONS_PREFIX: &str = "session:";
+const LISTS_PREFIX: &str = "lists:";
 
 /// Sends one operation to a Durable Object of the sessions namespace.
 pub async fn call(env: &Env, name: &str, op: Op, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
@@ -30,6 +33,49 @@ pub async fn record(env: &Env, server: &Server, server_index: usize, session_id:
     let body = serde_json::to_string(uris).unwrap_or_default();
     call(env, &name(server), Op::RegistrySet, server_index, Some(session_id), body).await?;
     Ok(())
+}
+
+/// Records which list notifications a session's stream wants (none: forget the session).
+pub async fn listen(env: &Env, server: &Server, server_index: usize, object: &str, methods: &[String]) -> Result<(), Error> {
+    let body = serde_json::to_string(methods).unwrap_or_default();
+    call(env, &name(server), Op::RegistryListen, server_index, Some(object), body).await?;
+    Ok(())
+}
+
+/// Forgets an ending session's resource subscriptions and list interest, where it had any.
+pub async fn forget(env: &Env, server: &Server, server_index: usize, object: &str, session: &crate::session::Session) -> Result<(), Error> {
+    if !session.subscriptions.is_empty() {
+        record(env, server, server_index, object, &[]).await?;
+    }
+    if !session.lists.is_empty() {
+        listen(env, server, server_index, object, &[]).await?;
+    }
+    Ok(())
+}
+
+/// Sends each of `methods` to every session whose stream wants it; a session that is gone is
+/// forgotten. Returns how many sessions were told.
+async fn fan_out(storage: &worker::Storage, env: &Env, server_index: usize, methods: &[String]) -> Result<usize, Error> {
+    let mut told = 0;
+    for (key, text) in super::keys(storage, LISTS_PREFIX).await? {
+        let wanted: Vec<String> = serde_json::from_str(&text).unwrap_or_default();
+        let object = key.trim_start_matches(LISTS_PREFIX);
+        let mut reached = false;
+        for method in methods.iter().filter(|m| wanted.contains(m)).filter_map(|m| crate::method::Method::parse(m)) {
+            let notification = crate::jsonrpc::notification(method, serde_json::json!({}));
+            match call(env, object, Op::Notify, server_index, Some(object), notification).await {
+                Ok(reply) if reply.status_code() == 404 => {
+                    storage.delete(&key).await?;
+                    break;
+                }
+                Ok(reply) if reply.status_code() < 300 => reached = true,
+                // Another time: the object may be busy moving; the next change tries again.
+                _ => {}
+            }
+        }
+        told += usize::from(reached);
+    }
+    Ok(told)
 }
 
 /// The object that counts a principal's sessions on a server.
@@ -96,6 +142,21 @@ pub async fn serve(state: &State, env: &Env, op: Op, server_index: usize, sessio
             }
             let counts: HashMap<&str, usize> = [("subscribers", subscribers.len()), ("delivered", delivered)].into();
             Ok(Response::from_json(&counts)?)
+        }
+        Op::RegistryListen => {
+            let methods: Vec<String> = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+            let key = format!("{LISTS_PREFIX}{session_id}");
+            if methods.is_empty() {
+                storage.delete(&key).await?;
+            } else {
+                super::write(&storage, &key, &methods).await?;
+            }
+            Ok(ResponseBuilder::new().with_status(204).empty())
+        }
+        Op::RegistryListChanged => {
+            let methods: Vec<String> = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+            let told = fan_out(&storage, env, server_index, &methods).await?;
+            Ok(Response::from_json(&HashMap::from([("told", told)]))?)
         }
         Op::PrincipalOpen => {
             let max: usize = String::from_utf8_lossy(body).parse().unwrap_or(usize::MAX);

@@ -27,7 +27,7 @@ pub async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> worker::Res
         http: [req.head().method.as_str(), req.head().path()].join(" "),
         ..RequestLog::default()
     };
-    let response = match handle(req, &env, &mut log).await {
+    let response = match handle(req, &env, &ctx, &mut log).await {
         Ok(response) => response,
         Err(error) => {
             log.error = Some(error.message());
@@ -79,13 +79,24 @@ async fn within(limiter: &wasm_bindgen::JsValue, period: u64, key: &str) -> Resu
     Ok(())
 }
 
+/// The Host check for the routes of the deployment rather than of one server: a host some
+/// server allows.
+pub fn any_host_allowed(req: &Incoming, catalog: &crate::catalog::Catalog) -> Result<(), Error> {
+    let host = req.header("host");
+    let ip = req.header("cf-connecting-ip");
+    if !catalog.servers.iter().any(|s| policy::host_allowed(host.as_deref(), ip.as_deref(), &s.allowed_hosts)) {
+        return Err(Error::HostForbidden(host.unwrap_or_default()));
+    }
+    Ok(())
+}
+
 /// The same, for a binding named in the configuration.
 pub async fn within_rate(env: &Env, binding: &str, period: u64, key: &str) -> Result<(), Error> {
     let limiter = env.rate_limiter(binding).map_err(|_| Error::Config(format!("rateLimit names the binding {binding}, which this Worker does not have")))?;
     within(limiter.as_ref(), period, key).await
 }
 
-async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Response, Error> {
+async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -> Result<Response, Error> {
     // Test builds only: proves that a panic resets the instance and nothing else.
     #[cfg(mcp_edge_test_hooks)]
     #[allow(clippy::panic)]
@@ -99,7 +110,9 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
         let envelope = crate::envelope::Envelope { op: crate::envelope::Op::TestAlarm, session_id: sid, principal: Some(Principal::anonymous()), ..Default::default() };
         return crate::edge::forward::forward(env, envelope, &[]).await;
     }
+    crate::edge::live::refresh(env, 0).await;
     let catalog = catalog()?;
+    let catalog = &catalog;
     let url = req.url()?;
     if let Some(token) = url.path.strip_prefix("/callbacks/") {
         return crate::edge::worker::callbacks::receive(req, env, token).await;
@@ -108,22 +121,19 @@ async fn handle(req: Incoming, env: &Env, log: &mut RequestLog) -> Result<Respon
     // register and exchange codes cross-origin, without cookies), so the Origin allowlist of the
     // MCP routes does not apply; the Host check does.
     if crate::edge::worker::oauth::serves(catalog, &url.path) {
-        let host = req.header("host");
-        let ip = req.header("cf-connecting-ip");
-        if !catalog.servers.iter().any(|s| policy::host_allowed(host.as_deref(), ip.as_deref(), &s.allowed_hosts)) {
-            return Err(Error::HostForbidden(host.unwrap_or_default()));
-        }
+        any_host_allowed(&req, catalog)?;
         return crate::edge::worker::oauth::serve(req, env, catalog, &url).await;
+    }
+    // The admin API: bearer credentials only, from automation or the console on this origin.
+    if crate::edge::worker::admin::serves(&url.path) {
+        any_host_allowed(&req, catalog)?;
+        return crate::edge::worker::admin::serve(req, env, ctx, catalog, &url).await;
     }
     // The status page: a browser's top-level navigation, which sends no Origin.
     if crate::console::serves(catalog, &url.path) {
         if let Some(page) = crate::edge::worker::console::serve(&req, catalog, &url) {
             return page;
         }
-    }
-    // The health figures, for an admin's bearer token.
-    if url.path == crate::edge::worker::admin_health::PATH {
-        return crate::edge::worker::admin_health::serve(&req, env, catalog).await;
     }
     let route = catalog.route(&url.path);
     let server_index = route.as_ref().map_or(0, |r| r.0);

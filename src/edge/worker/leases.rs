@@ -2,6 +2,7 @@
 //! its session's lease, a lease asked of the session's object when none is held, and the lease
 //! dropped before anything that may change the session reaches the object.
 
+use std::sync::Arc;
 use crate::method::Method;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -62,7 +63,7 @@ pub fn before_forward(session_id: &str, body: &Body) {
 
 /// Serves a POST from its session's lease when the object would answer it the same way.
 /// `Ok(None)`: the object must answer it.
-pub async fn serve(env: &Env, server: &'static Server, envelope: &Envelope, body: Body) -> Result<Option<Response>, Error> {
+pub async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body) -> Result<Option<Response>, Error> {
     let single = matches!(body.messages.as_slice(), [Ok(Message::Request(r))] if r.method.known().is_some_and(Method::lease_serves));
     // A JSON answer: the object streams only when something must, which a lease never serves.
     let json = envelope.json_ok || envelope.framing == Some(Framing::Json);

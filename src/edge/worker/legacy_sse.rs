@@ -15,8 +15,8 @@ use crate::negotiate::media_type;
 /// `GET /sse`: a new session, served by its Durable Object, which holds the stream.
 pub async fn open(req: crate::edge::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let session_id = random_id()?;
-    let server = crate::edge::catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
-    crate::edge::object::registry::open_session(env, server, server_index, &principal.id, &session_id).await?;
+    let server = crate::edge::catalog()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("server index".into()))?;
+    crate::edge::object::registry::open_session(env, &server, server_index, &principal.id, &session_id).await?;
     log.session_id = Some(session_id.clone());
     // The POST URL sits beside this one: `/sse` → `/messages`, route parameters kept.
     let path = req.head().path();

@@ -2,12 +2,12 @@
 //! line), the transports it serves (`streamable`: Streamable HTTP, `legacy_sse`: 2024-11-05,
 //! `stateless` and `listen`: the 2026-07-28 revision), `auth` (credentials checked before the
 //! body is read), `leases` (a session's plain calls served without the object hop), `callbacks`
-//! (where a callback tool's result arrives), `console` (the status page at `/`), `admin_health`
-//! (`GET /admin/api/health`: the health figures for an admin's token), `queue` (the
-//! consumer of queued calls), `oauth/` (the authorization server's endpoints, and its access
-//! tokens checked), and `log` (the log line each request writes).
+//! (where a callback tool's result arrives), `console` (the status page at `/`), `admin` (the
+//! admin API: live changes, versions), `queue` (the consumer of queued calls), `oauth/` (the
+//! authorization server's endpoints, and its access tokens checked), and `log` (the log line
+//! each request writes).
 
-pub(super) mod admin_health;
+pub(super) mod admin;
 pub(super) mod auth;
 pub(super) mod callbacks;
 pub(super) mod console;

@@ -17,6 +17,7 @@ use crate::upstream::stream::Event;
 pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -> worker::Result<()> {
     let dead = batch.queue().ends_with("-dlq");
     // Raw messages: a call travels as JSON text, read by the module's JSON parser.
+    crate::edge::live::refresh(&env, 0).await;
     for message in batch.raw_iter() {
         let queued: Option<QueuedCall> = crate::edge::from_json_text(&message.body());
         let settled = match &queued {
@@ -45,7 +46,8 @@ async fn handle(env: &Env, queued: &QueuedCall, dead: bool) -> bool {
     if !matches!(send(env, queued, Op::CallStatus, Vec::new(), false).await, Some(204)) {
         return true;
     }
-    let tool = crate::edge::catalog().ok().and_then(|c| c.servers.get(queued.server)).and_then(|s| s.tool(&queued.tool));
+    let server = crate::edge::catalog().ok().and_then(|c| c.servers.get(queued.server).cloned());
+    let tool = server.as_ref().and_then(|s| s.tool(&queued.tool));
     let Some(tool) = tool else {
         let missing = error_result(format!("The tool {:?} is no longer configured.", queued.tool));
         return report(env, queued, Op::Resolve, missing.to_string().into_bytes(), false).await;

@@ -3,6 +3,7 @@
 //! information itself. A stateless-mode request not finished within the collection timeout is
 //! answered with a -32603 timeout error.
 
+use std::sync::Arc;
 use crate::method::Method;
 use std::rc::Rc;
 
@@ -33,7 +34,7 @@ pub struct Post {
     pub principal: crate::auth::Principal,
 }
 
-pub async fn serve(server: &'static Server, timeout_ms: u64, env: &Env, post: Post) -> Result<Response, Error> {
+pub async fn serve(server: &Arc<Server>, timeout_ms: u64, env: &Env, post: Post) -> Result<Response, Error> {
     // A session that lives for this request only: nothing is stored, nothing is shared.
     let mut session = Session::new("", server.route.as_str(), &post.version, serde_json::json!({}), serde_json::json!({}), now_ms());
     let secret = |name: &str| crate::edge::secret(env, name);
@@ -64,7 +65,7 @@ pub struct RevisionRequest {
     pub principal: crate::auth::Principal,
 }
 
-pub async fn serve_revision(server: &'static Server, env: &Env, r: RevisionRequest) -> Result<Response, Error> {
+pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest) -> Result<Response, Error> {
     let now = now_ms();
     let mut session = Session::new("", server.route.as_str(), &r.meta.version, r.meta.client_info, r.meta.client_capabilities, now);
     session.log_level = r.meta.log_level;
@@ -79,7 +80,7 @@ pub async fn serve_revision(server: &'static Server, env: &Env, r: RevisionReque
 }
 
 /// Answers the actions: 202 when nothing goes back, one JSON body, or a stream of lines.
-async fn respond(server: &'static Server, deadline_ms: Option<u64>, session: &Session, actions: Vec<Action>, batch: bool, framing: Framing, progress_update: bool) -> Result<Response, Error> {
+async fn respond(server: &Arc<Server>, deadline_ms: Option<u64>, session: &Session, actions: Vec<Action>, batch: bool, framing: Framing, progress_update: bool) -> Result<Response, Error> {
     if actions.iter().all(|a| *a == Action::Nothing) {
         return Ok(ResponseBuilder::new().with_status(202).empty());
     }
@@ -98,8 +99,9 @@ async fn respond(server: &'static Server, deadline_ms: Option<u64>, session: &Se
     let (writer, readable) = writer::open(framing)?;
     let out = Outlet::Lines(Rc::new(writer));
     let session = session.clone();
+    let server = server.clone();
     wasm_bindgen_futures::spawn_local(async move {
-        let ctx = CallContext { server, session: &session, out: Some(&out), inputs: None, cancels: None, home: None, progress_update, deadline_ms };
+        let ctx = CallContext { server: &server, session: &session, out: Some(&out), inputs: None, cancels: None, home: None, progress_update, deadline_ms };
         calls::deliver(&ctx, &out, actions).await;
     });
     Ok(ResponseBuilder::new().with_status(200).with_headers(framing_headers(framing)?).stream(readable))

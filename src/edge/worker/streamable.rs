@@ -20,7 +20,8 @@ use crate::protocol::meta;
 use crate::routes::RouteParams;
 
 pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
-    let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("server index".into()))?;
+    let server = catalog()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("server index".into()))?;
+    let server = &server;
     let content_type = req.header("content-type");
     let media = content_type.as_deref().map(media_type);
     let ndjson_body = media.as_deref().is_some_and(is_ndjson_type);
@@ -122,7 +123,7 @@ struct Revision {
 
 /// A 2026-07-28 POST: one message, checked against its headers, served without a session
 /// (`subscriptions/listen` excepted, whose stream lives in an object of its own).
-async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &'static crate::catalog::Server), parsed: jsonrpc::Body, how: Revision, log: &mut RequestLog) -> Result<Response, Error> {
+async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &std::sync::Arc<crate::catalog::Server>), parsed: jsonrpc::Body, how: Revision, log: &mut RequestLog) -> Result<Response, Error> {
     let header = |name: &str| req.header(name);
     let reject = |id: &serde_json::Value, error: Error| Ok(failure_response(id, &error, meta::error_status(error.code()))?);
     if parsed.batch {

@@ -124,7 +124,7 @@ mod tests {
         let config = r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"sql","inputSchema":{"type":"object","properties":{
             "region":{"type":"string","x-mcp-header":"Region"},"n":{"type":"integer","x-mcp-header":"N"},
             "opts":{"type":"object","properties":{"dry":{"type":"boolean","x-mcp-header":"Dry"}}}}},"http":{"url":"https://x.test/"}}]}]}"#;
-        crate::config::load(config).unwrap().servers.remove(0)
+        crate::config::load(config).unwrap().servers.remove(0).as_ref().clone()
     }
 
     fn request(method: &str, params: Value) -> Request {

@@ -2,12 +2,13 @@
 //! standalone), the 2024-11-05 event stream that `GET /sse` opens, and the 2026-07-28
 //! `subscriptions/listen` stream.
 
+use std::sync::Arc;
 use crate::edge::object::session::*;
 
 impl McpSession {
     /// Opens a legacy session's event stream: the `endpoint` event, then keepalives. When the
     /// client goes away the session ends after a short grace period.
-    pub(super) fn open_legacy(&self, server: &'static Server, session_id: &str, endpoint: String) -> Result<Response, Error> {
+    pub(super) fn open_legacy(&self, server: &Arc<Server>, session_id: &str, endpoint: String) -> Result<Response, Error> {
         let (writer, readable) = writer::open(Framing::Sse)?;
         let writer = Rc::new(writer);
         *self.standalone.borrow_mut() = Some(writer.clone());
@@ -35,15 +36,16 @@ impl McpSession {
 
     /// A `subscriptions/listen` stream: the acknowledgement, then notifications and keepalive
     /// comments until the client leaves, when the subscription and the object end.
-    pub(super) fn open_listen(&self, server: &'static Server, server_index: usize, session: &Session, object: String) -> Result<Response, Error> {
+    pub(super) fn open_listen(&self, server: &Arc<Server>, server_index: usize, session: &Session, object: String) -> Result<Response, Error> {
         let (writer, readable) = writer::open(Framing::Sse)?;
         let writer = Rc::new(writer);
         *self.standalone.borrow_mut() = Some(writer.clone());
         let standalone = self.standalone.clone();
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
-        let ack = crate::protocol::subscriptions::acknowledged(session.listen_id.as_ref().unwrap_or(&serde_json::Value::Null), &session.subscriptions);
-        let (env, storage, subscribed) = (self.env.clone(), self.raw_storage.clone(), !session.subscriptions.is_empty());
+        let ack = crate::protocol::subscriptions::acknowledged(session.listen_id.as_ref().unwrap_or(&serde_json::Value::Null), &session.subscriptions, &session.lists);
+        let (env, storage, ending) = (self.env.clone(), self.raw_storage.clone(), session.clone());
         let keepalive = server.keepalive_ms;
+        let server = server.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             if writer.send_line(&ack).await {
@@ -55,10 +57,8 @@ impl McpSession {
                 }
             }
             *standalone.borrow_mut() = None;
-            if subscribed {
-                // Best effort: the alarm retries the cleanup should this fail.
-                let _ = registry::record(&env, server, server_index, &object, &[]).await;
-            }
+            // Best effort: the alarm retries the cleanup should this fail.
+            let _ = registry::forget(&env, &server, server_index, &object, &ending).await;
             arm_alarm(&storage, 1).await;
         });
         // No session id: 2026-07-28 has none to mint.
@@ -68,7 +68,7 @@ impl McpSession {
 
     /// `GET /mcp`: resumes a stream after `Last-Event-ID`, or opens the standalone stream for
     /// server-initiated messages, kept open with keepalive comments.
-    pub(super) async fn get(&self, server: &'static Server, session: &Session, session_id: &str, last_event_id: Option<&str>, pending: Vec<String>) -> Result<Response, Error> {
+    pub(super) async fn get(&self, server: &Arc<Server>, session: &Session, session_id: &str, last_event_id: Option<&str>, pending: Vec<String>) -> Result<Response, Error> {
         let (writer, readable) = writer::open(Framing::Sse)?;
         let writer = Rc::new(writer);
         if let Some(last) = last_event_id {
@@ -85,12 +85,13 @@ impl McpSession {
                 streams.resume(stream, seq, writer).await;
             });
         } else {
-            // The only server-initiated messages are resource updates, so the stream is offered
-            // only to a session that subscribed (or has updates waiting); others get 405, which
-            // clients take as "no stream". Short-lived clients then never hold one open: the SDK
-            // that n8n-nodes-mcp runs reports the abort of an open stream at close() as an error,
-            // and the node throws on it.
-            let hold = !session.subscriptions.is_empty();
+            // The server-initiated messages are resource updates and, where the admin API can
+            // change lists live, list changes; so the stream is offered only to a session that
+            // subscribed, or whose server's lists may change (or that has messages waiting);
+            // others get 405, which clients take as "no stream". Short-lived clients then never
+            // hold one open needlessly: the SDK that n8n-nodes-mcp pins reports the abort of an
+            // open stream at close() as an error, and the node throws on it.
+            let hold = !session.subscriptions.is_empty() || !session.lists.is_empty();
             if !hold && pending.is_empty() {
                 return Err(Error::MethodNotAllowed("POST, DELETE, OPTIONS"));
             }

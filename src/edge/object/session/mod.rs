@@ -7,6 +7,7 @@ mod get;
 mod replies;
 mod results;
 
+use std::sync::Arc;
 use crate::method::Method;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -90,10 +91,10 @@ impl DurableObject for McpSession {
         let Some(mut session) = self.load().await.map_err(|e| worker::Error::RustError(e.message()))? else {
             return Response::empty();
         };
-        let found = catalog().ok().and_then(|c| c.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == session.server));
-        let idle = found.map(|(_, s)| s.idle_timeout_ms);
+        let found = catalog().ok().and_then(|c| c.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == session.server).map(|(i, s)| (i, s.clone())));
+        let idle = found.as_ref().map(|(_, s)| s.idle_timeout_ms);
         let now = now_ms();
-        let next_call = match found {
+        let next_call = match &found {
             Some((_, server)) => self.sweep_calls(server, &session, now).await.map_err(|e| worker::Error::RustError(e.message()))?,
             None => None,
         };
@@ -117,10 +118,8 @@ impl DurableObject for McpSession {
             _ => {
                 if let Some((index, server)) = found {
                     let rust = |e: Error| worker::Error::RustError(e.message());
-                    if !session.subscriptions.is_empty() {
-                        registry::record(&self.env, server, index, &object_name(&session.id, &session.principal), &[]).await.map_err(rust)?;
-                    }
-                    registry::close_session(&self.env, server, index, &session.principal, &session.id).await.map_err(rust)?;
+                    registry::forget(&self.env, &server, index, &object_name(&session.id, &session.principal), &session).await.map_err(rust)?;
+                    registry::close_session(&self.env, &server, index, &session.principal, &session.id).await.map_err(rust)?;
                 }
                 self.end().await.map_err(|e| worker::Error::RustError(e.message()))?
             }
@@ -150,16 +149,22 @@ impl McpSession {
         if matches!(op, Op::HealthFlush | Op::HealthRead) {
             return crate::edge::object::health::serve(&self.state, op, body).await;
         }
-        if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose) {
+        if op == Op::Live {
+            return crate::edge::object::versions::serve(&self.state, body).await;
+        }
+        if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::PrincipalOpen | Op::PrincipalClose) {
             return registry::serve(&self.state, &self.env, op, server_index, &session_id, body).await;
         }
+        // Serve at least the configuration version the Worker served.
+        crate::edge::live::refresh(&self.env, envelope.config).await;
         let framing = envelope.framing.unwrap_or(Framing::Json);
         let ndjson_body = envelope.ndjson_body;
         // Seed 003's progress.update lines go to NDJSON clients and the /stream alias.
         let progress_update = framing == Framing::Ndjson || envelope.alias;
         let json_ok = envelope.json_ok;
         let route: &RouteParams = &envelope.route;
-        let server = catalog()?.servers.get(server_index).ok_or_else(|| Error::Internal("unknown server index".into()))?;
+        let server = catalog()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("unknown server index".into()))?;
+        let server = &server;
         let principal: Principal = envelope.principal.clone().unwrap_or_else(Principal::anonymous);
         let home = Home {
             env: self.env.clone(),
@@ -249,10 +254,14 @@ impl McpSession {
                 let mut session = Session::new(&session_id, server.route.as_str(), crate::versions::STATELESS_VERSION, field("clientInfo"), field("clientCapabilities"), now);
                 session.principal.clone_from(&principal.id);
                 session.subscriptions = crate::protocol::subscriptions::honored(server, body.get("params"));
+                session.lists = crate::protocol::subscriptions::honored_lists(server, body.get("params"));
                 session.listen_id = Some(field("id"));
                 self.save(&session).await?;
                 if !session.subscriptions.is_empty() {
                     registry::record(&self.env, server, server_index, &home.object, &session.subscriptions).await?;
+                }
+                if !session.lists.is_empty() {
+                    registry::listen(&self.env, server, server_index, &home.object, &session.lists).await?;
                 }
                 // Should the object be evicted with the stream, the alarm unregisters it.
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
@@ -261,6 +270,12 @@ impl McpSession {
             Op::Get => {
                 let mut session = self.session_for(server, Some(&principal)).await?;
                 session.touch(now_ms());
+                // The first GET stream of a session whose server's lists may change: from now on
+                // the stream (or the next one) gets every list notification.
+                if server.lists_change && session.lists.is_empty() && !session.legacy_sse && session.takes_list_stream() {
+                    session.lists = crate::protocol::subscriptions::LIST_NOTIFICATIONS.iter().map(|m| m.name().to_string()).collect();
+                    registry::listen(&self.env, server, server_index, &home.object, &session.lists).await?;
+                }
                 let last_event_id = envelope.last_event_id.clone();
                 // The queued messages go out on this stream.
                 let pending = if last_event_id.is_none() { std::mem::take(&mut session.pending) } else { Vec::new() };
@@ -272,9 +287,19 @@ impl McpSession {
                 // stream, or at its next GET when none is open.
                 let mut session = self.session_for(server, None).await?;
                 let body = String::from_utf8_lossy(body).into_owned();
-                let uri = serde_json::from_slice::<serde_json::Value>(body.as_bytes()).ok().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
-                if !uri.is_some_and(|u| session.subscriptions.contains(&u)) {
+                let message = serde_json::from_slice::<serde_json::Value>(body.as_bytes()).ok();
+                let uri = message.as_ref().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
+                let method = message.as_ref().and_then(|v| v.get("method")).and_then(|m| m.as_str()).unwrap_or_default();
+                let wanted = match uri {
+                    Some(uri) => session.subscriptions.contains(&uri),
+                    None => session.lists.iter().any(|l| l == method),
+                };
+                if !wanted {
                     return Ok(ResponseBuilder::new().with_status(204).empty());
+                }
+                // One list notification waiting for the next GET says all it needs to.
+                if session.listen_id.is_none() && session.pending.contains(&body) && self.standalone.borrow().is_none() {
+                    return Ok(ResponseBuilder::new().with_status(202).empty());
                 }
                 let stream = self.standalone.borrow().clone();
                 let line = match &session.listen_id {
@@ -294,15 +319,13 @@ impl McpSession {
             }
             Op::Delete => {
                 let session = self.session_for(server, Some(&principal)).await?;
-                if !session.subscriptions.is_empty() {
-                    registry::record(&self.env, server, server_index, &home.object, &[]).await?;
-                }
+                registry::forget(&self.env, server, server_index, &home.object, &session).await?;
                 registry::close_session(&self.env, server, server_index, &session.principal, &session.id).await?;
                 self.end().await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
             // Served above, by a registry, or in test builds only; or from a newer Worker.
-            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::HealthFlush | Op::HealthRead | Op::TestAlarm | Op::Unknown) => {
+            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::Live | Op::RegistryListen | Op::RegistryListChanged | Op::HealthFlush | Op::HealthRead | Op::TestAlarm | Op::Unknown) => {
                 Err(Error::Internal(format!("not a session operation: {other:?}")))
             }
         }
@@ -310,7 +333,7 @@ impl McpSession {
 
     /// Dispatches a request's messages: answers to our requests complete the calls waiting for
     /// them, a legacy session's `initialize` renews the session, and changes are persisted.
-    async fn dispatch_all(&self, server: &'static Server, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, (route, principal): (&RouteParams, &Principal)) -> Result<(Session, Vec<Action>), Error> {
+    async fn dispatch_all(&self, server: &Arc<Server>, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, (route, principal): (&RouteParams, &Principal)) -> Result<(Session, Vec<Action>), Error> {
         let secret = |name: &str| crate::edge::secret(&self.env, name);
         let env = Environment { secret: &secret, route, principal, now_ms: now_ms() };
         let before = session.clone();
@@ -415,8 +438,8 @@ impl McpSession {
     }
 }
 
-fn server_at(route: &str) -> Option<&'static Server> {
-    catalog().ok()?.servers.iter().find(|s| s.route.as_str() == route)
+fn server_at(route: &str) -> Option<Arc<Server>> {
+    catalog().ok()?.servers.iter().find(|s| s.route.as_str() == route).cloned()
 }
 
 /// How long a legacy session outlives its event stream, for POSTs already under way.

@@ -1,12 +1,13 @@
 //! How a request's replies go out: one JSON body, a stream written as each is ready, or JSON
 //! unless something must stream.
 
+use std::sync::Arc;
 use crate::edge::object::session::*;
 
 impl McpSession {
     /// Carries out a request's actions. Streams are answered at once and written as each reply
     /// is ready; JSON waits for all of them.
-    pub(super) async fn run(&self, server: &'static Server, session: Session, home: &Home, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
+    pub(super) async fn run(&self, server: &Arc<Server>, session: Session, home: &Home, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
         let session_id = home.session_id.as_str();
         if !framing.is_stream() {
             let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
@@ -50,7 +51,7 @@ impl McpSession {
     /// switches to SSE when a notification or a request to the client comes first. Clients that
     /// close right after a reply (n8n-nodes-mcp) then have no stream to abort. A tool that
     /// closes its stream early always streams. `None`: stream as negotiated.
-    pub(super) async fn answer_lazily(&self, server: &'static Server, session: &Session, home: &Home, actions: &[Action]) -> Result<Option<Response>, Error> {
+    pub(super) async fn answer_lazily(&self, server: &Arc<Server>, session: &Session, home: &Home, actions: &[Action]) -> Result<Option<Response>, Error> {
         let session_id = home.session_id.as_str();
         let call = match actions {
             [Action::Call(call)] if server.tool(call.label()).is_none_or(|t| t.close_after_ms.is_none()) => call.clone(),
@@ -63,10 +64,11 @@ impl McpSession {
         let cancels = self.cancels.clone();
         let task_session = session.clone();
         let task_home = home.clone();
+        let task_server = server.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             let out = Outlet::Deferred(sender.clone());
-            let ctx = CallContext { server, session: &task_session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), home: Some(&task_home), progress_update: false, deadline_ms: None };
+            let ctx = CallContext { server: &task_server, session: &task_session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), home: Some(&task_home), progress_update: false, deadline_ms: None };
             if let Some(reply) = calls::complete(&ctx, &call).await {
                 let _ = sender.unbounded_send((true, reply));
             }
@@ -119,17 +121,18 @@ impl McpSession {
 
     /// Carries out actions in the background, writing every reply to `out` as it is ready;
     /// `priming` first writes a stream's priming event.
-    pub(super) fn spawn_actions(&self, server: &'static Server, session: Session, home: Home, (out, priming): (Outlet, Option<(u64, u64)>), actions: Vec<Action>, progress_update: bool) {
+    pub(super) fn spawn_actions(&self, server: &Arc<Server>, session: Session, home: Home, (out, priming): (Outlet, Option<(u64, u64)>), actions: Vec<Action>, progress_update: bool) {
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let inputs = self.inputs.clone();
         let cancels = self.cancels.clone();
         let streams = self.streams.clone();
+        let server = server.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             if let Some((id, retry)) = priming {
                 streams.prime(id, retry).await;
             }
-            let ctx = CallContext { server, session: &session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), home: Some(&home), progress_update, deadline_ms: None };
+            let ctx = CallContext { server: &server, session: &session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), home: Some(&home), progress_update, deadline_ms: None };
             calls::deliver(&ctx, &out, actions).await;
         });
     }

@@ -51,7 +51,7 @@ impl McpSession {
                     // A callback's body is mapped like the upstream's reply would have been.
                     reply::to_result(&Upstream::Reply { status: 200, content_type, body: body.to_vec(), truncated_at: None }, &plan)
                 };
-                self.settle(server, &session, &record, result, &plan).await?;
+                self.settle(&server, &session, &record, result, &plan).await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(json_headers()?).fixed(br#"{"applied":true}"#.to_vec()))
             }
             other => Err(Error::Internal(format!("not a call operation: {other:?}"))),

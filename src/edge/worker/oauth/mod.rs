@@ -68,7 +68,7 @@ pub fn serves(catalog: &Catalog, path: &str) -> bool {
 }
 
 /// Answers a request to one of the authorization server's endpoints.
-pub async fn serve(req: Incoming, env: &Env, catalog: &'static Catalog, url: &RequestUrl) -> Result<Response, Error> {
+pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
     let (Some(server), Some(which)) = (catalog.oauth.as_ref(), endpoint(&url.path)) else {
         return Err(Error::RouteNotFound(url.path.clone()));
     };
@@ -115,8 +115,8 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &'static Catalog, url: &Re
 /// What every endpoint works with.
 struct Cx<'a> {
     env: &'a Env,
-    catalog: &'static Catalog,
-    server: &'static AuthServer,
+    catalog: &'a Catalog,
+    server: &'a AuthServer,
     url: &'a RequestUrl,
 }
 

@@ -55,14 +55,19 @@ async fn is_revoked(env: &Env, max_access_ttl_ms: u64, grant: &str) -> Result<bo
 
 /// The principal of an access token we issued, if it is valid for this request: signed by us,
 /// not expired, for this server (and these route parameters) on this origin, not revoked.
-pub async fn verify_access(env: &Env, server: &Server, route: &RouteParams, origin: &str, credential: &str) -> Result<Principal, String> {
-    let catalog: &Catalog = crate::edge::catalog().map_err(|e| e.message())?;
+/// `None` for the server: the token may be for any of this deployment's servers on this origin
+/// (the admin API, where the principal's roles decide).
+pub async fn verify_access(env: &Env, server: Option<(&Server, &RouteParams)>, origin: &str, credential: &str) -> Result<Principal, String> {
+    let catalog: std::sync::Arc<Catalog> = crate::edge::catalog().map_err(|e| e.message())?;
     let Some(oauth) = &catalog.oauth else { return Err("this deployment has no authorization server".into()) };
     let key = signing_key(env).await.map_err(|e| e.message())?;
     let claims = AccessClaims::verify(&key, credential, now_ms())?;
     let audience = crate::head::RequestUrl::parse(&claims.aud).ok_or("the token names no MCP server")?;
     let same_server = audience.origin == origin
-        && catalog.route(&audience.path).is_some_and(|(i, _, params)| catalog.servers.get(i).is_some_and(|s| s.route == server.route) && params == *route);
+        && catalog.route(&audience.path).is_some_and(|(i, _, params)| match server {
+            Some((server, route)) => catalog.servers.get(i).is_some_and(|s| s.route == server.route) && params == *route,
+            None => true,
+        });
     if !same_server {
         return Err(format!("the token is for another MCP server ({})", claims.aud));
     }

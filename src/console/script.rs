@@ -1,0 +1,141 @@
+//! The status page's one script, `try.js`: "Try a tool", a small MCP client that runs in the
+//! browser against each server's own endpoint on the page's origin. It is served as written (no
+//! build step) from a path that carries a hash of its text, so a browser may keep it for good and
+//! a new build is a new URL; the page's CSP allows that one URL, and the page's `<script>` tag
+//! pins its SHA-256 too. Each server section holds an empty, hidden panel that says what the
+//! script needs (the MCP URL, how a credential is sent); without script the page stays read-only.
+
+use std::sync::OnceLock;
+
+use sha2::{Digest, Sha256};
+
+use super::connect::Urls;
+use crate::auth::{Auth, Source};
+use crate::catalog::Server;
+use crate::html::escape;
+
+/// The script, byte for byte as served.
+pub const SOURCE: &str = include_str!("try.js");
+
+struct Names {
+    path: String,
+    integrity: String,
+}
+
+/// The path and the integrity value, from the script's SHA-256, worked out once per isolate.
+fn names() -> &'static Names {
+    static NAMES: OnceLock<Names> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        let digest = Sha256::digest(SOURCE.as_bytes());
+        // 64 bits of the hash tell builds apart; the integrity attribute carries all 256.
+        let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        Names { path: format!("/console.{short}.js"), integrity: format!("sha256-{}", crate::base64::encode(&digest)) }
+    })
+}
+
+/// Where the Worker serves the script: `/console.<16 hex digits>.js`.
+pub fn path() -> &'static str {
+    &names().path
+}
+
+/// The `integrity` attribute of the page's `<script>` tag.
+pub fn integrity() -> &'static str {
+    &names().integrity
+}
+
+/// The page's `<script>` tag: deferred, so it runs once the panels it fills are parsed.
+pub fn tag() -> String {
+    format!("<script src=\"{}\" integrity=\"{}\" defer></script>", path(), integrity())
+}
+
+/// The CSP source that allows the script and nothing else: its exact URL on `origin`. An origin
+/// that is not plain `scheme://host[:port]` text (it comes from the request) allows nothing.
+pub fn source(origin: &str) -> String {
+    let plain = !origin.is_empty() && origin.chars().all(|c| c.is_ascii_alphanumeric() || ".-:/[]".contains(c));
+    if plain { format!("{origin}{}", path()) } else { "'none'".into() }
+}
+
+/// The script's response headers: cached for good (the path changes with the text), read as
+/// nothing but JavaScript, and fetched by this origin's pages only.
+pub fn headers() -> Vec<(&'static str, String)> {
+    vec![
+        ("Content-Type", "text/javascript; charset=utf-8".into()),
+        ("Cache-Control", "public, max-age=31536000, immutable".into()),
+        ("X-Content-Type-Options", "nosniff".into()),
+        ("Cross-Origin-Resource-Policy", "same-origin".into()),
+    ]
+}
+
+/// A server's "Try a tool" panel as the page sends it: empty and hidden, with what the script
+/// needs in data attributes. The script shows and fills it; without script nothing shows.
+pub fn panel(server: &Server, urls: &Urls) -> String {
+    let auth = server.auth.as_ref();
+    let oauth = if auth.is_some_and(|a| a.oauth) { " data-oauth=\"1\"" } else { "" };
+    format!(
+        "<div class=\"try\" hidden data-url=\"{}\" data-route=\"{}\" data-credential=\"{}\"{oauth}></div>",
+        escape(&urls.mcp),
+        escape(server.route.as_str()),
+        escape(&credential(auth))
+    )
+}
+
+/// How the panel sends a credential the user types: `bearer` (`Authorization: Bearer`),
+/// `header:<name>`, `cookie:<name>` (the browser's own cookie, which a script cannot set), or
+/// empty for a server without `auth`. Only the header's name, never a secret's.
+fn credential(auth: Option<&Auth>) -> String {
+    let Some(auth) = auth else { return String::new() };
+    // A bearer token is what a person pastes most often: use it when the server takes one.
+    if auth.sources.is_empty() || auth.sources.contains(&Source::Bearer) {
+        return "bearer".into();
+    }
+    match auth.sources.first() {
+        Some(Source::Header(name)) => format!("header:{name}"),
+        Some(Source::Cookie(name)) => format!("cookie:{name}"),
+        Some(Source::Bearer) | None => "bearer".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(extra: &str) -> Server {
+        let text = format!(r#"{{"servers":[{{"name":"s","version":"1","route":"/a/mcp"{extra}}}],"oauth":{{"signIn":{{"users":[{{"username":"a","passwordSecret":"PW"}}]}}}}}}"#);
+        crate::config::load(&text).unwrap().servers[0].as_ref().clone()
+    }
+
+    #[test]
+    fn the_path_and_integrity_follow_the_text() {
+        let digest = Sha256::digest(SOURCE.as_bytes());
+        assert_eq!(integrity(), format!("sha256-{}", crate::base64::encode(&digest)));
+        let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        assert_eq!(path(), format!("/console.{hex}.js"));
+        assert_eq!(source("http://127.0.0.1:8787"), format!("http://127.0.0.1:8787{}", path()));
+        // Anything that could end the directive or add a source allows nothing.
+        assert_eq!(source("http://x.test; script-src *"), "'none'");
+        assert_eq!(source(""), "'none'");
+    }
+
+    #[test]
+    fn the_panel_says_how_to_send_a_credential_and_never_a_secret() {
+        let panel = |extra: &str| {
+            let s = server(extra);
+            super::panel(&s, &Urls::of(&s, "https://x.test"))
+        };
+        assert_eq!(panel(""), "<div class=\"try\" hidden data-url=\"https://x.test/a/mcp\" data-route=\"/a/mcp\" data-credential=\"\"></div>");
+        let tokens = panel(r#","auth":{"from":["header:X-Key","bearer"],"tokens":[{"secret":"SECRET_NAME","subject":"bot"}]}"#);
+        assert!(tokens.contains("data-credential=\"bearer\"") && !tokens.contains("SECRET_NAME") && !tokens.contains("data-oauth"));
+        assert!(panel(r#","auth":{"from":["header:X-Key"],"tokens":[{"secret":"S","subject":"bot"}]}"#).contains("data-credential=\"header:x-key\""));
+        assert!(panel(r#","auth":{"from":["cookie:sid"],"tokens":[{"secret":"S","subject":"bot"}]}"#).contains("data-credential=\"cookie:sid\""));
+        assert!(panel(r#","auth":{"oauth":true}"#).contains("data-credential=\"bearer\" data-oauth=\"1\""));
+    }
+
+    #[test]
+    fn the_script_builds_no_markup_from_data() {
+        // Server data reaches the page as text: no innerHTML, no eval, no inline handlers.
+        for banned in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute('on"] {
+            assert!(!SOURCE.contains(banned), "try.js uses {banned}");
+        }
+        assert!(SOURCE.starts_with("//"));
+    }
+}

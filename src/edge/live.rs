@@ -1,0 +1,144 @@
+//! The live configuration in this isolate: the version of the live layer it read last, compiled
+//! over the bundled file, and when it last asked the store (`object::versions`) for a newer one.
+//!
+//! Requests never wait on storage for it: an isolate asks at most once every [`REFRESH_MS`],
+//! with the version it has, and the store answers with the layer only when it changed. So a
+//! change is served everywhere within that bound (the isolate that made it serves it at once),
+//! and an object serving a forwarded request first catches up with the Worker that sent it.
+//!
+//! The layer is only read while the admin API is on (the admin token is set, or the deployment
+//! has its own authorization server): without it the file alone is served, with no storage hop.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use worker::Env;
+
+use crate::catalog::Catalog;
+use crate::edge::now_ms;
+use crate::edge::object::versions::OBJECT;
+use crate::envelope::Op;
+use crate::error::Error;
+use crate::live::store::{Command, Current};
+use crate::live::Layer;
+
+/// How long an isolate serves the version it has before asking the store again.
+pub const REFRESH_MS: u64 = 2_000;
+
+/// The secret that lets automation use the admin API.
+pub const ADMIN_TOKEN: &str = "MCP_EDGE_ADMIN_TOKEN";
+
+struct Live {
+    catalog: Arc<Catalog>,
+    version: u64,
+    layer: Arc<Layer>,
+    checked_ms: u64,
+}
+
+thread_local! {
+    static LIVE: RefCell<Option<Live>> = const { RefCell::new(None) };
+}
+
+/// The catalog this isolate serves, once it has read the layer; `None` before, or with the
+/// admin API off: the bundled file.
+pub(super) fn current() -> Option<Arc<Catalog>> {
+    LIVE.with(|l| l.borrow().as_ref().map(|l| l.catalog.clone()))
+}
+
+/// The version this isolate serves (0: the file).
+pub fn version() -> u64 {
+    LIVE.with(|l| l.borrow().as_ref().map_or(0, |l| l.version))
+}
+
+/// The version served, and its layer.
+pub fn layer() -> (u64, Arc<Layer>) {
+    LIVE.with(|l| l.borrow().as_ref().map_or((0, Arc::default()), |l| (l.version, l.layer.clone())))
+}
+
+/// The admin token, when set (an empty value is not a token).
+pub fn admin_token(env: &Env) -> Option<String> {
+    crate::edge::secret(env, ADMIN_TOKEN).filter(|t| !t.is_empty())
+}
+
+/// Whether live changes can be made, so the layer must be read and lists may change.
+pub fn enabled(env: &Env, bundled: &Catalog) -> bool {
+    admin_token(env).is_some() || bundled.oauth.is_some()
+}
+
+/// The bundled file as JSON, the base every layer goes on.
+pub fn bundled_file() -> Result<serde_json::Value, Error> {
+    serde_json::from_str(&super::config_text()).map_err(|e| Error::Config(e.to_string()))
+}
+
+/// Brings this isolate up to date: at most every [`REFRESH_MS`], or at once when a forwarded
+/// request says its Worker served a newer version than `seen`.
+pub async fn refresh(env: &Env, seen: u64) {
+    let Ok(bundled) = super::bundled() else { return };
+    if !enabled(env, &bundled) {
+        return;
+    }
+    let now = now_ms();
+    let known = LIVE.with(|l| l.borrow().as_ref().map(|l| (l.version, l.checked_ms)));
+    if let Some((version, checked)) = known {
+        if seen <= version && now.saturating_sub(checked) < REFRESH_MS {
+            return;
+        }
+    }
+    match ask(env, &Command::Head { known: known.map(|k| k.0) }).await.and_then(|text| serde_json::from_str::<Current>(&text).map_err(|e| Error::Internal(e.to_string()))) {
+        Ok(Current { version, layer: Some(layer), .. }) => install(version, layer, None),
+        Ok(_) => LIVE.with(|l| {
+            if let Some(live) = l.borrow_mut().as_mut() {
+                live.checked_ms = now;
+            }
+        }),
+        // The store is out of reach: serve what this isolate has, and ask again after the bound.
+        Err(e) => {
+            worker::console_error!("{}", serde_json::json!({"message": "live configuration: the store did not answer", "error": e.message()}));
+            LIVE.with(|l| {
+                if let Some(live) = l.borrow_mut().as_mut() {
+                    live.checked_ms = now;
+                }
+            });
+        }
+    }
+}
+
+/// Serves `layer` as `version` from now on in this isolate, compiled (or `catalog`, already
+/// compiled by the change that made it). A layer the file no longer accepts (a deploy changed
+/// what its servers rely on) is refused with a log line: the file is served alone until the
+/// layer is fixed or dropped through the admin API.
+pub fn install(version: u64, layer: Layer, catalog: Option<Catalog>) {
+    let compiled = match catalog {
+        Some(catalog) => Ok(catalog),
+        None => bundled_file().and_then(|file| crate::live::compile(&file, &layer).map_err(|e| Error::Config(e.to_string()))),
+    };
+    let mut catalog = match compiled {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            worker::console_error!("{}", serde_json::json!({"message": "live configuration: the live layer does not compile over this file; serving the file", "version": version, "error": e.message()}));
+            match super::bundled() {
+                Ok(bundled) => (*bundled).clone(),
+                Err(_) => return,
+            }
+        }
+    };
+    for server in &mut catalog.servers {
+        // Fresh from the compiler, so not shared yet: no copy is made.
+        Arc::make_mut(server).lists_change = true;
+    }
+    let live = Live { catalog: Arc::new(catalog), version, layer: Arc::new(layer), checked_ms: now_ms() };
+    LIVE.with(|l| *l.borrow_mut() = Some(live));
+}
+
+/// One command to the store, and its answer's text.
+pub async fn ask(env: &Env, command: &Command) -> Result<String, Error> {
+    let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
+    let mut reply = crate::edge::object::registry::call(env, OBJECT, Op::Live, 0, None, body).await?;
+    if reply.status_code() == 404 {
+        return Err(Error::Admin(Box::new(crate::live::api::AdminError::not_found("no such version: it was never made, or is older than the history keeps"))));
+    }
+    if reply.status_code() != 200 {
+        return Err(Error::Internal(format!("the live store answered {}: {}", reply.status_code(), reply.text().await.unwrap_or_default())));
+    }
+    Ok(reply.text().await?)
+}

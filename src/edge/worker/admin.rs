@@ -1,0 +1,242 @@
+//! The admin API under `/admin/api`: the servers' tools, resources, resource templates and
+//! prompts read and changed live, versions and rollback (`crate::live` decides; this file reads
+//! the request, checks who asks, and stores through `object::versions`).
+//!
+//! Who may: a bearer of the admin token (`MCP_EDGE_ADMIN_TOKEN`, for automation such as an n8n
+//! HTTP Request node), or of one of our authorization server's access tokens whose principal has
+//! the `admin` role. Credentials travel only in `Authorization`, never in a cookie, so another
+//! site cannot make a browser send them; a request from another origin is refused anyway.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use worker::{Context, Env, Headers, Method, Response, ResponseBuilder};
+
+use crate::auth::Principal;
+use crate::catalog::Catalog;
+use crate::edge::http::Incoming;
+use crate::edge::live;
+use crate::error::Error;
+use crate::head::RequestUrl;
+use crate::live::api::{etag, if_match, route, AdminError, Route, MAX_BODY_BYTES, PREFIX};
+use crate::live::edit::{self, Edit};
+use crate::live::store::{Command, Current, Stored};
+use crate::live::Layer;
+
+/// The role that may use the admin API.
+pub const ADMIN_ROLE: &str = "admin";
+
+/// How many times a change without `If-Match` is computed again when another change landed
+/// between its read and its write.
+const ATTEMPTS: usize = 3;
+
+/// Whether `path` is the admin API's.
+pub fn serves(path: &str) -> bool {
+    path == PREFIX || path.starts_with(&format!("{PREFIX}/"))
+}
+
+pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
+    let bundled = crate::edge::bundled()?;
+    if !live::enabled(env, &bundled) {
+        return Err(AdminError::not_found(format!("the admin API is off: set the secret {} (or configure \"oauth\" and sign in with the {ADMIN_ROLE} role) to turn it on", live::ADMIN_TOKEN)).into());
+    }
+    // Automation sends no Origin; a browser on another site does, and is turned away.
+    if let Some(origin) = req.header("origin") {
+        if origin != url.origin {
+            return Err(AdminError::forbidden(format!("the admin API answers its own origin only, not {origin}")).into());
+        }
+    }
+    let who = admin(&req, env, catalog, url).await?;
+    let route = route(&url.path).ok_or_else(|| AdminError::not_found(format!("no admin API route is {}", url.path)))?;
+    let method = req.method();
+    let expected = req.header("if-match").map(|v| if_match(&v)).transpose()?.flatten();
+    // Rollback is a POST without a body.
+    let body = match (&method, &route) {
+        (Method::Post, Route::Entries(..)) | (Method::Put, _) => Some(read_json(req).await?),
+        _ => None,
+    };
+    let (mut version, mut layer) = sync(env).await?;
+    let file = live::bundled_file()?;
+    let edit = match (method, route) {
+        (Method::Get, Route::Health) => {
+            let view = crate::edge::health::figures(env, catalog, crate::edge::now_ms()).await?;
+            return respond(200, &serde_json::to_value(&view).map_err(|e| Error::Internal(e.to_string()))?, version);
+        }
+        (Method::Get, route) => return read(env, &file, version, &layer, route).await,
+        (Method::Put, Route::Server(server)) => (server, Edit::ReplaceServer(body.unwrap_or_default())),
+        (Method::Delete, Route::Server(server)) => (server, Edit::ResetServer),
+        (Method::Post, Route::Entries(server, kind)) => (server, Edit::Create(kind, body.unwrap_or_default())),
+        (Method::Put, Route::Entry(server, kind, name)) => (server, Edit::Put(kind, name, body.unwrap_or_default())),
+        (Method::Delete, Route::Entry(server, kind, name)) => (server, Edit::Delete(kind, name)),
+        (Method::Post, Route::Rollback(target)) => return rollback(env, ctx, &who, expected, target).await,
+        (_, Route::Servers | Route::Versions | Route::Version(_) | Route::Health) => return Err(AdminError::method_not_allowed("GET").into()),
+        (_, Route::Server(_)) => return Err(AdminError::method_not_allowed("GET, PUT, DELETE").into()),
+        (_, Route::Entries(..)) => return Err(AdminError::method_not_allowed("GET, POST").into()),
+        (_, Route::Entry(..)) => return Err(AdminError::method_not_allowed("GET, PUT, DELETE").into()),
+        (_, Route::Rollback(_)) => return Err(AdminError::method_not_allowed("POST").into()),
+    };
+    let (server, edit) = edit;
+    let mut attempt = 0;
+    loop {
+        if attempt > 0 {
+            (version, layer) = sync(env).await?;
+        }
+        if expected.is_some_and(|e| e != version) {
+            return Err(stale(version));
+        }
+        let applied = edit::apply(&file, &layer, &server, edit.clone())?;
+        let status = if applied.created { 201 } else { 200 };
+        match store(env, ctx, &who, (version, &layer), applied.layer, Some(applied.catalog), applied.summary).await? {
+            Some(answer) => return respond(status, &answer, answer.get("version").and_then(Value::as_u64).unwrap_or(version)),
+            None if expected.is_some() || attempt + 1 >= ATTEMPTS => return Err(stale(version + 1)),
+            None => attempt += 1,
+        }
+    }
+}
+
+/// Who asks, if they may: the admin token's bearer, or an access token's principal with the
+/// admin role.
+async fn admin(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Principal, Error> {
+    let header = req.header("authorization");
+    let Some(credential) = header.as_deref().and_then(|h| crate::auth::authorization(h, "Bearer")) else {
+        return Err(unauthorized("send Authorization: Bearer with the admin token or an access token with the admin role"));
+    };
+    if live::admin_token(env).is_some_and(|token| crate::auth::same_secret(&token, &credential)) {
+        return Ok(Principal { id: "admin-token".into(), ..Principal::new("admin-token", "operator", vec![ADMIN_ROLE.into()]) });
+    }
+    if catalog.oauth.is_some() && credential.starts_with(crate::oauth::token::ACCESS_PREFIX) {
+        let principal = crate::edge::worker::oauth::verify_access(env, None, &url.origin, &credential).await.map_err(|why| unauthorized(&why))?;
+        if !principal.roles.iter().any(|r| r == ADMIN_ROLE) {
+            return Err(AdminError::forbidden(format!("{} does not have the {ADMIN_ROLE} role", principal.id)).into());
+        }
+        return Ok(principal);
+    }
+    Err(unauthorized("the token is not the admin token, nor an access token of this deployment"))
+}
+
+fn unauthorized(why: &str) -> Error {
+    AdminError::unauthorized(why).into()
+}
+
+fn stale(current: u64) -> Error {
+    AdminError::stale(format!("the configuration changed since the version you read; the current one is {}: read it, then send its ETag in If-Match", etag(current))).into()
+}
+
+/// The request's JSON body, within the limit.
+async fn read_json(mut req: Incoming) -> Result<Value, Error> {
+    let media = req.header("content-type").map(|c| crate::negotiate::media_type(&c));
+    if media.as_deref() != Some("application/json") {
+        return Err(AdminError::unsupported_media_type().into());
+    }
+    let bytes = crate::edge::body::read_limited(&mut req, MAX_BODY_BYTES).await.map_err(|e| match e {
+        Error::PayloadTooLarge(_) => AdminError::too_large().into(),
+        other => other,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| AdminError::bad_request(format!("the body is not JSON: {e}")).into())
+}
+
+/// The store's current version and layer, installed in this isolate when newer.
+async fn sync(env: &Env) -> Result<(u64, std::sync::Arc<Layer>), Error> {
+    let (version, _) = live::layer();
+    let known = (live::current().is_some()).then_some(version);
+    let current: Current = parse(&live::ask(env, &Command::Head { known }).await?)?;
+    if let Some(layer) = current.layer {
+        live::install(current.version, layer, None);
+    }
+    Ok(live::layer())
+}
+
+fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
+    serde_json::from_str(text).map_err(|e| Error::Internal(format!("the live store's answer: {e}")))
+}
+
+/// Stores `layer` as the version after `base`; `None` when another change got there first.
+/// Once stored, this isolate serves it at once, and the sessions of the servers whose lists
+/// changed are told, after every other isolate has had time to serve it too.
+async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, &Layer), layer: Layer, catalog: Option<Catalog>, summary: String) -> Result<Option<Value>, Error> {
+    let file = live::bundled_file()?;
+    let changes = crate::live::changes(&file, before, &layer);
+    let servers: Vec<String> = file.get("servers").and_then(Value::as_array).into_iter().flatten().filter_map(|s| s.get("name").and_then(Value::as_str)).filter(|n| before.get(*n) != layer.get(*n)).map(str::to_string).collect();
+    let command = Command::Write { base, layer: layer.clone(), by: who.id.clone(), summary: summary.clone(), servers: servers.clone() };
+    let written: Current = parse(&live::ask(env, &command).await?)?;
+    if !written.stored {
+        return Ok(None);
+    }
+    live::install(written.version, layer, catalog);
+    worker::console_log!("{}", json!({"message": "live configuration changed", "version": written.version, "by": who.id, "summary": summary}));
+    let catalog = crate::edge::catalog()?;
+    let mut tell = Vec::new();
+    for (name, methods) in changes {
+        if let Some((index, server)) = catalog.servers.iter().enumerate().find(|(_, s)| s.name == name) {
+            let methods: Vec<&str> = methods.iter().map(|m| m.name()).collect();
+            tell.push((crate::edge::object::registry::name(server), index, serde_json::to_string(&methods).unwrap_or_default()));
+        }
+    }
+    if !tell.is_empty() {
+        let env = env.clone();
+        ctx.wait_until(async move {
+            worker::Delay::from(Duration::from_millis(live::REFRESH_MS + 500)).await;
+            for (registry, index, methods) in tell {
+                if let Err(e) = crate::edge::object::registry::call(&env, &registry, crate::envelope::Op::RegistryListChanged, index, None, methods).await {
+                    worker::console_error!("{}", json!({"message": "live configuration: sessions were not told of a change", "error": e.message()}));
+                }
+            }
+        });
+    }
+    Ok(Some(json!({"version": written.version, "atMs": written.at_ms, "by": who.id, "summary": summary, "servers": servers})))
+}
+
+/// `POST /versions/{n}/rollback`: a new version that serves what version `n` served.
+async fn rollback(env: &Env, ctx: &Context, who: &Principal, expected: Option<u64>, target: u64) -> Result<Response, Error> {
+    let stored: Stored = parse(&live::ask(env, &Command::Get { version: target }).await?)?;
+    let file = live::bundled_file()?;
+    let catalog = crate::live::compile(&file, &stored.layer).map_err(|fault| AdminError::located(fault, ""))?;
+    let (version, layer) = sync(env).await?;
+    if expected.is_some_and(|e| e != version) {
+        return Err(stale(version));
+    }
+    let summary = if target == 0 { "rolled back to the bundled file (version 0)".to_string() } else { format!("rolled back to version {target}") };
+    match store(env, ctx, who, (version, &layer), stored.layer, Some(catalog), summary).await? {
+        Some(answer) => respond(200, &answer, answer.get("version").and_then(Value::as_u64).unwrap_or(version)),
+        None => Err(stale(version + 1)),
+    }
+}
+
+/// The reads: what is served now, or the history.
+async fn read(env: &Env, file: &Value, version: u64, layer: &Layer, route: Route) -> Result<Response, Error> {
+    let missing = |what: String| -> Error { AdminError::not_found(what).into() };
+    let body = match route {
+        Route::Servers => {
+            let servers: Vec<Value> = file
+                .get("servers")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.get("name").and_then(Value::as_str))
+                .map(|name| {
+                    let config = crate::live::server_config(file, layer, name).cloned().unwrap_or_default();
+                    let count = |kind: edit::Kind| config.get(kind.field()).and_then(Value::as_array).map_or(0, Vec::len);
+                    json!({"name": name, "route": config.get("route").and_then(Value::as_str).unwrap_or("/mcp"), "live": layer.contains_key(name), "tools": count(edit::Kind::Tools), "resources": count(edit::Kind::Resources), "resourceTemplates": count(edit::Kind::ResourceTemplates), "prompts": count(edit::Kind::Prompts)})
+                })
+                .collect();
+            json!({"version": version, "servers": servers})
+        }
+        Route::Server(name) => crate::live::server_config(file, layer, &name).cloned().ok_or_else(|| missing(format!("no server is called {name:?}")))?,
+        Route::Entries(name, kind) => Value::Array(edit::entries(file, layer, &name, kind).ok_or_else(|| missing(format!("no server is called {name:?}")))?.into_iter().cloned().collect()),
+        Route::Entry(name, kind, entry) => edit::entry(file, layer, &name, kind, &entry).cloned().ok_or_else(|| missing(format!("{name:?} has no {} called {entry:?}", kind.field())))?,
+        Route::Versions => parse(&live::ask(env, &Command::History).await?)?,
+        Route::Version(n) => parse(&live::ask(env, &Command::Get { version: n }).await?)?,
+        Route::Rollback(_) | Route::Health => return Err(AdminError::method_not_allowed("POST").into()),
+    };
+    respond(200, &body, version)
+}
+
+/// A JSON answer with the current version's `ETag`; never cached, never framed.
+fn respond(status: u16, body: &Value, version: u64) -> Result<Response, Error> {
+    let headers = Headers::new();
+    headers.set("Content-Type", "application/json")?;
+    headers.set("Cache-Control", "no-store")?;
+    headers.set("ETag", &etag(version))?;
+    headers.set("X-Content-Type-Options", "nosniff")?;
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.to_string().into_bytes()))
+}

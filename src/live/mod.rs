@@ -1,0 +1,97 @@
+//! The live layer: server configurations changed through the admin API, served on top of the
+//! bundled configuration file without a deploy.
+//!
+//! The rule: a server the layer names is served from the layer's copy, whole; every other
+//! server, and everything outside `servers`, comes from the bundled file. An empty layer is the
+//! bundled file itself, so deleting a server's live entry (or rolling back to version 0) returns
+//! it to the file. The layer is keyed by the server's `name`, which a live change cannot alter.
+//!
+//! - [`edit`]: one change (a server replaced, a tool created…) applied to a layer and validated
+//!   with the file's own located faults.
+//! - [`store`]: the versions the store object keeps, and the commands it answers.
+//! - [`api`]: the admin API's routes and its errors.
+
+pub mod api;
+pub mod edit;
+pub mod store;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::catalog::Catalog;
+use crate::config::ConfigError;
+
+/// Server name → that server's whole configuration, as the file would spell it.
+pub type Layer = BTreeMap<String, Value>;
+
+/// The bundled file with the layer's servers in place of the file's own.
+pub fn effective(bundled: &Value, layer: &Layer) -> Value {
+    let mut doc = bundled.clone();
+    if let Some(servers) = doc.get_mut("servers").and_then(Value::as_array_mut) {
+        for server in servers.iter_mut() {
+            let live = server.get("name").and_then(Value::as_str).and_then(|name| layer.get(name));
+            if let Some(live) = live {
+                *server = live.clone();
+            }
+        }
+    }
+    doc
+}
+
+/// The catalog served for the layer: the effective file, compiled as the file is. A layer that
+/// names no server of the file adds nothing: its entries wait for a file that has them again.
+pub fn compile(bundled: &Value, layer: &Layer) -> Result<Catalog, ConfigError> {
+    crate::config::load(&effective(bundled, layer).to_string())
+}
+
+/// The index of the file's server called `name`.
+pub fn server_index(bundled: &Value, name: &str) -> Option<usize> {
+    bundled.get("servers")?.as_array()?.iter().position(|s| s.get("name").and_then(Value::as_str) == Some(name))
+}
+
+/// A server's configuration as served now: its live copy, or the file's.
+pub fn server_config<'a>(bundled: &'a Value, layer: &'a Layer, name: &str) -> Option<&'a Value> {
+    layer.get(name).or_else(|| bundled.get("servers")?.as_array()?.get(server_index(bundled, name)?))
+}
+
+/// The servers whose lists differ between two layers, each with the notifications that tell
+/// its sessions (a rollback may change several servers at once).
+pub fn changes(bundled: &Value, before: &Layer, after: &Layer) -> Vec<(String, Vec<crate::method::Method>)> {
+    let names = bundled.get("servers").and_then(Value::as_array).into_iter().flatten().filter_map(|s| s.get("name").and_then(Value::as_str));
+    names
+        .filter_map(|name| {
+            let (old, new) = (server_config(bundled, before, name)?, server_config(bundled, after, name)?);
+            let mut methods = Vec::new();
+            for kind in edit::Kind::ALL {
+                let method = kind.notification();
+                if old.get(kind.field()) != new.get(kind.field()) && !methods.contains(&method) {
+                    methods.push(method);
+                }
+            }
+            (!methods.is_empty()).then(|| (name.to_string(), methods))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_layer_replaces_named_servers_whole_and_nothing_else() {
+        let bundled = json!({"servers": [{"name": "a", "version": "1"}, {"name": "b", "version": "1", "route": "/b/mcp"}], "log": "failures"});
+        let mut layer = Layer::new();
+        assert_eq!(effective(&bundled, &layer), bundled);
+        layer.insert("b".into(), json!({"name": "b", "version": "2", "route": "/b/mcp"}));
+        layer.insert("gone".into(), json!({"name": "gone", "version": "9"}));
+        let doc = effective(&bundled, &layer);
+        assert_eq!(doc, json!({"servers": [{"name": "a", "version": "1"}, {"name": "b", "version": "2", "route": "/b/mcp"}], "log": "failures"}));
+        let catalog = compile(&bundled, &layer).unwrap();
+        assert_eq!(catalog.servers.iter().map(|s| s.version.as_str()).collect::<Vec<_>>(), ["1", "2"]);
+        assert_eq!(server_config(&bundled, &layer, "a"), Some(&json!({"name": "a", "version": "1"})));
+        assert_eq!(server_config(&bundled, &layer, "b").unwrap()["version"], "2");
+        assert_eq!(server_config(&bundled, &layer, "c"), None);
+    }
+}
