@@ -838,8 +838,11 @@ pub struct PromptArgumentConfig {
 fn default_true() -> bool {
     true
 }
+/// A server's route when the file names none.
+pub const DEFAULT_ROUTE: &str = "/mcp";
+
 fn default_route() -> String {
-    "/mcp".into()
+    DEFAULT_ROUTE.into()
 }
 fn default_idle_timeout_ms() -> u64 {
     30 * 60 * 1000

@@ -65,9 +65,10 @@ pub fn enabled(env: &Env, bundled: &Catalog) -> bool {
     admin_token(env).is_some() || bundled.oauth.is_some()
 }
 
-/// The bundled file as JSON, the base every layer goes on.
-pub fn bundled_file() -> Result<serde_json::Value, Error> {
-    serde_json::from_str(&super::config_text()).map_err(|e| Error::Config(e.to_string()))
+/// The bundled file as JSON, the base every layer goes on: parsed once per isolate.
+pub fn bundled_file() -> Result<&'static serde_json::Value, Error> {
+    static FILE: std::sync::OnceLock<Result<serde_json::Value, String>> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| serde_json::from_str(&super::config_text()).map_err(|e| e.to_string())).as_ref().map_err(|e| Error::Config(e.clone()))
 }
 
 /// Brings this isolate up to date: at most every [`REFRESH_MS`], or at once when a forwarded
@@ -77,30 +78,42 @@ pub async fn refresh(env: &Env, seen: u64) {
     if !enabled(env, &bundled) {
         return;
     }
-    let now = now_ms();
     let known = LIVE.with(|l| l.borrow().as_ref().map(|l| (l.version, l.checked_ms)));
     if let Some((version, checked)) = known {
-        if seen <= version && now.saturating_sub(checked) < REFRESH_MS {
+        if seen <= version && now_ms().saturating_sub(checked) < REFRESH_MS {
             return;
         }
     }
-    match ask(env, &Command::Head { known: known.map(|k| k.0) }).await.and_then(|text| serde_json::from_str::<Current>(&text).map_err(|e| Error::Internal(e.to_string()))) {
-        Ok(Current { version, layer: Some(layer), .. }) => install(version, layer, None),
-        Ok(_) => LIVE.with(|l| {
+    // The store out of reach: serve what this isolate has, and ask again after the bound.
+    if let Err(e) = sync(env).await {
+        worker::console_error!("{}", serde_json::json!({"message": "live configuration: the store did not answer", "error": e.message()}));
+        LIVE.with(|l| {
             if let Some(live) = l.borrow_mut().as_mut() {
-                live.checked_ms = now;
+                live.checked_ms = now_ms();
+            }
+        });
+    }
+}
+
+/// Asks the store now: the current version, installed when it is newer than this isolate's;
+/// then the version served and its layer.
+pub async fn sync(env: &Env) -> Result<(u64, Arc<Layer>), Error> {
+    let known = LIVE.with(|l| l.borrow().as_ref().map(|l| l.version));
+    let current: Current = parse(&ask(env, &Command::Head { known }).await?)?;
+    match current.layer {
+        Some(layer) => install(current.version, layer, None),
+        None => LIVE.with(|l| {
+            if let Some(live) = l.borrow_mut().as_mut() {
+                live.checked_ms = now_ms();
             }
         }),
-        // The store is out of reach: serve what this isolate has, and ask again after the bound.
-        Err(e) => {
-            worker::console_error!("{}", serde_json::json!({"message": "live configuration: the store did not answer", "error": e.message()}));
-            LIVE.with(|l| {
-                if let Some(live) = l.borrow_mut().as_mut() {
-                    live.checked_ms = now;
-                }
-            });
-        }
     }
+    Ok(layer())
+}
+
+/// A store's answer, read.
+pub fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
+    serde_json::from_str(text).map_err(|e| Error::Internal(format!("the live store's answer: {e}")))
 }
 
 /// Serves `layer` as `version` from now on in this isolate, compiled (or `catalog`, already
@@ -110,7 +123,7 @@ pub async fn refresh(env: &Env, seen: u64) {
 pub fn install(version: u64, layer: Layer, catalog: Option<Catalog>) {
     let compiled = match catalog {
         Some(catalog) => Ok(catalog),
-        None => bundled_file().and_then(|file| crate::live::compile(&file, &layer).map_err(|e| Error::Config(e.to_string()))),
+        None => bundled_file().and_then(|file| crate::live::compile(file, &layer).map_err(|e| Error::Config(e.to_string()))),
     };
     let mut catalog = match compiled {
         Ok(catalog) => catalog,

@@ -99,7 +99,7 @@ pub fn apply(bundled: &Value, layer: &Layer, server: &str, edit: Edit) -> Result
                 Some(name) if name.as_str() == Some(server) => {}
                 Some(_) => return Err(AdminError::invalid("name", format!("must stay {server:?}: the live layer knows a server by its name"))),
             }
-            for (field, default) in [("route", Some("/mcp")), ("streamRoute", None)] {
+            for (field, default) in [("route", Some(crate::config::model::DEFAULT_ROUTE)), ("streamRoute", None)] {
                 let route = |c: &serde_json::Map<String, Value>| c.get(field).and_then(Value::as_str).or(default).map(str::to_string);
                 if route(&config) != current.as_object().and_then(route) {
                     return Err(AdminError::invalid(field, "cannot change live: sessions and clients know the server by its routes; change it in the file and deploy"));

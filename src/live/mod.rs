@@ -45,9 +45,14 @@ pub fn compile(bundled: &Value, layer: &Layer) -> Result<Catalog, ConfigError> {
     crate::config::load(&effective(bundled, layer).to_string())
 }
 
+/// The names of the file's servers, in its order: the servers a layer may replace.
+pub fn server_names(bundled: &Value) -> impl Iterator<Item = &str> {
+    bundled.get("servers").and_then(Value::as_array).into_iter().flatten().map(|s| s.get("name").and_then(Value::as_str).unwrap_or_default())
+}
+
 /// The index of the file's server called `name`.
 pub fn server_index(bundled: &Value, name: &str) -> Option<usize> {
-    bundled.get("servers")?.as_array()?.iter().position(|s| s.get("name").and_then(Value::as_str) == Some(name))
+    server_names(bundled).position(|n| n == name)
 }
 
 /// A server's configuration as served now: its live copy, or the file's.
@@ -58,8 +63,7 @@ pub fn server_config<'a>(bundled: &'a Value, layer: &'a Layer, name: &str) -> Op
 /// The servers whose lists differ between two layers, each with the notifications that tell
 /// its sessions (a rollback may change several servers at once).
 pub fn changes(bundled: &Value, before: &Layer, after: &Layer) -> Vec<(String, Vec<crate::method::Method>)> {
-    let names = bundled.get("servers").and_then(Value::as_array).into_iter().flatten().filter_map(|s| s.get("name").and_then(Value::as_str));
-    names
+    server_names(bundled)
         .filter_map(|name| {
             let (old, new) = (server_config(bundled, before, name)?, server_config(bundled, after, name)?);
             let mut methods = Vec::new();

@@ -7,12 +7,11 @@
 // malformed bodies; and the API is off (404) without the admin token.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startServer, root, sseEvents } from './harness.mjs';
+import { startServer, root, run, sseEvents } from './harness.mjs';
 import { n8nNode } from './clients.mjs';
 
 const ADMIN_TOKEN = 'admin-token-e2e-6b1f';
@@ -48,17 +47,6 @@ const liveTool = (name) => ({
 });
 
 const toolNames = async () => (await admin(`/servers/${SERVER}/tools`)).json.map((t) => t.name);
-
-function run(cmd, args, timeoutMs = 60_000) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { timeout: timeoutMs });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 /** Waits until `predicate()` holds, polling; fails after `ms`. */
 async function until(predicate, ms, what) {

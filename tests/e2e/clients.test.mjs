@@ -1,12 +1,11 @@
 // The compatibility table of the README, row by row: real clients against the worker in workerd.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client as V2Client, StreamableHTTPClientTransport as V2Http, SSEClientTransport as V2Sse } from '@modelcontextprotocol/client';
 import { Client as OldClient } from 'mcp-sdk-1-16/client/index.js';
 import { SSEClientTransport as OldSse } from 'mcp-sdk-1-16/client/sse.js';
-import { startServer, root, lines } from './harness.mjs';
+import { startServer, root, lines, run } from './harness.mjs';
 import { N8N_SDKS, PYTHON_SDKS, n8nNode, pythonSdk } from './clients.mjs';
 
 let server;
@@ -15,17 +14,6 @@ before(async () => {
 });
 after(() => server.close());
 
-/** Runs a program without blocking this process, which also serves the upstream. */
-function run(cmd, args, timeoutMs = 60_000) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { timeout: timeoutMs });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
 
 const endpoint = (transport) => new URL(transport === 'sse' ? '/sse' : '/mcp', server.url).href;
 

@@ -1,5 +1,6 @@
 //! Serves the built test worker (build-test/, a build with test hooks) in workerd through
 //! Miniflare, configured by tests/e2e/config.json, with a real upstream on 127.0.0.1.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
@@ -124,4 +125,16 @@ export async function* sseEvents(res) {
       event[field] = field === 'data' && event.data !== undefined ? `${event.data}\n${value}` : value;
     }
   }
+}
+
+/** Runs a program without blocking this process, which also serves the upstream. */
+export function run(cmd, args, timeoutMs = 60_000) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { timeout: timeoutMs });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }

@@ -15,7 +15,7 @@ use worker::{Context, Env, Headers, Method, Response, ResponseBuilder};
 use crate::auth::Principal;
 use crate::catalog::Catalog;
 use crate::edge::http::Incoming;
-use crate::edge::live;
+use crate::edge::live::{self, parse, sync};
 use crate::error::Error;
 use crate::head::RequestUrl;
 use crate::live::api::{etag, if_match, route, AdminError, Route, MAX_BODY_BYTES, PREFIX};
@@ -62,7 +62,7 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
             let view = crate::edge::health::figures(env, catalog, crate::edge::now_ms()).await?;
             return respond(200, &serde_json::to_value(&view).map_err(|e| Error::Internal(e.to_string()))?, version);
         }
-        (Method::Get, route) => return read(env, &file, version, &layer, route).await,
+        (Method::Get, route) => return read(env, file, version, &layer, route).await,
         (Method::Put, Route::Server(server)) => (server, Edit::ReplaceServer(body.unwrap_or_default())),
         (Method::Delete, Route::Server(server)) => (server, Edit::ResetServer),
         (Method::Post, Route::Entries(server, kind)) => (server, Edit::Create(kind, body.unwrap_or_default())),
@@ -84,12 +84,12 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
         if expected.is_some_and(|e| e != version) {
             return Err(stale(version));
         }
-        let applied = edit::apply(&file, &layer, &server, edit.clone())?;
+        let applied = edit::apply(file, &layer, &server, edit.clone())?;
         let status = if applied.created { 201 } else { 200 };
-        match store(env, ctx, &who, (version, &layer), applied.layer, Some(applied.catalog), applied.summary).await? {
-            Some(answer) => return respond(status, &answer, answer.get("version").and_then(Value::as_u64).unwrap_or(version)),
-            None if expected.is_some() || attempt + 1 >= ATTEMPTS => return Err(stale(version + 1)),
-            None => attempt += 1,
+        match store(env, ctx, &who, (version, &layer), (applied.layer, applied.catalog), applied.summary).await? {
+            Ok(answer) => return respond(status, &answer, answer.get("version").and_then(Value::as_u64).unwrap_or(version)),
+            Err(current) if expected.is_some() || attempt + 1 >= ATTEMPTS => return Err(stale(current)),
+            Err(_) => attempt += 1,
         }
     }
 }
@@ -135,34 +135,19 @@ async fn read_json(mut req: Incoming) -> Result<Value, Error> {
     serde_json::from_slice(&bytes).map_err(|e| AdminError::bad_request(format!("the body is not JSON: {e}")).into())
 }
 
-/// The store's current version and layer, installed in this isolate when newer.
-async fn sync(env: &Env) -> Result<(u64, std::sync::Arc<Layer>), Error> {
-    let (version, _) = live::layer();
-    let known = (live::current().is_some()).then_some(version);
-    let current: Current = parse(&live::ask(env, &Command::Head { known }).await?)?;
-    if let Some(layer) = current.layer {
-        live::install(current.version, layer, None);
-    }
-    Ok(live::layer())
-}
-
-fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
-    serde_json::from_str(text).map_err(|e| Error::Internal(format!("the live store's answer: {e}")))
-}
-
-/// Stores `layer` as the version after `base`; `None` when another change got there first.
-/// Once stored, this isolate serves it at once, and the sessions of the servers whose lists
-/// changed are told, after every other isolate has had time to serve it too.
-async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, &Layer), layer: Layer, catalog: Option<Catalog>, summary: String) -> Result<Option<Value>, Error> {
+/// Stores `layer` as the version after `base`; `Err` with the current version when another
+/// change got there first. Once stored, this isolate serves it at once, and the sessions of the
+/// servers whose lists changed are told, after every other isolate has had time to serve it too.
+async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, &Layer), (layer, catalog): (Layer, Catalog), summary: String) -> Result<Result<Value, u64>, Error> {
     let file = live::bundled_file()?;
-    let changes = crate::live::changes(&file, before, &layer);
-    let servers: Vec<String> = file.get("servers").and_then(Value::as_array).into_iter().flatten().filter_map(|s| s.get("name").and_then(Value::as_str)).filter(|n| before.get(*n) != layer.get(*n)).map(str::to_string).collect();
+    let changes = crate::live::changes(file, before, &layer);
+    let servers: Vec<String> = crate::live::server_names(file).filter(|n| before.get(*n) != layer.get(*n)).map(str::to_string).collect();
     let command = Command::Write { base, layer: layer.clone(), by: who.id.clone(), summary: summary.clone(), servers: servers.clone() };
     let written: Current = parse(&live::ask(env, &command).await?)?;
     if !written.stored {
-        return Ok(None);
+        return Ok(Err(written.version));
     }
-    live::install(written.version, layer, catalog);
+    live::install(written.version, layer, Some(catalog));
     worker::console_log!("{}", json!({"message": "live configuration changed", "version": written.version, "by": who.id, "summary": summary}));
     let catalog = crate::edge::catalog()?;
     let mut tell = Vec::new();
@@ -183,22 +168,21 @@ async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, 
             }
         });
     }
-    Ok(Some(json!({"version": written.version, "atMs": written.at_ms, "by": who.id, "summary": summary, "servers": servers})))
+    Ok(Ok(json!({"version": written.version, "atMs": written.at_ms, "by": who.id, "summary": summary, "servers": servers})))
 }
 
 /// `POST /versions/{n}/rollback`: a new version that serves what version `n` served.
 async fn rollback(env: &Env, ctx: &Context, who: &Principal, expected: Option<u64>, target: u64) -> Result<Response, Error> {
     let stored: Stored = parse(&live::ask(env, &Command::Get { version: target }).await?)?;
-    let file = live::bundled_file()?;
-    let catalog = crate::live::compile(&file, &stored.layer).map_err(|fault| AdminError::located(fault, ""))?;
+    let catalog = crate::live::compile(live::bundled_file()?, &stored.layer).map_err(|fault| AdminError::located(fault, ""))?;
     let (version, layer) = sync(env).await?;
     if expected.is_some_and(|e| e != version) {
         return Err(stale(version));
     }
     let summary = if target == 0 { "rolled back to the bundled file (version 0)".to_string() } else { format!("rolled back to version {target}") };
-    match store(env, ctx, who, (version, &layer), stored.layer, Some(catalog), summary).await? {
-        Some(answer) => respond(200, &answer, answer.get("version").and_then(Value::as_u64).unwrap_or(version)),
-        None => Err(stale(version + 1)),
+    match store(env, ctx, who, (version, &layer), (stored.layer, catalog), summary).await? {
+        Ok(answer) => respond(200, &answer, answer.get("version").and_then(Value::as_u64).unwrap_or(version)),
+        Err(current) => Err(stale(current)),
     }
 }
 
@@ -207,16 +191,11 @@ async fn read(env: &Env, file: &Value, version: u64, layer: &Layer, route: Route
     let missing = |what: String| -> Error { AdminError::not_found(what).into() };
     let body = match route {
         Route::Servers => {
-            let servers: Vec<Value> = file
-                .get("servers")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|s| s.get("name").and_then(Value::as_str))
+            let servers: Vec<Value> = crate::live::server_names(file)
                 .map(|name| {
                     let config = crate::live::server_config(file, layer, name).cloned().unwrap_or_default();
                     let count = |kind: edit::Kind| config.get(kind.field()).and_then(Value::as_array).map_or(0, Vec::len);
-                    json!({"name": name, "route": config.get("route").and_then(Value::as_str).unwrap_or("/mcp"), "live": layer.contains_key(name), "tools": count(edit::Kind::Tools), "resources": count(edit::Kind::Resources), "resourceTemplates": count(edit::Kind::ResourceTemplates), "prompts": count(edit::Kind::Prompts)})
+                    json!({"name": name, "route": config.get("route").and_then(Value::as_str).unwrap_or(crate::config::model::DEFAULT_ROUTE), "live": layer.contains_key(name), "tools": count(edit::Kind::Tools), "resources": count(edit::Kind::Resources), "resourceTemplates": count(edit::Kind::ResourceTemplates), "prompts": count(edit::Kind::Prompts)})
                 })
                 .collect();
             json!({"version": version, "servers": servers})
