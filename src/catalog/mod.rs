@@ -32,12 +32,17 @@ pub struct Catalog {
 }
 
 /// Who may see the status page at `/` (`console.access`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum ConsoleAccess {
     /// Anyone: every server's route, name, auth mode and transports, and the tools, resources
-    /// and prompts of the servers without `auth` (what their `tools/list` shows anyone).
+    /// and prompts of the servers without `auth` (what their `tools/list` shows anyone). A
+    /// signed-in viewer sees what their credentials show too; an admin, the health figures and
+    /// the controls.
     #[default]
     Public,
+    /// Only principals signed in to the console with one of `roles` (any, when empty; `admin`
+    /// always); everyone else gets the way to sign in.
+    SignedIn { roles: Vec<String> },
     /// No page: `/` answers as any unknown path does.
     Off,
 }
@@ -54,7 +59,9 @@ impl Catalog {
     /// Finds the server and endpoint for a request path.
     pub fn route(&self, path: &str) -> Option<(usize, Endpoint, crate::routes::RouteParams)> {
         self.servers.iter().enumerate().find_map(|(i, s)| {
-            s.endpoints.iter().find_map(|(route, endpoint)| route.matches(path).map(|params| (i, *endpoint, params)))
+            s.endpoints.iter().find_map(|(route, endpoint)| {
+                route.matches(path).map(|params| (i, *endpoint, params))
+            })
         })
     }
 }
@@ -141,7 +148,10 @@ impl Server {
 
     /// How the named tool's replies are mapped; the plain mapping if it is no longer configured.
     pub fn reply_plan(&self, tool: &str) -> crate::upstream::reply::ReplyPlan {
-        self.tool(tool).map_or_else(|| crate::upstream::reply::ReplyPlan::map(self.max_reply_bytes), |t| t.reply.clone())
+        self.tool(tool).map_or_else(
+            || crate::upstream::reply::ReplyPlan::map(self.max_reply_bytes),
+            |t| t.reply.clone(),
+        )
     }
 }
 

@@ -46,10 +46,17 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
             }
         }
     }
-    let console = match file.console.access.as_str() {
-        "public" => ConsoleAccess::Public,
-        "off" => ConsoleAccess::Off,
-        other => return Err(ConfigError::at("console.access", format!("{other:?} is not \"public\" or \"off\""))),
+    let console = match (file.console.access.as_str(), file.console.roles) {
+        ("signed-in", roles) => {
+            if let Some(i) = roles.iter().position(|r| r.trim().is_empty()) {
+                return Err(ConfigError::at(format!("console.roles[{i}]"), "must not be empty"));
+            }
+            ConsoleAccess::SignedIn { roles }
+        }
+        (_, roles) if !roles.is_empty() => return Err(ConfigError::at("console.roles", "applies only with \"access\": \"signed-in\"")),
+        ("public", _) => ConsoleAccess::Public,
+        ("off", _) => ConsoleAccess::Off,
+        (other, _) => return Err(ConfigError::at("console.access", format!("{other:?} is not \"public\", \"signed-in\" or \"off\""))),
     };
     let health = super::health::health(file.console.health)?;
     Ok(Catalog { servers: servers.into_iter().map(std::sync::Arc::new).collect(), log: file.log, oauth, console, health })

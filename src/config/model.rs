@@ -32,10 +32,15 @@ pub struct ConfigFile {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ConsoleConfig {
     /// `public` (default): anyone sees the servers, and the tools of servers without `auth`.
-    /// `off`: `/` is a 404, as before the console existed. A text, not an enum, so a later
-    /// `"signed-in"` with a role is one more arm, and a typo gets a message with its path.
+    /// `signed-in`: only principals signed in to the console, with one of `roles`.
+    /// `off`: `/` is a 404, as before the console existed. A text, not an enum, so a typo gets a
+    /// message with its path.
     #[serde(default = "default_console_access")]
     pub access: String,
+    /// With `signed-in`: the roles that may see the page (any one; none listed: any signed-in
+    /// principal). `admin` always may.
+    #[serde(default)]
+    pub roles: Vec<String>,
     /// The health figures: per tool, the last hour's calls, errors and latency.
     #[serde(default)]
     pub health: HealthConfig,
@@ -43,7 +48,7 @@ pub struct ConsoleConfig {
 
 impl Default for ConsoleConfig {
     fn default() -> Self {
-        ConsoleConfig { access: default_console_access(), health: HealthConfig::default() }
+        ConsoleConfig { access: default_console_access(), roles: Vec::new(), health: HealthConfig::default() }
     }
 }
 

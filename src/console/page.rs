@@ -6,9 +6,10 @@
 
 use serde_json::Value;
 
+use super::account::{self, Viewer};
 use super::connect::{self, Urls};
 use super::schema;
-use crate::catalog::{Catalog, Server, ToolDiscovery};
+use crate::catalog::{Catalog, ConsoleAccess, Server, ToolDiscovery};
 use crate::html::escape;
 use crate::tools::Tool;
 
@@ -61,16 +62,24 @@ progress{width:100%}ol.log{font:13px/1.45 ui-monospace,Menlo,Consolas,monospace;
 .result{border:1px solid #cfe8d6;background:#f3fbf5;border-radius:8px;padding:.4rem .8rem;margin:.5rem 0}\
 .result.error{border-color:#f1b8b0;background:#fff4f2}.result.note{border-color:#dde0e6;background:#f4f5f7}p.progress{margin:.2rem 0}.result.error h5{color:#b42318}.result h5{margin:.3rem 0;font-size:.9rem}\
 .result img{min-width:3rem;max-width:100%;image-rendering:pixelated;border:1px solid #dde0e6}\
-.health th:nth-child(1){width:30%}.health th:nth-child(2),.health th:nth-child(4),.health th:nth-child(5){width:11%}";
+.health th:nth-child(1){width:30%}.health th:nth-child(2),.health th:nth-child(4),.health th:nth-child(5){width:11%}\
+.bar{display:flex;flex-wrap:wrap;justify-content:space-between;align-items:center;gap:1rem}\
+.account{display:flex;flex-wrap:wrap;align-items:center;gap:.6rem;color:#c8ccd6}.account strong{color:#fff}.account form{margin:0}\
+a.button{display:inline-block;padding:.3rem .9rem;border-radius:6px;background:#2454d6;color:#fff;text-decoration:none}\
+button.quiet{background:transparent;border-color:#ffffff66}.badge.admin{background:#f3e8ff;color:#6b21a8}\
+details.signin{position:relative}details.signin>summary{color:#fff}\
+form.token{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;margin:.6rem 0}form.token input{font:inherit;padding:.3rem .45rem;border:1px solid #c9ced8;border-radius:6px}\
+.account form.token{position:absolute;right:0;z-index:1;background:#fff;color:#1d2330;padding:.75rem;border-radius:8px;box-shadow:0 4px 16px #0003}\
+.notice{background:#fff4f2;border:1px solid #f1b8b0;color:#8c1d13;border-radius:8px;padding:.6rem .8rem}";
 
-/// The whole page for a request on `origin` (`scheme://host[:port]`).
-pub fn render(catalog: &Catalog, origin: &str) -> String {
+/// The whole page for a request on `origin` (`scheme://host[:port]`), as `viewer` may see it.
+pub fn render(catalog: &Catalog, origin: &str, viewer: &Viewer<'_>) -> String {
     let count = catalog.servers.len();
-    let mut body = format!(
-        "<header class=\"top\"><div class=\"wrap\"><h1>mcp-edge</h1><p>{count} MCP server{} on <code>{}</code></p></div></header><main class=\"wrap\">",
-        if count == 1 { "" } else { "s" },
-        escape(origin)
-    );
+    let mut body = top(origin, &format!("{count} MCP server{}", if count == 1 { "" } else { "s" }), viewer);
+    body.push_str(&account::notice(viewer));
+    if let Some(admin) = &viewer.admin {
+        body.push_str(&account::admin(admin));
+    }
     if count > 1 {
         body.push_str("<nav class=\"toc\">");
         for (i, s) in catalog.servers.iter().enumerate() {
@@ -79,16 +88,42 @@ pub fn render(catalog: &Catalog, origin: &str) -> String {
         body.push_str("</nav>");
     }
     for (i, server) in catalog.servers.iter().enumerate() {
-        body.push_str(&section(catalog, server, i, origin));
+        body.push_str(&section(catalog, server, i, origin, viewer));
     }
-    body.push_str(
-        "</main><footer class=\"wrap\">Served by mcp-edge. This page is public: it shows what the servers show anyone. \
-         Set <code>\"console\": {\"access\": \"off\"}</code> in the configuration to turn it off.</footer>",
-    );
+    let footer = match catalog.console {
+        ConsoleAccess::SignedIn { .. } => "Served by mcp-edge. This page is for signed-in people only (<code>\"console\": {\"access\": \"signed-in\"}</code>).",
+        _ => {
+            "Served by mcp-edge. This page is public: it shows what the servers show anyone, and more to whoever signs in. \
+              Set <code>\"console\": {\"access\": \"off\"}</code> in the configuration to turn it off."
+        }
+    };
+    body.push_str(&format!("</main><footer class=\"wrap\">{footer}</footer>"));
+    let admin_script = if viewer.admin.is_some() { super::script::ADMIN.tag() } else { String::new() };
+    document(&body, &format!("{}{admin_script}", super::script::TRY.tag()))
+}
+
+/// The page a `signed-in` console shows a viewer who may not see it: the ways to sign in.
+pub fn gate(origin: &str, viewer: &Viewer<'_>, roles: &[String]) -> String {
+    let mut body = top(origin, "Sign-in required", viewer);
+    body.push_str(&account::gate(viewer, roles));
+    body.push_str("</main>");
+    document(&body, "")
+}
+
+/// The header with the account bar, and the start of `<main>`.
+fn top(origin: &str, what: &str, viewer: &Viewer<'_>) -> String {
+    format!(
+        "<header class=\"top\"><div class=\"wrap bar\"><div><h1>mcp-edge</h1><p>{} on <code>{}</code></p></div>{}</div></header><main class=\"wrap\">",
+        escape(what),
+        escape(origin),
+        account::bar(viewer)
+    )
+}
+
+fn document(body: &str, scripts: &str) -> String {
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <meta name=\"referrer\" content=\"no-referrer\"><title>MCP servers · mcp-edge</title><style>{STYLE}</style></head><body>{body}{}</body></html>",
-        super::script::tag()
+         <meta name=\"referrer\" content=\"no-referrer\"><title>MCP servers · mcp-edge</title><style>{STYLE}</style></head><body>{body}{scripts}</body></html>"
     )
 }
 
@@ -96,17 +131,19 @@ pub fn render(catalog: &Catalog, origin: &str) -> String {
 /// script (`script.rs`), requests to this origin only (the panels' MCP calls) and `data:` images
 /// (tool results), and nothing else; never framed.
 pub fn headers(origin: &str) -> Vec<(&'static str, String)> {
-    let sources = [format!("script-src {}", super::script::source(origin)), "connect-src 'self'".into(), "img-src data:".into()];
-    crate::html::page_headers_with(STYLE, &sources, "'none'")
+    let scripts = [&super::script::TRY, &super::script::ADMIN].map(|s| s.source(origin)).join(" ");
+    let sources = [format!("script-src {scripts}"), "connect-src 'self'".into(), "img-src data:".into()];
+    // The account bar's forms post to this origin's sign-in and sign-out.
+    crate::html::page_headers_with(STYLE, &sources, "'self'")
 }
 
 fn display_name(server: &Server) -> &str {
     server.title.as_deref().filter(|t| !t.trim().is_empty()).unwrap_or(&server.name)
 }
 
-fn section(catalog: &Catalog, server: &Server, index: usize, origin: &str) -> String {
+fn section(catalog: &Catalog, server: &Server, index: usize, origin: &str, viewer: &Viewer<'_>) -> String {
     let urls = Urls::of(server, origin);
-    let open = super::shows_entries(server);
+    let open = super::shows_entries(server, viewer);
     let mut out = format!("<section class=\"server\" id=\"server-{index}\"><div class=\"head\"><h2>{}</h2>", escape(display_name(server)));
     out.push_str(&format!("<span class=\"badge\">v{}</span>", escape(&server.version)));
     out.push_str(if open { "<span class=\"badge open\">open</span>" } else { "<span class=\"badge lock\">needs credentials</span>" });
@@ -134,7 +171,7 @@ fn section(catalog: &Catalog, server: &Server, index: usize, origin: &str) -> St
     out.push_str("</div></details>");
     out.push_str(&super::script::panel(server, &urls));
     if open {
-        out.push_str(&entries(server, index));
+        out.push_str(&entries(server, index, viewer));
     } else {
         out.push_str(
             "<h3>Tools, resources and prompts</h3><p class=\"locked\">This server needs credentials. Its tools, resources and prompts are \
@@ -159,10 +196,13 @@ fn transports(server: &Server, urls: &Urls) -> String {
     items.iter().map(|i| format!("<li>{i}</li>")).collect()
 }
 
-/// The tools the anonymous caller's `tools/list` would find, then resources and prompts.
-fn entries(server: &Server, index: usize) -> String {
+/// The tools the viewer's `tools/list` would find (an admin: every tool), then resources and
+/// prompts.
+fn entries(server: &Server, index: usize, viewer: &Viewer<'_>) -> String {
     let anyone = crate::auth::Principal::anonymous();
-    let tools: Vec<&Tool> = server.tools.iter().filter(|t| anyone.may(&t.roles)).collect();
+    let who = viewer.principal().unwrap_or(&anyone);
+    let admin = viewer.session.is_some_and(|s| s.is_admin());
+    let tools: Vec<&Tool> = server.tools.iter().filter(|t| admin || who.may(&t.roles)).collect();
     let mut out = format!("<h3>Tools <span class=\"badge\">{}</span></h3>", tools.len());
     if let ToolDiscovery::Catalog(_) = server.discovery {
         let names = crate::discovery::MetaTool::ALL.map(crate::discovery::MetaTool::name).join(", ");
@@ -298,7 +338,7 @@ mod tests {
     use super::*;
 
     fn page(text: &str) -> String {
-        render(&crate::config::load(text).unwrap(), "https://mcp.example.com")
+        render(&crate::config::load(text).unwrap(), "https://mcp.example.com", &Viewer::default())
     }
 
     const EVIL: &str = "<script>alert(1)</script>\"'&";
@@ -321,7 +361,7 @@ mod tests {
         let html = page(&text);
         // The one script tag is the page's own; no configured string makes another.
         assert_eq!(html.matches("<script").count(), 1, "{html}");
-        assert!(html.contains(&format!("{}</body>", super::super::script::tag())));
+        assert!(html.contains(&format!("{}</body>", super::super::script::TRY.tag())));
         assert!(!html.contains("alert(1)</"));
         // The name, title, version, instructions, tool title and description, the schema's
         // description, resource and prompt fields, and the raw JSON, each escaped.
@@ -376,10 +416,11 @@ mod tests {
         let csp = headers("https://mcp.example.com").into_iter().find(|(k, _)| *k == "Content-Security-Policy").unwrap().1;
         use sha2::{Digest, Sha256};
         let hash = crate::base64::encode(&Sha256::digest(STYLE.as_bytes()));
-        let script = super::super::script::path();
+        let script = super::super::script::TRY.path();
+        let admin = super::super::script::ADMIN.path();
         assert_eq!(
             csp,
-            format!("default-src 'none'; style-src 'sha256-{hash}'; script-src https://mcp.example.com{script}; connect-src 'self'; img-src data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'")
+            format!("default-src 'none'; style-src 'sha256-{hash}'; script-src https://mcp.example.com{script} https://mcp.example.com{admin}; connect-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
         );
         // The one style block is the one the hash allows; the one script is the one the CSP names.
         assert_eq!(html.matches("<style>").count(), 1);

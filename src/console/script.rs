@@ -14,45 +14,70 @@ use crate::auth::{Auth, Source};
 use crate::catalog::Server;
 use crate::html::escape;
 
-/// The script, byte for byte as served.
-pub const SOURCE: &str = include_str!("try.js");
+/// One of the page's scripts, served byte for byte as written, at a path that carries its hash.
+pub struct Script {
+    /// The path's stem: `/<stem>.<hash>.js`.
+    stem: &'static str,
+    pub source: &'static str,
+    names: OnceLock<Names>,
+}
+
+/// "Try a tool": on every page.
+pub static TRY: Script = Script::new("console", include_str!("try.js"));
+/// The configuration editor and history: only on an admin's page.
+pub static ADMIN: Script = Script::new("console-admin", include_str!("admin.js"));
+
+/// The script served at `path`, if any.
+pub fn find(path: &str) -> Option<&'static Script> {
+    [&TRY, &ADMIN].into_iter().find(|s| s.path() == path)
+}
 
 struct Names {
     path: String,
     integrity: String,
 }
 
-/// The path and the integrity value, from the script's SHA-256, worked out once per isolate.
-fn names() -> &'static Names {
-    static NAMES: OnceLock<Names> = OnceLock::new();
-    NAMES.get_or_init(|| {
-        let digest = Sha256::digest(SOURCE.as_bytes());
-        // 64 bits of the hash tell builds apart; the integrity attribute carries all 256.
-        let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        Names { path: format!("/console.{short}.js"), integrity: format!("sha256-{}", crate::base64::encode(&digest)) }
-    })
-}
+impl Script {
+    const fn new(stem: &'static str, source: &'static str) -> Script {
+        Script { stem, source, names: OnceLock::new() }
+    }
 
-/// Where the Worker serves the script: `/console.<16 hex digits>.js`.
-pub fn path() -> &'static str {
-    &names().path
-}
+    /// The path and the integrity value, from the script's SHA-256, worked out once per isolate.
+    fn names(&self) -> &Names {
+        self.names.get_or_init(|| {
+            let digest = Sha256::digest(self.source.as_bytes());
+            // 64 bits of the hash tell builds apart; the integrity attribute carries all 256.
+            let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+            Names { path: format!("/{}.{short}.js", self.stem), integrity: format!("sha256-{}", crate::base64::encode(&digest)) }
+        })
+    }
 
-/// The `integrity` attribute of the page's `<script>` tag.
-pub fn integrity() -> &'static str {
-    &names().integrity
-}
+    /// Where the Worker serves the script: `/<stem>.<16 hex digits>.js`.
+    pub fn path(&self) -> &str {
+        &self.names().path
+    }
 
-/// The page's `<script>` tag: deferred, so it runs once the panels it fills are parsed.
-pub fn tag() -> String {
-    format!("<script src=\"{}\" integrity=\"{}\" defer></script>", path(), integrity())
-}
+    /// The `integrity` attribute of the page's `<script>` tag.
+    pub fn integrity(&self) -> &str {
+        &self.names().integrity
+    }
 
-/// The CSP source that allows the script and nothing else: its exact URL on `origin`. An origin
-/// that is not plain `scheme://host[:port]` text (it comes from the request) allows nothing.
-pub fn source(origin: &str) -> String {
-    let plain = !origin.is_empty() && origin.chars().all(|c| c.is_ascii_alphanumeric() || ".-:/[]".contains(c));
-    if plain { format!("{origin}{}", path()) } else { "'none'".into() }
+    /// The page's `<script>` tag: deferred, so it runs once the panels it fills are parsed.
+    pub fn tag(&self) -> String {
+        format!("<script src=\"{}\" integrity=\"{}\" defer></script>", self.path(), self.integrity())
+    }
+
+    /// The CSP source that allows the script and nothing else: its exact URL on `origin`. An
+    /// origin that is not plain `scheme://host[:port]` text (it comes from the request) allows
+    /// nothing.
+    pub fn source(&self, origin: &str) -> String {
+        let plain = !origin.is_empty() && origin.chars().all(|c| c.is_ascii_alphanumeric() || ".-:/[]".contains(c));
+        if plain {
+            format!("{origin}{}", self.path())
+        } else {
+            "'none'".into()
+        }
+    }
 }
 
 /// The script's response headers: cached for good (the path changes with the text), read as
@@ -106,14 +131,18 @@ mod tests {
 
     #[test]
     fn the_path_and_integrity_follow_the_text() {
-        let digest = Sha256::digest(SOURCE.as_bytes());
-        assert_eq!(integrity(), format!("sha256-{}", crate::base64::encode(&digest)));
-        let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-        assert_eq!(path(), format!("/console.{hex}.js"));
-        assert_eq!(source("http://127.0.0.1:8787"), format!("http://127.0.0.1:8787{}", path()));
-        // Anything that could end the directive or add a source allows nothing.
-        assert_eq!(source("http://x.test; script-src *"), "'none'");
-        assert_eq!(source(""), "'none'");
+        for (script, stem) in [(&TRY, "console"), (&ADMIN, "console-admin")] {
+            let digest = Sha256::digest(script.source.as_bytes());
+            assert_eq!(script.integrity(), format!("sha256-{}", crate::base64::encode(&digest)));
+            let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+            assert_eq!(script.path(), format!("/{stem}.{hex}.js"));
+            assert_eq!(script.source("http://127.0.0.1:8787"), format!("http://127.0.0.1:8787{}", script.path()));
+            assert_eq!(find(script.path()).map(|s| s.stem), Some(stem));
+            // Anything that could end the directive or add a source allows nothing.
+            assert_eq!(script.source("http://x.test; script-src *"), "'none'");
+            assert_eq!(script.source(""), "'none'");
+        }
+        assert!(find("/console.js").is_none());
     }
 
     #[test]
@@ -133,9 +162,11 @@ mod tests {
     #[test]
     fn the_script_builds_no_markup_from_data() {
         // Server data reaches the page as text: no innerHTML, no eval, no inline handlers.
-        for banned in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute('on"] {
-            assert!(!SOURCE.contains(banned), "try.js uses {banned}");
+        for script in [&TRY, &ADMIN] {
+            for banned in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setAttribute('on"] {
+                assert!(!script.source.contains(banned), "{} uses {banned}", script.stem);
+            }
+            assert!(script.source.starts_with("//"));
         }
-        assert!(SOURCE.starts_with("//"));
     }
 }

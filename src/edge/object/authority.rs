@@ -200,6 +200,10 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             }
             answer(&json!({}))
         }
+        Command::GrantAlive { grant, now_ms } => {
+            let alive = read::<Grant>(&storage, &format!("grant:{grant}")).await?.is_some_and(|g| !g.revoked && g.expires_ms > now_ms);
+            answer(&json!({"alive": alive}))
+        }
         Command::Revoked { since_ms } => {
             let ids: Vec<String> = keys(&storage, "revoked:").await?.into_iter().filter(|(_, at)| at.parse::<u64>().is_ok_and(|at| at >= since_ms)).filter_map(|(k, _)| k.strip_prefix("revoked:").map(str::to_string)).collect();
             answer(&json!({"revoked": ids}))

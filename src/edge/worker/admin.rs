@@ -14,6 +14,7 @@ use worker::{Context, Env, Headers, Method, Response, ResponseBuilder};
 
 use crate::auth::Principal;
 use crate::catalog::Catalog;
+use crate::console::session::ADMIN_ROLE;
 use crate::edge::http::Incoming;
 use crate::edge::live::{self, parse, sync};
 use crate::error::Error;
@@ -22,9 +23,6 @@ use crate::live::api::{etag, if_match, route, AdminError, Route, MAX_BODY_BYTES,
 use crate::live::edit::{self, Edit};
 use crate::live::store::{Command, Current, Stored};
 use crate::live::Layer;
-
-/// The role that may use the admin API.
-pub const ADMIN_ROLE: &str = "admin";
 
 /// How many times a change without `If-Match` is computed again when another change landed
 /// between its read and its write.
@@ -99,10 +97,10 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
 async fn admin(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Principal, Error> {
     let header = req.header("authorization");
     let Some(credential) = header.as_deref().and_then(|h| crate::auth::authorization(h, "Bearer")) else {
-        return Err(unauthorized("send Authorization: Bearer with the admin token or an access token with the admin role"));
+        return console(req, env, catalog, url).await;
     };
     if live::admin_token(env).is_some_and(|token| crate::auth::same_secret(&token, &credential)) {
-        return Ok(Principal { id: "admin-token".into(), ..Principal::new("admin-token", "operator", vec![ADMIN_ROLE.into()]) });
+        return Ok(crate::console::session::admin_token_principal());
     }
     if catalog.oauth.is_some() && credential.starts_with(crate::oauth::token::ACCESS_PREFIX) {
         let principal = crate::edge::worker::oauth::verify_access(env, None, &url.origin, &credential).await.map_err(|why| unauthorized(&why))?;
@@ -112,6 +110,25 @@ async fn admin(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -
         return Ok(principal);
     }
     Err(unauthorized("the token is not the admin token, nor an access token of this deployment"))
+}
+
+/// The console's session, for the console's own requests: the cookie is ambient, so a request
+/// from anywhere else may not use it.
+async fn console(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Principal, Error> {
+    let cookie = req.header("cookie").and_then(|c| crate::auth::cookie(&c, crate::console::session::COOKIE)).is_some();
+    if !cookie {
+        return Err(unauthorized("send Authorization: Bearer with the admin token or an access token with the admin role"));
+    }
+    if !crate::edge::worker::console::signin::from_console(req, url) {
+        return Err(AdminError::forbidden("the console's sign-in works from the console only: send Authorization: Bearer instead").into());
+    }
+    let Some(session) = crate::edge::worker::console::signin::session(req, env, catalog).await? else {
+        return Err(unauthorized("the console's sign-in has ended: sign in again"));
+    };
+    if !session.is_admin() {
+        return Err(AdminError::forbidden(format!("{} does not have the {ADMIN_ROLE} role", session.principal.id)).into());
+    }
+    Ok(session.principal)
 }
 
 fn unauthorized(why: &str) -> Error {

@@ -130,10 +130,8 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
         return crate::edge::worker::admin::serve(req, env, ctx, catalog, &url).await;
     }
     // The status page: a browser's top-level navigation, which sends no Origin.
-    if crate::console::serves(catalog, &url.path) {
-        if let Some(page) = crate::edge::worker::console::serve(&req, catalog, &url) {
-            return page;
-        }
+    if crate::console::serves(catalog, &url.path) && crate::edge::worker::console::takes(&req, &url.path) {
+        return crate::edge::worker::console::serve(req, env, catalog, &url).await;
     }
     let route = catalog.route(&url.path);
     let server_index = route.as_ref().map_or(0, |r| r.0);

@@ -35,8 +35,18 @@ pub async fn page(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         Err(Error::OAuth(e)) => return error_page(400, &e.description),
         Err(e) => return Err(e),
     };
-    let resource = |r: &str| super::resource(cx.catalog, &cx.url.origin, r);
-    let context = Context { issuer: cx.issuer(), resource: &resource, default_resource: default_resource(cx.catalog, &cx.url.origin), scopes: &cx.server.scopes, now_ms: now_ms() };
+    // The console's client signs in to the console itself (`<origin>/`), and to nothing else.
+    let console = client_id == crate::console::session::CLIENT_ID;
+    let console_url = format!("{}/", cx.url.origin);
+    let resource = |r: &str| {
+        if console {
+            (r == console_url).then(|| console_url.clone())
+        } else {
+            super::resource(cx.catalog, &cx.url.origin, r)
+        }
+    };
+    let fallback = if console { Some(console_url.clone()) } else { default_resource(cx.catalog, &cx.url.origin) };
+    let context = Context { issuer: cx.issuer(), resource: &resource, default_resource: fallback, scopes: &cx.server.scopes, now_ms: now_ms() };
     let (request, client) = match (request::check(&pairs, client.as_ref(), &context), client) {
         (Ok(r), Some(c)) => (r, c),
         (Err(refusal), _) => return refuse(refusal),
@@ -80,6 +90,10 @@ pub async fn callback(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
 async fn decide(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, client: &Client, who: Option<Principal>, identity: Option<String>) -> Result<Response, Error> {
     if let Some(why) = who.as_ref().and_then(|w| signin::refusal(cx, &request.resource, w)) {
         return error_page(403, &why);
+    }
+    // The console is this deployment's own page: whoever signs in has nothing to consent to.
+    if let (Some(who), crate::console::session::CLIENT_ID) = (&who, client.client_id.as_str()) {
+        return issue_code(cx, key, request, who, &[]).await;
     }
     if let (Some(who), true) = (&who, cx.server.remember_consent) {
         let given = store(cx.env, &Command::ConsentGiven { client_id: client.client_id.clone(), principal: who.id.clone(), resource: request.resource.clone(), scope: request.scope.clone() }).await?;

@@ -72,6 +72,9 @@ pub async fn delete(req: Incoming, cx: &Cx<'_>, client_id: &str) -> Result<Respo
 /// The client `client_id` names, if any: configured ones first, then a metadata document URL,
 /// then the store.
 pub async fn find(cx: &Cx<'_>, client_id: &str) -> Result<Option<Client>, Error> {
+    if client_id == crate::console::session::CLIENT_ID {
+        return Ok(console(cx));
+    }
     if let Some(c) = cx.server.clients.iter().find(|c| c.client_id == client_id) {
         return Ok(Some(c.clone()));
     }
@@ -83,6 +86,21 @@ pub async fn find(cx: &Cx<'_>, client_id: &str) -> Result<Option<Client>, Error>
     }
     let answer = store(cx.env, &Command::GetClient { client_id: client_id.into() }).await?;
     Ok(answer.get("client").filter(|c| !c.is_null()).and_then(|c| serde_json::from_value(c.clone()).ok()))
+}
+
+/// The console's own client, while there is a console: public (PKCE), and sent back only to the
+/// console's callback on this origin.
+fn console(cx: &Cx<'_>) -> Option<Client> {
+    use crate::console::session::{CALLBACK_PATH, CLIENT_ID};
+    (cx.catalog.console != crate::catalog::ConsoleAccess::Off).then(|| Client {
+        client_id: CLIENT_ID.into(),
+        name: Some("mcp-edge console".into()),
+        redirect_uris: vec![format!("{}{CALLBACK_PATH}", cx.issuer())],
+        auth_method: crate::oauth::client::AuthMethod::None,
+        secret: None,
+        origin: crate::oauth::client::Origin::Configured,
+        issued_at: 0,
+    })
 }
 
 /// A Client ID Metadata Document, fetched through the SSRF guard (no redirects, a size bound,

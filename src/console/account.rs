@@ -1,0 +1,201 @@
+//! Who is looking at the page, and the parts of it that depend on that: the account bar (who is
+//! signed in, or the ways to sign in), the sign-in page a `signed-in` console shows everyone
+//! else, and the administration section an admin sees (the configuration's version, the health
+//! figures, and the editor the admin script fills).
+
+use super::session::{Session, ADMIN_ROLE, SIGNIN_PATH, SIGNOUT_PATH};
+use crate::health::HealthView;
+use crate::html::escape;
+use crate::live::store::Version;
+
+/// The ways this deployment offers to sign in to the console.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ways {
+    /// Its own authorization server (`oauth`): a link to `/console/signin`.
+    pub oauth: bool,
+    /// The admin token (`MCP_EDGE_ADMIN_TOKEN` is set): a form that takes it.
+    pub token: bool,
+}
+
+/// What an admin sees besides the servers.
+pub struct AdminView {
+    /// The version served, and its record (who made it, when, what changed).
+    pub version: Version,
+    pub health: HealthView,
+}
+
+/// Who is looking, and what the page says to them.
+#[derive(Default)]
+pub struct Viewer<'a> {
+    pub session: Option<&'a Session>,
+    pub ways: Ways,
+    pub admin: Option<AdminView>,
+    /// A sign-in that failed, said at the top of the page.
+    pub notice: Option<&'a str>,
+}
+
+impl Viewer<'_> {
+    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+        self.session.map(|s| &s.principal)
+    }
+}
+
+/// The account bar in the page's header.
+pub fn bar(viewer: &Viewer<'_>) -> String {
+    let mut out = String::from("<div class=\"account\">");
+    match viewer.session {
+        Some(s) => {
+            let role = if s.is_admin() { " <span class=\"badge admin\">admin</span>" } else { "" };
+            out.push_str(&format!(
+                "<span>Signed in as <strong>{}</strong>{role}</span><form method=\"post\" action=\"{SIGNOUT_PATH}\"><button class=\"quiet\">Sign out</button></form>",
+                escape(s.name())
+            ));
+        }
+        None => out.push_str(&ways(viewer.ways, false)),
+    }
+    out.push_str("</div>");
+    out
+}
+
+/// The ways in, as links and a form; `full`: the sign-in page's larger version.
+fn ways(ways: Ways, full: bool) -> String {
+    let mut out = String::new();
+    if ways.oauth {
+        out.push_str(&format!("<a class=\"button\" href=\"{SIGNIN_PATH}\">Sign in</a>"));
+    }
+    if ways.token {
+        let form = format!(
+            "<form method=\"post\" action=\"{SIGNIN_PATH}\" class=\"token\"><label for=\"admin-token\">Admin token</label>\
+             <input id=\"admin-token\" name=\"token\" type=\"password\" autocomplete=\"current-password\" required><button>Sign in</button></form>"
+        );
+        if full {
+            out.push_str(&form);
+        } else {
+            out.push_str(&format!("<details class=\"signin\"><summary>Admin sign-in</summary>{form}</details>"));
+        }
+    }
+    out
+}
+
+/// The body of the page a `signed-in` console shows a viewer who may not see it: the ways in,
+/// or who they are and why not.
+pub fn gate(viewer: &Viewer<'_>, roles: &[String]) -> String {
+    let mut out = String::from("<section class=\"server gate\"><h2>Sign in to see this console</h2>");
+    match viewer.session {
+        Some(s) => {
+            let needed: Vec<String> = roles.iter().chain(std::iter::once(&ADMIN_ROLE.to_string())).map(|r| format!("<code>{}</code>", escape(r))).collect();
+            out.push_str(&format!(
+                "<p>You are signed in as <strong>{}</strong>, who may not see it: it needs the role {}.</p>\
+                 <form method=\"post\" action=\"{SIGNOUT_PATH}\"><button>Sign out</button></form>",
+                escape(s.name()),
+                needed.join(" or ")
+            ));
+        }
+        None if viewer.ways == Ways::default() => {
+            out.push_str("<p>This console is for signed-in people only, and no way to sign in is configured: set the secret <code>MCP_EDGE_ADMIN_TOKEN</code>, or configure <code>oauth</code>.</p>");
+        }
+        None => {
+            out.push_str("<p>This console is for signed-in people only.</p>");
+            out.push_str(&ways(viewer.ways, true));
+        }
+    }
+    if let Some(notice) = viewer.notice {
+        out.push_str(&format!("<p class=\"notice\" role=\"alert\">{}</p>", escape(notice)));
+    }
+    out.push_str("</section>");
+    out
+}
+
+/// A notice above everything else (a failed sign-in).
+pub fn notice(viewer: &Viewer<'_>) -> String {
+    viewer.notice.map(|n| format!("<p class=\"notice\" role=\"alert\">{}</p>", escape(n))).unwrap_or_default()
+}
+
+/// The administration section: the version served, the editor (filled by the admin script),
+/// and the health figures.
+pub fn admin(view: &AdminView) -> String {
+    let v = &view.version;
+    let made = if v.version == 0 {
+        "the bundled configuration file, as deployed".to_string()
+    } else {
+        format!("{} by <strong>{}</strong>, at <time datetime=\"{}\">{}</time>", escape(&v.summary), escape(&v.by), iso(v.at_ms), iso(v.at_ms))
+    };
+    let mut out = format!(
+        "<section class=\"server admin\" id=\"admin\"><div class=\"head\"><h2>Configuration</h2><span class=\"badge\" id=\"config-version\">version {}</span></div>\
+         <p class=\"muted\">Served now: {made}.</p><div id=\"admin-panel\" data-api=\"/admin/api\" data-version=\"{}\" hidden></div>\
+         <noscript><p class=\"muted\">Editing needs JavaScript; the admin API (<code>/admin/api</code>) needs none.</p></noscript></section>",
+        v.version, v.version
+    );
+    out.push_str(&super::health::section(&view.health));
+    out
+}
+
+/// Milliseconds since the epoch as an ISO 8601 UTC time (to the second), without a date library.
+pub fn iso(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Howard Hinnant's civil_from_days.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::Principal;
+    use crate::console::session::Via;
+
+    fn session(name: &str, roles: &[&str]) -> Session {
+        Session { principal: Principal::new("user", name, roles.iter().map(|r| r.to_string()).collect()), via: Via::Grant { id: "g".into() }, exp_ms: 1 }
+    }
+
+    #[test]
+    fn the_bar_says_who_or_how_to_sign_in() {
+        let alice = session("<alice>", &["admin"]);
+        let bar_of = |viewer: Viewer<'_>| bar(&viewer);
+        let signed = bar_of(Viewer { session: Some(&alice), ..Viewer::default() });
+        assert!(signed.contains("Signed in as <strong>&lt;alice&gt;</strong> <span class=\"badge admin\">admin</span>"), "{signed}");
+        assert!(signed.contains("action=\"/console/signout\""));
+        assert_eq!(bar_of(Viewer::default()), "<div class=\"account\"></div>");
+        let both = bar_of(Viewer { ways: Ways { oauth: true, token: true }, ..Viewer::default() });
+        assert!(both.contains("href=\"/console/signin\"") && both.contains("name=\"token\" type=\"password\""));
+        let token = bar_of(Viewer { ways: Ways { oauth: false, token: true }, ..Viewer::default() });
+        assert!(!token.contains("href=") && token.contains("<summary>Admin sign-in</summary>"));
+    }
+
+    #[test]
+    fn the_gate_says_why() {
+        let bob = session("bob", &["guest"]);
+        let roles = vec!["staff".to_string()];
+        let refused = gate(&Viewer { session: Some(&bob), ..Viewer::default() }, &roles);
+        assert!(refused.contains("signed in as <strong>bob</strong>, who may not see it: it needs the role <code>staff</code> or <code>admin</code>."), "{refused}");
+        assert!(gate(&Viewer::default(), &roles).contains("no way to sign in is configured"));
+        let failed = gate(&Viewer { ways: Ways { oauth: false, token: true }, notice: Some("That is not the admin token."), ..Viewer::default() }, &roles);
+        assert!(failed.contains("name=\"token\"") && failed.contains("<p class=\"notice\" role=\"alert\">That is not the admin token.</p>"));
+    }
+
+    #[test]
+    fn the_admin_section_names_the_version() {
+        let view = |version: Version| admin(&AdminView { version, health: HealthView::default() });
+        let bundled = view(Version::default());
+        assert!(bundled.contains("version 0</span>") && bundled.contains("the bundled configuration file, as deployed"), "{bundled}");
+        let live = view(Version { version: 3, at_ms: 1_790_000_000_000, by: "alice".into(), summary: "tool <x> created".into(), servers: vec![] });
+        assert!(live.contains("tool &lt;x&gt; created by <strong>alice</strong>, at <time datetime=\"2026-09-21T14:13:20Z\">"), "{live}");
+        assert!(live.contains("data-version=\"3\""));
+    }
+
+    #[test]
+    fn iso_times() {
+        assert_eq!(iso(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(iso(1_790_000_000_000), "2026-09-21T14:13:20Z");
+    }
+}
