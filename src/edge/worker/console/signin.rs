@@ -28,6 +28,8 @@ use crate::oauth::token::{opened_upstream, AccessClaims};
 use crate::oauth::{digest, SignIn};
 
 const MAX_FORM_BYTES: u64 = 4 * 1024;
+/// A sign-in or sign-out form that another site sent (login CSRF, forced sign-out).
+const FOREIGN: &str = "This form was sent from another site, and nothing was done.";
 
 /// The sign-in paths, by method.
 pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
@@ -175,7 +177,7 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
 /// `POST /console/signin`: the admin token from the page's form.
 async fn admin_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
     if !from_console(&req, url) {
-        return Err(Error::Forbidden("this form was sent from another site".into()));
+        return super::page(&req, env, catalog, url, Some(FOREIGN), 403).await;
     }
     // Guessing the admin token is counted with the authorization server's sign-in attempts.
     if let Some((binding, period)) = catalog.oauth.as_ref().and_then(|o| o.rate_limit.as_ref()) {
@@ -198,7 +200,7 @@ async fn admin_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &Requ
 /// `POST /console/signout`.
 async fn sign_out(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
     if !from_console(req, url) {
-        return Err(Error::Forbidden("this form was sent from another site".into()));
+        return super::page(req, env, catalog, url, Some(FOREIGN), 403).await;
     }
     if let Some(Session { via: Via::Grant { id }, .. }) = session(req, env, catalog).await? {
         store(env, &Command::Revoke { refresh: None, grant: Some(id), client_id: CLIENT_ID.into(), now_ms: now_ms() }).await?;
