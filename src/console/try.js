@@ -7,13 +7,20 @@
 'use strict';
 
 /**
- * The bearer token the console holds for the signed-in user on the server at `route`, or null.
- * The hook for servers with mcp-edge's own OAuth sign-in (`data-oauth`): the console's sign-in
- * provides the token here; until it does, there is none, and the panel asks for one. The panel
- * awaits it, so it may return a promise.
+ * An access token for the signed-in person on the server at `path` (a server with mcp-edge's own
+ * OAuth sign-in, `data-oauth`), or null when no one is signed in to the console (the panel then
+ * asks for a token). The console's session cookie is HttpOnly: the Worker mints the token
+ * (`POST /console/token`), short-lived and for that one server, and the page never sees the
+ * cookie itself.
  */
-function consoleToken(route) {
-  return null;
+async function consoleToken(path) {
+  try {
+    const reply = await fetch('/console/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route: path }) });
+    if (!reply.ok) return null;
+    return (await reply.json()).access_token ?? null;
+  } catch {
+    return null;
+  }
 }
 
 (() => {
@@ -360,7 +367,6 @@ function consoleToken(route) {
 
   function panel(root) {
     const n = panels++;
-    const route = root.dataset.route;
     const credential = root.dataset.credential ?? '';
     const needsUrl = root.dataset.url.includes('{');
     let client = null;
@@ -410,7 +416,7 @@ function consoleToken(route) {
     const show = (node) => output.replaceChildren(node);
 
     async function credentialValue() {
-      const typed = token.value.trim() || (root.dataset.oauth ? await consoleToken(route) : null);
+      const typed = token.value.trim() || (root.dataset.oauth ? await consoleToken(new URL(url.value.trim(), location.href).pathname) : null);
       if (!typed || !credential || credential.startsWith('cookie:')) return null;
       return credential === 'bearer' ? ['authorization', `Bearer ${typed}`] : [credential.slice(7), typed];
     }
