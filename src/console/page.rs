@@ -146,7 +146,7 @@ fn section(catalog: &Catalog, server: &Server, index: usize, origin: &str, viewe
     let open = super::shows_entries(server, viewer);
     let mut out = format!("<section class=\"server\" id=\"server-{index}\"><div class=\"head\"><h2>{}</h2>", escape(display_name(server)));
     out.push_str(&format!("<span class=\"badge\">v{}</span>", escape(&server.version)));
-    out.push_str(if open { "<span class=\"badge open\">open</span>" } else { "<span class=\"badge lock\">needs credentials</span>" });
+    out.push_str(if server.auth.is_none() { "<span class=\"badge open\">open</span>" } else { "<span class=\"badge lock\">needs credentials</span>" });
     out.push_str("</div>");
     if let Some(instructions) = server.instructions.as_deref().filter(|i| !i.trim().is_empty()) {
         out.push_str(&format!("<p class=\"pre muted\">{}</p>", escape(instructions)));
@@ -392,6 +392,36 @@ mod tests {
         assert!(html.contains("static tokens; tokens your application checks (introspection)"));
         assert!(html.contains("mcp-edge&#39;s own OAuth sign-in: a username and password"));
         assert!(html.contains("Authorization: Bearer &lt;your token&gt;"));
+    }
+
+    #[test]
+    fn each_viewer_sees_what_their_credentials_show() {
+        use crate::console::session::{Session, Via};
+        let text = r#"{"servers":[
+            {"name":"static","version":"1","auth":{"tokens":[{"secret":"TOKEN_SECRET_NAME","subject":"bot"}]},
+             "tools":[{"name":"static_tool","http":{"url":"https://x.test/{env.API_SECRET_NAME}"}}]},
+            {"name":"signed","version":"1","route":"/signed/mcp","auth":{"oauth":true,"requiredRoles":["staff","admin"]},
+             "tools":[{"name":"staff_tool","http":{"url":"https://x.test/"}},{"name":"admin_tool","roles":["admin"],"http":{"url":"https://x.test/"}}]}],
+          "oauth":{"signIn":{"users":[{"username":"ann","passwordSecret":"PASSWORD_SECRET_NAME"}]}}}"#;
+        let catalog = crate::config::load(text).unwrap();
+        let session = |roles: &[&str]| Session { principal: crate::auth::Principal::new("user", "ann", roles.iter().map(|r| r.to_string()).collect()), via: Via::Grant { id: "g".into() }, exp_ms: 1 };
+        let seen = |s: Option<&Session>| {
+            let html = render(&catalog, "https://mcp.example.com", &Viewer { session: s, ..Viewer::default() });
+            ["static_tool", "staff_tool", "admin_tool"].map(|t| html.contains(&format!("<code>{t}</code></h4>")))
+        };
+        assert_eq!(seen(None), [false, false, false]);
+        // A guest may not use the signed-in server; staff may, without the admins' tool; a
+        // static-token server takes no console sign-in, so only an admin sees its tools.
+        assert_eq!(seen(Some(&session(&["guest"]))), [false, false, false]);
+        assert_eq!(seen(Some(&session(&["staff"]))), [false, true, false]);
+        let admin = session(&["admin"]);
+        assert_eq!(seen(Some(&admin)), [true, true, true]);
+        // Not even an admin's page names a secret; both servers still say they need credentials.
+        let html = render(&catalog, "https://mcp.example.com", &Viewer { session: Some(&admin), ..Viewer::default() });
+        assert!(!html.contains("SECRET_NAME") && !html.contains("x.test"), "{html}");
+        assert_eq!(html.matches("<span class=\"badge lock\">needs credentials</span>").count(), 2);
+        // Without the admin view (the edge decides), no admin script.
+        assert!(!html.contains("console-admin."));
     }
 
     #[test]

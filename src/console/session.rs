@@ -127,11 +127,12 @@ pub fn seen(access: &ConsoleAccess, session: Option<&Session>) -> Seen {
 
 /// Whether a request that carries the session cookie comes from this console itself: a cookie
 /// alone is ambient, so a request from anywhere else is not allowed to use it. Browsers send
-/// `Sec-Fetch-Site` on every request and `Origin` on every state-changing one; either must say
-/// this origin. (`SameSite=Strict` already keeps the cookie from other sites; this also keeps it
-/// from other origins of the same site.)
+/// `Sec-Fetch-Site` on every request and `Origin` on every state-changing one (`null` from a page
+/// that sends no referrer); either must say this origin. (`SameSite=Strict` already keeps the
+/// cookie from other sites; this also keeps it from other origins of the same site.)
 pub fn from_console(origin: Option<&str>, fetch_site: Option<&str>, own_origin: &str) -> bool {
-    match (origin, fetch_site) {
+    // A page under `Referrer-Policy: no-referrer` (this one) posts its forms with `Origin: null`.
+    match (origin.filter(|o| *o != "null"), fetch_site) {
         (Some(o), _) => o.eq_ignore_ascii_case(own_origin),
         (None, Some(site)) => site == "same-origin",
         (None, None) => false,
@@ -209,6 +210,8 @@ mod tests {
         assert!(!from_console(None, Some("none"), own));
         assert!(!from_console(None, None, own));
         assert!(!from_console(Some("null"), None, own));
+        assert!(from_console(Some("null"), Some("same-origin"), own));
+        assert!(!from_console(Some("null"), Some("cross-site"), own));
     }
 
     #[test]

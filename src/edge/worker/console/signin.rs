@@ -205,7 +205,10 @@ async fn sign_out(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     if let Some(Session { via: Via::Grant { id }, .. }) = session(req, env, catalog).await? {
         store(env, &Command::Revoke { refresh: None, grant: Some(id), client_id: CLIENT_ID.into(), now_ms: now_ms() }).await?;
     }
-    back_home(req, &[session_cookie(url, "", 0)])
+    // The authorization server's own password sign-in ends too: otherwise the next "Sign in"
+    // would go straight through as the same person, and signing out would mean nothing.
+    let password = session::cookie(crate::edge::worker::oauth::SIGNED_IN_COOKIE, "", 0, https(url), "Lax");
+    back_home(req, &[session_cookie(url, "", 0), password])
 }
 
 /// `POST /console/token` with `{"route": "/path"}`: an access token for the server there, for the

@@ -26,7 +26,7 @@ use crate::head::RequestUrl;
 use crate::oauth::store::{Command, OBJECT};
 use crate::oauth::{AuthServer, SIGNING_KEY};
 
-pub(crate) use signin::current as configured_user;
+pub(crate) use signin::{current as configured_user, SIGNED_IN_COOKIE};
 pub use token::verify_access;
 
 thread_local! {
