@@ -37,6 +37,9 @@ pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
         if c.client_id.trim().is_empty() || c.client_id.contains(char::is_whitespace) || c.client_id.contains("://") {
             return Err(at(&field("clientId"), format!("{:?} must be a plain identifier (a URL client_id is a metadata document)", c.client_id)));
         }
+        if c.client_id == crate::console::session::CLIENT_ID {
+            return Err(at(&field("clientId"), format!("{:?} is the console's own client", c.client_id)));
+        }
         if clients.iter().any(|e| e.client_id == c.client_id) {
             return Err(at(&field("clientId"), format!("{:?} is listed twice", c.client_id)));
         }
@@ -147,5 +150,16 @@ fn sign_in(s: SignInConfig, private_hosts: &[String]) -> Result<SignIn, ConfigEr
             Ok(SignIn::Introspection { login_url: i.login_url })
         }
         _ => Err(ConfigError::at("oauth.signIn", "give exactly one of users, oidc or introspection")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_consoles_client_id_is_taken() {
+        let text = r#"{"servers":[{"name":"s","version":"1","auth":{"oauth":true}}],
+          "oauth":{"signIn":{"users":[{"username":"a","passwordSecret":"PW"}]},"clients":[{"clientId":"mcp-edge-console","redirectUris":["https://app.test/cb"]}]}}"#;
+        assert_eq!(crate::config::load(text).unwrap_err().to_string(), r#"oauth.clients[0].clientId: "mcp-edge-console" is the console's own client"#);
+        assert!(crate::config::load(&text.replace("mcp-edge-console", "mine")).is_ok());
     }
 }

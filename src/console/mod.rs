@@ -1,6 +1,7 @@
 //! The console: the status page at `/`, where a person sees every server, its tools, and how to
-//! connect a client. Pure: the edge (`edge/worker/console.rs`) passes the catalog and the
-//! request's origin in and sends the page out.
+//! connect a client, and, signed in, what their credentials show. Pure: the edge
+//! (`edge/worker/console/`) passes the catalog, the request's origin and who is looking in, and
+//! sends the page out.
 //!
 //! - [`account`]: who is looking: the account bar, the sign-in page, the admin section.
 //! - [`page`]: the HTML and its headers (a strict CSP: one inline style block, one script).
