@@ -12,6 +12,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { closePage, launchBrowser, open, fillConsent, followUntil, screenshot } from '../oauth/browser.mjs';
 import { PASSWORDS, pkce, readConfig, startOAuthWorker } from '../oauth/worker.mjs';
+import { freshPersistDir, startMiniflare } from '../e2e/harness.mjs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const CAROL_PASSWORD = 'carol-pw-91c2d0';
 
@@ -266,4 +270,51 @@ test('abuse: forged cookies, foreign origins, the console client elsewhere, a ca
   assert.equal(error.status, 400);
   assert.match(await error.text(), /Sign-in did not complete: &lt;b&gt;denied&lt;\/b&gt;/);
 
+});
+
+test('an admin-token sign-in: only with the token, and it ends when the token changes', async () => {
+  const file = join(mkdtempSync(join(tmpdir(), 'mcp-edge-console-')), 'mcp-edge.json');
+  writeFileSync(file, JSON.stringify({ servers: [{ route: '/mcp', name: 'plain', version: '1', tools: [] }] }));
+  const persist = freshPersistDir();
+  const signInWith = (origin, token, from = origin) => fetch(`${origin}/console/signin`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: from }, body: new URLSearchParams({ token }) });
+  const first = await startMiniflare({ config: file, persist, bindings: { MCP_EDGE_ADMIN_TOKEN: 'first-admin-token-0a1b' } });
+  let cookie;
+  try {
+    const origin = first.url.origin;
+    const wrong = await signInWith(origin, 'first-admin-token-0a1c');
+    assert.equal(wrong.status, 401);
+    assert.deepEqual(wrong.headers.getSetCookie(), []);
+    assert.match(await wrong.text(), /That is not the admin token\./);
+    const foreign = await signInWith(origin, 'first-admin-token-0a1b', 'https://evil.example');
+    assert.equal(foreign.status, 403);
+    assert.deepEqual(foreign.headers.getSetCookie(), []);
+    const right = await signInWith(origin, 'first-admin-token-0a1b');
+    assert.equal(right.status, 200);
+    cookie = right.headers.getSetCookie().find((c) => c.startsWith('mcp_edge_console=')).split(';')[0];
+    const page = await (await fetch(`${origin}/`, { headers: { cookie } })).text();
+    assert.match(page, /Signed in as <strong>operator<\/strong> <span class="badge admin">admin<\/span>/);
+    assert.match(page, /id="admin"/);
+    // No access token for an admin-token sign-in: it is nobody on an MCP server.
+    const token = await fetch(`${origin}/console/token`, { method: 'POST', headers: { cookie, origin, 'content-type': 'application/json' }, body: '{"route":"/mcp"}' });
+    assert.equal(token.status, 403);
+  } finally {
+    await first.mf.dispose();
+  }
+  // Restarted on the same storage (the same signing key): still signed in with the same token...
+  const again = await startMiniflare({ config: file, persist, bindings: { MCP_EDGE_ADMIN_TOKEN: 'first-admin-token-0a1b' } });
+  try {
+    assert.match(await (await fetch(`${again.url.origin}/`, { headers: { cookie } })).text(), /Signed in as/);
+  } finally {
+    await again.mf.dispose();
+  }
+  // ...but with another admin token, the old sign-in is void.
+  const second = await startMiniflare({ config: file, persist, bindings: { MCP_EDGE_ADMIN_TOKEN: 'second-admin-token-9f8e' } });
+  try {
+    const page = await (await fetch(`${second.url.origin}/`, { headers: { cookie } })).text();
+    assert.doesNotMatch(page, /Signed in as/);
+    const api = await fetch(`${second.url.origin}/admin/api/servers`, { headers: { cookie, 'sec-fetch-site': 'same-origin' } });
+    assert.equal(api.status, 401);
+  } finally {
+    await second.mf.dispose();
+  }
 });
