@@ -4,7 +4,8 @@
 // through mcp-edge's consent page (Allow) to the client's loopback redirect URI. The principal's
 // roles come from the provider's `groups` claim (`roleMap`), or `defaultRoles`; a tool's URL
 // carries the signed-in email to the upstream, and a tool that opts in sends the provider's own
-// access token upstream, where it works at the provider (and stays out of replies).
+// access token upstream, where it works at the provider (and stays out of replies). The console
+// signs in through the same chain, as its own client, without a consent step.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -208,5 +209,36 @@ test('bob, in no mapped group, gets the default roles only', async () => {
   } finally {
     await transport.terminateSession().catch(() => {});
     await client.close();
+  }
+});
+
+test('the console signs alice in through the provider too, with no consent step of its own', async () => {
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage();
+    await open(page, `${worker.origin}/`);
+    await followUntil(page, idp.issuer, () => page.click('a.button[href="/console/signin"]'));
+    await page.waitForSelector(LOGIN_FORM.login, { timeout: 15_000 });
+    await page.fill(LOGIN_FORM.login, 'alice');
+    await page.fill(LOGIN_FORM.password, 'whatever: the provider takes any');
+    await page.click(LOGIN_FORM.submit);
+    await page.waitForSelector(CONSENT_FORM.submit, { timeout: 15_000 });
+    // The provider's consent, then straight back to the console: the console is the
+    // deployment's own page, and mcp-edge's consent page does not appear.
+    const callbackAnswer = page.waitForResponse((r) => r.url().startsWith(`${worker.origin}/oauth/callback?`), { timeout: 30_000 });
+    const home = page.waitForResponse((r) => r.url() === `${worker.origin}/` && r.request().isNavigationRequest(), { timeout: 30_000 });
+    await page.click(CONSENT_FORM.submit);
+    const answered = await callbackAnswer;
+    assert.equal(answered.status(), 302);
+    assert.ok(answered.headers().location.startsWith(`${worker.origin}/console/callback?code=`), answered.headers().location);
+    await home;
+    await page.waitForURL(`${worker.origin}/`, { waitUntil: 'load' });
+    // Her provider groups made her an admin: the configuration and health sections show.
+    assert.match(await page.locator('.account').textContent(), /Signed in as alice@example\.com\s*admin/);
+    await page.locator('#admin').waitFor();
+    await screenshot(page, 'console-signed-in-oidc');
+    await closePage(page);
+  } finally {
+    await browser.close();
   }
 });
