@@ -154,7 +154,7 @@ mod tests {
     use crate::console::session::Via;
 
     fn session(name: &str, roles: &[&str]) -> Session {
-        Session { principal: Principal::new("user", name, roles.iter().map(|r| r.to_string()).collect()), via: Via::Grant { id: "g".into() }, exp_ms: 1 }
+        Session { principal: Principal::new("user", name, roles.iter().map(|r| r.to_string()).collect()), via: Via::Grant("g".into()), exp_ms: 1 }
     }
 
     #[test]

@@ -404,7 +404,7 @@ mod tests {
              "tools":[{"name":"staff_tool","http":{"url":"https://x.test/"}},{"name":"admin_tool","roles":["admin"],"http":{"url":"https://x.test/"}}]}],
           "oauth":{"signIn":{"users":[{"username":"ann","passwordSecret":"PASSWORD_SECRET_NAME"}]}}}"#;
         let catalog = crate::config::load(text).unwrap();
-        let session = |roles: &[&str]| Session { principal: crate::auth::Principal::new("user", "ann", roles.iter().map(|r| r.to_string()).collect()), via: Via::Grant { id: "g".into() }, exp_ms: 1 };
+        let session = |roles: &[&str]| Session { principal: crate::auth::Principal::new("user", "ann", roles.iter().map(|r| r.to_string()).collect()), via: Via::Grant("g".into()), exp_ms: 1 };
         let seen = |s: Option<&Session>| {
             let html = render(&catalog, "https://mcp.example.com", &Viewer { session: s, ..Viewer::default() });
             ["static_tool", "staff_tool", "admin_tool"].map(|t| html.contains(&format!("<code>{t}</code></h4>")))

@@ -39,7 +39,7 @@ impl Stored {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "command", rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case")]
 pub enum Command {
     /// The current version, with its layer unless it is `known` already.
     Head { known: Option<u64> },
@@ -85,7 +85,7 @@ mod tests {
     fn commands_and_records_are_plain_json() {
         let write = Command::Write { base: 2, layer: Layer::from([("s".to_string(), json!({"name": "s"}))]), by: "admin-token".into(), summary: "x".into(), servers: vec!["s".into()] };
         let text = serde_json::to_string(&write).unwrap();
-        assert_eq!(text, r#"{"command":"write","base":2,"layer":{"s":{"name":"s"}},"by":"admin-token","summary":"x","servers":["s"]}"#);
+        assert_eq!(text, r#"{"write":{"base":2,"layer":{"s":{"name":"s"}},"by":"admin-token","summary":"x","servers":["s"]}}"#);
         assert_eq!(serde_json::from_str::<Command>(&text).unwrap(), write);
         let stored = Stored { record: Version { version: 3, at_ms: 9, by: "a".into(), summary: "s".into(), servers: vec![] }, layer: Layer::new() };
         assert_eq!(serde_json::to_value(&stored).unwrap(), json!({"version": 3, "atMs": 9, "by": "a", "summary": "s", "servers": [], "layer": {}}));

@@ -11,7 +11,7 @@ use super::grant::{CodeRecord, Exchange};
 pub const OBJECT: &str = "oauth";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "command", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum Command {
     /// The signing key kept by the object; `generated` becomes it if there is none yet.
     Key { generated: String },

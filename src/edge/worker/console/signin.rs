@@ -55,13 +55,13 @@ pub async fn session(req: &Incoming, env: &Env, catalog: &Catalog) -> Result<Opt
         return Ok(None);
     };
     match &session.via {
-        Via::AdminToken { digest: signed_with } => {
+        Via::AdminToken(signed_with) => {
             let current = crate::edge::live::admin_token(env).map(|t| digest(&t));
             if !current.is_some_and(|d| crate::auth::same_secret(&d, signed_with)) {
                 return Ok(None);
             }
         }
-        Via::Grant { id } => {
+        Via::Grant(id) => {
             let Some(oauth) = &catalog.oauth else {
                 return Ok(None);
             };
@@ -169,7 +169,7 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     let principal = opened_upstream(&grant.principal, &key).unwrap_or_else(|| Principal { upstream_token: None, ..grant.principal.clone() });
     // The identity provider's token stays out of the cookie: the console never needs it.
     let principal = Principal { upstream_token: None, ..principal };
-    let session = Session { principal, via: Via::Grant { id: grant.id }, exp_ms: grant.expires_ms };
+    let session = Session { principal, via: Via::Grant(grant.id), exp_ms: grant.expires_ms };
     let cookies = [session_cookie(url, &session.seal(&key), (grant.expires_ms - now) / 1000), clear_login];
     back_home(req, &cookies)
 }
@@ -193,7 +193,7 @@ async fn admin_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &Requ
         return super::page(&req, env, catalog, url, Some("That is not the admin token."), 401).await;
     }
     let key = signing_key(env).await?;
-    let session = Session { principal: session::admin_token_principal(), via: Via::AdminToken { digest: digest(&token) }, exp_ms: now_ms() + TTL_MS };
+    let session = Session { principal: session::admin_token_principal(), via: Via::AdminToken(digest(&token)), exp_ms: now_ms() + TTL_MS };
     back_home(&req, &[session_cookie(url, &session.seal(&key), TTL_MS / 1000)])
 }
 
@@ -202,7 +202,7 @@ async fn sign_out(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     if !from_console(req, url) {
         return super::page(req, env, catalog, url, Some(FOREIGN), 403).await;
     }
-    if let Some(Session { via: Via::Grant { id }, .. }) = session(req, env, catalog).await? {
+    if let Some(Session { via: Via::Grant(id), .. }) = session(req, env, catalog).await? {
         store(env, &Command::Revoke { refresh: None, grant: Some(id), client_id: CLIENT_ID.into(), now_ms: now_ms() }).await?;
     }
     // The authorization server's own password sign-in ends too: otherwise the next "Sign in"
@@ -218,7 +218,7 @@ async fn access_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &Req
     let Some(session) = acting(&req, env, catalog, url).await? else {
         return refuse(401, "sign in to the console first");
     };
-    let (Some(oauth), Via::Grant { id: grant }) = (&catalog.oauth, &session.via) else {
+    let (Some(oauth), Via::Grant(grant)) = (&catalog.oauth, &session.via) else {
         return refuse(403, "only a sign-in through this deployment's authorization server gets tokens; the admin token does not");
     };
     let body = crate::edge::body::read_limited(&mut req, MAX_FORM_BYTES).await?;
