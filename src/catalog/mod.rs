@@ -59,9 +59,7 @@ impl Catalog {
     /// Finds the server and endpoint for a request path.
     pub fn route(&self, path: &str) -> Option<(usize, Endpoint, crate::routes::RouteParams)> {
         self.servers.iter().enumerate().find_map(|(i, s)| {
-            s.endpoints.iter().find_map(|(route, endpoint)| {
-                route.matches(path).map(|params| (i, *endpoint, params))
-            })
+            s.endpoints.iter().find_map(|(route, endpoint)| route.matches(path).map(|params| (i, *endpoint, params)))
         })
     }
 }
@@ -148,10 +146,7 @@ impl Server {
 
     /// How the named tool's replies are mapped; the plain mapping if it is no longer configured.
     pub fn reply_plan(&self, tool: &str) -> crate::upstream::reply::ReplyPlan {
-        self.tool(tool).map_or_else(
-            || crate::upstream::reply::ReplyPlan::map(self.max_reply_bytes),
-            |t| t.reply.clone(),
-        )
+        self.tool(tool).map_or_else(|| crate::upstream::reply::ReplyPlan::map(self.max_reply_bytes), |t| t.reply.clone())
     }
 }
 

@@ -4,12 +4,12 @@
 //! `oauth` and `health` for top-level sections).
 
 pub(crate) mod auth;
+mod oauth;
 mod compile;
-mod file;
 mod health;
+mod file;
 mod locate;
 pub mod model;
-mod oauth;
 mod request;
 mod resources;
 pub(crate) mod tool;
@@ -33,18 +33,8 @@ pub fn check(label: &str, text: &str) -> Result<String, String> {
         .iter()
         .map(|s| {
             let tools: Vec<&str> = s.tools.iter().map(|t| t.name.as_str()).collect();
-            let tools = if tools.is_empty() {
-                "no tools".to_string()
-            } else {
-                format!("tools {}", tools.join(", "))
-            };
-            format!(
-                "{label}: ok: {} {} on {} and {}: {tools}",
-                s.name,
-                s.version,
-                s.route.as_str(),
-                s.stream_route.as_str()
-            )
+            let tools = if tools.is_empty() { "no tools".to_string() } else { format!("tools {}", tools.join(", ")) };
+            format!("{label}: ok: {} {} on {} and {}: {tools}", s.name, s.version, s.route.as_str(), s.stream_route.as_str())
         })
         .collect();
     Ok(lines.join("\n"))
@@ -57,11 +47,7 @@ mod tests {
 
     #[test]
     fn the_shipped_configurations_load() {
-        for text in [
-            include_str!("../../mcp-edge.json"),
-            include_str!("../../examples/interactions/mcp-edge.json"),
-            include_str!("../../tests/e2e/config.json"),
-        ] {
+        for text in [include_str!("../../mcp-edge.json"), include_str!("../../examples/interactions/mcp-edge.json"), include_str!("../../tests/e2e/config.json")] {
             assert!(load(text).is_ok());
         }
         // Every field of the model, none at its default (the documentation test reads it too).
@@ -72,71 +58,24 @@ mod tests {
     fn the_console_is_public_signed_in_or_off() {
         use crate::catalog::ConsoleAccess;
         let server = r#""servers":[{"name":"s","version":"1"}]"#;
-        assert_eq!(
-            load(&format!("{{{server}}}")).unwrap().console,
-            ConsoleAccess::Public
-        );
-        assert_eq!(
-            load(&format!(r#"{{{server},"console":{{"access":"off"}}}}"#))
-                .unwrap()
-                .console,
-            ConsoleAccess::Off
-        );
-        assert_eq!(
-            load(&format!(r#"{{{server},"console":{{}}}}"#))
-                .unwrap()
-                .console,
-            ConsoleAccess::Public
-        );
-        assert_eq!(
-            err(&format!(r#"{{{server},"console":{{"access":"admins"}}}}"#)),
-            r#"console.access: "admins" is not "public", "signed-in" or "off""#
-        );
-        let staff = ConsoleAccess::SignedIn {
-            roles: vec!["staff".into()],
-        };
-        assert_eq!(
-            load(&format!(
-                r#"{{{server},"console":{{"access":"signed-in","roles":["staff"]}}}}"#
-            ))
-            .unwrap()
-            .console,
-            staff
-        );
-        assert_eq!(
-            load(&format!(
-                r#"{{{server},"console":{{"access":"signed-in"}}}}"#
-            ))
-            .unwrap()
-            .console,
-            ConsoleAccess::SignedIn { roles: vec![] }
-        );
-        assert_eq!(
-            err(&format!(
-                r#"{{{server},"console":{{"access":"public","roles":["staff"]}}}}"#
-            )),
-            r#"console.roles: applies only with "access": "signed-in""#
-        );
-        assert_eq!(
-            err(&format!(
-                r#"{{{server},"console":{{"access":"signed-in","roles":["a"," "]}}}}"#
-            )),
-            "console.roles[1]: must not be empty"
-        );
-        assert!(err(&format!(r#"{{{server},"console":{{"acess":"off"}}}}"#))
-            .starts_with("console.acess: unknown field `acess`"));
-        assert!(err(&format!(r#"{{{server},"console":{{"access":true}}}}"#))
-            .starts_with("console.access: invalid type: boolean `true`"));
+        assert_eq!(load(&format!("{{{server}}}")).unwrap().console, ConsoleAccess::Public);
+        assert_eq!(load(&format!(r#"{{{server},"console":{{"access":"off"}}}}"#)).unwrap().console, ConsoleAccess::Off);
+        assert_eq!(load(&format!(r#"{{{server},"console":{{}}}}"#)).unwrap().console, ConsoleAccess::Public);
+        assert_eq!(err(&format!(r#"{{{server},"console":{{"access":"admins"}}}}"#)), r#"console.access: "admins" is not "public", "signed-in" or "off""#);
+        let staff = ConsoleAccess::SignedIn { roles: vec!["staff".into()] };
+        assert_eq!(load(&format!(r#"{{{server},"console":{{"access":"signed-in","roles":["staff"]}}}}"#)).unwrap().console, staff);
+        assert_eq!(load(&format!(r#"{{{server},"console":{{"access":"signed-in"}}}}"#)).unwrap().console, ConsoleAccess::SignedIn { roles: vec![] });
+        assert_eq!(err(&format!(r#"{{{server},"console":{{"access":"public","roles":["staff"]}}}}"#)), r#"console.roles: applies only with "access": "signed-in""#);
+        assert_eq!(err(&format!(r#"{{{server},"console":{{"access":"signed-in","roles":["a"," "]}}}}"#)), "console.roles[1]: must not be empty");
+        assert!(err(&format!(r#"{{{server},"console":{{"acess":"off"}}}}"#)).starts_with("console.acess: unknown field `acess`"));
+        assert!(err(&format!(r#"{{{server},"console":{{"access":true}}}}"#)).starts_with("console.access: invalid type: boolean `true`"));
     }
 
     #[test]
     fn check_reports_each_server_or_the_fault() {
         let two = r#"{"servers":[{"name":"s","version":"1","tools":[TOOL]},{"name":"t","version":"2","route":"/t/mcp"}]}"#.replace("TOOL", TOOL);
         assert_eq!(check("f.json", &two).unwrap(), "f.json: ok: s 1 on /mcp and /stream: tools weather\nf.json: ok: t 2 on /t/mcp and /t/stream: no tools");
-        assert_eq!(
-            check("f.json", r#"{"servers":[]}"#).unwrap_err(),
-            "f.json: servers: at least one server is required"
-        );
+        assert_eq!(check("f.json", r#"{"servers":[]}"#).unwrap_err(), "f.json: servers: at least one server is required");
     }
 
     fn err(text: &str) -> String {
@@ -161,12 +100,8 @@ mod tests {
         assert_eq!(c.route("/stream").map(|r| r.1), Some(Endpoint::Stream));
         assert_eq!(c.route("/mcp").map(|r| r.1), Some(Endpoint::Mcp));
         assert_eq!(c.route("/sse").map(|r| r.1), Some(Endpoint::LegacySse));
-        assert_eq!(
-            c.route("/messages").map(|r| r.1),
-            Some(Endpoint::LegacyMessages)
-        );
-        let no_legacy =
-            load(r#"{"servers":[{"name":"s","version":"1","legacySse":false}]}"#).unwrap();
+        assert_eq!(c.route("/messages").map(|r| r.1), Some(Endpoint::LegacyMessages));
+        let no_legacy = load(r#"{"servers":[{"name":"s","version":"1","legacySse":false}]}"#).unwrap();
         assert!(no_legacy.route("/sse").is_none());
         assert!(c.route("/other").is_none());
     }
@@ -174,33 +109,19 @@ mod tests {
     #[test]
     fn unknown_template_argument_names_the_path() {
         let bad = r#"{"name":"w2","inputSchema":{"type":"object","properties":{"city":{"type":"string"}}},"http":{"url":"https://api.example.com/w/{cty}"}}"#;
-        assert_eq!(
-            err(&with_tool(bad)),
-            r#"servers[0].tools[1].http.url: unknown argument "cty" in template"#
-        );
+        assert_eq!(err(&with_tool(bad)), r#"servers[0].tools[1].http.url: unknown argument "cty" in template"#);
     }
 
     #[test]
     fn structural_errors_name_the_path() {
-        assert!(
-            err(r#"{"servers":[{"name":"s"}]}"#).starts_with("servers[0]: missing field `version`")
-        );
+        assert!(err(r#"{"servers":[{"name":"s"}]}"#).starts_with("servers[0]: missing field `version`"));
         assert!(err(r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"a","http":{"url":"https://x/","timeoutMs":"x"}}]}]}"#)
             .starts_with("servers[0].tools[0].http.timeoutMs: invalid type"));
-        assert!(err(
-            r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"a","http":{"urll":"x"}}]}]}"#
-        )
-        .starts_with("servers[0].tools[0].http.urll: unknown field `urll`"));
-        assert!(
-            err("{\n  \"servers\": [\n    {\"name\": \"s\",\n     \"version\": 1}\n  ]\n}")
-                .starts_with("servers[0].version: invalid type: integer `1`, expected a string")
-        );
-        assert!(err(r#"{"servers":[{"name":"s","version":"1","log":"x"}]}"#)
-            .starts_with("servers[0].log: unknown field `log`"));
-        assert_eq!(
-            err(r#"{"servers":[]}"#),
-            "servers: at least one server is required"
-        );
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"a","http":{"urll":"x"}}]}]}"#)
+            .starts_with("servers[0].tools[0].http.urll: unknown field `urll`"));
+        assert!(err("{\n  \"servers\": [\n    {\"name\": \"s\",\n     \"version\": 1}\n  ]\n}").starts_with("servers[0].version: invalid type: integer `1`, expected a string"));
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","log":"x"}]}"#).starts_with("servers[0].log: unknown field `log`"));
+        assert_eq!(err(r#"{"servers":[]}"#), "servers: at least one server is required");
         assert!(err("{").contains("EOF"));
     }
 
@@ -222,20 +143,13 @@ mod tests {
         ];
         for (tool, prefix) in cases {
             let got = err(&with_tool(tool));
-            assert!(
-                got.starts_with(prefix),
-                "{tool}\n  got: {got}\n want: {prefix}…"
-            );
+            assert!(got.starts_with(prefix), "{tool}\n  got: {got}\n want: {prefix}…");
         }
     }
 
     #[test]
     fn query_and_cookie_errors_name_the_path() {
-        let tool = |http: &str| {
-            format!(
-                r#"{{"name":"a","inputSchema":{{"type":"object","properties":{{"color":{{"type":"string"}}}}}},"http":{{"url":"https://x/",{http}}}}}"#
-            )
-        };
+        let tool = |http: &str| format!(r#"{{"name":"a","inputSchema":{{"type":"object","properties":{{"color":{{"type":"string"}}}}}},"http":{{"url":"https://x/",{http}}}}}"#);
         let cases = [
             (r#""query":{"color":{"value":"{color}","style":"matrix"}}"#, r#"servers[0].tools[1].http.query.color.style: "matrix" is not one of form, spaceDelimited, pipeDelimited, deepObject"#),
             (r#""query":{"color":{"value":"{color}","style":"deepObject","explode":false}}"#, "servers[0].tools[1].http.query.color.explode: deepObject needs explode: true"),
@@ -263,50 +177,21 @@ mod tests {
         }
         // A Cookie header alone, and secrets in cookies, are fine.
         assert!(load(&with_tool(&tool(r#""headers":{"Cookie":"a={color}"}"#))).is_ok());
-        let c = load(&with_tool(&tool(
-            r#""cookies":{"sid":"{env.SESSION}"},"query":{"k":"{env.KEY}"}"#,
-        )))
-        .unwrap();
+        let c = load(&with_tool(&tool(r#""cookies":{"sid":"{env.SESSION}"},"query":{"k":"{env.KEY}"}"#))).unwrap();
         assert_eq!(c.servers[0].tools[1].request.secrets, ["KEY", "SESSION"]);
     }
 
     #[test]
     fn resources_use_query_parameters_and_cookies_without_meta() {
-        let server = |http: &str| {
-            format!(
-                r#"{{"servers":[{{"name":"s","version":"1","resourceTemplates":[{{"uriTemplate":"a://{{id}}","name":"t","http":{{"method":"GET","url":"https://h/x",{http}}}}}]}}]}}"#
-            )
-        };
+        let server = |http: &str| format!(r#"{{"servers":[{{"name":"s","version":"1","resourceTemplates":[{{"uriTemplate":"a://{{id}}","name":"t","http":{{"method":"GET","url":"https://h/x",{http}}}}}]}}]}}"#);
         let c = load(&server(r#""query":{"$id":"{id}","tags":{"value":"{id}","style":"deepObject"}},"cookies":{"c":"{id}"}"#)).unwrap();
         let t = &c.servers[0].resource_templates[0];
-        let args: serde_json::Map<String, serde_json::Value> = t
-            .matches("a://7 8")
-            .unwrap()
-            .into_iter()
-            .map(|(k, v)| (k, v.into()))
-            .collect();
-        let e = t
-            .request()
-            .render("r", &args, &crate::upstream::Bindings::new())
-            .unwrap_err();
-        assert!(
-            e.message()
-                .ends_with(r#"query parameter "tags" (deepObject) needs an object value"#),
-            "{}",
-            e.message()
-        );
+        let args: serde_json::Map<String, serde_json::Value> = t.matches("a://7 8").unwrap().into_iter().map(|(k, v)| (k, v.into())).collect();
+        let e = t.request().render("r", &args, &crate::upstream::Bindings::new()).unwrap_err();
+        assert!(e.message().ends_with(r#"query parameter "tags" (deepObject) needs an object value"#), "{}", e.message());
         let c = load(&server(r#""query":{"$id":"{id}"},"cookies":{"c":"{id}"}"#)).unwrap();
-        let call = c.servers[0].resource_templates[0]
-            .request()
-            .render("r", &args, &crate::upstream::Bindings::new())
-            .unwrap();
-        assert_eq!(
-            (call.url.as_str(), call.headers.as_slice()),
-            (
-                "https://h/x?%24id=7%208",
-                [("Cookie".to_string(), "c=7%208".to_string())].as_slice()
-            )
-        );
+        let call = c.servers[0].resource_templates[0].request().render("r", &args, &crate::upstream::Bindings::new()).unwrap();
+        assert_eq!((call.url.as_str(), call.headers.as_slice()), ("https://h/x?%24id=7%208", [("Cookie".to_string(), "c=7%208".to_string())].as_slice()));
         assert_eq!(
             err(&server(r#""query":{"q":"{meta.trace}"}"#)),
             r#"servers[0].resourceTemplates[0].http.query.q: "meta.trace": only tool templates may use params._meta values"#
@@ -315,33 +200,12 @@ mod tests {
 
     #[test]
     fn the_callers_identity_only_in_tools_and_its_token_only_when_the_tool_opts_in() {
-        let tool = |extra: &str, header: &str| {
-            with_tool(&format!(
-                r#"{{"name":"a",{extra}"http":{{"url":"https://x/{{principal.subject}}","headers":{{"A":"{header}"}}}}}}"#
-            ))
-        };
-        assert!(load(&tool(
-            "",
-            "{principal.id} {principal.email} {principal.roles}"
-        ))
-        .is_ok());
-        assert_eq!(
-            err(&tool("", "Bearer {principal.upstreamToken}")),
-            r#"servers[0].tools[1].http.headers.A: "principal.upstreamToken" needs "forwardUpstreamToken": true on the tool"#
-        );
+        let tool = |extra: &str, header: &str| with_tool(&format!(r#"{{"name":"a",{extra}"http":{{"url":"https://x/{{principal.subject}}","headers":{{"A":"{header}"}}}}}}"#));
+        assert!(load(&tool("", "{principal.id} {principal.email} {principal.roles}")).is_ok());
+        assert_eq!(err(&tool("", "Bearer {principal.upstreamToken}")), r#"servers[0].tools[1].http.headers.A: "principal.upstreamToken" needs "forwardUpstreamToken": true on the tool"#);
         // forwardMetaAuth is another opt-in: it does not let the token through.
-        assert_eq!(
-            err(&tool(
-                r#""forwardMetaAuth":true,"#,
-                "{principal.upstreamToken}"
-            )),
-            r#"servers[0].tools[1].http.headers.A: "principal.upstreamToken" needs "forwardUpstreamToken": true on the tool"#
-        );
-        assert!(load(&tool(
-            r#""forwardUpstreamToken":true,"#,
-            "Bearer {principal.upstreamToken}"
-        ))
-        .is_ok());
+        assert_eq!(err(&tool(r#""forwardMetaAuth":true,"#, "{principal.upstreamToken}")), r#"servers[0].tools[1].http.headers.A: "principal.upstreamToken" needs "forwardUpstreamToken": true on the tool"#);
+        assert!(load(&tool(r#""forwardUpstreamToken":true,"#, "Bearer {principal.upstreamToken}")).is_ok());
         assert_eq!(
             err(&tool(r#""forwardUpstreamToken":true,"execution":"queued","#, "Bearer {principal.upstreamToken}")),
             "servers[0].tools[1].forwardUpstreamToken: only direct tools may forward the caller's upstream token; this one is queued or callback"
@@ -354,54 +218,25 @@ mod tests {
         assert!(err(&with_tool(r#"{"name":"a","http":{"url":"https://{principal.subject}.x.test/"}}"#)).ends_with(r#""principal.subject" appears before the host is complete; arguments and the caller's identity may only fill the path, query or fragment"#));
         let server = |body: &str| format!(r#"{{"servers":[{{"name":"s","version":"1",{body}}}]}}"#);
         let elsewhere = [
-            (
-                r#""resources":[{"uri":"a://x","name":"x","http":{"url":"https://h/{principal.subject}"}}]"#,
-                "servers[0].resources[0].http.url",
-            ),
-            (
-                r#""resourceTemplates":[{"uriTemplate":"a://{x}","name":"t","http":{"url":"https://h/{x}","headers":{"A":"{principal.subject}"}}}]"#,
-                "servers[0].resourceTemplates[0].http.headers.A",
-            ),
-            (
-                r#""prompts":[{"name":"p","messages":[{"role":"user","content":{"type":"text","text":"{principal.subject}"}}]}]"#,
-                "servers[0].prompts[0].messages[0].content.text",
-            ),
-            (
-                r#""auth":{"introspection":{"http":{"url":"https://h/who","headers":{"A":"{principal.subject}"}},"subject":"/sub"}}"#,
-                "servers[0].auth.introspection.http.headers.A",
-            ),
+            (r#""resources":[{"uri":"a://x","name":"x","http":{"url":"https://h/{principal.subject}"}}]"#, "servers[0].resources[0].http.url"),
+            (r#""resourceTemplates":[{"uriTemplate":"a://{x}","name":"t","http":{"url":"https://h/{x}","headers":{"A":"{principal.subject}"}}}]"#, "servers[0].resourceTemplates[0].http.headers.A"),
+            (r#""prompts":[{"name":"p","messages":[{"role":"user","content":{"type":"text","text":"{principal.subject}"}}]}]"#, "servers[0].prompts[0].messages[0].content.text"),
+            (r#""auth":{"introspection":{"http":{"url":"https://h/who","headers":{"A":"{principal.subject}"}},"subject":"/sub"}}"#, "servers[0].auth.introspection.http.headers.A"),
         ];
         for (body, at) in elsewhere {
-            assert_eq!(
-                err(&server(body)),
-                format!(
-                    r#"{at}: "principal.subject": only tool templates may use the caller's identity"#
-                ),
-                "{body}"
-            );
+            assert_eq!(err(&server(body)), format!(r#"{at}: "principal.subject": only tool templates may use the caller's identity"#), "{body}");
         }
     }
 
     #[test]
     fn arguments_cannot_reach_the_authority() {
         let schema = r#""inputSchema":{"type":"object","properties":{"h":{"type":"string"}}}"#;
-        for url in [
-            "https://x{h}/",
-            "https://x{+h}",
-            "{+env.BASE}{+h}",
-            "https://x{.h}/",
-        ] {
+        for url in ["https://x{h}/", "https://x{+h}", "{+env.BASE}{+h}", "https://x{.h}/"] {
             let tool = format!(r#"{{"name":"a",{schema},"http":{{"url":"{url}"}}}}"#);
             let got = err(&with_tool(&tool));
             assert!(got.contains("before the host is complete"), "{url}: {got}");
         }
-        for url in [
-            "https://x/{h}",
-            "https://x{/h}",
-            "https://x{?h}",
-            "{+env.BASE}/{+h}",
-            "https://x:8080/a{#h}",
-        ] {
+        for url in ["https://x/{h}", "https://x{/h}", "https://x{?h}", "{+env.BASE}/{+h}", "https://x:8080/a{#h}"] {
             let tool = format!(r#"{{"name":"a",{schema},"http":{{"url":"{url}"}}}}"#);
             assert!(load(&with_tool(&tool)).is_ok(), "{url}");
         }
@@ -411,70 +246,28 @@ mod tests {
     fn resource_and_prompt_errors_name_the_path() {
         let server = |body: &str| format!(r#"{{"servers":[{{"name":"s","version":"1",{body}}}]}}"#);
         let cases = [
-            (
-                r#""resources":[{"uri":"a://x","name":"x","text":"t","blob":"AA=="}]"#,
-                "servers[0].resources[0].uri: a resource needs exactly one of text, blob or http",
-            ),
-            (
-                r#""resources":[{"uri":"a://x","name":"x","blob":"not base64"}]"#,
-                "servers[0].resources[0].blob: must be padded standard base64",
-            ),
-            (
-                r#""resources":[{"uri":"a://x","name":"x","text":"1"},{"uri":"a://x","name":"y","text":"2"}]"#,
-                "servers[0].resources[1].uri: duplicate resource URI \"a://x\"",
-            ),
-            (
-                r#""resourceTemplates":[{"uriTemplate":"a://{x}{y}","name":"t","http":{"url":"https://h/{x}"}}]"#,
-                "servers[0].resourceTemplates[0].uriTemplate: only literals",
-            ),
-            (
-                r#""resourceTemplates":[{"uriTemplate":"a://{x}","name":"t","http":{"url":"https://h/{z}"}}]"#,
-                "servers[0].resourceTemplates[0].http.url: unknown argument \"z\" in template",
-            ),
-            (
-                r#""resourceTemplates":[{"uriTemplate":"a://{x}","name":"t","http":{"url":"https://h/{x}"},"completions":{"q":[]}}]"#,
-                "servers[0].resourceTemplates[0].completions.q: ",
-            ),
-            (
-                r#""prompts":[{"name":"p","messages":[{"role":"user","content":{"type":"text","text":"{env.KEY}"}}]}]"#,
-                "servers[0].prompts[0].messages: prompts cannot use secrets",
-            ),
-            (
-                r#""prompts":[{"name":"p","messages":[{"role":"user","content":{"type":"text","text":"{who}"}}]}]"#,
-                "servers[0].prompts[0].messages[0].content.text: unknown argument \"who\"",
-            ),
-            (
-                r#""prompts":[{"name":"p","messages":[{"role":"system","content":{}}]}]"#,
-                "servers[0].prompts[0].messages[0]: needs \"role\"",
-            ),
+            (r#""resources":[{"uri":"a://x","name":"x","text":"t","blob":"AA=="}]"#, "servers[0].resources[0].uri: a resource needs exactly one of text, blob or http"),
+            (r#""resources":[{"uri":"a://x","name":"x","blob":"not base64"}]"#, "servers[0].resources[0].blob: must be padded standard base64"),
+            (r#""resources":[{"uri":"a://x","name":"x","text":"1"},{"uri":"a://x","name":"y","text":"2"}]"#, "servers[0].resources[1].uri: duplicate resource URI \"a://x\""),
+            (r#""resourceTemplates":[{"uriTemplate":"a://{x}{y}","name":"t","http":{"url":"https://h/{x}"}}]"#, "servers[0].resourceTemplates[0].uriTemplate: only literals"),
+            (r#""resourceTemplates":[{"uriTemplate":"a://{x}","name":"t","http":{"url":"https://h/{z}"}}]"#, "servers[0].resourceTemplates[0].http.url: unknown argument \"z\" in template"),
+            (r#""resourceTemplates":[{"uriTemplate":"a://{x}","name":"t","http":{"url":"https://h/{x}"},"completions":{"q":[]}}]"#, "servers[0].resourceTemplates[0].completions.q: "),
+            (r#""prompts":[{"name":"p","messages":[{"role":"user","content":{"type":"text","text":"{env.KEY}"}}]}]"#, "servers[0].prompts[0].messages: prompts cannot use secrets"),
+            (r#""prompts":[{"name":"p","messages":[{"role":"user","content":{"type":"text","text":"{who}"}}]}]"#, "servers[0].prompts[0].messages[0].content.text: unknown argument \"who\""),
+            (r#""prompts":[{"name":"p","messages":[{"role":"system","content":{}}]}]"#, "servers[0].prompts[0].messages[0]: needs \"role\""),
         ];
         for (body, prefix) in cases {
             let got = err(&server(body));
-            assert!(
-                got.starts_with(prefix),
-                "{body}\n  got: {got}\n want: {prefix}…"
-            );
+            assert!(got.starts_with(prefix), "{body}\n  got: {got}\n want: {prefix}…");
         }
     }
 
     #[test]
     fn server_level_errors() {
-        assert!(
-            err(r#"{"servers":[{"name":"s","version":"1","route":"mcp"}]}"#)
-                .starts_with("servers[0].route: ")
-        );
-        assert!(
-            err(r#"{"servers":[{"name":"s","version":"1","allowedOrigins":["nope"]}]}"#)
-                .starts_with("servers[0].allowedOrigins[0]: ")
-        );
-        assert!(
-            err(r#"{"servers":[{"name":"s","version":"1","sessions":{"idleTimeoutMs":0}}]}"#)
-                .starts_with("servers[0].sessions.idleTimeoutMs: ")
-        );
-        assert_eq!(
-            err(r#"{"servers":[{"name":"s","version":"1","sessions":{"leaseMs":60001}}]}"#),
-            "servers[0].sessions.leaseMs: must be 0 to 60000"
-        );
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","route":"mcp"}]}"#).starts_with("servers[0].route: "));
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","allowedOrigins":["nope"]}]}"#).starts_with("servers[0].allowedOrigins[0]: "));
+        assert!(err(r#"{"servers":[{"name":"s","version":"1","sessions":{"idleTimeoutMs":0}}]}"#).starts_with("servers[0].sessions.idleTimeoutMs: "));
+        assert_eq!(err(r#"{"servers":[{"name":"s","version":"1","sessions":{"leaseMs":60001}}]}"#), "servers[0].sessions.leaseMs: must be 0 to 60000");
         assert_eq!(
             err(r#"{"servers":[{"name":"s","version":"1"},{"name":"t","version":"1"}]}"#),
             "servers[1].route: overlaps the routes of servers[0]"
@@ -485,9 +278,7 @@ mod tests {
             "servers[0].tools[0].execution: queued and callback tools need sessions: a stateless server has nowhere to deliver their results"
         );
         assert_eq!(
-            err(
-                r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"q","execution":"callback","pendingTimeoutMs":10,"http":{"url":"https://x/"}}]}]}"#
-            ),
+            err(r#"{"servers":[{"name":"s","version":"1","tools":[{"name":"q","execution":"callback","pendingTimeoutMs":10,"http":{"url":"https://x/"}}]}]}"#),
             "servers[0].tools[0].pendingTimeoutMs: must be 1000 to 86400000"
         );
     }

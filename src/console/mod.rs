@@ -53,29 +53,11 @@ mod tests {
         let load = |text: &str| crate::config::load(text).unwrap();
         let c = load(r#"{"servers":[{"name":"s","version":"1"}]}"#);
         assert!(serves(&c, "/") && !serves(&c, "/mcp") && !serves(&c, "/x"));
-        assert!(
-            serves(&c, script::TRY.path())
-                && serves(&c, script::ADMIN.path())
-                && !serves(&c, "/console.js")
-        );
-        assert!(
-            serves(&c, "/console/signin")
-                && serves(&c, "/console/callback")
-                && !serves(&c, "/console/other")
-        );
-        assert!(!serves(
-            &load(r#"{"servers":[{"name":"s","version":"1","route":"/"}]}"#),
-            "/"
-        ));
+        assert!(serves(&c, script::TRY.path()) && serves(&c, script::ADMIN.path()) && !serves(&c, "/console.js"));
+        assert!(serves(&c, "/console/signin") && serves(&c, "/console/callback") && !serves(&c, "/console/other"));
+        assert!(!serves(&load(r#"{"servers":[{"name":"s","version":"1","route":"/"}]}"#), "/"));
         let off = load(r#"{"servers":[{"name":"s","version":"1"}],"console":{"access":"off"}}"#);
-        assert!(
-            !serves(&off, "/")
-                && !serves(&off, script::TRY.path())
-                && !serves(&off, "/console/signin")
-        );
-        assert!(serves(
-            &load(r#"{"servers":[{"name":"s","version":"1"}],"console":{"access":"public"}}"#),
-            "/"
-        ));
+        assert!(!serves(&off, "/") && !serves(&off, script::TRY.path()) && !serves(&off, "/console/signin"));
+        assert!(serves(&load(r#"{"servers":[{"name":"s","version":"1"}],"console":{"access":"public"}}"#), "/"));
     }
 }

@@ -31,15 +31,10 @@ pub enum Command {
     /// if it belongs to `client_id`.
     Revoke { refresh: Option<String>, grant: Option<String>, client_id: String, now_ms: u64 },
     /// Grants revoked since `since_ms`: what the Worker refuses access tokens of.
-    Revoked {
-        since_ms: u64,
-    },
+    Revoked { since_ms: u64 },
     /// Whether the grant `grant` is still good (not revoked, not expired): a console sign-in
     /// lasts as long as its grant, whenever it was revoked.
-    GrantAlive {
-        grant: String,
-        now_ms: u64,
-    },
+    GrantAlive { grant: String, now_ms: u64 },
     /// Whether `principal` allowed `client_id` the scopes `scope` on `resource` before.
     ConsentGiven { client_id: String, principal: String, resource: String, scope: Vec<String> },
     RememberConsent { client_id: String, principal: String, resource: String, scope: Vec<String> },

@@ -21,17 +21,11 @@ use crate::head::RequestUrl;
 /// methods get the plain 404 of any unknown path); sign-in paths take every method, and say
 /// which they allow.
 pub fn takes(req: &Incoming, path: &str) -> bool {
-    matches!(req.method(), Method::Get | Method::Head)
-        || crate::console::session::PATHS.contains(&path)
+    matches!(req.method(), Method::Get | Method::Head) || crate::console::session::PATHS.contains(&path)
 }
 
 /// A console path (`crate::console::serves`) that [`takes`] the request.
-pub async fn serve(
-    req: Incoming,
-    env: &Env,
-    catalog: &Catalog,
-    url: &RequestUrl,
-) -> Result<Response, Error> {
+pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
     // The page spells URLs on the request's origin: only a host some server allows may name it.
     crate::edge::worker::entry::any_host_allowed(&req, catalog)?;
     match url.path.as_str() {
@@ -43,39 +37,17 @@ pub async fn serve(
 
 /// A script, by its hashed path: the same bytes for every origin, with headers of its own.
 fn script(req: &Incoming, path: &str) -> Result<Response, Error> {
-    let script =
-        crate::console::script::find(path).ok_or_else(|| Error::RouteNotFound(path.to_string()))?;
-    respond(
-        req,
-        200,
-        crate::console::script::headers(),
-        script.source.to_string(),
-        &[],
-    )
+    let script = crate::console::script::find(path).ok_or_else(|| Error::RouteNotFound(path.to_string()))?;
+    respond(req, 200, crate::console::script::headers(), script.source.to_string(), &[])
 }
 
 /// The page for whoever the request's cookie says is looking: everything they may see, the way
 /// to sign in when they may see nothing, and for an admin the configuration and health figures.
 /// `notice`: a sign-in that failed, said on the page with `status`.
-pub async fn page(
-    req: &Incoming,
-    env: &Env,
-    catalog: &Catalog,
-    url: &RequestUrl,
-    notice: Option<&str>,
-    status: u16,
-) -> Result<Response, Error> {
+pub async fn page(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl, notice: Option<&str>, status: u16) -> Result<Response, Error> {
     let session = signin::session(req, env, catalog).await?;
-    let ways = Ways {
-        oauth: catalog.oauth.is_some(),
-        token: crate::edge::live::admin_token(env).is_some(),
-    };
-    let mut viewer = Viewer {
-        session: session.as_ref(),
-        ways,
-        admin: None,
-        notice,
-    };
+    let ways = Ways { oauth: catalog.oauth.is_some(), token: crate::edge::live::admin_token(env).is_some() };
+    let mut viewer = Viewer { session: session.as_ref(), ways, admin: None, notice };
     let headers = crate::console::page::headers(&url.origin);
     let body = match session::seen(&catalog.console, session.as_ref()) {
         Seen::SignIn | Seen::Refused => {
@@ -90,13 +62,7 @@ pub async fn page(
             } else {
                 status
             };
-            return respond(
-                req,
-                status,
-                headers,
-                crate::console::page::gate(&url.origin, &viewer, roles),
-                &[],
-            );
+            return respond(req, status, headers, crate::console::page::gate(&url.origin, &viewer, roles), &[]);
         }
         Seen::Page => {
             if session.as_ref().is_some_and(Session::is_admin) {
@@ -113,29 +79,14 @@ async fn admin_view(env: &Env, catalog: &Catalog) -> Result<AdminView, Error> {
     let (version, _) = crate::edge::live::sync(env).await?;
     let record = match version {
         0 => crate::live::store::Version::default(),
-        n => {
-            crate::edge::live::parse::<crate::live::store::Stored>(
-                &crate::edge::live::ask(env, &crate::live::store::Command::Get { version: n })
-                    .await?,
-            )?
-            .record
-        }
+        n => crate::edge::live::parse::<crate::live::store::Stored>(&crate::edge::live::ask(env, &crate::live::store::Command::Get { version: n }).await?)?.record,
     };
     let health = crate::edge::health::figures(env, catalog, crate::edge::now_ms()).await?;
-    Ok(AdminView {
-        version: record,
-        health,
-    })
+    Ok(AdminView { version: record, health })
 }
 
 /// A response with `headers`, cookies to set, and `body` (none for `HEAD`).
-pub(crate) fn respond(
-    req: &Incoming,
-    status: u16,
-    fields: Vec<(&'static str, String)>,
-    body: String,
-    cookies: &[String],
-) -> Result<Response, Error> {
+pub(crate) fn respond(req: &Incoming, status: u16, fields: Vec<(&'static str, String)>, body: String, cookies: &[String]) -> Result<Response, Error> {
     let headers = Headers::new();
     for (name, value) in fields {
         headers.set(name, &value)?;
@@ -143,9 +94,7 @@ pub(crate) fn respond(
     for c in cookies {
         headers.append("Set-Cookie", c)?;
     }
-    let builder = ResponseBuilder::new()
-        .with_status(status)
-        .with_headers(headers);
+    let builder = ResponseBuilder::new().with_status(status).with_headers(headers);
     if req.method() == Method::Head {
         return Ok(builder.empty());
     }

@@ -170,7 +170,7 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     // The identity provider's token stays out of the cookie: the console never needs it.
     let principal = Principal { upstream_token: None, ..principal };
     let session = Session { principal, via: Via::Grant(grant.id), exp_ms: grant.expires_ms };
-    let cookies = [session_cookie(url, &session.seal(&key), (grant.expires_ms - now) / 1000), clear_login];
+    let cookies = [session_cookie(url, &session.seal(&key), grant.expires_ms.saturating_sub(now) / 1000), clear_login];
     back_home(req, &cookies)
 }
 

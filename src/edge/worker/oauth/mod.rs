@@ -26,8 +26,8 @@ use crate::head::RequestUrl;
 use crate::oauth::store::{Command, OBJECT};
 use crate::oauth::{AuthServer, SIGNING_KEY};
 
-pub(crate) use signin::{current as configured_user, SIGNED_IN_COOKIE};
 pub use token::verify_access;
+pub(crate) use signin::{current as configured_user, SIGNED_IN_COOKIE};
 
 thread_local! {
     /// The signing key, read once per isolate (a secret, or the key the store keeps).
@@ -49,12 +49,7 @@ enum Endpoint {
 }
 
 fn endpoint(path: &str) -> Option<Endpoint> {
-    let under = |prefix: &str| {
-        path == prefix
-            || path
-                .strip_prefix(prefix)
-                .is_some_and(|rest| rest.starts_with('/'))
-    };
+    let under = |prefix: &str| path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'));
     Some(match path {
         "/authorize" => Endpoint::Authorize,
         "/token" => Endpoint::Token,
@@ -64,11 +59,7 @@ fn endpoint(path: &str) -> Option<Endpoint> {
         "/.well-known/jwks.json" => Endpoint::Jwks,
         _ if under("/.well-known/oauth-authorization-server") => Endpoint::Metadata,
         _ if under("/.well-known/openid-configuration") => Endpoint::OpenIdMetadata,
-        _ => Endpoint::Client(
-            path.strip_prefix("/register/")
-                .filter(|id| !id.is_empty() && !id.contains('/'))?
-                .to_string(),
-        ),
+        _ => Endpoint::Client(path.strip_prefix("/register/").filter(|id| !id.is_empty() && !id.contains('/'))?.to_string()),
     })
 }
 
@@ -78,12 +69,7 @@ pub fn serves(catalog: &Catalog, path: &str) -> bool {
 }
 
 /// Answers a request to one of the authorization server's endpoints.
-pub async fn serve(
-    req: Incoming,
-    env: &Env,
-    catalog: &Catalog,
-    url: &RequestUrl,
-) -> Result<Response, Error> {
+pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
     let (Some(server), Some(which)) = (catalog.oauth.as_ref(), endpoint(&url.path)) else {
         return Err(Error::RouteNotFound(url.path.clone()));
     };
@@ -95,42 +81,20 @@ pub async fn serve(
     let limited = method == worker::Method::Post || method == worker::Method::Delete;
     if let (true, Some((binding, period))) = (limited, &server.rate_limit) {
         let address = req.header("cf-connecting-ip").unwrap_or_default();
-        crate::edge::worker::entry::within_rate(
-            env,
-            binding,
-            *period,
-            &format!("oauth|ip:{address}"),
-        )
-        .await?;
+        crate::edge::worker::entry::within_rate(env, binding, *period, &format!("oauth|ip:{address}")).await?;
     }
-    let cx = Cx {
-        env,
-        catalog,
-        server,
-        url,
-    };
+    let cx = Cx { env, catalog, server, url };
     use worker::Method::{Delete, Get, Post};
     match (method, which) {
-        (Get, Endpoint::Metadata) => {
-            json(200, &crate::oauth::metadata::document(&url.origin, server))
-        }
+        (Get, Endpoint::Metadata) => json(200, &crate::oauth::metadata::document(&url.origin, server)),
         (Get, Endpoint::OpenIdMetadata) => {
             let mut doc = crate::oauth::metadata::document(&url.origin, server);
             // OpenID Discovery's required members. No ID token is ever issued (the code flow
             // without `openid`), which is what `none` says.
             if let Some(obj) = doc.as_object_mut() {
-                obj.insert(
-                    "subject_types_supported".into(),
-                    serde_json::json!(["public"]),
-                );
-                obj.insert(
-                    "id_token_signing_alg_values_supported".into(),
-                    serde_json::json!(["none"]),
-                );
-                obj.insert(
-                    "jwks_uri".into(),
-                    serde_json::json!(format!("{}/.well-known/jwks.json", url.origin)),
-                );
+                obj.insert("subject_types_supported".into(), serde_json::json!(["public"]));
+                obj.insert("id_token_signing_alg_values_supported".into(), serde_json::json!(["none"]));
+                obj.insert("jwks_uri".into(), serde_json::json!(format!("{}/.well-known/jwks.json", url.origin)));
             }
             json(200, &doc)
         }
@@ -142,15 +106,10 @@ pub async fn serve(
         (Delete, Endpoint::Client(id)) => register::delete(req, &cx, &id).await,
         (Post, Endpoint::Token) => token::token(req, &cx).await,
         (Post, Endpoint::Revoke) => token::revoke(req, &cx).await,
-        (
-            _,
-            Endpoint::Metadata | Endpoint::OpenIdMetadata | Endpoint::Jwks | Endpoint::Callback,
-        ) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
+        (_, Endpoint::Metadata | Endpoint::OpenIdMetadata | Endpoint::Jwks | Endpoint::Callback) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
         (_, Endpoint::Authorize) => Err(Error::MethodNotAllowed("GET, POST, OPTIONS")),
         (_, Endpoint::Client(_)) => Err(Error::MethodNotAllowed("DELETE, OPTIONS")),
-        (_, Endpoint::Register | Endpoint::Token | Endpoint::Revoke) => {
-            Err(Error::MethodNotAllowed("POST, OPTIONS"))
-        }
+        (_, Endpoint::Register | Endpoint::Token | Endpoint::Revoke) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
     }
 }
 
@@ -169,11 +128,7 @@ impl Cx<'_> {
 
     /// Cookies are `Secure` on https; `wrangler dev` serves plain http on loopback.
     fn cookie(&self, name: &str, value: &str, max_age_s: u64) -> String {
-        let secure = if self.url.origin.starts_with("https://") {
-            "; Secure"
-        } else {
-            ""
-        };
+        let secure = if self.url.origin.starts_with("https://") { "; Secure" } else { "" };
         format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_s}{secure}")
     }
 }
@@ -184,29 +139,19 @@ impl Cx<'_> {
 /// window.
 pub(crate) async fn store(env: &Env, command: &Command) -> Result<Value, Error> {
     let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
-    let mut response =
-        crate::edge::object::registry::call(env, OBJECT, Op::OAuth, 0, None, body).await?;
+    let mut response = crate::edge::object::registry::call(env, OBJECT, Op::OAuth, 0, None, body).await?;
     let bytes = response.bytes().await?;
     if response.status_code() != 200 {
-        return Err(Error::Internal(format!(
-            "the authorization server's store answered {}: {}",
-            response.status_code(),
-            String::from_utf8_lossy(&bytes)
-        )));
+        return Err(Error::Internal(format!("the authorization server's store answered {}: {}", response.status_code(), String::from_utf8_lossy(&bytes))));
     }
-    let answer: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::Internal(format!("the store's answer: {e}")))?;
+    let answer: Value = serde_json::from_slice(&bytes).map_err(|e| Error::Internal(format!("the store's answer: {e}")))?;
     match answer.get("revoked") {
         Some(Value::String(grant)) => token::note_revoked(grant),
-        Some(Value::Array(grants)) => grants
-            .iter()
-            .filter_map(Value::as_str)
-            .for_each(token::note_revoked),
+        Some(Value::Array(grants)) => grants.iter().filter_map(Value::as_str).for_each(token::note_revoked),
         _ => {}
     }
     if let Some(refused) = answer.get("refused") {
-        let error: crate::oauth::OAuthError =
-            serde_json::from_value(refused.clone()).map_err(|e| Error::Internal(e.to_string()))?;
+        let error: crate::oauth::OAuthError = serde_json::from_value(refused.clone()).map_err(|e| Error::Internal(e.to_string()))?;
         return Err(error.into());
     }
     Ok(answer)
@@ -219,25 +164,10 @@ pub(crate) async fn signing_key(env: &Env) -> Result<Vec<u8>, Error> {
     }
     let key = match crate::edge::secret(env, SIGNING_KEY) {
         Some(v) if v.len() >= 32 => v.into_bytes(),
-        Some(_) => {
-            return Err(Error::Config(format!(
-                "the secret {SIGNING_KEY} must be at least 32 characters"
-            )))
-        }
+        Some(_) => return Err(Error::Config(format!("the secret {SIGNING_KEY} must be at least 32 characters"))),
         None => {
-            let answer = store(
-                env,
-                &Command::Key {
-                    generated: random(32)?,
-                },
-            )
-            .await?;
-            answer
-                .get("key")
-                .and_then(Value::as_str)
-                .ok_or_else(|| Error::Internal("the store kept no signing key".into()))?
-                .as_bytes()
-                .to_vec()
+            let answer = store(env, &Command::Key { generated: random(32)? }).await?;
+            answer.get("key").and_then(Value::as_str).ok_or_else(|| Error::Internal("the store kept no signing key".into()))?.as_bytes().to_vec()
         }
     };
     KEY.with(|k| *k.borrow_mut() = Some(key.clone()));
@@ -246,24 +176,14 @@ pub(crate) async fn signing_key(env: &Env) -> Result<Vec<u8>, Error> {
 
 /// A request the authorization server makes itself (an identity provider, a metadata document):
 /// through the SSRF guard with the configured `privateHosts`, never redirected, never retried.
-fn outbound(
-    cx: &Cx<'_>,
-    method: &str,
-    url: &str,
-    headers: Vec<(String, String)>,
-    body: Option<String>,
-    timeout_ms: u64,
-) -> crate::upstream::HttpCall {
+fn outbound(cx: &Cx<'_>, method: &str, url: &str, headers: Vec<(String, String)>, body: Option<String>, timeout_ms: u64) -> crate::upstream::HttpCall {
     crate::upstream::HttpCall {
         method: method.into(),
         url: url.into(),
         headers,
         body,
         timeout_ms,
-        redirects: crate::upstream::retry::RedirectPolicy {
-            max: 0,
-            hosts: Vec::new(),
-        },
+        redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
         retry: None,
         private_upstreams: cx.server.private_hosts.clone(),
     }
@@ -289,34 +209,20 @@ fn json(status: u16, value: &Value) -> Result<Response, Error> {
     headers.set("Content-Type", "application/json")?;
     headers.set("Cache-Control", "no-store")?;
     headers.set("Access-Control-Allow-Origin", "*")?;
-    Ok(ResponseBuilder::new()
-        .with_status(status)
-        .with_headers(headers)
-        .fixed(value.to_string().into_bytes()))
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(value.to_string().into_bytes()))
 }
 
 fn preflight() -> Result<Response, Error> {
     let headers = Headers::new();
     headers.set("Access-Control-Allow-Origin", "*")?;
     headers.set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")?;
-    headers.set(
-        "Access-Control-Allow-Headers",
-        "Authorization, Content-Type, MCP-Protocol-Version",
-    )?;
+    headers.set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")?;
     headers.set("Access-Control-Max-Age", "86400")?;
-    Ok(ResponseBuilder::new()
-        .with_status(204)
-        .with_headers(headers)
-        .empty())
+    Ok(ResponseBuilder::new().with_status(204).with_headers(headers).empty())
 }
 
 /// An HTML page with its headers, and cookies to set.
-fn html(
-    status: u16,
-    body: String,
-    redirect_origin: Option<&str>,
-    cookies: &[String],
-) -> Result<Response, Error> {
+fn html(status: u16, body: String, redirect_origin: Option<&str>, cookies: &[String]) -> Result<Response, Error> {
     let headers = Headers::new();
     for (name, value) in crate::oauth::page::headers(redirect_origin) {
         headers.set(name, &value)?;
@@ -324,10 +230,7 @@ fn html(
     for c in cookies {
         headers.append("Set-Cookie", c)?;
     }
-    Ok(ResponseBuilder::new()
-        .with_status(status)
-        .with_headers(headers)
-        .fixed(body.into_bytes()))
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.into_bytes()))
 }
 
 fn error_page(status: u16, message: &str) -> Result<Response, Error> {
@@ -343,10 +246,7 @@ fn redirect(location: &str, cookies: &[String]) -> Result<Response, Error> {
     for c in cookies {
         headers.append("Set-Cookie", c)?;
     }
-    Ok(ResponseBuilder::new()
-        .with_status(302)
-        .with_headers(headers)
-        .empty())
+    Ok(ResponseBuilder::new().with_status(302).with_headers(headers).empty())
 }
 
 /// The canonical URL of the MCP server a `resource` names, if it is one of ours that accepts
@@ -356,62 +256,32 @@ fn resource(catalog: &Catalog, origin: &str, named: &str) -> Option<String> {
     if !url.origin.eq_ignore_ascii_case(origin) || !url.query.is_empty() || named.contains('#') {
         return None;
     }
-    let path = if url.path.len() > 1 {
-        url.path.trim_end_matches('/')
-    } else {
-        url.path.as_str()
-    };
+    let path = if url.path.len() > 1 { url.path.trim_end_matches('/') } else { url.path.as_str() };
     let (index, _, _) = catalog.route(path)?;
-    catalog
-        .servers
-        .get(index)?
-        .auth
-        .as_ref()
-        .filter(|a| a.oauth)?;
+    catalog.servers.get(index)?.auth.as_ref().filter(|a| a.oauth)?;
     Some(format!("{origin}{path}"))
 }
 
 /// The resource when a client names none: the only OAuth server, when its route has no
 /// parameters.
 fn default_resource(catalog: &Catalog, origin: &str) -> Option<String> {
-    let mut oauth = catalog
-        .servers
-        .iter()
-        .filter(|s| s.auth.as_ref().is_some_and(|a| a.oauth));
+    let mut oauth = catalog.servers.iter().filter(|s| s.auth.as_ref().is_some_and(|a| a.oauth));
     match (oauth.next(), oauth.next()) {
-        (Some(only), None) if !only.route.as_str().contains('{') => {
-            Some(format!("{origin}{}", only.route.as_str()))
-        }
+        (Some(only), None) if !only.route.as_str().contains('{') => Some(format!("{origin}{}", only.route.as_str())),
         _ => None,
     }
 }
 
 /// The body of a form POST, within `limit` bytes.
-pub(crate) async fn form_body(
-    req: &mut Incoming,
-    limit: u64,
-) -> Result<Vec<(String, String)>, Error> {
+pub(crate) async fn form_body(req: &mut Incoming, limit: u64) -> Result<Vec<(String, String)>, Error> {
     let content_type = req.header("content-type").unwrap_or_default();
-    if !content_type
-        .to_ascii_lowercase()
-        .starts_with("application/x-www-form-urlencoded")
-    {
-        return Err(crate::oauth::OAuthError::invalid_request(
-            "the body must be application/x-www-form-urlencoded",
-        )
-        .into());
+    if !content_type.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded") {
+        return Err(crate::oauth::OAuthError::invalid_request("the body must be application/x-www-form-urlencoded").into());
     }
-    let body = crate::edge::body::read_limited(req, limit)
-        .await
-        .map_err(|e| match e {
-            Error::PayloadTooLarge(limit) => Error::OAuth(Box::new(crate::oauth::OAuthError::new(
-                413,
-                "invalid_request",
-                format!("the body exceeds {limit} bytes"),
-            ))),
-            other => other,
-        })?;
-    let text = String::from_utf8(body)
-        .map_err(|_| crate::oauth::OAuthError::invalid_request("the body is not UTF-8"))?;
+    let body = crate::edge::body::read_limited(req, limit).await.map_err(|e| match e {
+        Error::PayloadTooLarge(limit) => Error::OAuth(Box::new(crate::oauth::OAuthError::new(413, "invalid_request", format!("the body exceeds {limit} bytes")))),
+        other => other,
+    })?;
+    let text = String::from_utf8(body).map_err(|_| crate::oauth::OAuthError::invalid_request("the body is not UTF-8"))?;
     Ok(crate::oauth::form(&text))
 }
