@@ -29,7 +29,7 @@ if (process.env.ADMIN_TOKEN) {
   mkdirSync(join(root, '.mcp-edge'), { recursive: true });
   writeFileSync(file, `MCP_EDGE_ADMIN_TOKEN=${JSON.stringify(process.env.ADMIN_TOKEN)}\n`, { mode: 0o600 });
   secrets.push('--env-file', file);
-  console.error('[start] the admin API is on: /admin/api takes Authorization: Bearer $ADMIN_TOKEN');
+  console.error('[start] the admin API is on: /admin/api takes Authorization: Bearer $ADMIN_TOKEN, and the console\'s "Admin sign-in" takes the token');
 }
 
 const wrangler = spawn(
@@ -43,6 +43,7 @@ const wrangler = spawn(
   { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
 );
 console.error(`[start] MCP on http://127.0.0.1:${port}/mcp, configured by ${config}`);
+console.error(`[start] the console: http://127.0.0.1:${port}/${process.env.ADMIN_TOKEN ? '' : ' (to change tools live from it: ADMIN_TOKEN=<a long random value> npm start)'}`);
 const stop = () => wrangler.kill('SIGTERM');
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

@@ -51,6 +51,13 @@ pub fn bar(viewer: &Viewer<'_>) -> String {
                 escape(s.name())
             ));
         }
+        // Nobody can sign in: say how an operator turns it on (no secret is named but the
+        // variable's, which the docs name too).
+        None if viewer.ways == Ways::default() => out.push_str(
+            "<details class=\"signin\"><summary>Admin</summary><p class=\"pop\">Live changes are off. Set the secret <code>MCP_EDGE_ADMIN_TOKEN</code> \
+             (under <code>npm start</code>: <code>ADMIN_TOKEN=… npm start</code>), or configure <code>oauth</code>; then sign in here to add, \
+             change and roll back tools, and to see their health.</p></details>",
+        ),
         None => out.push_str(&ways(viewer.ways, false)),
     }
     out.push_str("</div>");
@@ -64,8 +71,10 @@ fn ways(ways: Ways, full: bool) -> String {
         out.push_str(&format!("<a class=\"button\" href=\"{SIGNIN_PATH}\">Sign in</a>"));
     }
     if ways.token {
+        // In the bar, the form opens over the page.
+        let pop = if full { "" } else { " pop" };
         let form = format!(
-            "<form method=\"post\" action=\"{SIGNIN_PATH}\" class=\"token\"><label for=\"admin-token\">Admin token</label>\
+            "<form method=\"post\" action=\"{SIGNIN_PATH}\" class=\"token{pop}\"><label for=\"admin-token\">Admin token</label>\
              <input id=\"admin-token\" name=\"token\" type=\"password\" autocomplete=\"current-password\" required><button>Sign in</button></form>"
         );
         if full {
@@ -164,7 +173,8 @@ mod tests {
         let signed = bar_of(Viewer { session: Some(&alice), ..Viewer::default() });
         assert!(signed.contains("Signed in as <strong>&lt;alice&gt;</strong> <span class=\"badge admin\">admin</span>"), "{signed}");
         assert!(signed.contains("action=\"/console/signout\""));
-        assert_eq!(bar_of(Viewer::default()), "<div class=\"account\"></div>");
+        let off = bar_of(Viewer::default());
+        assert!(off.contains("<summary>Admin</summary>") && off.contains("Live changes are off.") && !off.contains("<form"), "{off}");
         let both = bar_of(Viewer { ways: Ways { oauth: true, token: true }, ..Viewer::default() });
         assert!(both.contains("href=\"/console/signin\"") && both.contains("name=\"token\" type=\"password\""));
         let token = bar_of(Viewer { ways: Ways { oauth: false, token: true }, ..Viewer::default() });

@@ -69,7 +69,7 @@ a.button{display:inline-block;padding:.3rem .9rem;border-radius:6px;background:#
 button.quiet{background:transparent;border-color:#ffffff66}.badge.admin{background:#f3e8ff;color:#6b21a8}\
 details.signin{position:relative}details.signin>summary{color:#fff}\
 form.token{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;margin:.6rem 0}form.token input{font:inherit;padding:.3rem .45rem;border:1px solid #c9ced8;border-radius:6px}\
-.account form.token{position:absolute;right:0;z-index:1;background:#fff;color:#1d2330;padding:.75rem;border-radius:8px;box-shadow:0 4px 16px #0003}\
+.account .pop{position:absolute;right:0;z-index:1;background:#fff;color:#1d2330;padding:.75rem;border-radius:8px;box-shadow:0 4px 16px #0003;width:22rem;margin:.4rem 0 0}\
 .notice{background:#fff4f2;border:1px solid #f1b8b0;color:#8c1d13;border-radius:8px;padding:.6rem .8rem}";
 
 /// The whole page for a request on `origin` (`scheme://host[:port]`), as `viewer` may see it.
