@@ -129,9 +129,12 @@ pub fn seen(access: &ConsoleAccess, session: Option<&Session>) -> Seen {
 /// alone is ambient, so a request from anywhere else is not allowed to use it. Browsers send
 /// `Sec-Fetch-Site` on every request and `Origin` on every state-changing one; either must say
 /// this origin. (`SameSite=Strict` already keeps the cookie from other sites; this also keeps it
-/// from other origins of the same site.)
+/// from other origins of the same site.) The page's `Referrer-Policy: no-referrer` makes a browser
+/// send `Origin: null` with its own forms (the sign-in form among them); then `Sec-Fetch-Site`,
+/// which no page can set, says where they come from.
 pub fn from_console(origin: Option<&str>, fetch_site: Option<&str>, own_origin: &str) -> bool {
     match (origin, fetch_site) {
+        (Some("null"), Some(site)) => site == "same-origin",
         (Some(o), _) => o.eq_ignore_ascii_case(own_origin),
         (None, Some(site)) => site == "same-origin",
         (None, None) => false,
@@ -209,6 +212,11 @@ mod tests {
         assert!(!from_console(None, Some("none"), own));
         assert!(!from_console(None, None, own));
         assert!(!from_console(Some("null"), None, own));
+        // A form of the page itself, under its no-referrer policy; a sandboxed frame or a data:
+        // URL also says `null`, but the browser calls it cross-site.
+        assert!(from_console(Some("null"), Some("same-origin"), own));
+        assert!(!from_console(Some("null"), Some("cross-site"), own));
+        assert!(!from_console(Some("null"), Some("same-site"), own));
     }
 
     #[test]
