@@ -53,14 +53,15 @@ async function visit(origin, shot) {
   }
 }
 
-/** The page's headers; its CSP allows its style block, its one script on `origin` (the "Try a
- *  tool" panels, tests/console/try.test.mjs), requests to its own origin and `data:` images. */
+/** The page's headers; its CSP allows its style block, its scripts on `origin` (the "Try a tool"
+ *  panels, tests/console/try.test.mjs, and the admin's editor, tests/console/admin.test.mjs),
+ *  requests to its own origin, `data:` images, and its sign-in forms to its own origin. */
 function assertStrictHeaders(res, origin) {
   const h = res.headers();
   assert.equal(res.status(), 200);
   assert.equal(h['content-type'], 'text/html; charset=utf-8');
-  const script = `${origin.replace(/[.]/g, '\\.')}/console\\.[0-9a-f]{16}\\.js`;
-  const csp = new RegExp(`^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; script-src ${script}; connect-src 'self'; img-src data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'$`);
+  const script = (stem) => `${origin.replace(/[.]/g, '\\.')}/${stem}\\.[0-9a-f]{16}\\.js`;
+  const csp = new RegExp(`^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; script-src ${script('console')} ${script('console-admin')}; connect-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'$`);
   assert.match(h['content-security-policy'], csp);
   assert.equal(h['x-frame-options'], 'DENY');
   assert.equal(h['x-content-type-options'], 'nosniff');

@@ -113,9 +113,12 @@ test('the page loads its one script under a strict CSP, and each server gets a p
     const csp = v.res.headers()['content-security-policy'];
     const src = await v.page.locator('script').getAttribute('src');
     assert.match(src, /^\/console\.[0-9a-f]{16}\.js$/);
+    // The admin's script is allowed too; only an admin's page loads it (tests/console/admin.test.mjs).
+    const admin = csp.match(/script-src \S+ (\S+);/)?.[1];
+    assert.match(admin ?? '', new RegExp(`^${server.url.origin}/console-admin\\.[0-9a-f]{16}\\.js$`));
     assert.equal(
       csp.replace(/'sha256-[A-Za-z0-9+/=]+'/, 'HASH'),
-      `default-src 'none'; style-src HASH; script-src ${server.url.origin}${src}; connect-src 'self'; img-src data:; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
+      `default-src 'none'; style-src HASH; script-src ${server.url.origin}${src} ${admin}; connect-src 'self'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
     );
     await v.page.locator('div.try:not([hidden]) button.connect').first().waitFor();
     assert.equal(await v.page.locator('div.try:not([hidden])').count(), config.servers.length);
