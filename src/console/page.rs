@@ -70,7 +70,15 @@ button.quiet{background:transparent;border-color:#ffffff66}.badge.admin{backgrou
 details.signin{position:relative}details.signin>summary{color:#fff}\
 form.token{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;margin:.6rem 0}form.token input{font:inherit;padding:.3rem .45rem;border:1px solid #c9ced8;border-radius:6px}\
 .account .pop{position:absolute;right:0;z-index:1;background:#fff;color:#1d2330;padding:.75rem;border-radius:8px;box-shadow:0 4px 16px #0003;width:22rem;margin:.4rem 0 0}\
-.notice{background:#fff4f2;border:1px solid #f1b8b0;color:#8c1d13;border-radius:8px;padding:.6rem .8rem}";
+.notice{background:#fff4f2;border:1px solid #f1b8b0;color:#8c1d13;border-radius:8px;padding:.6rem .8rem}\
+#admin-panel textarea,#admin-panel select{font:inherit;padding:.3rem .45rem;border:1px solid #c9ced8;border-radius:6px;background:#fff}\
+#admin-panel textarea{width:100%;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}#admin-panel textarea.invalid{border-color:#b42318}\
+.admin-server{border:1px solid #e3e6eb;border-radius:10px;padding:0 1rem .4rem;margin:.75rem 0}.admin-server h3{border:0;padding:0;margin:.6rem 0 .2rem}\
+ul.admin-list{list-style:none;padding:0;margin:.25rem 0}ul.admin-list li{display:flex;align-items:center;gap:.5rem;padding:.3rem 0;border-bottom:1px solid #eceef2}\
+ul.admin-list .about{flex:1;min-width:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:.88rem}\
+ul.admin-list button,.versions button{padding:.1rem .6rem;font-size:.85rem}.row select.add-kind{flex:none;min-width:0}\
+.editor{border-top:1px solid #eceef2;margin-top:.5rem;padding-top:.25rem}ul.errors{margin:.2rem 0 .5rem;padding-left:1.2rem}\
+#admin-status:empty{display:none}.versions th:nth-child(1){width:11%}.versions th:nth-child(2){width:25%}.versions th:nth-child(3){width:15%}.versions th:nth-child(5){width:14%}";
 
 /// The whole page for a request on `origin` (`scheme://host[:port]`), as `viewer` may see it.
 pub fn render(catalog: &Catalog, origin: &str, viewer: &Viewer<'_>) -> String {
