@@ -127,7 +127,9 @@ pub fn admin(view: &AdminView) -> String {
     let made = if v.version == 0 {
         "the bundled configuration file, as deployed".to_string()
     } else {
-        format!("{} by <strong>{}</strong>, at <time datetime=\"{}\">{}</time>", escape(&v.summary), escape(&v.by), iso(v.at_ms), iso(v.at_ms))
+        // Read as the history table reads it; the attribute keeps ISO 8601.
+        let at = iso(v.at_ms);
+        format!("{} by <strong>{}</strong>, at <time datetime=\"{at}\">{} UTC</time>", escape(&v.summary), escape(&v.by), at.replace('T', " ").trim_end_matches('Z'))
     };
     let mut out = format!(
         "<section class=\"server admin\" id=\"admin\"><div class=\"head\"><h2>Configuration</h2><span class=\"badge\" id=\"config-version\">version {}</span></div>\
@@ -198,7 +200,7 @@ mod tests {
         let bundled = view(Version::default());
         assert!(bundled.contains("version 0</span>") && bundled.contains("the bundled configuration file, as deployed"), "{bundled}");
         let live = view(Version { version: 3, at_ms: 1_790_000_000_000, by: "alice".into(), summary: "tool <x> created".into(), servers: vec![] });
-        assert!(live.contains("tool &lt;x&gt; created by <strong>alice</strong>, at <time datetime=\"2026-09-21T14:13:20Z\">"), "{live}");
+        assert!(live.contains("tool &lt;x&gt; created by <strong>alice</strong>, at <time datetime=\"2026-09-21T14:13:20Z\">2026-09-21 14:13:20 UTC</time>"), "{live}");
         assert!(live.contains("data-version=\"3\""));
     }
 
