@@ -6,9 +6,9 @@
 //! request from it only when the object would have answered with the same bytes: one
 //! `tools/call` (or `resources/read`) request answered as JSON, nothing to stream (no progress
 //! token, no log level), nothing to ask the client (it declared no sampling, elicitation or roots
-//! capability), a tool neither deferred nor closing its stream early, and a call bound to end
-//! before the session could expire. The Worker drops its lease before it sends on anything that
-//! may change the session.
+//! capability), a tool neither deferred nor closing its stream early nor an upstream MCP
+//! server's, and a call bound to end before the session could expire. The Worker drops its
+//! lease before it sends on anything that may change the session.
 
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +56,8 @@ impl Lease {
     /// (the object, not knowing of the call, would otherwise end the session under it).
     pub fn serves(&self, server: &Server, call: &PendingCall, now_ms: u64) -> bool {
         let plain = match &call.kind {
-            CallKind::Tool(name) => server.tool(name).is_some_and(|t| t.deferral.is_none() && t.close_after_ms.is_none()),
+            // An upstream MCP server's tool speaks within the upstream session the object keeps.
+            CallKind::Tool(name) => server.tool(name).is_some_and(|t| t.deferral.is_none() && t.close_after_ms.is_none() && t.mcp.is_none()),
             CallKind::Resource { .. } => true,
         };
         plain && call.progress_token.is_none() && now_ms.saturating_add(call.http.timeout_ms) < self.session.expires_at(server.idle_timeout_ms)

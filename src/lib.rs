@@ -36,7 +36,8 @@
 //!   catalog search ranks them.
 //! - [`discovery`]: catalog mode: three tools that search the tools, describe one, call one.
 //! - [`upstream`]: calling an HTTP upstream: request rendering (OpenAPI query styles and
-//!   cookies included), the SSRF guard, retries and redirects, signing, reply mapping.
+//!   cookies included), the SSRF guard, retries and redirects, signing, reply mapping; and
+//!   upstream MCP servers as tool sources (`upstream::mcp`): their messages, replies and tools.
 //! - [`routes`]: route patterns with `{param}` segments.
 //! - [`head`]: a request's method, URL and headers as the edge reads them.
 //! - [`policy`]: Origin allowlists and CORS headers.

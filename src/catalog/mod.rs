@@ -123,6 +123,9 @@ pub struct Server {
     pub resources: Vec<Resource>,
     pub resource_templates: Vec<ResourceTemplate>,
     pub prompts: Vec<Prompt>,
+    /// Upstream MCP servers whose tools it serves too (`upstreams`); their tools join `tools`
+    /// once discovered (`edge/mcp.rs`).
+    pub upstreams: Vec<std::sync::Arc<crate::upstream::mcp::Source>>,
     /// The list results' entries, built once; a catalog server's `tools/list` lists catalog
     /// mode's own three tools.
     pub tool_listings: Vec<Value>,

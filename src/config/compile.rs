@@ -92,7 +92,9 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     };
     let (resources, resource_templates) = resources(&s, path, &route_params)?;
     let prompts = prompts(&s, path)?;
+    let upstreams = super::upstreams::upstreams(&s, path, &route_params, !tools.is_empty())?;
     Ok(Server {
+        upstreams: upstreams.into_iter().map(std::sync::Arc::new).collect(),
         lists_change: false,
         name: s.name,
         version: s.version,
@@ -299,7 +301,7 @@ fn prompts(s: &model::ServerConfig, path: &str) -> Result<Vec<Prompt>, ConfigErr
     Ok(prompts)
 }
 
-fn guard(request: &crate::upstream::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
+pub(super) fn guard(request: &crate::upstream::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
     let Some(host) = request.literal_host() else { return Ok(()) };
     let private: Vec<String> = private.iter().map(|h| h.to_ascii_lowercase()).collect();
     crate::upstream::address::check(&format!("http://{host}/"), &private).map_err(|why| ConfigError::at(at, why))

@@ -10,7 +10,8 @@ mod health;
 mod file;
 mod locate;
 pub mod model;
-mod request;
+pub(crate) mod request;
+mod upstreams;
 mod resources;
 pub(crate) mod tool;
 

@@ -287,6 +287,52 @@ pub struct ServerConfig {
     pub resource_templates: Vec<ResourceTemplateConfig>,
     #[serde(default)]
     pub prompts: Vec<PromptConfig>,
+    /// Upstream MCP servers whose tools this server serves too, beside its own.
+    #[serde(default)]
+    pub upstreams: Vec<UpstreamConfig>,
+}
+
+/// An upstream MCP server: where it is, how to reach it, and which of its tools to take.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// Names the upstream in logs, errors and the console: letters, digits, `_` and `-`.
+    pub name: String,
+    /// Its MCP endpoint, spoken to over Streamable HTTP; a template over `env.NAME` secrets.
+    pub url: String,
+    /// Header name → text template over `env.NAME` secrets and `principal.NAME` fields.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Prepended to each of its tools' names.
+    #[serde(default)]
+    pub prefix: String,
+    /// Which of its tools to take.
+    #[serde(default)]
+    pub tools: FilterConfig,
+    /// Only principals with one of these roles see and may call its tools.
+    #[serde(default)]
+    pub roles: Vec<String>,
+    /// Bounds each exchange with the upstream (a call, with everything it streams).
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+    /// How long its tool list is served before it is read again.
+    #[serde(default = "default_catalog_ttl_seconds")]
+    pub catalog_ttl_seconds: u64,
+    /// Templates may use `{principal.upstreamToken}`: the identity provider's token of the
+    /// caller (sign-in mode (a)). Off by default: a token is never passed through unasked.
+    #[serde(default)]
+    pub forward_upstream_token: bool,
+}
+
+/// Names or globs (`*` any run, `?` one character) to take, and to leave out.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FilterConfig {
+    /// Absent: every name.
+    #[serde(default)]
+    pub include: Option<Vec<String>>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -866,4 +912,7 @@ fn default_method() -> String {
 }
 fn default_timeout_ms() -> u64 {
     30_000
+}
+fn default_catalog_ttl_seconds() -> u64 {
+    300
 }

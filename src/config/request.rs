@@ -12,7 +12,7 @@ use crate::upstream::retry::RedirectPolicy;
 use crate::upstream::template::{Context, Template};
 
 const METHODS: [&str; 6] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"];
-const MAX_TIMEOUT_MS: u64 = 300_000;
+pub const MAX_TIMEOUT_MS: u64 = 300_000;
 
 /// Which names a template may use, and where a fault is reported.
 pub struct Scope<'a> {

@@ -177,6 +177,11 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> (String, O
     let plan = ctx.server.reply_plan(name);
     let structured = at_least(&ctx.session.protocol_version, "2025-06-18");
     let finished = |result| jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, Method::ToolsCall, reply::finalize(result, &plan, structured)));
+    // An upstream MCP server's tool: its own session, its own messages.
+    if let Some(target) = tool.and_then(|t| t.mcp.as_ref()) {
+        let (result, outcome) = crate::edge::mcp::call::run(ctx, call, target).await;
+        return (finished(result), Some(outcome));
+    }
     // Deferred calls are not counted: their upstream answers elsewhere (`crate::health`).
     if let (Some(tool), Some((deferral, timeout_ms))) = (tool, tool.and_then(|t| t.deferral)) {
         return (finished(match ctx.home {
@@ -223,7 +228,7 @@ async fn ask_all(ctx: &CallContext<'_>, input: &InputAsk, timeout_ms: u64) -> Re
 }
 
 /// Sends a request to the client on the call's stream and waits for its answer.
-async fn ask(ctx: &CallContext<'_>, method: Method, params: Value, timeout_ms: u64) -> Result<Result<Value, Value>, String> {
+pub(crate) async fn ask(ctx: &CallContext<'_>, method: Method, params: Value, timeout_ms: u64) -> Result<Result<Value, Value>, String> {
     if ctx.session.is_ephemeral() {
         return Err(format!("This tool needs {method} from the client, which a stateless server cannot ask for: the answer would arrive in another request."));
     }

@@ -8,7 +8,8 @@
 //!   upstream call carried out, in an object, or in the Worker for stateless requests and
 //!   leases), `deferred` (queued and callback calls), `health` (each call's outcome counted in
 //!   the isolate, flushed to the `health` object), `streams` and `writer` (a response's
-//!   stream and the messages written to it), `upstream` (the fetch), `http` (requests and
+//!   stream and the messages written to it), `upstream` (the fetch), `mcp` (upstream MCP
+//!   servers: their tool lists, sessions and calls), `http` (requests and
 //!   responses), `body` (bodies within their limits), `ids`, and below: the configuration, the
 //!   environment and stored JSON.
 
@@ -20,6 +21,7 @@ mod health;
 mod http;
 mod ids;
 mod live;
+mod mcp;
 mod object;
 mod streams;
 mod upstream;
@@ -43,6 +45,12 @@ extern "C" {
 /// instead of half-working. Shared: a request keeps the catalog it started with while a newer one
 /// takes its place.
 fn catalog() -> Result<Arc<Catalog>, crate::error::Error> {
+    base_catalog().map(mcp::discovery::merged)
+}
+
+/// The catalog as configured (the live version, or the bundled file), before the tools of
+/// upstream MCP servers join it.
+pub(crate) fn base_catalog() -> Result<Arc<Catalog>, crate::error::Error> {
     live::current().map_or_else(bundled, Ok)
 }
 

@@ -128,7 +128,7 @@ impl Drop for AbortOnDrop {
 /// (one timer for the whole call). `then` says whether it read the body to its end; if not, the
 /// fetch is aborted. `Err` carries how the exchange failed (network error, timeout, refused
 /// redirect).
-async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response) -> (T, bool)) -> Result<T, Upstream> {
+pub(crate) async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response) -> (T, bool)) -> Result<T, Upstream> {
     let deadline = now_ms() + call.timeout_ms;
     let timed_out = || Upstream::TimedOut { after_ms: call.timeout_ms };
     let mut timer = pin!(Delay::from(Duration::from_millis(call.timeout_ms)));
@@ -224,7 +224,7 @@ async fn fetch(call: &HttpCall, signal: &AbortSignal) -> Result<Response, String
     }
 }
 
-fn header(response: &Response, name: &str) -> Option<String> {
+pub(crate) fn header(response: &Response, name: &str) -> Option<String> {
     response.headers().get(name).ok().flatten()
 }
 
@@ -249,6 +249,12 @@ impl ReplyHead {
 }
 
 /// Reads the whole reply, up to `limit` bytes; says whether the body was read to its end.
+pub(crate) async fn read_whole(response: Response, limit: u64) -> (Upstream, bool) {
+    let head = ReplyHead::of(&response);
+    read(response, head, limit).await
+}
+
+/// The same, with the reply's head already read.
 async fn read(response: Response, head: ReplyHead, limit: u64) -> (Upstream, bool) {
     let status = response.status();
     let content_type = head.content_type;

@@ -36,6 +36,9 @@ pub struct Tool {
     pub cache: Option<crate::cache::CacheHint>,
     /// The `x-mcp-header` annotations of its input schema, found once.
     pub header_params: Vec<(String, Vec<String>)>,
+    /// A tool of an upstream MCP server (`upstreams`): which, and its name there. Its call is
+    /// that server's `tools/call`, and its result passes through unchanged.
+    pub mcp: Option<crate::upstream::mcp::Target>,
 }
 
 impl Tool {

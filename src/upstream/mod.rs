@@ -4,13 +4,15 @@
 //! SSRF guard), its attempts and redirects (`retry`), the HMAC that signs what goes out and
 //! comes back (`signing`), and its reply mapped into an MCP result (`reply`, with `stream` for
 //! upstreams that stream progress, logs or requests for input). `tools` says what a tool is;
-//! this module says how a call to its upstream goes.
+//! this module says how a call to its upstream goes. `mcp`: an upstream that is itself an MCP
+//! server, whose tools a server serves too.
 //!
 //! `reply` and `stream` use each other: a whole reply's body may be a streamed event (a result,
 //! or a request for input) that `stream` classifies, and `stream` maps the results it reads with
 //! `reply`'s mapping.
 
 pub mod address;
+pub mod mcp;
 pub mod params;
 pub mod reply;
 pub mod request;

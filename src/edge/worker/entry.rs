@@ -111,6 +111,7 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
         return crate::edge::forward::forward(env, envelope, &[]).await;
     }
     crate::edge::live::refresh(env, 0).await;
+    crate::edge::mcp::discovery::refresh(env).await;
     let catalog = catalog()?;
     let catalog = &catalog;
     let url = req.url()?;

@@ -157,6 +157,7 @@ impl McpSession {
         }
         // Serve at least the configuration version the Worker served.
         crate::edge::live::refresh(&self.env, envelope.config).await;
+        crate::edge::mcp::discovery::refresh(&self.env).await;
         let framing = envelope.framing.unwrap_or(Framing::Json);
         let ndjson_body = envelope.ndjson_body;
         // Seed 003's progress.update lines go to NDJSON clients and the /stream alias.

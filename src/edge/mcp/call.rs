@@ -1,0 +1,153 @@
+//! A call of an upstream MCP server's tool, in the upstream session kept for the downstream
+//! session (opened at the first call; opened again, and the call made once more, when the
+//! upstream has forgotten it). Its progress and log lines reach the client as they come; its
+//! requests (sampling, elicitation, roots) are asked of the client and the answers posted back;
+//! its result passes through unchanged, and when it fails, the result says why. A call the
+//! client cancels is cancelled upstream too.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use super::{next_id, open, post, Failure, Link, Reply};
+use crate::edge::calls::CallContext;
+use crate::health::Outcome;
+use crate::method::Method;
+use crate::upstream::mcp::reader::{error_text, Message};
+use crate::upstream::mcp::{self as protocol, Source, Target};
+use crate::upstream::reply::error_result;
+use crate::dispatch::PendingCall;
+
+thread_local! {
+    /// Upstream sessions by downstream session, server and source. Held by the session's object,
+    /// where every call of these tools runs (a lease never serves them).
+    static LINKS: RefCell<HashMap<String, Link>> = RefCell::new(HashMap::new());
+}
+
+/// The client capabilities an upstream may use through mcp-edge: those the client declared that
+/// mcp-edge relays, when the client can be asked at all.
+fn relayed(ctx: &CallContext<'_>) -> Value {
+    if ctx.inputs.is_none() || ctx.session.is_ephemeral() {
+        return json!({});
+    }
+    let declared = &ctx.session.client_capabilities;
+    let relayed: serde_json::Map<String, Value> = ["sampling", "elicitation", "roots"].iter().filter_map(|c| declared.get(*c).map(|v| (c.to_string(), v.clone()))).collect();
+    Value::Object(relayed)
+}
+
+/// The call's result (a `CallToolResult`), and its outcome for the health figures.
+pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target) -> (Value, Outcome) {
+    let Some(source) = ctx.server.upstreams.get(target.source) else {
+        return (error_result(format!("The tool {:?} has no upstream any more.", call.label())), Outcome::Network);
+    };
+    let failed = |why: String, outcome| (error_result(format!("The upstream MCP server {:?} failed: {why}.", source.name)), outcome);
+    let key = format!("{}\n{}\n{}", ctx.session.id, ctx.server.route.as_str(), source.name);
+    let keep = !ctx.session.is_ephemeral();
+    for attempt in 0..2 {
+        let known = if keep { LINKS.with(|l| l.borrow().get(&key).cloned()) } else { None };
+        let link = match known {
+            Some(link) => link,
+            None => match open(&call.http, &relayed(ctx), ctx.server.max_reply_bytes).await {
+                Ok(link) => {
+                    if keep {
+                        LINKS.with(|l| l.borrow_mut().insert(key.clone(), link.clone()));
+                    }
+                    link
+                }
+                Err(Failure::Down(why, outcome)) => return failed(why, outcome),
+                Err(Failure::Gone) => return failed("it forgot the session it had just opened".into(), Outcome::Network),
+            },
+        };
+        let ended = exchange(ctx, call, source, target, &link).await;
+        if !keep {
+            super::close(&call.http, &link).await;
+        }
+        match ended {
+            Ok(result) => return result,
+            // Forgotten (the upstream restarted, or expired the session): once more, anew.
+            Err(Failure::Gone) if attempt == 0 => {
+                LINKS.with(|l| l.borrow_mut().remove(&key));
+            }
+            Err(Failure::Gone) => return failed("it forgot the session again".into(), Outcome::Network),
+            Err(Failure::Down(why, outcome)) => return failed(why, outcome),
+        }
+    }
+    failed("it forgot the session again".into(), Outcome::Network)
+}
+
+/// One `tools/call` exchange, with everything the upstream sends before its answer.
+async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, target: &Target, link: &Link) -> Result<(Value, Outcome), Failure> {
+    let id = next_id();
+    let body = protocol::call_tool(id, &target.name, &call.arguments, call.progress_token.as_ref());
+    let mut cancel = CancelOnDrop { call: Some((call.http.clone(), link.clone(), id)) };
+    let max_bytes = ctx.server.max_reply_bytes;
+    let on = |message: Message| -> futures::future::LocalBoxFuture<'_, ()> { Box::pin(relay(ctx, call, source, link, message)) };
+    let answered = post(&call.http, Some(link), body, Some(id), max_bytes, Some(&on)).await;
+    // Answered, or failed without the upstream still working on it: nothing to cancel. A call
+    // that ran out of time is still running there, and is cancelled as the guard drops.
+    if !matches!(answered, Err(Failure::Down(_, Outcome::Timeout))) {
+        cancel.call = None;
+    }
+    match answered?.0 {
+        Reply::Answer(Ok(result)) => Ok((crate::upstream::reply::passthrough(result), Outcome::Ok)),
+        // A protocol error (unknown tool, invalid arguments): the model reads it as the tool's error.
+        Reply::Answer(Err(error)) => Ok((error_result(format!("The upstream MCP server {:?} refused the call: {}", source.name, error_text(&error))), Outcome::Ok)),
+        Reply::Accepted => Err(Failure::Down("it accepted the call without answering it".into(), Outcome::Network)),
+    }
+}
+
+/// What the upstream sends during a call: notifications for the client, requests to ask it.
+async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, message: Message) {
+    match message {
+        Message::Notification { method, params } => {
+            let passes = match method.as_str() {
+                // Sent with the client's own token, so it is the client's progress as it is.
+                "notifications/progress" => call.progress_token.is_some(),
+                "notifications/message" => {
+                    let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
+                    ctx.session.log_level.is_some() && crate::protocol::logging::passes(ctx.session.log_level.as_deref(), level)
+                }
+                "notifications/tools/list_changed" => {
+                    super::discovery::stale(ctx.server, source);
+                    false
+                }
+                _ => false,
+            };
+            if let (true, Some(out)) = (passes, ctx.out) {
+                out.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string()).await;
+            }
+        }
+        Message::Request { id, method, params } => {
+            let outcome = match method.as_str() {
+                "ping" => Ok(json!({})),
+                _ => match Method::parse(&method).filter(|m| matches!(m, Method::SamplingCreateMessage | Method::ElicitationCreate | Method::RootsList)) {
+                    Some(m) => match crate::edge::calls::ask(ctx, m, params, call.http.timeout_ms).await {
+                        Ok(answer) => answer,
+                        Err(why) => Err(json!({"code": -32603, "message": why})),
+                    },
+                    None => Err(json!({"code": -32601, "message": format!("mcp-edge does not relay {method}")})),
+                },
+            };
+            // The answer is a message of its own in the same session; the call's stream goes on.
+            let _ = post(&call.http, Some(link), protocol::answer(&id, &outcome), None, 64 * 1024, None).await;
+        }
+        Message::Response { .. } => {}
+    }
+}
+
+/// Tells the upstream the call was cancelled when the call is dropped before its answer (the
+/// client cancelled it, or its time ran out): the fetch is aborted, and this says why.
+struct CancelOnDrop {
+    call: Option<(crate::upstream::HttpCall, Link, u64)>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some((http, link, id)) = self.call.take() {
+            wasm_bindgen_futures::spawn_local(async move {
+                let _ = post(&http, Some(&link), protocol::cancelled(id, "the client cancelled the call"), None, 4096, None).await;
+            });
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! Each source's tool list, read with a session of its own (initialize, `tools/list` page by
+//! page, then `DELETE`), kept in this isolate for the source's `catalogTtlSeconds`, and merged
+//! into the catalog this isolate serves. The request that finds a list due waits for it, within
+//! [`DISCOVERY_TIMEOUT_MS`]; a source that cannot be read is tried again after [`RETRY_MS`],
+//! and meanwhile keeps the tools it last listed (their calls say what is wrong). A source never
+//! read lists nothing. An upstream's `notifications/tools/list_changed` makes its list due at
+//! once.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+use worker::Env;
+
+use super::{close, next_id, open, post, Failure, Reply};
+use crate::catalog::{Catalog, Server, ToolDiscovery};
+use crate::edge::now_ms;
+use crate::upstream::mcp::{self as protocol, Source};
+use crate::upstream::HttpCall;
+
+/// A list is read within this, whatever the source's own time limit: the request waits for it.
+pub const DISCOVERY_TIMEOUT_MS: u64 = 10_000;
+/// A source that could not be read is tried again after this.
+pub const RETRY_MS: u64 = 30_000;
+/// At most this many `tools/list` pages are read from one source.
+const MAX_PAGES: usize = 50;
+
+/// A merged catalog, with the base and generation it was built from.
+struct Merged {
+    base: Arc<Catalog>,
+    generation: u64,
+    catalog: Arc<Catalog>,
+}
+
+/// A source's last list, and when to read it again.
+struct Found {
+    listed: Vec<Value>,
+    due_ms: u64,
+}
+
+thread_local! {
+    static FOUND: RefCell<HashMap<String, Found>> = RefCell::new(HashMap::new());
+    /// Sources being read now, so that concurrent requests do not read them twice.
+    static READING: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+    /// Bumped whenever a list changes: the merged catalog is built again.
+    static GENERATION: Cell<u64> = const { Cell::new(0) };
+    /// The merged catalog, with the base catalog and generation it was built from (the base is
+    /// held, so no other catalog can take its address meanwhile).
+    static MERGED: RefCell<Option<Merged>> = const { RefCell::new(None) };
+}
+
+fn key(server: &Server, source: &Source) -> String {
+    format!("{}\n{}", server.route.as_str(), source.name)
+}
+
+/// The source's list is due at once (the upstream said it changed).
+pub fn stale(server: &Server, source: &Source) {
+    FOUND.with(|f| {
+        if let Some(found) = f.borrow_mut().get_mut(&key(server, source)) {
+            found.due_ms = 0;
+        }
+    });
+}
+
+/// Reads every list that is due, of every server with upstreams.
+pub async fn refresh(env: &Env) {
+    let Ok(base) = crate::edge::base_catalog() else { return };
+    for server in base.servers.iter().filter(|s| !s.upstreams.is_empty()) {
+        for source in &server.upstreams {
+            let key = key(server, source);
+            let now = now_ms();
+            let due = FOUND.with(|f| f.borrow().get(&key).is_none_or(|found| found.due_ms <= now));
+            if !due || !READING.with(|r| r.borrow_mut().insert(key.clone())) {
+                continue;
+            }
+            let read = discover(env, server, source).await;
+            READING.with(|r| r.borrow_mut().remove(&key));
+            let now = now_ms();
+            match read {
+                Ok(listed) => {
+                    FOUND.with(|f| f.borrow_mut().insert(key, Found { listed, due_ms: now + source.catalog_ttl_ms }));
+                    GENERATION.with(|g| g.set(g.get() + 1));
+                }
+                Err(why) => {
+                    worker::console_error!("{}", json!({"message": "upstream MCP server: its tool list could not be read", "server": server.name, "upstream": source.name, "error": why}));
+                    FOUND.with(|f| f.borrow_mut().entry(key).or_insert(Found { listed: Vec::new(), due_ms: 0 }).due_ms = now + RETRY_MS);
+                }
+            }
+        }
+    }
+}
+
+/// The exchange's request for `source`: its URL and headers with this deployment's secrets (no
+/// caller: a list is read once for everyone), within the discovery time limit.
+fn base_call(env: &Env, server: &Server, source: &Source) -> Result<HttpCall, String> {
+    let bindings = crate::upstream::request::bindings(&source.request.secrets, &|n| crate::edge::secret(env, n), &[]);
+    let mut call = source.request.render(&format!("upstream {:?}", source.name), &Map::new(), &bindings).map_err(|e| e.message())?;
+    call.private_upstreams.clone_from(&server.private_upstreams);
+    call.timeout_ms = call.timeout_ms.min(DISCOVERY_TIMEOUT_MS);
+    Ok(call)
+}
+
+async fn discover(env: &Env, server: &Server, source: &Source) -> Result<Vec<Value>, String> {
+    let call = base_call(env, server, source)?;
+    let down = |f: Failure| match f {
+        Failure::Gone => "it forgot its session while listing its tools".to_string(),
+        Failure::Down(why, _) => why,
+    };
+    // What mcp-edge can relay, so that tools an upstream offers only to such clients are listed;
+    // a call then asks the client behind, if it declared the capability.
+    let link = open(&call, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes).await.map_err(down)?;
+    let mut listed = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    let result = loop {
+        pages += 1;
+        let id = next_id();
+        let params = cursor.as_ref().map(|c| json!({"cursor": c}));
+        let page = match post(&call, Some(&link), protocol::request(id, "tools/list", params), Some(id), server.max_reply_bytes, None).await {
+            Ok((Reply::Answer(Ok(page)), _)) => page,
+            Ok((Reply::Answer(Err(error)), _)) => break Err(format!("it refused tools/list: {}", crate::upstream::mcp::reader::error_text(&error))),
+            Ok((Reply::Accepted, _)) => break Err("it accepted tools/list without answering it".into()),
+            Err(f) => break Err(down(f)),
+        };
+        let Some(tools) = page.get("tools").and_then(Value::as_array) else { break Err("its tools/list result has no tools array".into()) };
+        listed.extend(tools.iter().cloned());
+        cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_string);
+        if cursor.is_none() {
+            break Ok(listed);
+        }
+        if pages >= MAX_PAGES {
+            break Err(format!("its tool list has more than {MAX_PAGES} pages"));
+        }
+    };
+    close(&call, &link).await;
+    result
+}
+
+/// `base` with each source's last list among its servers' tools; `base` itself when no server
+/// has upstreams. Built once per base and generation.
+pub fn merged(base: Arc<Catalog>) -> Arc<Catalog> {
+    if base.servers.iter().all(|s| s.upstreams.is_empty()) {
+        return base;
+    }
+    let generation = GENERATION.with(Cell::get);
+    if let Some(catalog) = MERGED.with(|m| m.borrow().as_ref().filter(|m| Arc::ptr_eq(&m.base, &base) && m.generation == generation).map(|m| m.catalog.clone())) {
+        return catalog;
+    }
+    let mut catalog = (*base).clone();
+    for server in catalog.servers.iter_mut().filter(|s| !s.upstreams.is_empty()) {
+        let server = Arc::make_mut(server);
+        let mut added = Vec::new();
+        for (index, source) in server.upstreams.iter().enumerate() {
+            let listed = FOUND.with(|f| f.borrow().get(&key(server, source)).map(|found| found.listed.clone())).unwrap_or_default();
+            let taken = |name: &str| server.tools.iter().chain(added.iter()).any(|t: &crate::tools::Tool| t.name == name);
+            let (tools, skipped) = crate::upstream::mcp::catalog::tools(source, index, &listed, &taken, server.max_reply_bytes);
+            if !skipped.is_empty() {
+                worker::console_warn!("{}", json!({"message": "upstream MCP server: tools left out", "server": server.name, "upstream": source.name, "tools": skipped}));
+            }
+            added.extend(tools);
+        }
+        server.tools.extend(added);
+        server.tool_listings = match &server.discovery {
+            ToolDiscovery::List => server.tools.iter().map(|t| t.listing.clone()).collect(),
+            ToolDiscovery::Catalog(_) => server.tool_listings.clone(),
+        };
+        if let ToolDiscovery::Catalog(_) = server.discovery {
+            server.discovery = ToolDiscovery::Catalog(crate::tools::search::Index::new(&server.tools));
+        }
+    }
+    let catalog = Arc::new(catalog);
+    MERGED.with(|m| *m.borrow_mut() = Some(Merged { base, generation, catalog: catalog.clone() }));
+    catalog
+}

@@ -1,0 +1,218 @@
+//! Upstream MCP servers at the edge: mcp-edge as their client. One exchange is a POST of one
+//! JSON-RPC message, answered with JSON, an SSE stream, or 202; what comes before the answer on
+//! a stream (progress, log lines, the upstream's own requests) is handed to the caller as it
+//! arrives. Every exchange goes through `edge::upstream`'s fetch: the SSRF guard, the source's
+//! time limit, and an abort when the call is dropped.
+//!
+//! - `discovery.rs`: each source's tool list, read with a session of its own, kept per isolate
+//!   for `catalogTtlSeconds`, and merged into the catalog this isolate serves.
+//! - `call.rs`: a tool call, in the upstream session kept for the downstream session.
+
+pub mod call;
+pub mod discovery;
+
+use std::cell::Cell;
+
+use futures::future::LocalBoxFuture;
+
+use serde_json::{json, Value};
+
+use crate::health::Outcome;
+use crate::upstream::mcp::reader::{messages, Message, SseReader};
+use crate::upstream::mcp::{self as protocol};
+use crate::upstream::reply::Upstream;
+use crate::upstream::HttpCall;
+
+/// An upstream session: its id (none for an upstream without sessions) and the revision agreed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub session_id: Option<String>,
+    pub version: String,
+}
+
+/// How an exchange failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The upstream no longer knows the session: open a new one and try again.
+    Gone,
+    /// Down, slow, refusing, or speaking nonsense: said in words, and counted as.
+    Down(String, Outcome),
+}
+
+/// What an exchange came to: the answer to our request, or (for a notification or an answer of
+/// ours) its acceptance.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Answer(Result<Value, Value>),
+    Accepted,
+}
+
+thread_local! {
+    static NEXT_ID: Cell<u64> = const { Cell::new(1) };
+}
+
+/// A fresh id for a request to an upstream.
+pub fn next_id() -> u64 {
+    NEXT_ID.with(|n| {
+        let id = n.get();
+        n.set(id.wrapping_add(1));
+        id
+    })
+}
+
+/// What handles the messages an upstream sends before its answer. A trait object, not a
+/// generic: each `post` is one function in the module, whoever handles its messages.
+pub type Relay<'a> = &'a dyn Fn(Message) -> LocalBoxFuture<'a, ()>;
+
+/// POSTs `body` (a request with `id`, or a notification or answer with none) in `link`'s session,
+/// and reads the reply until the answer to `id`. Messages that come first go to `on` (none:
+/// dropped). Returns the reply and the session id the upstream named, if it named one.
+pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>) -> Result<(Reply, Option<String>), Failure> {
+    let mut call = base.clone();
+    call.method = "POST".into();
+    call.body = Some(body);
+    call.retry = None;
+    call.headers.retain(|(n, _)| !["content-type", "accept", "mcp-session-id", "mcp-protocol-version"].contains(&n.to_ascii_lowercase().as_str()));
+    call.headers.push(("Content-Type".into(), "application/json".into()));
+    call.headers.push(("Accept".into(), "application/json, text/event-stream".into()));
+    if let Some(link) = link {
+        if let Some(session) = &link.session_id {
+            call.headers.push(("Mcp-Session-Id".into(), session.clone()));
+        }
+        call.headers.push(("MCP-Protocol-Version".into(), link.version.clone()));
+    }
+    let has_session = link.is_some_and(|l| l.session_id.is_some());
+    let ended = crate::edge::upstream::exchange(&call, async |response| {
+        let status = response.status();
+        let session = crate::edge::upstream::header(&response, "mcp-session-id");
+        let media = crate::edge::upstream::header(&response, "content-type").map(|t| crate::negotiate::media_type(&t)).unwrap_or_default();
+        if status == 202 {
+            return (Ok((Reply::Accepted, session)), false);
+        }
+        if !(200..300).contains(&status) {
+            let (upstream, drained) = crate::edge::upstream::read_whole(response, 4096).await;
+            let text = match &upstream {
+                Upstream::Reply { body, .. } => String::from_utf8_lossy(body).into_owned(),
+                _ => String::new(),
+            };
+            // 404 is the spec's answer to a session it no longer has; some servers say 400.
+            let gone = has_session && (status == 404 || (status == 400 && text.to_ascii_lowercase().contains("session")));
+            let excerpt: String = text.chars().take(200).collect();
+            return (Err(if gone { Failure::Gone } else { Failure::Down(format!("it answered HTTP {status} {}", excerpt.trim()), Outcome::Upstream(status)) }), drained);
+        }
+        let answer = if media == "text/event-stream" { stream(response, id, max_bytes, on).await } else { whole(response, id, max_bytes, on).await };
+        (answer.map(|reply| (reply, session)), true)
+    })
+    .await;
+    match ended {
+        Ok(result) => result,
+        Err(Upstream::TimedOut { after_ms }) => Err(Failure::Down(format!("it did not answer within {after_ms} ms"), Outcome::Timeout)),
+        Err(Upstream::Failed(why)) => Err(Failure::Down(format!("it could not be reached: {why}"), Outcome::Network)),
+        Err(Upstream::Reply { status, .. }) => Err(Failure::Down(format!("it answered HTTP {status}"), Outcome::Upstream(status))),
+    }
+}
+
+/// A JSON reply: the messages it holds, ours among them.
+async fn whole(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>) -> Result<Reply, Failure> {
+    let (upstream, _) = crate::edge::upstream::read_whole(response, max_bytes).await;
+    let body = match upstream {
+        Upstream::Reply { body, truncated_at: None, .. } => body,
+        Upstream::Reply { .. } => return Err(Failure::Down(format!("its reply exceeds the {max_bytes}-byte limit"), Outcome::Limit)),
+        Upstream::Failed(why) => return Err(Failure::Down(format!("its reply could not be read: {why}"), Outcome::Network)),
+        Upstream::TimedOut { after_ms } => return Err(Failure::Down(format!("it did not answer within {after_ms} ms"), Outcome::Timeout)),
+    };
+    if body.iter().all(u8::is_ascii_whitespace) && id.is_none() {
+        return Ok(Reply::Accepted);
+    }
+    for message in messages(&String::from_utf8_lossy(&body)).map_err(nonsense)? {
+        if let Some(reply) = answer_to(message, id, on).await {
+            return Ok(reply);
+        }
+    }
+    match id {
+        None => Ok(Reply::Accepted),
+        Some(_) => Err(nonsense("its reply holds no answer to the request".into())),
+    }
+}
+
+/// An SSE reply, read as it arrives, until the answer to `id`.
+async fn stream(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>) -> Result<Reply, Failure> {
+    use futures::StreamExt;
+    let mut chunks = worker::Response::from(response).stream().map_err(|e| Failure::Down(format!("its stream could not be read: {e}"), Outcome::Network))?;
+    let mut reader = SseReader::default();
+    let mut seen = 0u64;
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| Failure::Down(format!("its stream broke off: {e}"), Outcome::Network))?;
+        seen += chunk.len() as u64;
+        if seen > max_bytes {
+            return Err(Failure::Down(format!("its stream exceeds the {max_bytes}-byte limit"), Outcome::Limit));
+        }
+        for event in reader.feed(&chunk) {
+            // Other event types carry no message; an empty `data` is a priming event (SSE
+            // polling), which only sets the id to resume from.
+            if event.event.as_deref().is_some_and(|e| e != "message") || event.data.trim().is_empty() {
+                continue;
+            }
+            for message in messages(&event.data).map_err(nonsense)? {
+                if let Some(reply) = answer_to(message, id, on).await {
+                    return Ok(reply);
+                }
+            }
+        }
+    }
+    match id {
+        None => Ok(Reply::Accepted),
+        Some(_) => Err(Failure::Down("its stream ended without an answer".into(), Outcome::Network)),
+    }
+}
+
+/// The upstream said something that is not MCP.
+fn nonsense(why: String) -> Failure {
+    Failure::Down(why, Outcome::Network)
+}
+
+/// The reply, when `message` answers `id`; anything else goes to `on`.
+async fn answer_to(message: Message, id: Option<u64>, on: Option<Relay<'_>>) -> Option<Reply> {
+    match message {
+        Message::Response { id: answered, outcome } if id.is_some_and(|id| answered == json!(id)) => Some(Reply::Answer(outcome)),
+        // An answer to something else (a request that was given up on) changes nothing.
+        Message::Response { .. } => None,
+        other => {
+            if let Some(on) = on {
+                on(other).await;
+            }
+            None
+        }
+    }
+}
+
+/// Opens a session: `initialize` (with the client capabilities mcp-edge relays), then
+/// `notifications/initialized`. Requests the upstream makes meanwhile are refused.
+pub async fn open(base: &HttpCall, capabilities: &Value, max_bytes: u64) -> Result<Link, Failure> {
+    let id = next_id();
+    let (reply, session) = post(base, None, protocol::initialize(id, capabilities), Some(id), max_bytes, None).await?;
+    let result = match reply {
+        Reply::Answer(Ok(result)) => result,
+        Reply::Answer(Err(error)) => return Err(nonsense(format!("it refused initialize: {}", crate::upstream::mcp::reader::error_text(&error)))),
+        Reply::Accepted => return Err(nonsense("it accepted initialize without answering it".into())),
+    };
+    let link = Link { session_id: session, version: protocol::negotiated(&result).map_err(nonsense)? };
+    post(base, Some(&link), protocol::initialized(), None, max_bytes, None).await.map_err(|f| match f {
+        Failure::Gone => nonsense("it forgot the session it had just opened".into()),
+        down => down,
+    })?;
+    Ok(link)
+}
+
+/// Ends a session the upstream keeps (`DELETE`), best effort: a session left open expires there.
+pub async fn close(base: &HttpCall, link: &Link) {
+    let Some(session) = &link.session_id else { return };
+    let mut call = base.clone();
+    call.method = "DELETE".into();
+    call.body = None;
+    call.retry = None;
+    call.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
+    call.headers.push(("Mcp-Session-Id".into(), session.clone()));
+    call.headers.push(("MCP-Protocol-Version".into(), link.version.clone()));
+    let _ = crate::edge::upstream::perform(&call, 4096).await;
+}

@@ -1,0 +1,120 @@
+//! An upstream's `tools/list` as tools of ours: those its filter takes, named with its prefix,
+//! gated by its roles, listed as the upstream describes them (title, description, schemas,
+//! annotations). A tool it describes wrongly is left out, and said why.
+
+use serde_json::{json, Value};
+
+use super::{Source, Target};
+use crate::tools::Tool;
+use crate::upstream::reply::{ReplyPlan, ResultMode};
+
+/// Longest tool name a client is promised (the MCP spec's SEP-986 limit).
+const MAX_NAME_CHARS: usize = 128;
+
+/// The tools of one `tools/list` page (`tools`), from source number `index`; and the reasons
+/// for those left out. `taken`: names already served (the server's own tools, other sources'),
+/// which a discovered tool does not shadow.
+pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&str) -> bool, max_reply_bytes: u64) -> (Vec<Tool>, Vec<String>) {
+    let mut tools: Vec<Tool> = Vec::new();
+    let mut skipped = Vec::new();
+    for entry in listed {
+        let Some(name) = entry.get("name").and_then(Value::as_str) else {
+            skipped.push("a tool without a name".to_string());
+            continue;
+        };
+        if !source.tools.takes(name) {
+            continue;
+        }
+        let ours = format!("{}{name}", source.prefix);
+        let schema = entry.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object"}));
+        let why = if !schema.is_object() {
+            Some("its inputSchema is not an object")
+        } else if ours.chars().count() > MAX_NAME_CHARS || ours.chars().any(|c| !(c.is_ascii_alphanumeric() || "_-.".contains(c))) {
+            Some("its name, with the prefix, is not 1 to 128 letters, digits, `_`, `-` or `.`")
+        } else if taken(&ours) || tools.iter().any(|t| t.name == ours) {
+            Some("another tool of this server has that name")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            skipped.push(format!("{ours:?}: {why}"));
+            continue;
+        }
+        let mut listing = entry.as_object().cloned().unwrap_or_default();
+        listing.insert("name".into(), Value::String(ours.clone()));
+        listing.insert("inputSchema".into(), schema.clone());
+        tools.push(Tool {
+            name: ours,
+            listing: Value::Object(listing),
+            header_params: crate::protocol::meta::header_params(&schema),
+            input_schema: schema,
+            // The URL and headers; the body is each call's JSON-RPC message.
+            request: source.request.clone(),
+            // Its result is passed on as the upstream gave it.
+            reply: ReplyPlan { mode: ResultMode::Passthrough, ..ReplyPlan::map(max_reply_bytes) },
+            close_after_ms: None,
+            forward_meta_auth: false,
+            forward_upstream_token: source.forward_upstream_token,
+            deferral: None,
+            roles: source.roles.clone(),
+            tags: Vec::new(),
+            cache: None,
+            mcp: Some(Target { source: index, name: name.to_string() }),
+        });
+    }
+    (tools, skipped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::upstream::mcp::filter::Filter;
+
+    fn source(prefix: &str, include: Option<&[String]>) -> Source {
+        let http: crate::config::model::HttpConfig = serde_json::from_value(json!({"url": "https://up.example/mcp"})).unwrap();
+        let scope = crate::config::request::Scope { path: "servers[0].upstreams[0]", arguments: &[], route_params: &[], meta: false, meta_auth: false, principal: true, upstream_token: false };
+        Source {
+            name: "up".into(),
+            request: crate::config::request::request(&http, &scope, "http").unwrap(),
+            prefix: prefix.into(),
+            tools: Filter::new(include, &["hidden".to_string()]).unwrap(),
+            roles: vec!["staff".into()],
+            catalog_ttl_ms: 1000,
+            forward_upstream_token: false,
+        }
+    }
+
+    #[test]
+    fn filtered_prefixed_gated_and_described_as_upstream_says() {
+        let listed = vec![
+            json!({"name": "echo", "title": "Echo", "description": "Echoes.", "inputSchema": {"type": "object", "properties": {"m": {"type": "string"}}}, "annotations": {"readOnlyHint": true}}),
+            json!({"name": "hidden", "inputSchema": {"type": "object"}}),
+            json!({"name": "bare"}),
+            json!({"name": "bad schema", "inputSchema": []}),
+            json!({"name": "mine", "inputSchema": {"type": "object"}}),
+            json!({"description": "no name"}),
+        ];
+        let taken = |name: &str| name == "up_mine";
+        let (tools, skipped) = tools(&source("up_", None), 2, &listed, &taken, 4096);
+        assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["up_echo", "up_bare"]);
+        assert_eq!(tools[0].listing, json!({"name": "up_echo", "title": "Echo", "description": "Echoes.", "inputSchema": {"type": "object", "properties": {"m": {"type": "string"}}}, "annotations": {"readOnlyHint": true}}));
+        assert_eq!(tools[1].input_schema, json!({"type": "object"}));
+        assert_eq!(tools[0].mcp, Some(Target { source: 2, name: "echo".into() }));
+        assert_eq!(tools[0].roles, ["staff"]);
+        assert_eq!(tools[0].reply.mode, ResultMode::Passthrough);
+        assert_eq!(
+            skipped,
+            [
+                "\"up_bad schema\": its inputSchema is not an object".to_string(),
+                "\"up_mine\": another tool of this server has that name".to_string(),
+                "a tool without a name".to_string(),
+            ]
+        );
+        let only = tools_named(&source("", Some(&["e*".to_string()])), &listed);
+        assert_eq!(only, ["echo"]);
+    }
+
+    fn tools_named(source: &Source, listed: &[Value]) -> Vec<String> {
+        tools(source, 0, listed, &|_| false, 4096).0.into_iter().map(|t| t.name).collect()
+    }
+}

@@ -1,0 +1,216 @@
+// Upstream MCP servers behind mcp-edge (`upstreams`): the official
+// @modelcontextprotocol/server-everything over Streamable HTTP, and small servers of the
+// harness's own for the failures (one that never answers a call, one that answers nonsense, one
+// that goes away). The official SDK client, through mcp-edge: the upstream's tools listed under
+// the prefix, filtered; a call; progress streamed as it comes; an elicitation asked of the
+// client and answered back; the upstream restarted mid-session and the next call still working;
+// each failing upstream failing only its own tools, within its time limit.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { root, startMiniflare } from './harness.mjs';
+
+const LOOPBACK = ['127.0.0.1', 'localhost'];
+
+/** A free port on loopback. */
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** server-everything, Streamable HTTP, on `port`; resolves once it listens. */
+async function startEverything(port) {
+  const child = spawn(process.execPath, [join(root, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js'), 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  for (let i = 0; i < 100; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' }).then(() => true, () => false);
+    if (up) return { port, url: `http://127.0.0.1:${port}/mcp`, close: async () => { child.kill(); await exited; } };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error('server-everything did not start');
+}
+
+/**
+ * A minimal MCP server of the harness's own, without sessions: initialize and tools/list answer
+ * properly; `tools/call` does what `mode` says: `nonsense` answers HTML, `silent` never answers.
+ */
+async function startOwn(mode) {
+  const held = [];
+  const received = [];
+  const server = createServer(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    const message = JSON.parse(body || '{}');
+    received.push(message);
+    if (!('id' in message)) return res.writeHead(202).end();
+    const answer = (result) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+    if (message.method === 'initialize') return answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: mode, version: '1' } });
+    if (message.method === 'tools/list') return answer({ tools: [{ name: 'work', inputSchema: { type: 'object' } }] });
+    if (mode === 'nonsense') return res.writeHead(200, { 'content-type': 'application/json' }).end('<html>not JSON</html>');
+    held.push(res);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { received, url: `http://127.0.0.1:${server.address().port}/mcp`, close: () => { held.forEach((r) => r.destroy()); server.closeAllConnections(); return new Promise((r) => server.close(r)); } };
+}
+
+let everything;
+let everythingPort;
+let goneAway;
+let silent;
+let nonsense;
+let worker;
+before(async () => {
+  everythingPort = await freePort();
+  everything = await startEverything(everythingPort);
+  goneAway = await startEverything(await freePort());
+  silent = await startOwn('silent');
+  nonsense = await startOwn('nonsense');
+  const config = {
+    servers: [
+      {
+        route: '/mcp',
+        name: 'gateway',
+        version: '1',
+        privateUpstreams: LOOPBACK,
+        tools: [{ name: 'own', http: { url: '{+env.UPSTREAM_URL}/echo' } }],
+        upstreams: [
+          { name: 'everything', url: `http://127.0.0.1:${everythingPort}/mcp`, prefix: 'ev_', tools: { exclude: ['get-env', 'toggle-*'] } },
+          { name: 'gone', url: goneAway.url, prefix: 'gone_', tools: { include: ['echo'] } },
+          { name: 'silent', url: silent.url, prefix: 'silent_', timeoutMs: 1500 },
+          { name: 'nonsense', url: nonsense.url, prefix: 'junk_' },
+        ],
+      },
+    ],
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-upstreams-'));
+  writeFileSync(join(dir, 'mcp-edge.json'), JSON.stringify(config));
+  worker = await startMiniflare({ config: join(dir, 'mcp-edge.json') });
+});
+after(async () => {
+  await worker?.mf.dispose();
+  await everything?.close();
+  await goneAway?.close();
+  await silent?.close();
+  await nonsense?.close();
+});
+
+async function connect(capabilities = {}) {
+  const client = new Client({ name: 'through-mcp-edge', version: '1' }, { capabilities });
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp', worker.url));
+  await client.connect(transport);
+  return { client, transport };
+}
+
+test('the upstream tools are listed under their prefixes, filtered, beside the server\'s own', async () => {
+  const { client } = await connect();
+  try {
+    const { tools } = await client.listTools();
+    const names = tools.map((t) => t.name);
+    assert.equal(names[0], 'own');
+    for (const name of ['ev_echo', 'ev_get-sum', 'ev_trigger-long-running-operation', 'ev_trigger-elicitation-request', 'gone_echo', 'silent_work', 'junk_work']) {
+      assert.ok(names.includes(name), `${name} in ${names}`);
+    }
+    assert.ok(!names.includes('ev_get-env') && !names.some((n) => n.startsWith('ev_toggle-')), 'excluded');
+    assert.ok(!names.includes('gone_get-sum'), 'not included');
+    const echo = tools.find((t) => t.name === 'ev_echo');
+    assert.equal(echo.inputSchema.type, 'object');
+    assert.ok(echo.inputSchema.properties.message);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a call, progress as it comes, and an elicitation answered by the client behind', async () => {
+  const { client } = await connect({ elicitation: {} });
+  const asked = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    return { action: 'accept', content: { name: 'Ada' } };
+  });
+  try {
+    const echoed = await client.callTool({ name: 'ev_echo', arguments: { message: 'through the gateway' } });
+    assert.deepEqual(echoed.content, [{ type: 'text', text: 'Echo: through the gateway' }]);
+
+    const progress = [];
+    const long = await client.callTool({ name: 'ev_trigger-long-running-operation', arguments: { duration: 1, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p) });
+    assert.equal(long.isError, undefined);
+    assert.deepEqual(progress.map((p) => [p.progress, p.total]), [[1, 3], [2, 3], [3, 3]]);
+
+    const elicited = await client.callTool({ name: 'ev_trigger-elicitation-request', arguments: {} });
+    assert.equal(asked.length, 1, 'the client was asked once');
+    assert.ok(asked[0].message, 'with the upstream\'s message');
+    assert.match(JSON.stringify(elicited.content), /Ada/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('the upstream restarts mid-session: the next call opens a new upstream session and works', async () => {
+  const { client } = await connect();
+  try {
+    assert.deepEqual((await client.callTool({ name: 'ev_echo', arguments: { message: 'before' } })).content, [{ type: 'text', text: 'Echo: before' }]);
+    await everything.close();
+    everything = await startEverything(everythingPort);
+    assert.deepEqual((await client.callTool({ name: 'ev_echo', arguments: { message: 'after' } })).content, [{ type: 'text', text: 'Echo: after' }]);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a gone, a silent and a nonsense upstream fail only their own tools, with what went wrong', async () => {
+  const { client } = await connect();
+  try {
+    await goneAway.close();
+    const gone = await client.callTool({ name: 'gone_echo', arguments: { message: 'x' } });
+    assert.equal(gone.isError, true);
+    assert.match(gone.content[0].text, /^The upstream MCP server "gone" failed: it could not be reached/);
+    const started = Date.now();
+    const quiet = await client.callTool({ name: 'silent_work', arguments: {} });
+    assert.equal(quiet.isError, true);
+    assert.match(quiet.content[0].text, /^The upstream MCP server "silent" failed: it did not answer within 1500 ms/);
+    assert.ok(Date.now() - started < 10_000);
+    const junk = await client.callTool({ name: 'junk_work', arguments: {} });
+    assert.equal(junk.isError, true);
+    assert.match(junk.content[0].text, /^The upstream MCP server "nonsense" failed: it sent something that is not JSON/);
+    // The rest keeps working, and the failing upstreams' tools are still listed.
+    assert.deepEqual((await client.callTool({ name: 'ev_echo', arguments: { message: 'still' } })).content, [{ type: 'text', text: 'Echo: still' }]);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes('gone_echo') && names.includes('silent_work') && names.includes('junk_work'));
+  } finally {
+    await client.close();
+  }
+});
+
+test('a call the client cancels is cancelled upstream too', async () => {
+  const { client } = await connect();
+  try {
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'silent_work', arguments: { n: 1 } }, undefined, { signal: controller.signal });
+    // Once the upstream has the call, the client gives up on it.
+    const sent = () => silent.received.find((m) => m.method === 'tools/call' && m.params?.arguments?.n === 1);
+    while (!sent()) await new Promise((r) => setTimeout(r, 20));
+    controller.abort('changed my mind');
+    await assert.rejects(call);
+    const { id } = sent();
+    let cancelled;
+    for (let i = 0; i < 100 && !cancelled; i++) {
+      cancelled = silent.received.find((m) => m.method === 'notifications/cancelled' && m.params?.requestId === id);
+      if (!cancelled) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(cancelled, `the upstream was told: ${JSON.stringify(silent.received.map((m) => m.method))}`);
+    assert.equal(cancelled.params.reason, 'the client cancelled the call');
+  } finally {
+    await client.close();
+  }
+});
