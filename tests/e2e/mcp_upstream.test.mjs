@@ -1,5 +1,6 @@
 // Upstream MCP servers behind mcp-edge (`upstreams`): the official
-// @modelcontextprotocol/server-everything over Streamable HTTP, and small servers of the
+// @modelcontextprotocol/server-everything over Streamable HTTP, a server written with the
+// official Python SDK (tests/e2e/python_upstream.py, mcp 1.30.0), and small servers of the
 // harness's own for the failures (one that never answers a call, one that answers nonsense, one
 // that goes away). The official SDK client, through mcp-edge: the upstream's tools listed under
 // the prefix, filtered; a call; progress streamed as it comes; an elicitation asked of the
@@ -14,8 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { root, startMiniflare } from './harness.mjs';
+import { pythonSdk } from './clients.mjs';
 
 const LOOPBACK = ['127.0.0.1', 'localhost'];
 
@@ -64,6 +66,20 @@ async function startOwn(mode) {
   return { received, url: `http://127.0.0.1:${server.address().port}/mcp`, close: () => { held.forEach((r) => r.destroy()); server.closeAllConnections(); return new Promise((r) => server.close(r)); } };
 }
 
+/** The Python SDK's server on `port`; resolves once it answers. */
+async function startPython(port) {
+  const child = spawn(pythonSdk('1.30.0'), [join(root, 'tests', 'e2e', 'python_upstream.py'), String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  for (let i = 0; i < 200; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'GET' }).then(() => true, () => false);
+    if (up) return { url: `http://127.0.0.1:${port}/mcp`, close: async () => { child.kill(); await exited; } };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error('the Python server did not start');
+}
+
+let python;
 let everything;
 let everythingPort;
 let goneAway;
@@ -76,6 +92,7 @@ before(async () => {
   goneAway = await startEverything(await freePort());
   silent = await startOwn('silent');
   nonsense = await startOwn('nonsense');
+  python = await startPython(await freePort());
   const config = {
     servers: [
       {
@@ -89,6 +106,7 @@ before(async () => {
           { name: 'gone', url: goneAway.url, prefix: 'gone_', tools: { include: ['echo'] } },
           { name: 'silent', url: silent.url, prefix: 'silent_', timeoutMs: 1500 },
           { name: 'nonsense', url: nonsense.url, prefix: 'junk_' },
+          { name: 'python', url: python.url, prefix: 'py_' },
         ],
       },
     ],
@@ -103,6 +121,7 @@ after(async () => {
   await goneAway?.close();
   await silent?.close();
   await nonsense?.close();
+  await python?.close();
 });
 
 async function connect(capabilities = {}) {
@@ -210,6 +229,29 @@ test('a call the client cancels is cancelled upstream too', async () => {
     }
     assert.ok(cancelled, `the upstream was told: ${JSON.stringify(silent.received.map((m) => m.method))}`);
     assert.equal(cancelled.params.reason, 'the client cancelled the call');
+  } finally {
+    await client.close();
+  }
+});
+
+test('a server of the Python SDK: a result, progress and log lines as they come, an elicitation', async () => {
+  const { client } = await connect({ elicitation: {} });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Grace' } }));
+  const logged = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logged.push(n.params.data));
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(['py_add', 'py_slow_count', 'py_ask_name'].every((n) => names.includes(n)), `${names}`);
+    const sum = await client.callTool({ name: 'py_add', arguments: { a: 2, b: 3 } });
+    assert.equal(sum.content[0].text, '5');
+    await client.setLoggingLevel('info');
+    const progress = [];
+    const counted = await client.callTool({ name: 'py_slow_count', arguments: { steps: 3 } }, undefined, { onprogress: (p) => progress.push(p.message) });
+    assert.equal(counted.content[0].text, 'counted to 3');
+    assert.deepEqual(progress, ['step 1/3', 'step 2/3', 'step 3/3']);
+    assert.deepEqual(logged, ['did step 1', 'did step 2', 'did step 3']);
+    const greeted = await client.callTool({ name: 'py_ask_name', arguments: {} });
+    assert.equal(greeted.content[0].text, 'hello Grace');
   } finally {
     await client.close();
   }
