@@ -59,6 +59,7 @@ impl Lease {
             // An upstream MCP server's tool speaks within the upstream session the object keeps.
             CallKind::Tool(name) => server.tool(name).is_some_and(|t| t.deferral.is_none() && t.close_after_ms.is_none() && t.mcp.is_none()),
             CallKind::Resource { .. } => true,
+            CallKind::Upstream { .. } => false,
         };
         plain && call.progress_token.is_none() && now_ms.saturating_add(call.http.timeout_ms) < self.session.expires_at(server.idle_timeout_ms)
     }

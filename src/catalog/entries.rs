@@ -15,6 +15,8 @@ pub struct Prompt {
     pub(crate) arguments: Vec<(String, bool)>,
     pub(crate) messages: Vec<JsonTemplate>,
     pub completions: Vec<(String, Vec<String>)>,
+    /// A prompt of an upstream MCP server: which, and its name there.
+    pub mcp: Option<crate::upstream::mcp::Target>,
 }
 
 #[derive(Debug, Clone)]
@@ -30,6 +32,8 @@ pub enum ResourceSource {
     Text(String),
     Blob(String),
     Http(Box<RequestTemplate>),
+    /// A resource of an upstream MCP server (its index in the server's `upstreams`).
+    Mcp(usize),
 }
 
 #[derive(Debug, Clone)]
@@ -39,6 +43,8 @@ pub struct ResourceTemplate {
     pub(crate) mime_type: Option<String>,
     pub(crate) request: RequestTemplate,
     pub completions: Vec<(String, Vec<String>)>,
+    /// A template of an upstream MCP server (its index in the server's `upstreams`).
+    pub mcp: Option<usize>,
 }
 
 impl Resource {
@@ -46,7 +52,7 @@ impl Resource {
     pub fn request(&self) -> Option<&RequestTemplate> {
         match &self.source {
             ResourceSource::Http(request) => Some(request),
-            ResourceSource::Text(_) | ResourceSource::Blob(_) => None,
+            ResourceSource::Text(_) | ResourceSource::Blob(_) | ResourceSource::Mcp(_) => None,
         }
     }
 }

@@ -309,6 +309,13 @@ pub struct UpstreamConfig {
     /// Which of its tools to take.
     #[serde(default)]
     pub tools: FilterConfig,
+    /// Which of its resources and resource templates to take (by name, or by URI or URI
+    /// template).
+    #[serde(default)]
+    pub resources: FilterConfig,
+    /// Which of its prompts to take.
+    #[serde(default)]
+    pub prompts: FilterConfig,
     /// Only principals with one of these roles see and may call its tools.
     #[serde(default)]
     pub roles: Vec<String>,

@@ -71,6 +71,7 @@ pub fn resource_template(r: &ResourceTemplateConfig, path: &str, route_params: &
         mime_type: r.mime_type.clone(),
         request,
         completions: r.completions.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        mcp: None,
     })
 }
 
@@ -129,5 +130,6 @@ pub fn prompt(p: &PromptConfig, path: &str) -> Result<Prompt, ConfigError> {
         arguments: p.arguments.iter().map(|a| (a.name.clone(), a.required)).collect(),
         messages,
         completions: p.arguments.iter().filter(|a| !a.completions.is_empty()).map(|a| (a.name.clone(), a.completions.clone())).collect(),
+        mcp: None,
     })
 }

@@ -53,7 +53,8 @@ fn upstream(u: &UpstreamConfig, path: &str, field: &str, route_params: &[String]
     if let Some(i) = u.roles.iter().position(|r| r.trim().is_empty()) {
         return Err(at(&format!("roles[{i}]"), "must not be empty".into()));
     }
-    let tools = Filter::new(u.tools.include.as_deref(), &u.tools.exclude).map_err(|which| at(&format!("tools.{which}"), "must not be empty".into()))?;
+    let filter = |f: &super::model::FilterConfig, field: &str| Filter::new(f.include.as_deref(), &f.exclude).map_err(|which| at(&format!("{field}.{which}"), "must not be empty".into()));
+    let (tools, resources, prompts) = (filter(&u.tools, "tools")?, filter(&u.resources, "resources")?, filter(&u.prompts, "prompts")?);
     // The URL and headers as a tool's `http` would have them; each exchange's body is its own.
     let http = serde_json::from_value(json!({"url": u.url, "headers": u.headers, "bodyType": "none", "timeoutMs": u.timeout_ms, "maxRedirects": 0}))
         .map_err(|e| at("url", e.to_string()))?;
@@ -64,6 +65,8 @@ fn upstream(u: &UpstreamConfig, path: &str, field: &str, route_params: &[String]
         request,
         prefix: u.prefix.clone(),
         tools,
+        resources,
+        prompts,
         roles: u.roles.clone(),
         catalog_ttl_ms: u.catalog_ttl_seconds * 1000,
         forward_upstream_token: u.forward_upstream_token,
@@ -101,6 +104,7 @@ mod tests {
         assert_eq!(one(r#"{"name":"a","url":"https://x.example/mcp","timeoutMs":0}"#), "servers[0].upstreams[0].timeoutMs: must be 1 to 300000");
         assert_eq!(one(r#"{"name":"a","url":"https://x.example/mcp","catalogTtlSeconds":0}"#), "servers[0].upstreams[0].catalogTtlSeconds: must be 1 to 86400");
         assert_eq!(one(r#"{"name":"a","url":"https://x.example/mcp","tools":{"exclude":[""]}}"#), "servers[0].upstreams[0].tools.exclude[0]: must not be empty");
+        assert_eq!(one(r#"{"name":"a","url":"https://x.example/mcp","prompts":{"include":["x",""]}}"#), "servers[0].upstreams[0].prompts.include[1]: must not be empty");
         assert_eq!(one(r#"{"name":"a","url":"https://x.example/mcp","prefix":"a b"}"#), r#"servers[0].upstreams[0].prefix: "a b" may hold only letters, digits, `_`, `-` and `.`"#);
         assert!(one(r#"{"name":"a","url":"https://x.example/mcp","tool":{}}"#).starts_with("servers[0].upstreams[0].tool: unknown field `tool`"));
         assert_eq!(one(r#"{"name":"a","url":"https://x.example/mcp","headers":{"X":"{principal.upstreamToken}"}}"#).split(':').next().unwrap(), "servers[0].upstreams[0].headers.X");

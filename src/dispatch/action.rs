@@ -38,6 +38,9 @@ pub struct PendingCall {
 pub enum CallKind {
     Tool(String),
     Resource { uri: String, mime_type: Option<String> },
+    /// A request passed on to an upstream MCP server (its index in the server's `upstreams`):
+    /// `resources/read` or `prompts/get`, whose result or error comes back as it is.
+    Upstream { source: usize, method: crate::method::Method, params: Value, label: String },
 }
 
 impl PendingCall {
@@ -46,6 +49,7 @@ impl PendingCall {
         match &self.kind {
             CallKind::Tool(name) => name,
             CallKind::Resource { uri, .. } => uri,
+            CallKind::Upstream { label, .. } => label,
         }
     }
 }

@@ -149,6 +149,8 @@ pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: 
             let plan = server.reply_plan(name);
             jsonrpc::success(&call.id, decorate(server, session, Method::ToolsCall, reply::finalize(reply::to_result(upstream, &plan), &plan, structured)))
         }
+        // Carried out by the edge's MCP client, never through an HTTP reply.
+        CallKind::Upstream { .. } => jsonrpc::failure(&call.id, &Error::Internal("an upstream MCP request has no HTTP reply".into())),
         CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {
             Ok(result) => jsonrpc::success(&call.id, decorate(server, session, Method::ResourcesRead, result)),
             Err(error) => jsonrpc::failure(&call.id, &error),

@@ -89,6 +89,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         Method::ResourcesTemplatesList => resources::templates_list(server, params)?,
         Method::ResourcesRead => match resources::read(server, params, &|request| bindings(&request.secrets, env))? {
             Read::Ready(result) => result,
+            Read::Upstream { source, uri } => return upstream(server, req, env, source, Method::ResourcesRead, uri),
             Read::Fetch { mut call, uri, mime_type } => {
                 call.private_upstreams.clone_from(&server.private_upstreams);
                 let redact = secret_values(&resources::secrets_of(server, &uri), env);
@@ -112,7 +113,10 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
             json!({})
         }
         Method::PromptsList => prompts::list(server, params)?,
-        Method::PromptsGet => prompts::get(server, params)?,
+        Method::PromptsGet => match prompts::upstream(server, params) {
+            Some(source) => return upstream(server, req, env, source, Method::PromptsGet, crate::protocol::required_str(params, "name")?.to_string()),
+            None => prompts::get(server, params)?,
+        },
         Method::CompletionComplete => completion::complete(server, params)?,
         Method::LoggingSetLevel => {
             let level = crate::protocol::required_str(params, "level")?;
@@ -165,6 +169,26 @@ pub fn initialize(server: &Server, req: &Request, session_id: &str, now_ms: u64)
     let session = Session::new(session_id, server.route.as_str(), hello.protocol_version, hello.client_info, hello.client_capabilities, now_ms);
     let reply = jsonrpc::success(&req.id, lifecycle::initialize_result(server, hello.protocol_version));
     (reply, session)
+}
+
+/// A request for an upstream MCP server's resource or prompt: passed on in the upstream
+/// session, its params as the client sent them (a prompt under its upstream name).
+fn upstream(server: &Server, req: &Request, env: &Environment<'_>, source: usize, method: Method, label: String) -> Result<Action, Error> {
+    let upstream = server.upstreams.get(source).ok_or_else(|| Error::Internal(format!("no upstream {source}")))?;
+    let mut params = req.params.clone().unwrap_or_else(|| json!({}));
+    if method == Method::PromptsGet {
+        let own = server.prompts.iter().find(|p| p.name == label).and_then(|p| p.mcp.as_ref()).map(|t| t.name.clone());
+        if let (Some(own), Some(obj)) = (own, params.as_object_mut()) {
+            obj.insert("name".into(), Value::String(own));
+        }
+    }
+    let mut bindings = bindings(&upstream.request.secrets, env);
+    bindings.extend(env.principal.bindings(upstream.forward_upstream_token));
+    let mut http = upstream.request.render(&format!("upstream {:?}", upstream.name), &serde_json::Map::new(), &bindings)?;
+    http.private_upstreams.clone_from(&server.private_upstreams);
+    let redact = bindings.iter().filter(|(k, _)| k.starts_with("env.") || *k == "principal.upstreamToken").filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
+    let kind = CallKind::Upstream { source, method, params, label };
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http, progress_token: None, redact, mrtr: None })))
 }
 
 #[cfg(test)]

@@ -169,6 +169,15 @@ async fn run(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<Outco
 }
 
 async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<Outcome>) {
+    // A resource or prompt of an upstream MCP server: its answer as it gave it.
+    if let CallKind::Upstream { source, method, params, .. } = &call.kind {
+        let (answer, _) = crate::edge::mcp::call::forward(ctx, call, *source, *method, params).await;
+        let reply = match answer {
+            Ok(result) => jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, *method, result)),
+            Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": call.id, "error": error}).to_string(),
+        };
+        return (reply, None);
+    }
     let CallKind::Tool(name) = &call.kind else {
         let upstream = upstream::perform(&call.http, ctx.server.max_reply_bytes).await;
         return (dispatch::finish(ctx.server, ctx.session, call, &upstream), None);

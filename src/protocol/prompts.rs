@@ -10,6 +10,12 @@ pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
     super::page("prompts", &server.prompt_listings, params, None)
 }
 
+/// The upstream MCP server (its index in `upstreams`) whose prompt `params` names, if it is one.
+pub fn upstream(server: &Server, params: Option<&Value>) -> Option<usize> {
+    let name = params?.get("name")?.as_str()?;
+    server.prompts.iter().find(|p| p.name == name)?.mcp.as_ref().map(|t| t.source)
+}
+
 pub fn get(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
     let name = super::required_str(params, "name")?;
     let prompt = server.prompts.iter().find(|p| p.name == name).ok_or_else(|| Error::InvalidParams(format!("unknown prompt {name:?}")))?;

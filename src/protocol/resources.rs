@@ -30,6 +30,8 @@ pub fn templates_list(server: &Server, params: Option<&Value>) -> Result<Value, 
 pub enum Read {
     Ready(Value),
     Fetch { call: HttpCall, uri: String, mime_type: Option<String> },
+    /// The resource of an upstream MCP server (its index in `upstreams`): its `resources/read`.
+    Upstream { source: usize, uri: String },
 }
 
 /// Reads a resource; `bindings` supplies the secrets and route parameters a request needs.
@@ -40,6 +42,7 @@ pub fn read(server: &Server, params: Option<&Value>, bindings: &dyn Fn(&RequestT
         return Ok(match &r.source {
             ResourceSource::Text(text) => Read::Ready(contents(uri, mime, "text", text)),
             ResourceSource::Blob(blob) => Read::Ready(contents(uri, mime, "blob", blob)),
+            ResourceSource::Mcp(source) => Read::Upstream { source: *source, uri: uri.to_string() },
             ResourceSource::Http(request) => Read::Fetch {
                 call: request.render(&format!("resource {uri:?}"), &Map::new(), &bindings(request))?,
                 uri: uri.to_string(),
@@ -48,6 +51,9 @@ pub fn read(server: &Server, params: Option<&Value>, bindings: &dyn Fn(&RequestT
         });
     }
     for t in &server.resource_templates {
+        if let (Some(source), Some(_)) = (t.mcp, t.matches(uri)) {
+            return Ok(Read::Upstream { source, uri: uri.to_string() });
+        }
         if let Some(vars) = t.matches(uri) {
             let args: Map<String, Value> = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
             let call = t.request.render(&format!("resource {uri:?}"), &args, &bindings(&t.request))?;

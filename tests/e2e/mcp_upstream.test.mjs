@@ -102,8 +102,16 @@ before(async () => {
         privateUpstreams: LOOPBACK,
         tools: [{ name: 'own', http: { url: '{+env.UPSTREAM_URL}/echo' } }],
         upstreams: [
-          { name: 'everything', url: `http://127.0.0.1:${everythingPort}/mcp`, prefix: 'ev_', tools: { exclude: ['get-env', 'toggle-*'] } },
-          { name: 'gone', url: goneAway.url, prefix: 'gone_', tools: { include: ['echo'] } },
+          {
+            name: 'everything',
+            url: `http://127.0.0.1:${everythingPort}/mcp`,
+            prefix: 'ev_',
+            tools: { exclude: ['get-env', 'toggle-*'] },
+            resources: { exclude: ['startup.md', 'demo://resource/dynamic/blob/*'] },
+            prompts: { exclude: ['completable-*'] },
+          },
+          // Another server-everything: its echo only (its resources would share the first's URIs).
+          { name: 'gone', url: goneAway.url, prefix: 'gone_', tools: { include: ['echo'] }, resources: { include: [] }, prompts: { include: [] } },
           { name: 'silent', url: silent.url, prefix: 'silent_', timeoutMs: 1500 },
           { name: 'nonsense', url: nonsense.url, prefix: 'junk_' },
           { name: 'python', url: python.url, prefix: 'py_' },
@@ -252,6 +260,37 @@ test('a server of the Python SDK: a result, progress and log lines as they come,
     assert.deepEqual(logged, ['did step 1', 'did step 2', 'did step 3']);
     const greeted = await client.callTool({ name: 'py_ask_name', arguments: {} });
     assert.equal(greeted.content[0].text, 'hello Grace');
+  } finally {
+    await client.close();
+  }
+});
+
+test('resources, resource templates and prompts: listed, filtered, read and got through the upstream', async () => {
+  const { client } = await connect();
+  try {
+    const { resources } = await client.listResources();
+    const uris = resources.map((r) => r.uri);
+    assert.ok(uris.includes('demo://resource/static/document/architecture.md'), `${uris}`);
+    assert.ok(!uris.includes('demo://resource/static/document/startup.md'), 'excluded by name');
+    const read = await client.readResource({ uri: 'demo://resource/static/document/architecture.md' });
+    assert.equal(read.contents[0].mimeType, 'text/markdown');
+    assert.match(read.contents[0].text, /Architecture/);
+
+    const { resourceTemplates } = await client.listResourceTemplates();
+    assert.deepEqual(resourceTemplates.map((t) => t.uriTemplate), ['demo://resource/dynamic/text/{resourceId}']);
+    const dynamic = await client.readResource({ uri: 'demo://resource/dynamic/text/7' });
+    assert.equal(dynamic.contents[0].uri, 'demo://resource/dynamic/text/7');
+    assert.match(dynamic.contents[0].text, /7/);
+
+    const { prompts } = await client.listPrompts();
+    const names = prompts.map((p) => p.name);
+    assert.ok(names.includes('ev_simple-prompt') && names.includes('ev_args-prompt'), `${names}`);
+    assert.ok(!names.some((n) => n.startsWith('ev_completable-')), 'excluded');
+    const got = await client.getPrompt({ name: 'ev_args-prompt', arguments: { city: 'Paris' } });
+    assert.match(JSON.stringify(got.messages), /Paris/);
+    // The upstream's own refusal comes back as the JSON-RPC error it is.
+    await assert.rejects(client.getPrompt({ name: 'ev_args-prompt', arguments: {} }), (e) => typeof e.code === 'number' && e.code < 0);
+    await assert.rejects(client.readResource({ uri: 'demo://resource/static/document/startup.md' }), /not found|Resource/i);
   } finally {
     await client.close();
   }

@@ -41,7 +41,32 @@ pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target) -> 
     let Some(source) = ctx.server.upstreams.get(target.source) else {
         return (error_result(format!("The tool {:?} has no upstream any more.", call.label())), Outcome::Network);
     };
-    let failed = |why: String, outcome| (error_result(format!("The upstream MCP server {:?} failed: {why}.", source.name)), outcome);
+    let request = |id: u64| protocol::call_tool(id, &target.name, &call.arguments, call.progress_token.as_ref());
+    match in_session(ctx, call, source, &request).await {
+        Ok(Ok(result)) => (crate::upstream::reply::passthrough(result), Outcome::Ok),
+        // A protocol error (unknown tool, invalid arguments): the model reads it as the tool's error.
+        Ok(Err(error)) => (error_result(format!("The upstream MCP server {:?} refused the call: {}", source.name, error_text(&error))), Outcome::Ok),
+        Err((why, outcome)) => (error_result(format!("The upstream MCP server {:?} failed: {why}.", source.name)), outcome),
+    }
+}
+
+/// A request passed on as it is (`resources/read`, `prompts/get`): the upstream's result or
+/// error object, or an error that says why there is none.
+pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, method: Method, params: &Value) -> (Result<Value, Value>, Outcome) {
+    let Some(source) = ctx.server.upstreams.get(source) else {
+        return (Err(json!({"code": -32603, "message": format!("{} has no upstream any more", call.label())})), Outcome::Network);
+    };
+    let request = |id: u64| protocol::request(id, method.name(), Some(params.clone()));
+    match in_session(ctx, call, source, &request).await {
+        Ok(answer) => (answer, Outcome::Ok),
+        Err((why, outcome)) => (Err(json!({"code": -32603, "message": format!("The upstream MCP server {:?} failed: {why}.", source.name)})), outcome),
+    }
+}
+
+/// The upstream's answer to the request `request(id)` makes, in the upstream session kept for
+/// this client session: opened if there is none, and opened again, with the request made once
+/// more, when the upstream has forgotten it. `Err`: why there is no answer, and its outcome.
+async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, request: &dyn Fn(u64) -> String) -> Result<Result<Value, Value>, (String, Outcome)> {
     let key = format!("{}\n{}\n{}", ctx.session.id, ctx.server.route.as_str(), source.name);
     let keep = !ctx.session.is_ephemeral();
     for attempt in 0..2 {
@@ -55,45 +80,42 @@ pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target) -> 
                     }
                     link
                 }
-                Err(Failure::Down(why, outcome)) => return failed(why, outcome),
-                Err(Failure::Gone) => return failed("it forgot the session it had just opened".into(), Outcome::Network),
+                Err(Failure::Down(why, outcome)) => return Err((why, outcome)),
+                Err(Failure::Gone) => return Err(("it forgot the session it had just opened".into(), Outcome::Network)),
             },
         };
-        let ended = exchange(ctx, call, source, target, &link).await;
+        let ended = exchange(ctx, call, source, &link, request).await;
         if !keep {
             super::close(&call.http, &link).await;
         }
         match ended {
-            Ok(result) => return result,
+            Ok(answer) => return Ok(answer),
             // Forgotten (the upstream restarted, or expired the session): once more, anew.
             Err(Failure::Gone) if attempt == 0 => {
                 LINKS.with(|l| l.borrow_mut().remove(&key));
             }
-            Err(Failure::Gone) => return failed("it forgot the session again".into(), Outcome::Network),
-            Err(Failure::Down(why, outcome)) => return failed(why, outcome),
+            Err(Failure::Gone) => return Err(("it forgot the session again".into(), Outcome::Network)),
+            Err(Failure::Down(why, outcome)) => return Err((why, outcome)),
         }
     }
-    failed("it forgot the session again".into(), Outcome::Network)
+    Err(("it forgot the session again".into(), Outcome::Network))
 }
 
-/// One `tools/call` exchange, with everything the upstream sends before its answer.
-async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, target: &Target, link: &Link) -> Result<(Value, Outcome), Failure> {
+/// One exchange, with everything the upstream sends before its answer.
+async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, request: &dyn Fn(u64) -> String) -> Result<Result<Value, Value>, Failure> {
     let id = next_id();
-    let body = protocol::call_tool(id, &target.name, &call.arguments, call.progress_token.as_ref());
     let mut cancel = CancelOnDrop { call: Some((call.http.clone(), link.clone(), id)) };
     let max_bytes = ctx.server.max_reply_bytes;
     let on = |message: Message| -> futures::future::LocalBoxFuture<'_, ()> { Box::pin(relay(ctx, call, source, link, message)) };
-    let answered = post(&call.http, Some(link), body, Some(id), max_bytes, Some(&on)).await;
+    let answered = post(&call.http, Some(link), request(id), Some(id), max_bytes, Some(&on)).await;
     // Answered, or failed without the upstream still working on it: nothing to cancel. A call
     // that ran out of time is still running there, and is cancelled as the guard drops.
     if !matches!(answered, Err(Failure::Down(_, Outcome::Timeout))) {
         cancel.call = None;
     }
     match answered?.0 {
-        Reply::Answer(Ok(result)) => Ok((crate::upstream::reply::passthrough(result), Outcome::Ok)),
-        // A protocol error (unknown tool, invalid arguments): the model reads it as the tool's error.
-        Reply::Answer(Err(error)) => Ok((error_result(format!("The upstream MCP server {:?} refused the call: {}", source.name, error_text(&error))), Outcome::Ok)),
-        Reply::Accepted => Err(Failure::Down("it accepted the call without answering it".into(), Outcome::Network)),
+        Reply::Answer(answer) => Ok(answer),
+        Reply::Accepted => Err(Failure::Down("it accepted the request without answering it".into(), Outcome::Network)),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Each source's tool list, read with a session of its own (initialize, `tools/list` page by
-//! page, then `DELETE`), kept in this isolate for the source's `catalogTtlSeconds`, and merged
+//! Each source's lists, read with a session of its own (initialize; `tools/list`, and
+//! `resources/list`, `resources/templates/list` and `prompts/list` when it offers them, page by
+//! page; then `DELETE`), kept in this isolate for the source's `catalogTtlSeconds`, and merged
 //! into the catalog this isolate serves. The request that finds a list due waits for it, within
 //! [`DISCOVERY_TIMEOUT_MS`]; a source that cannot be read is tried again after [`RETRY_MS`],
 //! and meanwhile keeps the tools it last listed (their calls say what is wrong). A source never
@@ -33,10 +34,20 @@ struct Merged {
     catalog: Arc<Catalog>,
 }
 
-/// A source's last list, and when to read it again.
+/// A source's last lists, and when to read them again.
+#[derive(Default)]
 struct Found {
-    listed: Vec<Value>,
+    lists: Lists,
     due_ms: u64,
+}
+
+/// What a source lists: tools, resources, resource templates, prompts.
+#[derive(Default, Clone)]
+struct Lists {
+    tools: Vec<Value>,
+    resources: Vec<Value>,
+    templates: Vec<Value>,
+    prompts: Vec<Value>,
 }
 
 thread_local! {
@@ -78,13 +89,13 @@ pub async fn refresh(env: &Env) {
             READING.with(|r| r.borrow_mut().remove(&key));
             let now = now_ms();
             match read {
-                Ok(listed) => {
-                    FOUND.with(|f| f.borrow_mut().insert(key, Found { listed, due_ms: now + source.catalog_ttl_ms }));
+                Ok(lists) => {
+                    FOUND.with(|f| f.borrow_mut().insert(key, Found { lists, due_ms: now + source.catalog_ttl_ms }));
                     GENERATION.with(|g| g.set(g.get() + 1));
                 }
                 Err(why) => {
                     worker::console_error!("{}", json!({"message": "upstream MCP server: its tool list could not be read", "server": server.name, "upstream": source.name, "error": why}));
-                    FOUND.with(|f| f.borrow_mut().entry(key).or_insert(Found { listed: Vec::new(), due_ms: 0 }).due_ms = now + RETRY_MS);
+                    FOUND.with(|f| f.borrow_mut().entry(key).or_default().due_ms = now + RETRY_MS);
                 }
             }
         }
@@ -101,40 +112,52 @@ fn base_call(env: &Env, server: &Server, source: &Source) -> Result<HttpCall, St
     Ok(call)
 }
 
-async fn discover(env: &Env, server: &Server, source: &Source) -> Result<Vec<Value>, String> {
+async fn discover(env: &Env, server: &Server, source: &Source) -> Result<Lists, String> {
     let call = base_call(env, server, source)?;
-    let down = |f: Failure| match f {
-        Failure::Gone => "it forgot its session while listing its tools".to_string(),
-        Failure::Down(why, _) => why,
-    };
     // What mcp-edge can relay, so that tools an upstream offers only to such clients are listed;
     // a call then asks the client behind, if it declared the capability.
     let link = open(&call, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes).await.map_err(down)?;
+    let offers = |what: &str| link.capabilities.get(what).is_some_and(|c| !c.is_null());
+    let lists = async {
+        Ok::<Lists, String>(Lists {
+            tools: if offers("tools") { list(&call, &link, server, "tools/list", "tools").await? } else { Vec::new() },
+            resources: if offers("resources") { list(&call, &link, server, "resources/list", "resources").await? } else { Vec::new() },
+            templates: if offers("resources") { list(&call, &link, server, "resources/templates/list", "resourceTemplates").await? } else { Vec::new() },
+            prompts: if offers("prompts") { list(&call, &link, server, "prompts/list", "prompts").await? } else { Vec::new() },
+        })
+    }
+    .await;
+    close(&call, &link).await;
+    lists
+}
+
+fn down(f: Failure) -> String {
+    match f {
+        Failure::Gone => "it forgot its session while listing".to_string(),
+        Failure::Down(why, _) => why,
+    }
+}
+
+/// Every page of one list (`method`, whose result holds the array `field`).
+async fn list(call: &HttpCall, link: &super::Link, server: &Server, method: &str, field: &str) -> Result<Vec<Value>, String> {
     let mut listed = Vec::new();
     let mut cursor: Option<String> = None;
-    let mut pages = 0;
-    let result = loop {
-        pages += 1;
+    for _ in 0..MAX_PAGES {
         let id = next_id();
         let params = cursor.as_ref().map(|c| json!({"cursor": c}));
-        let page = match post(&call, Some(&link), protocol::request(id, "tools/list", params), Some(id), server.max_reply_bytes, None).await {
-            Ok((Reply::Answer(Ok(page)), _)) => page,
-            Ok((Reply::Answer(Err(error)), _)) => break Err(format!("it refused tools/list: {}", crate::upstream::mcp::reader::error_text(&error))),
-            Ok((Reply::Accepted, _)) => break Err("it accepted tools/list without answering it".into()),
-            Err(f) => break Err(down(f)),
+        let page = match post(call, Some(link), protocol::request(id, method, params), Some(id), server.max_reply_bytes, None).await.map_err(down)?.0 {
+            Reply::Answer(Ok(page)) => page,
+            Reply::Answer(Err(error)) => return Err(format!("it refused {method}: {}", crate::upstream::mcp::reader::error_text(&error))),
+            Reply::Accepted => return Err(format!("it accepted {method} without answering it")),
         };
-        let Some(tools) = page.get("tools").and_then(Value::as_array) else { break Err("its tools/list result has no tools array".into()) };
-        listed.extend(tools.iter().cloned());
+        let items = page.get(field).and_then(Value::as_array).ok_or_else(|| format!("its {method} result has no {field} array"))?;
+        listed.extend(items.iter().cloned());
         cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_string);
         if cursor.is_none() {
-            break Ok(listed);
+            return Ok(listed);
         }
-        if pages >= MAX_PAGES {
-            break Err(format!("its tool list has more than {MAX_PAGES} pages"));
-        }
-    };
-    close(&call, &link).await;
-    result
+    }
+    Err(format!("its {method} has more than {MAX_PAGES} pages"))
 }
 
 /// `base` with each source's last list among its servers' tools; `base` itself when no server
@@ -150,24 +173,33 @@ pub fn merged(base: Arc<Catalog>) -> Arc<Catalog> {
     let mut catalog = (*base).clone();
     for server in catalog.servers.iter_mut().filter(|s| !s.upstreams.is_empty()) {
         let server = Arc::make_mut(server);
-        let mut added = Vec::new();
-        for (index, source) in server.upstreams.iter().enumerate() {
-            let listed = FOUND.with(|f| f.borrow().get(&key(server, source)).map(|found| found.listed.clone())).unwrap_or_default();
-            let taken = |name: &str| server.tools.iter().chain(added.iter()).any(|t: &crate::tools::Tool| t.name == name);
-            let (tools, skipped) = crate::upstream::mcp::catalog::tools(source, index, &listed, &taken, server.max_reply_bytes);
-            if !skipped.is_empty() {
-                worker::console_warn!("{}", json!({"message": "upstream MCP server: tools left out", "server": server.name, "upstream": source.name, "tools": skipped}));
-            }
-            added.extend(tools);
+        let mut skipped = Vec::new();
+        for (index, source) in server.upstreams.clone().iter().enumerate() {
+            let lists = FOUND.with(|f| f.borrow().get(&key(server, source)).map(|found| found.lists.clone())).unwrap_or_default();
+            let (tools, why) = crate::upstream::mcp::catalog::tools(source, index, &lists.tools, &|n| server.tools.iter().any(|t| t.name == n), server.max_reply_bytes);
+            server.tools.extend(tools);
+            skipped.extend(why);
+            let (resources, why) = crate::upstream::mcp::catalog::resources(source, index, &lists.resources, &|uri| server.resources.iter().any(|r| r.uri == uri));
+            server.resources.extend(resources);
+            skipped.extend(why);
+            let (templates, why) = crate::upstream::mcp::catalog::templates(source, index, &lists.templates);
+            server.resource_templates.extend(templates);
+            skipped.extend(why);
+            let (prompts, why) = crate::upstream::mcp::catalog::prompts(source, index, &lists.prompts, &|n| server.prompts.iter().any(|p| p.name == n));
+            server.prompts.extend(prompts);
+            skipped.extend(why);
         }
-        server.tools.extend(added);
-        server.tool_listings = match &server.discovery {
-            ToolDiscovery::List => server.tools.iter().map(|t| t.listing.clone()).collect(),
-            ToolDiscovery::Catalog(_) => server.tool_listings.clone(),
-        };
+        if !skipped.is_empty() {
+            worker::console_warn!("{}", json!({"message": "upstream MCP server: entries left out", "server": server.name, "entries": skipped}));
+        }
         if let ToolDiscovery::Catalog(_) = server.discovery {
             server.discovery = ToolDiscovery::Catalog(crate::tools::search::Index::new(&server.tools));
+        } else {
+            server.tool_listings = server.tools.iter().map(|t| t.listing.clone()).collect();
         }
+        server.resource_listings = server.resources.iter().map(|r| r.listing.clone()).collect();
+        server.template_listings = server.resource_templates.iter().map(|t| t.listing.clone()).collect();
+        server.prompt_listings = server.prompts.iter().map(|p| p.listing.clone()).collect();
     }
     let catalog = Arc::new(catalog);
     MERGED.with(|m| *m.borrow_mut() = Some(Merged { base, generation, catalog: catalog.clone() }));

@@ -23,11 +23,13 @@ use crate::upstream::mcp::{self as protocol};
 use crate::upstream::reply::Upstream;
 use crate::upstream::HttpCall;
 
-/// An upstream session: its id (none for an upstream without sessions) and the revision agreed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An upstream session: its id (none for an upstream without sessions), the revision agreed,
+/// and what the upstream said it serves (`capabilities` of its `initialize` result).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Link {
     pub session_id: Option<String>,
     pub version: String,
+    pub capabilities: Value,
 }
 
 /// How an exchange failed.
@@ -196,7 +198,8 @@ pub async fn open(base: &HttpCall, capabilities: &Value, max_bytes: u64) -> Resu
         Reply::Answer(Err(error)) => return Err(nonsense(format!("it refused initialize: {}", crate::upstream::mcp::reader::error_text(&error)))),
         Reply::Accepted => return Err(nonsense("it accepted initialize without answering it".into())),
     };
-    let link = Link { session_id: session, version: protocol::negotiated(&result).map_err(nonsense)? };
+    let capabilities = result.get("capabilities").cloned().unwrap_or_else(|| json!({}));
+    let link = Link { session_id: session, version: protocol::negotiated(&result).map_err(nonsense)?, capabilities };
     post(base, Some(&link), protocol::initialized(), None, max_bytes, None).await.map_err(|f| match f {
         Failure::Gone => nonsense("it forgot the session it had just opened".into()),
         down => down,

@@ -1,11 +1,15 @@
-//! An upstream's `tools/list` as tools of ours: those its filter takes, named with its prefix,
+//! An upstream's lists as entries of ours: the tools its filter takes, named with its prefix,
 //! gated by its roles, listed as the upstream describes them (title, description, schemas,
-//! annotations). A tool it describes wrongly is left out, and said why.
+//! annotations); its resources and resource templates under their own URIs; its prompts under
+//! the prefix. An entry it describes wrongly, or whose name or URI is taken, is left out, and
+//! said why.
 
 use serde_json::{json, Value};
 
 use super::{Source, Target};
+use crate::catalog::{Prompt, Resource, ResourceSource, ResourceTemplate};
 use crate::tools::Tool;
+use crate::upstream::template::{Context, Template};
 use crate::upstream::reply::{ReplyPlan, ResultMode};
 
 /// Longest tool name a client is promised (the MCP spec's SEP-986 limit).
@@ -65,6 +69,84 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
     (tools, skipped)
 }
 
+/// Its resources (`resources/list`), under their own URIs: the filter matches a name or a URI.
+pub fn resources(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&str) -> bool) -> (Vec<Resource>, Vec<String>) {
+    let mut out: Vec<Resource> = Vec::new();
+    let mut skipped = Vec::new();
+    for entry in listed {
+        let (Some(uri), Some(name)) = (entry.get("uri").and_then(Value::as_str), entry.get("name").and_then(Value::as_str)) else {
+            skipped.push("a resource without a uri or a name".to_string());
+            continue;
+        };
+        if !source.resources.takes_any(&[name, uri]) {
+            continue;
+        }
+        if taken(uri) || out.iter().any(|r| r.uri == uri) {
+            skipped.push(format!("{uri:?}: another resource of this server has that URI"));
+            continue;
+        }
+        let mime_type = entry.get("mimeType").and_then(Value::as_str).map(str::to_string);
+        out.push(Resource { uri: uri.to_string(), listing: entry.clone(), mime_type, source: ResourceSource::Mcp(index) });
+    }
+    (out, skipped)
+}
+
+/// Its resource templates (`resources/templates/list`): those whose URI template mcp-edge can
+/// match a URI against (literals and simple `{var}` expressions).
+pub fn templates(source: &Source, index: usize, listed: &[Value]) -> (Vec<ResourceTemplate>, Vec<String>) {
+    let mut out = Vec::new();
+    let mut skipped = Vec::new();
+    for entry in listed {
+        let (Some(text), Some(name)) = (entry.get("uriTemplate").and_then(Value::as_str), entry.get("name").and_then(Value::as_str)) else {
+            skipped.push("a resource template without a uriTemplate or a name".to_string());
+            continue;
+        };
+        if !source.resources.takes_any(&[name, text]) {
+            continue;
+        }
+        let parsed = Template::parse(text, Context::Url).ok().filter(Template::is_matchable);
+        let Some(uri_template) = parsed else {
+            skipped.push(format!("{text:?}: a URI template mcp-edge cannot match"));
+            continue;
+        };
+        let mime_type = entry.get("mimeType").and_then(Value::as_str).map(str::to_string);
+        out.push(ResourceTemplate { uri_template, listing: entry.clone(), mime_type, request: source.request.clone(), completions: Vec::new(), mcp: Some(index) });
+    }
+    (out, skipped)
+}
+
+/// Its prompts (`prompts/list`), named with its prefix.
+pub fn prompts(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&str) -> bool) -> (Vec<Prompt>, Vec<String>) {
+    let mut out: Vec<Prompt> = Vec::new();
+    let mut skipped = Vec::new();
+    for entry in listed {
+        let Some(name) = entry.get("name").and_then(Value::as_str) else {
+            skipped.push("a prompt without a name".to_string());
+            continue;
+        };
+        if !source.prompts.takes(name) {
+            continue;
+        }
+        let ours = format!("{}{name}", source.prefix);
+        if taken(&ours) || out.iter().any(|p| p.name == ours) {
+            skipped.push(format!("{ours:?}: another prompt of this server has that name"));
+            continue;
+        }
+        let mut listing = entry.as_object().cloned().unwrap_or_default();
+        listing.insert("name".into(), Value::String(ours.clone()));
+        out.push(Prompt {
+            name: ours,
+            listing: Value::Object(listing),
+            description: None,
+            arguments: Vec::new(),
+            messages: Vec::new(),
+            completions: Vec::new(),
+            mcp: Some(Target { source: index, name: name.to_string() }),
+        });
+    }
+    (out, skipped)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,6 +160,8 @@ mod tests {
             request: crate::config::request::request(&http, &scope, "http").unwrap(),
             prefix: prefix.into(),
             tools: Filter::new(include, &["hidden".to_string()]).unwrap(),
+            resources: Filter::default(),
+            prompts: Filter::new(None, &["secret*".to_string()]).unwrap(),
             roles: vec!["staff".into()],
             catalog_ttl_ms: 1000,
             forward_upstream_token: false,
@@ -112,6 +196,26 @@ mod tests {
         );
         let only = tools_named(&source("", Some(&["e*".to_string()])), &listed);
         assert_eq!(only, ["echo"]);
+    }
+
+    #[test]
+    fn resources_keep_their_uris_and_prompts_take_the_prefix() {
+        let s = source("up_", None);
+        let listed = vec![json!({"uri": "docs://a", "name": "a", "mimeType": "text/plain"}), json!({"uri": "docs://mine", "name": "m"}), json!({"name": "no uri"})];
+        let (found, skipped) = resources(&s, 1, &listed, &|uri| uri == "docs://mine");
+        assert_eq!(found.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(), ["docs://a"]);
+        assert!(matches!(found[0].source, ResourceSource::Mcp(1)));
+        assert_eq!(found[0].listing, listed[0]);
+        assert_eq!(skipped, ["\"docs://mine\": another resource of this server has that URI", "a resource without a uri or a name"]);
+        let (found, skipped) = templates(&s, 1, &[json!({"uriTemplate": "items://{id}", "name": "item"}), json!({"uriTemplate": "x://{a}{b}", "name": "joined"})]);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].matches("items://42").is_some() && found[0].mcp == Some(1));
+        assert_eq!(skipped, ["\"x://{a}{b}\": a URI template mcp-edge cannot match"]);
+        let (found, skipped) = prompts(&s, 1, &[json!({"name": "greet", "description": "Hi"}), json!({"name": "secret_one"}), json!({"name": "taken"})], &|n| n == "up_taken");
+        assert_eq!(found.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["up_greet"]);
+        assert_eq!(found[0].listing, json!({"name": "up_greet", "description": "Hi"}));
+        assert_eq!(found[0].mcp, Some(Target { source: 1, name: "greet".into() }));
+        assert_eq!(skipped, ["\"up_taken\": another prompt of this server has that name"]);
     }
 
     fn tools_named(source: &Source, listed: &[Value]) -> Vec<String> {

@@ -22,8 +22,14 @@ impl Filter {
     }
 
     pub fn takes(&self, name: &str) -> bool {
-        let included = self.include.as_ref().is_none_or(|list| list.iter().any(|p| p.matches(name)));
-        included && !self.exclude.iter().any(|p| p.matches(name))
+        self.takes_any(&[name])
+    }
+
+    /// For an entry known by several names (a resource's name and URI): included by one of
+    /// them, and excluded by none.
+    pub fn takes_any(&self, names: &[&str]) -> bool {
+        let included = self.include.as_ref().is_none_or(|list| names.iter().any(|n| list.iter().any(|p| p.matches(n))));
+        included && !names.iter().any(|n| self.exclude.iter().any(|p| p.matches(n)))
     }
 }
 
@@ -46,6 +52,10 @@ mod tests {
         let one = filter(Some(&["get-?um"]), &[]);
         assert!(one.takes("get-sum") && !one.takes("get-summ"));
         assert!(!filter(Some(&[]), &[]).takes("echo"), "an empty include takes nothing");
+        let by_either = filter(Some(&["docs://*"]), &["draft*"]);
+        assert!(by_either.takes_any(&["readme", "docs://readme"]));
+        assert!(!by_either.takes_any(&["draft-1", "docs://draft-1"]), "excluded by its name");
+        assert!(!by_either.takes_any(&["x", "files://x"]));
         assert_eq!(Filter::new(None, &["ok".into(), " ".into()]).unwrap_err(), "exclude[1]");
     }
 }

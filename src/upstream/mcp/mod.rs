@@ -26,6 +26,8 @@ pub struct Source {
     pub request: RequestTemplate,
     pub prefix: String,
     pub tools: Filter,
+    pub resources: Filter,
+    pub prompts: Filter,
     pub roles: Vec<String>,
     pub catalog_ttl_ms: u64,
     pub forward_upstream_token: bool,
