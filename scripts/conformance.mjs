@@ -1,6 +1,8 @@
 //! The official MCP conformance suite against mcp-edge.
 //!
 //!   npm run conformance:serve   serve examples/conformance/ on http://127.0.0.1:8787/mcp until stopped
+//!   npm run conformance:proxy   the same `--suite all`, through a second mcp-edge that has the first as
+//!                               its upstream MCP server (`upstreams`): what a proxy keeps of conformance
 //!   npm run conformance         serve it on a free port, run `--suite all` (the 0.1.16 suite, session-based
 //!                               revisions), then the 2026-07-28 requirement set of the 0.2.0 alpha suite,
 //!                               and print "N of M scenarios passed" for each
@@ -13,7 +15,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveWorker } from './miniflare.mjs';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { root, run, setup } from './setup.mjs';
 import { build } from './build.mjs';
@@ -42,6 +44,36 @@ export async function serveConformance(port) {
     async stop() {
       await mf.dispose();
       upstream.close();
+    },
+  };
+}
+
+/** The conformance server as an upstream of a second worker that serves it under the same name
+ *  and route, with nothing of its own. */
+async function serveProxy(port) {
+  const upstream = await serveConformance(await freePort());
+  const fixtures = JSON.parse(readFileSync(join(root, 'examples', 'conformance', 'mcp-edge.json'), 'utf8')).servers[0];
+  const config = {
+    servers: [
+      {
+        route: fixtures.route,
+        name: fixtures.name,
+        version: fixtures.version,
+        instructions: fixtures.instructions,
+        privateUpstreams: ['127.0.0.1', 'localhost'],
+        upstreams: [{ name: 'conformance', url: upstream.url.href }],
+      },
+    ],
+  };
+  const file = join(mkdtempSync(join(tmpdir(), 'mcp-edge-proxy-')), 'mcp-edge.json');
+  writeFileSync(file, JSON.stringify(config));
+  const mf = serveWorker({ dir: build({ outDir }), config: file, port });
+  const url = new URL('/mcp', await mf.ready);
+  return {
+    url,
+    async stop() {
+      await mf.dispose();
+      await upstream.stop();
     },
   };
 }
@@ -102,7 +134,16 @@ export function summarize(outputDir) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   setup();
-  if (process.argv.includes('--serve')) {
+  if (process.argv.includes('--proxy')) {
+    const { url, stop } = await serveProxy(await freePort());
+    const outputDir = mkdtempSync(join(tmpdir(), 'mcp-edge-conformance-proxy-'));
+    await runSuite(url, outputDir);
+    await stop();
+    const { scenarios, bad, warnings } = summarize(outputDir);
+    console.log(`\nconformance through the proxy (0.1.16, --suite all): ${scenarios.length - bad.length} of ${scenarios.length} scenarios passed, ${warnings} warnings (details in ${outputDir})`);
+    for (const s of bad) console.log(`  ✗ ${s.name}: ${s.failures} failed, ${s.warnings} warnings`);
+    process.exit(bad.length === 0 && scenarios.length > 0 ? 0 : 1);
+  } else if (process.argv.includes('--serve')) {
     const { url, stop } = await serveConformance(Number(process.env.PORT || 8787));
     console.error(`[conformance] serving ${url.href} (Ctrl-C to stop)`);
     process.on('SIGINT', () => stop().then(() => process.exit(0)));

@@ -38,3 +38,5 @@ run(process.execPath, ['--test', '--test-concurrency=1', '--test-timeout=120000'
 run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=1200000', ...testFiles('openapi')]);
 // The official MCP conformance suite, --suite all: every scenario must pass, with no warnings.
 run(process.execPath, [join(root, 'scripts', 'conformance.mjs')]);
+// The same suite through a second mcp-edge that has the first as its upstream MCP server.
+run(process.execPath, [join(root, 'scripts', 'conformance.mjs'), '--proxy']);
