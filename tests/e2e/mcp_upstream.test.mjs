@@ -5,7 +5,8 @@
 // that goes away). The official SDK client, through mcp-edge: the upstream's tools listed under
 // the prefix, filtered; a call; progress streamed as it comes; an elicitation asked of the
 // client and answered back; the upstream restarted mid-session and the next call still working;
-// each failing upstream failing only its own tools, within its time limit.
+// each failing upstream failing only its own tools, within its time limit; the caller's
+// identity as headers, and never the client's own token.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -16,7 +17,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { root, startMiniflare } from './harness.mjs';
+import { TOKENS, root, startMiniflare } from './harness.mjs';
 import { pythonSdk } from './clients.mjs';
 
 const LOOPBACK = ['127.0.0.1', 'localhost'];
@@ -54,11 +55,13 @@ async function startOwn(mode) {
     let body = '';
     for await (const chunk of req) body += chunk;
     const message = JSON.parse(body || '{}');
+    message.headers = req.headers;
     received.push(message);
     if (!('id' in message)) return res.writeHead(202).end();
     const answer = (result) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
     if (message.method === 'initialize') return answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: mode, version: '1' } });
     if (message.method === 'tools/list') return answer({ tools: [{ name: 'work', inputSchema: { type: 'object' } }] });
+    if (mode === 'echo') return answer({ content: [{ type: 'text', text: 'done' }] });
     if (mode === 'nonsense') return res.writeHead(200, { 'content-type': 'application/json' }).end('<html>not JSON</html>');
     held.push(res);
   });
@@ -79,6 +82,7 @@ async function startPython(port) {
   throw new Error('the Python server did not start');
 }
 
+let recorder;
 let python;
 let everything;
 let everythingPort;
@@ -93,6 +97,7 @@ before(async () => {
   silent = await startOwn('silent');
   nonsense = await startOwn('nonsense');
   python = await startPython(await freePort());
+  recorder = await startOwn('echo');
   const config = {
     servers: [
       {
@@ -117,11 +122,19 @@ before(async () => {
           { name: 'python', url: python.url, prefix: 'py_' },
         ],
       },
+      {
+        route: '/auth/mcp',
+        name: 'behind-auth',
+        version: '1',
+        privateUpstreams: LOOPBACK,
+        auth: { tokens: [{ secret: 'BOT_TOKEN', subject: 'bot', roles: ['staff'] }] },
+        upstreams: [{ name: 'recorder', url: recorder.url, headers: { Authorization: 'Bearer {env.RECORDER_TOKEN}', 'X-User': '{principal.subject}' } }],
+      },
     ],
   };
   const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-upstreams-'));
   writeFileSync(join(dir, 'mcp-edge.json'), JSON.stringify(config));
-  worker = await startMiniflare({ config: join(dir, 'mcp-edge.json') });
+  worker = await startMiniflare({ config: join(dir, 'mcp-edge.json'), bindings: { RECORDER_TOKEN: 'recorder-secret-5e1f' } });
 });
 after(async () => {
   await worker?.mf.dispose();
@@ -130,6 +143,7 @@ after(async () => {
   await silent?.close();
   await nonsense?.close();
   await python?.close();
+  await recorder?.close();
 });
 
 async function connect(capabilities = {}) {
@@ -291,6 +305,26 @@ test('resources, resource templates and prompts: listed, filtered, read and got 
     // The upstream's own refusal comes back as the JSON-RPC error it is.
     await assert.rejects(client.getPrompt({ name: 'ev_args-prompt', arguments: {} }), (e) => typeof e.code === 'number' && e.code < 0);
     await assert.rejects(client.readResource({ uri: 'demo://resource/static/document/startup.md' }), /not found|Resource/i);
+  } finally {
+    await client.close();
+  }
+});
+
+test('the caller\'s identity reaches the upstream as the headers named, and the client\'s own token never does', async () => {
+  const client = new Client({ name: 'through-mcp-edge', version: '1' });
+  const transport = new StreamableHTTPClientTransport(new URL('/auth/mcp', worker.url), { requestInit: { headers: { Authorization: `Bearer ${TOKENS.BOT_TOKEN}` } } });
+  await client.connect(transport);
+  try {
+    const done = await client.callTool({ name: 'work', arguments: { job: 7 } });
+    assert.deepEqual(done.content, [{ type: 'text', text: 'done' }]);
+    const call = recorder.received.find((m) => m.method === 'tools/call' && m.params?.arguments?.job === 7);
+    assert.equal(call.headers['x-user'], 'bot');
+    assert.equal(call.headers.authorization, 'Bearer recorder-secret-5e1f');
+    assert.ok(recorder.received.every((m) => !JSON.stringify(m.headers).includes(TOKENS.BOT_TOKEN)), 'the client\'s token never goes upstream');
+    // The list was read as no one: no identity, but the deployment's credential.
+    const listed = recorder.received.find((m) => m.method === 'tools/list');
+    assert.equal(listed.headers.authorization, 'Bearer recorder-secret-5e1f');
+    assert.ok(!listed.headers['x-user'], `no caller when listing: ${JSON.stringify(listed.headers)}`);
   } finally {
     await client.close();
   }
