@@ -128,7 +128,11 @@ before(async () => {
         version: '1',
         privateUpstreams: LOOPBACK,
         auth: { tokens: [{ secret: 'BOT_TOKEN', subject: 'bot', roles: ['staff'] }] },
-        upstreams: [{ name: 'recorder', url: recorder.url, headers: { Authorization: 'Bearer {env.RECORDER_TOKEN}', 'X-User': '{principal.subject}' } }],
+        upstreams: [
+          { name: 'recorder', url: recorder.url, prefix: 'rec_', headers: { Authorization: 'Bearer {env.RECORDER_TOKEN}', 'X-User': '{principal.subject}' } },
+          // For admins only: its tools are gated, and it gives no resources or prompts.
+          { name: 'gated', url: `http://127.0.0.1:${everythingPort}/mcp`, prefix: 'adm_', roles: ['admin'], tools: { include: ['echo'] } },
+        ],
       },
     ],
   };
@@ -315,7 +319,7 @@ test('the caller\'s identity reaches the upstream as the headers named, and the 
   const transport = new StreamableHTTPClientTransport(new URL('/auth/mcp', worker.url), { requestInit: { headers: { Authorization: `Bearer ${TOKENS.BOT_TOKEN}` } } });
   await client.connect(transport);
   try {
-    const done = await client.callTool({ name: 'work', arguments: { job: 7 } });
+    const done = await client.callTool({ name: 'rec_work', arguments: { job: 7 } });
     assert.deepEqual(done.content, [{ type: 'text', text: 'done' }]);
     const call = recorder.received.find((m) => m.method === 'tools/call' && m.params?.arguments?.job === 7);
     assert.equal(call.headers['x-user'], 'bot');
@@ -325,6 +329,12 @@ test('the caller\'s identity reaches the upstream as the headers named, and the 
     const listed = recorder.received.find((m) => m.method === 'tools/list');
     assert.equal(listed.headers.authorization, 'Bearer recorder-secret-5e1f');
     assert.ok(!listed.headers['x-user'], `no caller when listing: ${JSON.stringify(listed.headers)}`);
+    // The gated upstream: not for bot (staff), and none of its resources for anyone.
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.deepEqual(names, ['rec_work']);
+    await assert.rejects(client.callTool({ name: 'adm_echo', arguments: { message: 'x' } }), /unknown tool/);
+    const { resources } = await client.listResources();
+    assert.deepEqual(resources, []);
   } finally {
     await client.close();
   }

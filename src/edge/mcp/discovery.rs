@@ -179,6 +179,10 @@ pub fn merged(base: Arc<Catalog>) -> Arc<Catalog> {
             let (tools, why) = crate::upstream::mcp::catalog::tools(source, index, &lists.tools, &|n| server.tools.iter().any(|t| t.name == n), server.max_reply_bytes);
             server.tools.extend(tools);
             skipped.extend(why);
+            // Resources and prompts have no roles to gate them: a gated upstream gives tools only.
+            if !source.roles.is_empty() {
+                continue;
+            }
             let (resources, why) = crate::upstream::mcp::catalog::resources(source, index, &lists.resources, &|uri| server.resources.iter().any(|r| r.uri == uri));
             server.resources.extend(resources);
             skipped.extend(why);
