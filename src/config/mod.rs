@@ -35,7 +35,10 @@ pub fn check(label: &str, text: &str) -> Result<String, String> {
         .map(|s| {
             let tools: Vec<&str> = s.tools.iter().map(|t| t.name.as_str()).collect();
             let tools = if tools.is_empty() { "no tools".to_string() } else { format!("tools {}", tools.join(", ")) };
-            format!("{label}: ok: {} {} on {} and {}: {tools}", s.name, s.version, s.route.as_str(), s.stream_route.as_str())
+            // Their tools are known once they answer; the check names them only.
+            let upstreams: Vec<&str> = s.upstreams.iter().map(|u| u.name.as_str()).collect();
+            let upstreams = if upstreams.is_empty() { String::new() } else { format!("; upstream MCP servers {}", upstreams.join(", ")) };
+            format!("{label}: ok: {} {} on {} and {}: {tools}{upstreams}", s.name, s.version, s.route.as_str(), s.stream_route.as_str())
         })
         .collect();
     Ok(lines.join("\n"))
@@ -76,6 +79,8 @@ mod tests {
     fn check_reports_each_server_or_the_fault() {
         let two = r#"{"servers":[{"name":"s","version":"1","tools":[TOOL]},{"name":"t","version":"2","route":"/t/mcp"}]}"#.replace("TOOL", TOOL);
         assert_eq!(check("f.json", &two).unwrap(), "f.json: ok: s 1 on /mcp and /stream: tools weather\nf.json: ok: t 2 on /t/mcp and /t/stream: no tools");
+        let fronting = r#"{"servers":[{"name":"s","version":"1","upstreams":[{"name":"n8n","url":"https://n8n.example.com/mcp/x"}]}]}"#;
+        assert_eq!(check("f.json", fronting).unwrap(), "f.json: ok: s 1 on /mcp and /stream: no tools; upstream MCP servers n8n");
         assert_eq!(check("f.json", r#"{"servers":[]}"#).unwrap_err(), "f.json: servers: at least one server is required");
     }
 
