@@ -298,8 +298,11 @@ pub struct ServerConfig {
 pub struct UpstreamConfig {
     /// Names the upstream in logs, errors and the console: letters, digits, `_` and `-`.
     pub name: String,
-    /// Its MCP endpoint, spoken to over Streamable HTTP; a template over `env.NAME` secrets.
+    /// Its MCP endpoint (with `sse`, its event stream); a template over `env.NAME` secrets.
     pub url: String,
+    /// `streamable-http` (default) or `sse` (the 2024-11-05 HTTP+SSE transport).
+    #[serde(default)]
+    pub transport: Option<String>,
     /// Header name → text template over `env.NAME` secrets and `principal.NAME` fields.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,

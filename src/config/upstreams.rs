@@ -8,7 +8,7 @@ use super::model::{ServerConfig, UpstreamConfig};
 use super::request::{request, Scope, MAX_TIMEOUT_MS};
 use super::ConfigError;
 use crate::upstream::mcp::filter::Filter;
-use crate::upstream::mcp::Source;
+use crate::upstream::mcp::{Source, Transport};
 
 const MAX_CATALOG_TTL_SECONDS: u64 = 86_400;
 
@@ -41,6 +41,11 @@ fn upstream(u: &UpstreamConfig, path: &str, field: &str, route_params: &[String]
     if u.name.is_empty() || !u.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         return Err(at("name", format!("{:?} is not a name of letters, digits, `_` and `-`", u.name)));
     }
+    let transport = match u.transport.as_deref() {
+        None | Some("streamable-http") => Transport::StreamableHttp,
+        Some("sse") => Transport::Sse,
+        Some(other) => return Err(at("transport", format!("{other:?} is not \"streamable-http\" or \"sse\""))),
+    };
     if !u.prefix.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
         return Err(at("prefix", format!("{:?} may hold only letters, digits, `_`, `-` and `.`", u.prefix)));
     }
@@ -62,6 +67,7 @@ fn upstream(u: &UpstreamConfig, path: &str, field: &str, route_params: &[String]
     let request = request(&http, &scope, field)?;
     Ok(Source {
         name: u.name.clone(),
+        transport,
         request,
         prefix: u.prefix.clone(),
         tools,
@@ -83,11 +89,11 @@ mod tests {
 
     #[test]
     fn upstreams_compile_with_their_templates() {
-        let text = r#"{"servers":[{"name":"s","version":"1","upstreams":[{"name":"n8n","url":"{+env.N8N_MCP_URL}",
+        let text = r#"{"servers":[{"name":"s","version":"1","upstreams":[{"name":"n8n","url":"{+env.N8N_MCP_URL}","transport":"sse",
             "headers":{"Authorization":"Bearer {env.N8N_TOKEN}","X-User":"{principal.subject}"},"tools":{"include":["get_*"],"exclude":["get_secret"]},"roles":["staff"]}]}]}"#;
         let catalog = load(text).unwrap();
         let source = &catalog.servers[0].upstreams[0];
-        assert_eq!((source.name.as_str(), source.catalog_ttl_ms), ("n8n", 300_000));
+        assert_eq!((source.name.as_str(), source.transport, source.catalog_ttl_ms), ("n8n", crate::upstream::mcp::Transport::Sse, 300_000));
         assert_eq!(source.request.secrets, ["N8N_MCP_URL", "N8N_TOKEN"]);
         assert!(source.tools.takes("get_order") && !source.tools.takes("get_secret") && !source.tools.takes("put"));
         assert_eq!(source.request.timeout_ms, 30_000);
@@ -97,7 +103,7 @@ mod tests {
     fn faults_have_their_paths() {
         let one = |u: &str| err(&format!("[{u}]"), "[]");
         assert_eq!(one(r#"{"name":"a b","url":"https://x.example/mcp"}"#), r#"servers[0].upstreams[0].name: "a b" is not a name of letters, digits, `_` and `-`"#);
-        assert!(one(r#"{"name":"a","url":"https://x.example/mcp","transport":"sse"}"#).starts_with("servers[0].upstreams[0].transport: unknown field `transport`"));
+        assert_eq!(one(r#"{"name":"a","url":"https://x.example/mcp","transport":"ws"}"#), r#"servers[0].upstreams[0].transport: "ws" is not "streamable-http" or "sse""#);
         assert_eq!(one(r#"{"name":"a","url":"https://x.example/{nope}"}"#), r#"servers[0].upstreams[0].url: unknown argument "nope" in template"#);
         assert_eq!(one(r#"{"name":"a","url":"https://x.example/mcp","headers":{"X":"{meta.x}"}}"#).split(':').next().unwrap(), "servers[0].upstreams[0].headers.X");
         assert_eq!(one(r#"{"name":"a","url":"http://127.0.0.1:9/mcp"}"#).split(':').next().unwrap(), "servers[0].upstreams[0].url");

@@ -203,7 +203,7 @@ pub(crate) async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response
 
 /// One attempt: the request as it stands, with redirects left to `exchange`. Straight on
 /// `web_sys`: the `worker` wrappers copy the URL and `cf` properties on every request.
-async fn fetch(call: &HttpCall, signal: &AbortSignal) -> Result<Response, String> {
+pub(crate) async fn fetch(call: &HttpCall, signal: &AbortSignal) -> Result<Response, String> {
     let build = |e: JsValue| format!("cannot build the request: {}", js_text(&e));
     let headers = Headers::new().map_err(build)?;
     for (name, value) in &call.headers {

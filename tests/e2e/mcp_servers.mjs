@@ -15,13 +15,14 @@ export async function freePort() {
   return port;
 }
 
-/** server-everything, Streamable HTTP, on `port`; resolves once it listens. */
-export async function startEverything(port) {
-  const child = spawn(process.execPath, [join(root, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js'), 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** server-everything on `port`, over Streamable HTTP (`/mcp`) or, with `transport` `sse`, the
+ *  2024-11-05 HTTP+SSE transport (`/sse`); resolves once it listens. */
+export async function startEverything(port, transport = 'streamableHttp') {
+  const child = spawn(process.execPath, [join(root, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js'), transport], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   for (let i = 0; i < 100; i++) {
     const up = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' }).then(() => true, () => false);
-    if (up) return { port, url: `http://127.0.0.1:${port}/mcp`, close: async () => { child.kill(); await exited; } };
+    if (up) return { port, url: `http://127.0.0.1:${port}/${transport === 'sse' ? 'sse' : 'mcp'}`, close: async () => { child.kill(); await exited; } };
     await new Promise((r) => setTimeout(r, 100));
   }
   child.kill();

@@ -35,6 +35,7 @@ async function startPython(port) {
   throw new Error('the Python server did not start');
 }
 
+let legacy;
 let recorder;
 let python;
 let everything;
@@ -51,6 +52,7 @@ before(async () => {
   nonsense = await startOwn('nonsense');
   python = await startPython(await freePort());
   recorder = await startOwn('echo');
+  legacy = await startEverything(await freePort(), 'sse');
   const config = {
     servers: [
       {
@@ -73,6 +75,15 @@ before(async () => {
           { name: 'silent', url: silent.url, prefix: 'silent_', timeoutMs: 1500 },
           { name: 'nonsense', url: nonsense.url, prefix: 'junk_' },
           { name: 'python', url: python.url, prefix: 'py_' },
+          {
+            name: 'legacy',
+            url: legacy.url,
+            transport: 'sse',
+            prefix: 'old_',
+            tools: { include: ['echo', 'trigger-long-running-operation', 'trigger-elicitation-request'] },
+            resources: { include: [] },
+            prompts: { include: [] },
+          },
         ],
       },
       {
@@ -101,6 +112,7 @@ after(async () => {
   await nonsense?.close();
   await python?.close();
   await recorder?.close();
+  await legacy?.close();
 });
 
 async function connect(capabilities = {}) {
@@ -288,6 +300,24 @@ test('the caller\'s identity reaches the upstream as the headers named, and the 
     await assert.rejects(client.callTool({ name: 'adm_echo', arguments: { message: 'x' } }), /unknown tool/);
     const { resources } = await client.listResources();
     assert.deepEqual(resources, []);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a legacy HTTP+SSE upstream: listed, called, its progress and elicitation relayed', async () => {
+  const { client } = await connect({ elicitation: {} });
+  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Linus' } }));
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('old_')).sort();
+    assert.deepEqual(names, ['old_echo', 'old_trigger-elicitation-request', 'old_trigger-long-running-operation']);
+    assert.deepEqual((await client.callTool({ name: 'old_echo', arguments: { message: 'over SSE' } })).content, [{ type: 'text', text: 'Echo: over SSE' }]);
+    const progress = [];
+    const long = await client.callTool({ name: 'old_trigger-long-running-operation', arguments: { duration: 1, steps: 2 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    assert.equal(long.isError, undefined);
+    assert.deepEqual(progress, [1, 2]);
+    const elicited = await client.callTool({ name: 'old_trigger-elicitation-request', arguments: {} });
+    assert.match(JSON.stringify(elicited.content), /Linus/);
   } finally {
     await client.close();
   }

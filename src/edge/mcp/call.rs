@@ -68,12 +68,13 @@ pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, m
 /// more, when the upstream has forgotten it. `Err`: why there is no answer, and its outcome.
 async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, request: &dyn Fn(u64) -> String) -> Result<Result<Value, Value>, (String, Outcome)> {
     let key = format!("{}\n{}\n{}", ctx.session.id, ctx.server.route.as_str(), source.name);
-    let keep = !ctx.session.is_ephemeral();
+    // A legacy upstream's session lives as long as its event stream: one operation.
+    let keep = !ctx.session.is_ephemeral() && source.transport == crate::upstream::mcp::Transport::StreamableHttp;
     for attempt in 0..2 {
         let known = if keep { LINKS.with(|l| l.borrow().get(&key).cloned()) } else { None };
         let link = match known {
             Some(link) => link,
-            None => match open(&call.http, &relayed(ctx), ctx.server.max_reply_bytes).await {
+            None => match open(&call.http, source.transport, &relayed(ctx), ctx.server.max_reply_bytes).await {
                 Ok(link) => {
                     if keep {
                         LINKS.with(|l| l.borrow_mut().insert(key.clone(), link.clone()));

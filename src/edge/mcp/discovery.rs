@@ -116,7 +116,7 @@ async fn discover(env: &Env, server: &Server, source: &Source) -> Result<Lists, 
     let call = base_call(env, server, source)?;
     // What mcp-edge can relay, so that tools an upstream offers only to such clients are listed;
     // a call then asks the client behind, if it declared the capability.
-    let link = open(&call, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes).await.map_err(down)?;
+    let link = open(&call, source.transport, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes).await.map_err(down)?;
     let offers = |what: &str| link.capabilities.get(what).is_some_and(|c| !c.is_null());
     let lists = async {
         Ok::<Lists, String>(Lists {

@@ -7,11 +7,14 @@
 //! - `discovery.rs`: each source's tool list, read with a session of its own, kept per isolate
 //!   for `catalogTtlSeconds`, and merged into the catalog this isolate serves.
 //! - `call.rs`: a tool call, in the upstream session kept for the downstream session.
+//! - `legacy.rs`: the 2024-11-05 HTTP+SSE transport, for upstreams that speak nothing newer.
 
 pub mod call;
 pub mod discovery;
+mod legacy;
 
 use std::cell::Cell;
+use std::rc::Rc;
 
 use futures::future::LocalBoxFuture;
 
@@ -19,17 +22,24 @@ use serde_json::{json, Value};
 
 use crate::health::Outcome;
 use crate::upstream::mcp::reader::{messages, Message, SseReader};
-use crate::upstream::mcp::{self as protocol};
+use crate::upstream::mcp::{self as protocol, Transport};
 use crate::upstream::reply::Upstream;
 use crate::upstream::HttpCall;
 
 /// An upstream session: its id (none for an upstream without sessions), the revision agreed,
 /// and what the upstream said it serves (`capabilities` of its `initialize` result).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Link {
     pub session_id: Option<String>,
     pub version: String,
     pub capabilities: Value,
+    /// A legacy (HTTP+SSE) upstream: its event stream, and where to POST.
+    legacy: Option<Rc<Legacy>>,
+}
+
+struct Legacy {
+    stream: futures::lock::Mutex<legacy::Stream>,
+    endpoint: String,
 }
 
 /// How an exchange failed.
@@ -70,6 +80,9 @@ pub type Relay<'a> = &'a dyn Fn(Message) -> LocalBoxFuture<'a, ()>;
 /// and reads the reply until the answer to `id`. Messages that come first go to `on` (none:
 /// dropped). Returns the reply and the session id the upstream named, if it named one.
 pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>) -> Result<(Reply, Option<String>), Failure> {
+    if let Some(legacy) = link.and_then(|l| l.legacy.as_ref()) {
+        return legacy::post(base, &legacy.stream, &legacy.endpoint, body, id, max_bytes, on).await.map(|reply| (reply, None));
+    }
     let mut call = base.clone();
     call.method = "POST".into();
     call.body = Some(body);
@@ -169,12 +182,12 @@ async fn stream(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on
 }
 
 /// The upstream said something that is not MCP.
-fn nonsense(why: String) -> Failure {
+pub(super) fn nonsense(why: String) -> Failure {
     Failure::Down(why, Outcome::Network)
 }
 
 /// The reply, when `message` answers `id`; anything else goes to `on`.
-async fn answer_to(message: Message, id: Option<u64>, on: Option<Relay<'_>>) -> Option<Reply> {
+pub(super) async fn answer_to(message: Message, id: Option<u64>, on: Option<Relay<'_>>) -> Option<Reply> {
     match message {
         Message::Response { id: answered, outcome } if id.is_some_and(|id| answered == json!(id)) => Some(Reply::Answer(outcome)),
         // An answer to something else (a request that was given up on) changes nothing.
@@ -189,17 +202,26 @@ async fn answer_to(message: Message, id: Option<u64>, on: Option<Relay<'_>>) -> 
 }
 
 /// Opens a session: `initialize` (with the client capabilities mcp-edge relays), then
-/// `notifications/initialized`. Requests the upstream makes meanwhile are refused.
-pub async fn open(base: &HttpCall, capabilities: &Value, max_bytes: u64) -> Result<Link, Failure> {
+/// `notifications/initialized`. Requests the upstream makes meanwhile are refused. A legacy
+/// upstream's event stream is opened first, and lives as long as the link.
+pub async fn open(base: &HttpCall, transport: Transport, capabilities: &Value, max_bytes: u64) -> Result<Link, Failure> {
+    let legacy = match transport {
+        Transport::StreamableHttp => None,
+        Transport::Sse => {
+            let (stream, endpoint) = legacy::connect(base, max_bytes).await?;
+            Some(Rc::new(Legacy { stream, endpoint }))
+        }
+    };
+    let first = Link { session_id: None, version: protocol::PROTOCOL_VERSION.into(), capabilities: json!({}), legacy: legacy.clone() };
     let id = next_id();
-    let (reply, session) = post(base, None, protocol::initialize(id, capabilities), Some(id), max_bytes, None).await?;
+    let (reply, session) = post(base, legacy.as_ref().map(|_| &first), protocol::initialize(id, capabilities), Some(id), max_bytes, None).await?;
     let result = match reply {
         Reply::Answer(Ok(result)) => result,
         Reply::Answer(Err(error)) => return Err(nonsense(format!("it refused initialize: {}", crate::upstream::mcp::reader::error_text(&error)))),
         Reply::Accepted => return Err(nonsense("it accepted initialize without answering it".into())),
     };
     let capabilities = result.get("capabilities").cloned().unwrap_or_else(|| json!({}));
-    let link = Link { session_id: session, version: protocol::negotiated(&result).map_err(nonsense)?, capabilities };
+    let link = Link { session_id: session, version: protocol::negotiated(&result).map_err(nonsense)?, capabilities, legacy };
     post(base, Some(&link), protocol::initialized(), None, max_bytes, None).await.map_err(|f| match f {
         Failure::Gone => nonsense("it forgot the session it had just opened".into()),
         down => down,

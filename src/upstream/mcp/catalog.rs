@@ -157,6 +157,7 @@ mod tests {
         let scope = crate::config::request::Scope { path: "servers[0].upstreams[0]", arguments: &[], route_params: &[], meta: false, meta_auth: false, principal: true, upstream_token: false };
         Source {
             name: "up".into(),
+            transport: super::super::Transport::StreamableHttp,
             request: crate::config::request::request(&http, &scope, "http").unwrap(),
             prefix: prefix.into(),
             tools: Filter::new(include, &["hidden".to_string()]).unwrap(),

@@ -16,11 +16,20 @@ use serde_json::{json, Value};
 use crate::upstream::RequestTemplate;
 use filter::Filter;
 
-/// One `upstreams[]` entry, compiled: reached over Streamable HTTP (POSTs to one URL, replies
-/// as JSON or SSE, `Mcp-Session-Id`).
+/// How to reach an upstream MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// POSTs to one URL, replies as JSON or SSE, `Mcp-Session-Id` (2025-03-26 and later).
+    StreamableHttp,
+    /// A GET event stream that names where to POST (2024-11-05).
+    Sse,
+}
+
+/// One `upstreams[]` entry, compiled.
 #[derive(Debug, Clone)]
 pub struct Source {
     pub name: String,
+    pub transport: Transport,
     /// The URL and headers, rendered per exchange (secrets, the caller's identity); the body is
     /// the JSON-RPC message.
     pub request: RequestTemplate,
@@ -112,6 +121,18 @@ pub fn negotiated(result: &Value) -> Result<String, String> {
     }
 }
 
+/// Where a legacy (HTTP+SSE) upstream says to POST, as an absolute URL, when it is on the event
+/// stream's own origin: a path, or a URL of that origin. Anything else is refused: the upstream
+/// may not send mcp-edge's requests elsewhere.
+pub fn endpoint(stream_url: &str, endpoint: &str) -> Option<String> {
+    let origin = crate::head::RequestUrl::parse(stream_url)?.origin;
+    if endpoint.starts_with('/') && !endpoint.starts_with("//") {
+        return Some(format!("{origin}{endpoint}"));
+    }
+    let url = crate::head::RequestUrl::parse(endpoint)?;
+    (url.origin == origin).then(|| endpoint.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +151,16 @@ mod tests {
         assert_eq!(answer(&json!(5), &Ok(json!({"action": "decline"}))), r#"{"jsonrpc":"2.0","id":5,"result":{"action":"decline"}}"#);
         assert_eq!(answer(&json!("a"), &Err(json!({"code": -1, "message": "no"}))), r#"{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"no"}}"#);
         assert_eq!(cancelled(3, "the client cancelled"), r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"the client cancelled"}}"#);
+    }
+
+    #[test]
+    fn a_legacy_endpoint_stays_on_the_streams_origin() {
+        let base = "http://127.0.0.1:3102/sse";
+        assert_eq!(endpoint(base, "/message?sessionId=1").as_deref(), Some("http://127.0.0.1:3102/message?sessionId=1"));
+        assert_eq!(endpoint(base, "http://127.0.0.1:3102/m").as_deref(), Some("http://127.0.0.1:3102/m"));
+        assert_eq!(endpoint(base, "http://evil.example/m"), None);
+        assert_eq!(endpoint(base, "//evil.example/m"), None);
+        assert_eq!(endpoint(base, "message"), None);
     }
 
     #[test]
