@@ -30,8 +30,10 @@ export async function startEverything(port, transport = 'streamableHttp') {
 }
 
 /**
- * A minimal MCP server of the harness's own, without sessions: initialize and tools/list answer
- * properly; `tools/call` does what `mode` says: `nonsense` answers HTML, `silent` never answers.
+ * A minimal MCP server of the harness's own: initialize and tools/list answer properly;
+ * `tools/call` does what `mode` says: `echo` and `sessions` answer "done" (`sessions` also names
+ * a session per initialize), `nonsense` answers HTML, `silent` never answers. Every message it
+ * got is in `received`, with its headers.
  */
 export async function startOwn(mode) {
   const held = [];
@@ -44,9 +46,13 @@ export async function startOwn(mode) {
     received.push(message);
     if (!('id' in message)) return res.writeHead(202).end();
     const answer = (result) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
-    if (message.method === 'initialize') return answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: mode, version: '1' } });
+    if (message.method === 'initialize') {
+      // `sessions`: each initialize opens a session of its own, named in Mcp-Session-Id.
+      if (mode === 'sessions') res.setHeader('mcp-session-id', `session-${received.filter((m) => m.method === 'initialize').length}`);
+      return answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: mode, version: '1' } });
+    }
     if (message.method === 'tools/list') return answer({ tools: [{ name: 'work', inputSchema: { type: 'object' } }] });
-    if (mode === 'echo') return answer({ content: [{ type: 'text', text: 'done' }] });
+    if (mode === 'echo' || mode === 'sessions') return answer({ content: [{ type: 'text', text: 'done' }] });
     if (mode === 'nonsense') return res.writeHead(200, { 'content-type': 'application/json' }).end('<html>not JSON</html>');
     held.push(res);
   });

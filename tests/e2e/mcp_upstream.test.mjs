@@ -36,6 +36,7 @@ async function startPython(port) {
 }
 
 let legacy;
+let sessions;
 let recorder;
 let python;
 let everything;
@@ -53,6 +54,7 @@ before(async () => {
   python = await startPython(await freePort());
   recorder = await startOwn('echo');
   legacy = await startEverything(await freePort(), 'sse');
+  sessions = await startOwn('sessions');
   const config = {
     servers: [
       {
@@ -75,6 +77,7 @@ before(async () => {
           { name: 'silent', url: silent.url, prefix: 'silent_', timeoutMs: 1500 },
           { name: 'nonsense', url: nonsense.url, prefix: 'junk_' },
           { name: 'python', url: python.url, prefix: 'py_' },
+          { name: 'sessions', url: sessions.url, prefix: 'ses_' },
           {
             name: 'legacy',
             url: legacy.url,
@@ -113,6 +116,7 @@ after(async () => {
   await python?.close();
   await recorder?.close();
   await legacy?.close();
+  await sessions?.close();
 });
 
 async function connect(capabilities = {}) {
@@ -318,6 +322,28 @@ test('a legacy HTTP+SSE upstream: listed, called, its progress and elicitation r
     assert.deepEqual(progress, [1, 2]);
     const elicited = await client.callTool({ name: 'old_trigger-elicitation-request', arguments: {} });
     assert.match(JSON.stringify(elicited.content), /Linus/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('the upstream session outlives the session object\'s memory: after the object restarts, the same one', async () => {
+  const { client, transport } = await connect();
+  try {
+    assert.deepEqual((await client.callTool({ name: 'ses_work', arguments: { n: 1 } })).content, [{ type: 'text', text: 'done' }]);
+    // A forced panic resets the session object's instance (the test build's hook).
+    const crashed = await fetch(new URL('/mcp', worker.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': transport.sessionId },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'mcp-edge/test-panic' }),
+      signal: AbortSignal.timeout(3000),
+    }).catch((e) => e);
+    assert.ok(crashed instanceof Error || crashed.status >= 500);
+    assert.deepEqual((await client.callTool({ name: 'ses_work', arguments: { n: 2 } })).content, [{ type: 'text', text: 'done' }]);
+    const calls = sessions.received.filter((m) => m.method === 'tools/call');
+    const [first, second] = [1, 2].map((n) => calls.find((m) => m.params.arguments.n === n));
+    assert.match(first.headers['mcp-session-id'], /^session-\d+$/);
+    assert.equal(second.headers['mcp-session-id'], first.headers['mcp-session-id']);
   } finally {
     await client.close();
   }

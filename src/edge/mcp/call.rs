@@ -70,14 +70,26 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
     let key = format!("{}\n{}\n{}", ctx.session.id, ctx.server.route.as_str(), source.name);
     // A legacy upstream's session lives as long as its event stream: one operation.
     let keep = !ctx.session.is_ephemeral() && source.transport == crate::upstream::mcp::Transport::StreamableHttp;
+    // Kept in the session object's storage too (under the server and source), so an evicted or
+    // restarted object goes on in the same upstream session.
+    let stored_key = format!("upstream:{}\n{}", ctx.server.route.as_str(), source.name);
+    let storage = ctx.home.filter(|_| keep).map(|h| h.storage.clone());
     for attempt in 0..2 {
-        let known = if keep { LINKS.with(|l| l.borrow().get(&key).cloned()) } else { None };
+        let mut known = if keep { LINKS.with(|l| l.borrow().get(&key).cloned()) } else { None };
+        if let (None, Some(storage)) = (&known, &storage) {
+            known = crate::edge::stored::<super::StoredLink>(storage, &stored_key).await.ok().flatten().map(super::Link::from);
+        }
         let link = match known {
             Some(link) => link,
             None => match open(&call.http, source.transport, &relayed(ctx), ctx.server.max_reply_bytes).await {
                 Ok(link) => {
                     if keep {
                         LINKS.with(|l| l.borrow_mut().insert(key.clone(), link.clone()));
+                    }
+                    if let (Some(storage), Some(Ok(text))) = (&storage, link.stored().map(|s| serde_json::to_string(&s))) {
+                        if let Ok(promise) = storage.put(&stored_key, text.into()) {
+                            let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+                        }
                     }
                     link
                 }
@@ -94,6 +106,9 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
             // Forgotten (the upstream restarted, or expired the session): once more, anew.
             Err(Failure::Gone) if attempt == 0 => {
                 LINKS.with(|l| l.borrow_mut().remove(&key));
+                if let Some(Ok(promise)) = storage.as_ref().map(|s| s.delete(&stored_key)) {
+                    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+                }
             }
             Err(Failure::Gone) => return Err(("it forgot the session again".into(), Outcome::Network)),
             Err(Failure::Down(why, outcome)) => return Err((why, outcome)),

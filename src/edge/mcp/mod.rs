@@ -37,6 +37,29 @@ pub struct Link {
     legacy: Option<Rc<Legacy>>,
 }
 
+impl Link {
+    /// What the session's object keeps of a Streamable HTTP link, so that the upstream session
+    /// outlives the object's memory.
+    pub fn stored(&self) -> Option<StoredLink> {
+        self.legacy.is_none().then(|| StoredLink { session_id: self.session_id.clone(), version: self.version.clone(), capabilities: self.capabilities.clone() })
+    }
+}
+
+/// A link as the session's object stores it.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredLink {
+    session_id: Option<String>,
+    version: String,
+    capabilities: Value,
+}
+
+impl From<StoredLink> for Link {
+    fn from(s: StoredLink) -> Link {
+        Link { session_id: s.session_id, version: s.version, capabilities: s.capabilities, legacy: None }
+    }
+}
+
 struct Legacy {
     stream: futures::lock::Mutex<legacy::Stream>,
     endpoint: String,
