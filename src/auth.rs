@@ -175,6 +175,14 @@ pub fn cookie(header: &str, name: &str) -> Option<String> {
     })
 }
 
+/// A `Set-Cookie` value: the cookie `name` with `value`, or the one that clears it (`max_age_s`
+/// 0), only for this site's own requests (`HttpOnly`), `Secure` on https (`wrangler dev` serves
+/// plain http on loopback).
+pub fn set_cookie(name: &str, value: &str, max_age_s: u64, https: bool, same_site: &str) -> String {
+    let secure = if https { "; Secure" } else { "" };
+    format!("{name}={value}; Path=/; HttpOnly; SameSite={same_site}; Max-Age={max_age_s}{secure}")
+}
+
 /// Whether an `Authorization: Bearer …` header carries `secret`. The comparison takes the same
 /// time wherever the first difference is.
 pub fn bearer_matches(authorization: Option<&str>, secret: &str) -> bool {
@@ -300,6 +308,13 @@ mod tests {
     use super::*;
     use crate::config::auth::auth as compile;
     use crate::config::model::AuthConfig;
+
+    #[test]
+    fn cookies_are_http_only_and_strict() {
+        assert_eq!(set_cookie("mcp_edge_console", "v", 60, true, "Strict"), "mcp_edge_console=v; Path=/; HttpOnly; SameSite=Strict; Max-Age=60; Secure");
+        assert_eq!(set_cookie("mcp_edge_console", "", 0, false, "Strict"), "mcp_edge_console=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+        assert_eq!(set_cookie("mcp_edge_csrf", "c", 900, false, "Lax"), "mcp_edge_csrf=c; Path=/; HttpOnly; SameSite=Lax; Max-Age=900");
+    }
     use serde_json::json;
 
     #[test]

@@ -141,13 +141,6 @@ pub fn from_console(origin: Option<&str>, fetch_site: Option<&str>, own_origin: 
     }
 }
 
-/// The session cookie with `value`, or the one that clears it (`max_age_s` 0). `Secure` on https
-/// (`wrangler dev` serves plain http on loopback).
-pub fn cookie(name: &str, value: &str, max_age_s: u64, https: bool, same_site: &str) -> String {
-    let secure = if https { "; Secure" } else { "" };
-    format!("{name}={value}; Path=/; HttpOnly; SameSite={same_site}; Max-Age={max_age_s}{secure}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,11 +199,5 @@ mod tests {
         assert!(!from_console(Some("null"), None, own));
         assert!(from_console(Some("null"), Some("same-origin"), own));
         assert!(!from_console(Some("null"), Some("cross-site"), own));
-    }
-
-    #[test]
-    fn cookies_are_http_only_and_strict() {
-        assert_eq!(cookie(COOKIE, "v", 60, true, "Strict"), "mcp_edge_console=v; Path=/; HttpOnly; SameSite=Strict; Max-Age=60; Secure");
-        assert_eq!(cookie(COOKIE, "", 0, false, "Strict"), "mcp_edge_console=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
     }
 }

@@ -19,7 +19,7 @@ use crate::catalog::Catalog;
 use crate::console::session::{self, Login, Session, Via, CALLBACK_PATH, CLIENT_ID, COOKIE, LOGIN_COOKIE, LOGIN_TTL_MS, SIGNIN_PATH, SIGNOUT_PATH, TOKEN_PATH, TTL_MS};
 use crate::edge::http::Incoming;
 use crate::edge::now_ms;
-use crate::edge::worker::oauth::{form_body, nonce, random, signing_key, store};
+use crate::edge::worker::oauth::{form_body, nonce, random, redirect, signing_key, store};
 use crate::error::Error;
 use crate::head::RequestUrl;
 use crate::oauth::grant::{Exchange, Grant};
@@ -98,7 +98,7 @@ fn https(url: &RequestUrl) -> bool {
 }
 
 fn session_cookie(url: &RequestUrl, value: &str, max_age_s: u64) -> String {
-    session::cookie(COOKIE, value, max_age_s, https(url), "Strict")
+    crate::auth::set_cookie(COOKIE, value, max_age_s, https(url), "Strict")
 }
 
 /// `GET /console/signin`: off to `/authorize`, with the state and PKCE verifier in a short-lived
@@ -128,7 +128,7 @@ async fn start(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -
             ("resource", &console),
         ],
     );
-    let cookie = session::cookie(LOGIN_COOKIE, &login.seal(&key), LOGIN_TTL_MS / 1000, https(url), "Lax");
+    let cookie = crate::auth::set_cookie(LOGIN_COOKIE, &login.seal(&key), LOGIN_TTL_MS / 1000, https(url), "Lax");
     redirect(&authorize, &[cookie])
 }
 
@@ -139,7 +139,7 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     };
     let pairs = crate::oauth::form(&url.query);
     let field = |name: &str| crate::oauth::single(&pairs, name).ok().flatten().map(str::to_string);
-    let clear_login = session::cookie(LOGIN_COOKIE, "", 0, https(url), "Lax");
+    let clear_login = crate::auth::set_cookie(LOGIN_COOKIE, "", 0, https(url), "Lax");
     let failed = |why: String| async move { super::page(req, env, catalog, url, Some(&why), 400).await };
     if let Some(error) = field("error") {
         let said = field("error_description").unwrap_or(error);
@@ -207,7 +207,7 @@ async fn sign_out(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     }
     // The authorization server's own password sign-in ends too: otherwise the next "Sign in"
     // would go straight through as the same person, and signing out would mean nothing.
-    let password = session::cookie(crate::edge::worker::oauth::SIGNED_IN_COOKIE, "", 0, https(url), "Lax");
+    let password = crate::auth::set_cookie(crate::edge::worker::oauth::SIGNED_IN_COOKIE, "", 0, https(url), "Lax");
     back_home(req, &[session_cookie(url, "", 0), password])
 }
 
@@ -242,17 +242,6 @@ fn json_reply(status: u16, value: &Value) -> Result<Response, Error> {
     headers.set("Content-Type", "application/json")?;
     headers.set("Cache-Control", "no-store")?;
     Ok(worker::ResponseBuilder::new().with_status(status).with_headers(headers).fixed(value.to_string().into_bytes()))
-}
-
-fn redirect(location: &str, cookies: &[String]) -> Result<Response, Error> {
-    let headers = worker::Headers::new();
-    headers.set("Location", location)?;
-    headers.set("Cache-Control", "no-store")?;
-    headers.set("Referrer-Policy", "no-referrer")?;
-    for c in cookies {
-        headers.append("Set-Cookie", c)?;
-    }
-    Ok(worker::ResponseBuilder::new().with_status(302).with_headers(headers).empty())
 }
 
 /// Back to the page with the cookies set. Not a redirect: after a chain of redirects that an

@@ -128,8 +128,7 @@ impl Cx<'_> {
 
     /// Cookies are `Secure` on https; `wrangler dev` serves plain http on loopback.
     fn cookie(&self, name: &str, value: &str, max_age_s: u64) -> String {
-        let secure = if self.url.origin.starts_with("https://") { "; Secure" } else { "" };
-        format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age_s}{secure}")
+        crate::auth::set_cookie(name, value, max_age_s, self.url.origin.starts_with("https://"), "Lax")
     }
 }
 
@@ -238,7 +237,7 @@ fn error_page(status: u16, message: &str) -> Result<Response, Error> {
 }
 
 /// A 302 to `location`, with cookies to set.
-fn redirect(location: &str, cookies: &[String]) -> Result<Response, Error> {
+pub(crate) fn redirect(location: &str, cookies: &[String]) -> Result<Response, Error> {
     let headers = Headers::new();
     headers.set("Location", location)?;
     headers.set("Cache-Control", "no-store")?;
