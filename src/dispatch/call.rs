@@ -102,8 +102,13 @@ fn tool(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
         }
     }
     let kind = CallKind::Tool(tool.name.clone());
-    let redact = bindings.iter().filter(|(k, _)| is_credential(k)).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
+    let redact = credentials(&bindings);
     Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments, http, progress_token: params.progress_token, redact, mrtr: binding })))
+}
+
+/// The values of the bindings that hold credentials: what a reply must never show.
+pub(super) fn credentials(bindings: &Bindings) -> Vec<String> {
+    bindings.iter().filter(|(k, _)| is_credential(k)).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect()
 }
 
 /// Whether a binding holds a credential, which a reply must never show: a secret, a client's

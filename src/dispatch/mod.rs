@@ -186,7 +186,7 @@ fn upstream(server: &Server, req: &Request, env: &Environment<'_>, source: usize
     bindings.extend(env.principal.bindings(upstream.forward_upstream_token));
     let mut http = upstream.request.render(&format!("upstream {:?}", upstream.name), &serde_json::Map::new(), &bindings)?;
     http.private_upstreams.clone_from(&server.private_upstreams);
-    let redact = bindings.iter().filter(|(k, _)| k.starts_with("env.") || *k == "principal.upstreamToken").filter_map(|(_, v)| v.as_str().map(str::to_string)).collect();
+    let redact = call::credentials(&bindings);
     let kind = CallKind::Upstream { source, method, params, label };
     Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http, progress_token: None, redact, mrtr: None })))
 }
