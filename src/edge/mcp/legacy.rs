@@ -12,9 +12,9 @@ use futures::StreamExt;
 use web_sys::AbortController;
 use worker::{ByteStream, Delay};
 
-use super::{answer_to, nonsense, Failure, Relay, Reply};
+use super::{answer_in_event, nonsense, Failure, Relay, Reply};
 use crate::health::Outcome;
-use crate::upstream::mcp::reader::{messages, SseEvent, SseReader};
+use crate::upstream::mcp::reader::{SseEvent, SseReader};
 use crate::upstream::HttpCall;
 
 /// An open event stream: its bytes, what is read of them, and the fetch to abort at the end.
@@ -118,13 +118,8 @@ pub async fn post(base: &HttpCall, stream: &Mutex<Stream>, endpoint: &str, body:
     let mut stream = stream.lock().await;
     loop {
         let event = stream.next(base.timeout_ms, max_bytes).await?;
-        if event.event.as_deref().is_some_and(|e| e != "message") || event.data.trim().is_empty() {
-            continue;
-        }
-        for message in messages(&event.data).map_err(nonsense)? {
-            if let Some(reply) = answer_to(message, id, on).await {
-                return Ok(reply);
-            }
+        if let Some(reply) = answer_in_event(&event, id, on).await? {
+            return Ok(reply);
         }
     }
 }

@@ -21,7 +21,7 @@ use futures::future::LocalBoxFuture;
 use serde_json::{json, Value};
 
 use crate::health::Outcome;
-use crate::upstream::mcp::reader::{messages, Message, SseReader};
+use crate::upstream::mcp::reader::{messages, Message, SseEvent, SseReader};
 use crate::upstream::mcp::{self as protocol, Transport};
 use crate::upstream::reply::Upstream;
 use crate::upstream::HttpCall;
@@ -162,10 +162,8 @@ async fn whole(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on:
     if body.iter().all(u8::is_ascii_whitespace) && id.is_none() {
         return Ok(Reply::Accepted);
     }
-    for message in messages(&String::from_utf8_lossy(&body)).map_err(nonsense)? {
-        if let Some(reply) = answer_to(message, id, on).await {
-            return Ok(reply);
-        }
+    if let Some(reply) = answer_in(&String::from_utf8_lossy(&body), id, on).await? {
+        return Ok(reply);
     }
     match id {
         None => Ok(Reply::Accepted),
@@ -186,15 +184,8 @@ async fn stream(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on
             return Err(Failure::Down(format!("its stream exceeds the {max_bytes}-byte limit"), Outcome::Limit));
         }
         for event in reader.feed(&chunk) {
-            // Other event types carry no message; an empty `data` is a priming event (SSE
-            // polling), which only sets the id to resume from.
-            if event.event.as_deref().is_some_and(|e| e != "message") || event.data.trim().is_empty() {
-                continue;
-            }
-            for message in messages(&event.data).map_err(nonsense)? {
-                if let Some(reply) = answer_to(message, id, on).await {
-                    return Ok(reply);
-                }
+            if let Some(reply) = answer_in_event(&event, id, on).await? {
+                return Ok(reply);
             }
         }
     }
@@ -204,13 +195,33 @@ async fn stream(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on
     }
 }
 
+/// The reply in one JSON text (a message, or a batch), when it answers `id`; the other messages
+/// go to `on`.
+async fn answer_in(text: &str, id: Option<u64>, on: Option<Relay<'_>>) -> Result<Option<Reply>, Failure> {
+    for message in messages(text).map_err(nonsense)? {
+        if let Some(reply) = answer_to(message, id, on).await {
+            return Ok(Some(reply));
+        }
+    }
+    Ok(None)
+}
+
+/// The same for one SSE event. Other event types carry no message; an empty `data` is a priming
+/// event (SSE polling), which only sets the id to resume from.
+pub(super) async fn answer_in_event(event: &SseEvent, id: Option<u64>, on: Option<Relay<'_>>) -> Result<Option<Reply>, Failure> {
+    if event.event.as_deref().is_some_and(|e| e != "message") || event.data.trim().is_empty() {
+        return Ok(None);
+    }
+    answer_in(&event.data, id, on).await
+}
+
 /// The upstream said something that is not MCP.
 pub(super) fn nonsense(why: String) -> Failure {
     Failure::Down(why, Outcome::Network)
 }
 
 /// The reply, when `message` answers `id`; anything else goes to `on`.
-pub(super) async fn answer_to(message: Message, id: Option<u64>, on: Option<Relay<'_>>) -> Option<Reply> {
+async fn answer_to(message: Message, id: Option<u64>, on: Option<Relay<'_>>) -> Option<Reply> {
     match message {
         Message::Response { id: answered, outcome } if id.is_some_and(|id| answered == json!(id)) => Some(Reply::Answer(outcome)),
         // An answer to something else (a request that was given up on) changes nothing.
