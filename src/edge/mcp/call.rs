@@ -5,9 +5,6 @@
 //! its result passes through unchanged, and when it fails, the result says why. A call the
 //! client cancels is cancelled upstream too.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 use serde_json::{json, Value};
 
 use super::{next_id, open, post, Failure, Link, Reply};
@@ -18,12 +15,6 @@ use crate::upstream::mcp::reader::{error_text, Message};
 use crate::upstream::mcp::{self as protocol, Source, Target};
 use crate::upstream::reply::error_result;
 use crate::dispatch::PendingCall;
-
-thread_local! {
-    /// Upstream sessions by downstream session, server and source. Held by the session's object,
-    /// where every call of these tools runs (a lease never serves them).
-    static LINKS: RefCell<HashMap<String, Link>> = RefCell::new(HashMap::new());
-}
 
 /// The client capabilities an upstream may use through mcp-edge: those the client declared that
 /// mcp-edge relays, when the client can be asked at all.
@@ -67,27 +58,24 @@ pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, m
 /// this client session: opened if there is none, and opened again, with the request made once
 /// more, when the upstream has forgotten it. `Err`: why there is no answer, and its outcome.
 async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, request: &dyn Fn(u64) -> String) -> Result<Result<Value, Value>, (String, Outcome)> {
-    let key = format!("{}\n{}\n{}", ctx.session.id, ctx.server.route.as_str(), source.name);
-    // A legacy upstream's session lives as long as its event stream: one operation.
-    let keep = !ctx.session.is_ephemeral() && source.transport == crate::upstream::mcp::Transport::StreamableHttp;
-    // Kept in the session object's storage too (under the server and source), so an evicted or
-    // restarted object goes on in the same upstream session.
-    let stored_key = format!("upstream:{}\n{}", ctx.server.route.as_str(), source.name);
-    let storage = ctx.home.filter(|_| keep).map(|h| h.storage.clone());
+    // Kept in the session object's storage (under the server and source), the one place every
+    // call of the session reads it from, so an evicted or restarted object goes on in the same
+    // upstream session. A legacy upstream's session lives as long as its event stream, and a
+    // stateless request has no object: theirs last one operation.
+    let key = format!("upstream:{}\n{}", ctx.server.route.as_str(), source.name);
+    let lasting = !ctx.session.is_ephemeral() && source.transport == crate::upstream::mcp::Transport::StreamableHttp;
+    let storage = ctx.home.filter(|_| lasting).map(|h| h.storage.clone());
     for attempt in 0..2 {
-        let mut known = if keep { LINKS.with(|l| l.borrow().get(&key).cloned()) } else { None };
-        if let (None, Some(storage)) = (&known, &storage) {
-            known = crate::edge::stored::<super::StoredLink>(storage, &stored_key).await.ok().flatten().map(super::Link::from);
-        }
+        let known = match &storage {
+            Some(storage) => crate::edge::stored::<super::StoredLink>(storage, &key).await.ok().flatten().map(super::Link::from),
+            None => None,
+        };
         let link = match known {
             Some(link) => link,
             None => match open(&call.http, source.transport, &relayed(ctx), ctx.server.max_reply_bytes).await {
                 Ok(link) => {
-                    if keep {
-                        LINKS.with(|l| l.borrow_mut().insert(key.clone(), link.clone()));
-                    }
                     if let (Some(storage), Some(Ok(text))) = (&storage, link.stored().map(|s| serde_json::to_string(&s))) {
-                        if let Ok(promise) = storage.put(&stored_key, text.into()) {
+                        if let Ok(promise) = storage.put(&key, text.into()) {
                             let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
                         }
                     }
@@ -98,15 +86,14 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
             },
         };
         let ended = exchange(ctx, call, source, &link, request).await;
-        if !keep {
+        if storage.is_none() {
             super::close(&call.http, &link).await;
         }
         match ended {
             Ok(answer) => return Ok(answer),
             // Forgotten (the upstream restarted, or expired the session): once more, anew.
             Err(Failure::Gone) if attempt == 0 => {
-                LINKS.with(|l| l.borrow_mut().remove(&key));
-                if let Some(Ok(promise)) = storage.as_ref().map(|s| s.delete(&stored_key)) {
+                if let Some(Ok(promise)) = storage.as_ref().map(|s| s.delete(&key)) {
                     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
                 }
             }
