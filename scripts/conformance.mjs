@@ -50,7 +50,7 @@ export async function serveConformance(port) {
 
 /** The conformance server as an upstream of a second worker that serves it under the same name
  *  and route, with nothing of its own. */
-async function serveProxy(port) {
+export async function serveProxy(port) {
   const upstream = await serveConformance(await freePort());
   const fixtures = JSON.parse(readFileSync(join(root, 'examples', 'conformance', 'mcp-edge.json'), 'utf8')).servers[0];
   const config = {

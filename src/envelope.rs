@@ -59,6 +59,9 @@ pub enum Op {
     RegistryListen,
     /// A server's registry: tell every listening session that these lists changed.
     RegistryListChanged,
+    /// A server's registry: one read of an upstream MCP server's lists
+    /// (`upstream::mcp::changes::Read`); listening sessions are told of the lists that changed.
+    RegistryUpstreamRead,
     /// Test builds: fire the session's alarm now.
     TestAlarm,
     /// One this build does not know.

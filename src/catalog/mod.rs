@@ -97,8 +97,8 @@ pub struct Server {
     pub stateless: Option<u64>,
     /// Every path this server answers, and what each is.
     pub endpoints: Vec<(RoutePattern, Endpoint)>,
-    /// Its tools, resources and prompts may change while sessions run (the admin API is on):
-    /// `listChanged` in its capabilities, and the notifications on sessions' streams.
+    /// Its tools, resources and prompts may change while sessions run (the admin API is on, or it
+    /// has upstream MCP servers): `listChanged` in its capabilities, and the notifications on streams.
     pub lists_change: bool,
     pub origins: Vec<OriginPattern>,
     pub allowed_hosts: Vec<String>,

@@ -94,8 +94,9 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     let prompts = prompts(&s, path)?;
     let upstreams = super::upstreams::upstreams(&s, path, &route_params, !tools.is_empty())?;
     Ok(Server {
+        // An upstream MCP server's lists change when it says so, or when it is read again.
+        lists_change: !upstreams.is_empty(),
         upstreams: upstreams.into_iter().map(std::sync::Arc::new).collect(),
-        lists_change: false,
         name: s.name,
         version: s.version,
         title: s.title,

@@ -117,7 +117,14 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
             Some(source) => return upstream(server, req, env, source, Method::PromptsGet, crate::protocol::required_str(params, "name")?.to_string()),
             None => prompts::get(server, params)?,
         },
-        Method::CompletionComplete => completion::complete(server, params)?,
+        Method::CompletionComplete => match completion::upstream(server, params) {
+            Some(source) => {
+                let reference = params.and_then(|p| p.get("ref"));
+                let label = reference.and_then(|r| r.get("name").or_else(|| r.get("uri"))).and_then(Value::as_str).unwrap_or_default();
+                return upstream(server, req, env, source, Method::CompletionComplete, label.to_string());
+            }
+            None => completion::complete(server, params)?,
+        },
         Method::LoggingSetLevel => {
             let level = crate::protocol::required_str(params, "level")?;
             if logging::severity(level).is_none() {
@@ -176,10 +183,16 @@ pub fn initialize(server: &Server, req: &Request, session_id: &str, now_ms: u64)
 fn upstream(server: &Server, req: &Request, env: &Environment<'_>, source: usize, method: Method, label: String) -> Result<Action, Error> {
     let upstream = server.upstreams.get(source).ok_or_else(|| Error::Internal(format!("no upstream {source}")))?;
     let mut params = req.params.clone().unwrap_or_else(|| json!({}));
-    if method == Method::PromptsGet {
-        let own = server.prompts.iter().find(|p| p.name == label).and_then(|p| p.mcp.as_ref()).map(|t| t.name.clone());
-        if let (Some(own), Some(obj)) = (own, params.as_object_mut()) {
-            obj.insert("name".into(), Value::String(own));
+    // A prompt goes by its upstream name there, in `prompts/get` and in a completion's `ref`.
+    let prompt = match method {
+        Method::PromptsGet => params.as_object_mut(),
+        Method::CompletionComplete => params.get_mut("ref").filter(|r| r.get("type").and_then(Value::as_str) == Some("ref/prompt")).and_then(Value::as_object_mut),
+        _ => None,
+    };
+    if let Some(prompt) = prompt {
+        let ours = prompt.get("name").and_then(Value::as_str).unwrap_or_default();
+        if let Some(theirs) = server.prompts.iter().find(|p| p.name == ours).and_then(|p| p.mcp.as_ref()).map(|t| t.name.clone()) {
+            prompt.insert("name".into(), Value::String(theirs));
         }
     }
     let mut bindings = bindings(&upstream.request.secrets, env);

@@ -172,7 +172,8 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> (String, O
     // A resource or prompt of an upstream MCP server: its answer as it gave it.
     if let CallKind::Upstream { source, method, params, .. } = &call.kind {
         let (answer, _) = crate::edge::mcp::call::forward(ctx, call, *source, *method, params).await;
-        let reply = match answer {
+        let offered = |e: &serde_json::Value| !(*method == Method::CompletionComplete && e.get("code").and_then(serde_json::Value::as_i64) == Some(-32601));
+        let reply = match answer.or_else(|e| if offered(&e) { Err(e) } else { Ok(crate::protocol::completion::nothing()) }) {
             Ok(result) => jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, *method, result)),
             Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": call.id, "error": error}).to_string(),
         };

@@ -1,5 +1,6 @@
 //! `completion/complete`: configured values for prompt arguments and URI template variables,
-//! filtered by the prefix typed so far.
+//! filtered by the prefix typed so far; an upstream MCP server's prompt or template is completed
+//! by that server.
 
 use serde_json::{json, Value};
 
@@ -8,6 +9,26 @@ use crate::error::Error;
 
 /// The spec caps a completion response at 100 values.
 const MAX_VALUES: usize = 100;
+
+/// The upstream MCP server (its index among the server's upstreams) whose prompt or template
+/// the request completes, if it is one's.
+pub fn upstream(server: &Server, params: Option<&Value>) -> Option<usize> {
+    let reference = params?.get("ref")?;
+    match reference.get("type")?.as_str()? {
+        "ref/prompt" => super::prompts::upstream(server, Some(reference)),
+        "ref/resource" => {
+            let uri = reference.get("uri")?.as_str()?;
+            server.resource_templates.iter().find(|t| t.uri_template() == uri)?.mcp
+        }
+        _ => None,
+    }
+}
+
+/// The answer to a completion the upstream does not offer: nothing to suggest, which is what a
+/// client typing into an argument expects, rather than an error for a capability we declared.
+pub fn nothing() -> Value {
+    json!({"completion": {"values": [], "total": 0, "hasMore": false}})
+}
 
 pub fn complete(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
     let reference = params.and_then(|p| p.get("ref")).ok_or_else(|| Error::InvalidParams("missing ref".into()))?;

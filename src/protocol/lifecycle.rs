@@ -50,7 +50,8 @@ pub fn offers(server: &Server, capability: &str) -> bool {
         // A server whose lists change live offers them even while empty: one may be added.
         "resources" => server.lists_change || !server.resources.is_empty() || !server.resource_templates.is_empty(),
         "prompts" => server.lists_change || !server.prompts.is_empty(),
-        "completions" => server.prompts.iter().any(|p| !p.completions.is_empty()) || server.resource_templates.iter().any(|t| !t.completions.is_empty()),
+        // An upstream MCP server's prompts and templates are completed there.
+        "completions" => server.prompts.iter().any(|p| !p.completions.is_empty() || p.mcp.is_some()) || server.resource_templates.iter().any(|t| !t.completions.is_empty() || t.mcp.is_some()),
         _ => false,
     }
 }

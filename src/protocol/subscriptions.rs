@@ -26,8 +26,8 @@ fn filter_name(method: Method) -> &'static str {
 }
 
 /// The list notifications of the request's filter that this server can send: those whose lists
-/// change live (the admin API is on); none otherwise, since lists then change only with a
-/// deployment.
+/// change live (the admin API is on, or upstream MCP servers list them); none otherwise, since
+/// lists then change only with a deployment.
 pub fn honored_lists(server: &Server, params: Option<&Value>) -> Vec<String> {
     if !server.lists_change {
         return Vec::new();

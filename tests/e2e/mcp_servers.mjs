@@ -32,26 +32,41 @@ export async function startEverything(port, transport = 'streamableHttp') {
 /**
  * A minimal MCP server of the harness's own: initialize and tools/list answer properly;
  * `tools/call` does what `mode` says: `echo` and `sessions` answer "done" (`sessions` also names
- * a session per initialize), `nonsense` answers HTML, `silent` never answers. Every message it
- * got is in `received`, with its headers.
+ * a session per initialize), `nonsense` answers HTML, `silent` never answers, `growing` adds the
+ * tool `grown` to its list and says so (`notifications/tools/list_changed`) on the call's SSE
+ * stream before its answer. Each lists one prompt, `brief`, and completes nothing (-32601). Every message it got is in `received`, with its headers and HTTP
+ * method (`http`; a DELETE's message is `{}`).
  */
 export async function startOwn(mode) {
   const held = [];
   const received = [];
+  let grown = false;
   const server = createServer(async (req, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
     const message = JSON.parse(body || '{}');
     message.headers = req.headers;
+    message.http = req.method;
     received.push(message);
-    if (!('id' in message)) return res.writeHead(202).end();
+    if (!('id' in message)) return res.writeHead(req.method === 'DELETE' ? 200 : 202).end();
     const answer = (result) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
     if (message.method === 'initialize') {
       // `sessions`: each initialize opens a session of its own, named in Mcp-Session-Id.
       if (mode === 'sessions') res.setHeader('mcp-session-id', `session-${received.filter((m) => m.method === 'initialize').length}`);
-      return answer({ protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: mode, version: '1' } });
+      return answer({ protocolVersion: '2025-06-18', capabilities: { tools: { listChanged: mode === 'growing' }, prompts: {}, logging: {} }, serverInfo: { name: mode, version: '1' } });
     }
-    if (message.method === 'tools/list') return answer({ tools: [{ name: 'work', inputSchema: { type: 'object' } }] });
+    // One prompt, and no completions: what a server that offers none answers.
+    if (message.method === 'logging/setLevel') return answer({});
+    if (message.method === 'prompts/list') return answer({ prompts: [{ name: 'brief', arguments: [{ name: 'topic', required: true }] }] });
+    if (message.method === 'completion/complete') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+    if (message.method === 'tools/list') return answer({ tools: [{ name: 'work', inputSchema: { type: 'object' } }, ...(grown ? [{ name: 'grown', inputSchema: { type: 'object' } }] : [])] });
+    if (mode === 'growing') {
+      grown = true;
+      const event = (m) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(event({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' }));
+      return res.end(event({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: 'grew' }] } }));
+    }
     if (mode === 'echo' || mode === 'sessions') return answer({ content: [{ type: 'text', text: 'done' }] });
     if (mode === 'nonsense') return res.writeHead(200, { 'content-type': 'application/json' }).end('<html>not JSON</html>');
     held.push(res);

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TOKENS, root, startMiniflare } from './harness.mjs';
 import { pythonSdk } from './clients.mjs';
 import { freePort, startEverything, startOwn } from './mcp_servers.mjs';
@@ -37,6 +37,7 @@ async function startPython(port) {
 
 let legacy;
 let sessions;
+let growing;
 let recorder;
 let python;
 let everything;
@@ -55,6 +56,7 @@ before(async () => {
   recorder = await startOwn('echo');
   legacy = await startEverything(await freePort(), 'sse');
   sessions = await startOwn('sessions');
+  growing = await startOwn('growing');
   const config = {
     servers: [
       {
@@ -70,7 +72,7 @@ before(async () => {
             prefix: 'ev_',
             tools: { exclude: ['get-env', 'toggle-*'] },
             resources: { exclude: ['startup.md', 'demo://resource/dynamic/blob/*'] },
-            prompts: { exclude: ['completable-*'] },
+            prompts: { exclude: ['resource-*'] },
           },
           // Another server-everything: its echo only (its resources would share the first's URIs).
           { name: 'gone', url: goneAway.url, prefix: 'gone_', tools: { include: ['echo'] }, resources: { include: [] }, prompts: { include: [] } },
@@ -78,6 +80,7 @@ before(async () => {
           { name: 'nonsense', url: nonsense.url, prefix: 'junk_' },
           { name: 'python', url: python.url, prefix: 'py_' },
           { name: 'sessions', url: sessions.url, prefix: 'ses_' },
+          { name: 'growing', url: growing.url, prefix: 'gro_' },
           {
             name: 'legacy',
             url: legacy.url,
@@ -117,6 +120,7 @@ after(async () => {
   await recorder?.close();
   await legacy?.close();
   await sessions?.close();
+  await growing?.close();
 });
 
 async function connect(capabilities = {}) {
@@ -272,7 +276,7 @@ test('resources, resource templates and prompts: listed, filtered, read and got 
     const { prompts } = await client.listPrompts();
     const names = prompts.map((p) => p.name);
     assert.ok(names.includes('ev_simple-prompt') && names.includes('ev_args-prompt'), `${names}`);
-    assert.ok(!names.some((n) => n.startsWith('ev_completable-')), 'excluded');
+    assert.ok(!names.some((n) => n.startsWith('ev_resource-')), 'excluded');
     const got = await client.getPrompt({ name: 'ev_args-prompt', arguments: { city: 'Paris' } });
     assert.match(JSON.stringify(got.messages), /Paris/);
     // The upstream's own refusal comes back as the JSON-RPC error it is.
@@ -327,6 +331,67 @@ test('a legacy HTTP+SSE upstream: listed, called, its progress and elicitation r
   }
 });
 
+test('prompts and templates of an upstream are completed by it; one that cannot complete suggests nothing', async () => {
+  const { client } = await connect();
+  try {
+    const department = await client.complete({ ref: { type: 'ref/prompt', name: 'ev_completable-prompt' }, argument: { name: 'department', value: 'S' } });
+    assert.deepEqual(department.completion.values, ['Sales', 'Support']);
+    // The arguments already chosen reach the upstream as context.
+    const lead = await client.complete({ ref: { type: 'ref/prompt', name: 'ev_completable-prompt' }, argument: { name: 'name', value: '' }, context: { arguments: { department: 'Marketing' } } });
+    assert.deepEqual(lead.completion.values, ['Grace', 'Henry', 'Iris']);
+    const id = await client.complete({ ref: { type: 'ref/resource', uri: 'demo://resource/dynamic/text/{resourceId}' }, argument: { name: 'resourceId', value: '12' } });
+    assert.deepEqual(id.completion.values, ['12']);
+    assert.ok(client.getServerCapabilities().completions, 'the gateway offers completions');
+    // An upstream without completions: nothing to suggest, under its prompt's upstream name.
+    const none = await client.complete({ ref: { type: 'ref/prompt', name: 'ses_brief' }, argument: { name: 'topic', value: 'a' } });
+    assert.deepEqual(none.completion, { values: [], total: 0, hasMore: false });
+    const asked = sessions.received.find((m) => m.method === 'completion/complete');
+    assert.deepEqual(asked.params.ref, { type: 'ref/prompt', name: 'brief' });
+  } finally {
+    await client.close();
+  }
+});
+
+test('the client\'s log level reaches the upstream, set before the call, even as the client\'s stream opens', async () => {
+  // The SDK opens its GET stream as it connects, without waiting: the level, set at once, races
+  // with it. Three sessions, each calling at once.
+  for (let round = 1; round <= 3; round++) {
+    const { client, transport } = await connect();
+    try {
+      await client.setLoggingLevel('debug');
+      await client.callTool({ name: 'ses_work', arguments: { level: round } });
+      const call = sessions.received.find((m) => m.method === 'tools/call' && m.params.arguments.level === round);
+      const upstream = call.headers['mcp-session-id'];
+      const set = sessions.received.filter((m) => m.method === 'logging/setLevel' && m.headers['mcp-session-id'] === upstream);
+      assert.deepEqual(set.map((m) => m.params), [{ level: 'debug' }], `round ${round}`);
+      assert.ok(sessions.received.indexOf(set[0]) < sessions.received.indexOf(call), 'before the call');
+      await transport.terminateSession();
+    } finally {
+      await client.close();
+    }
+  }
+});
+
+test('an upstream whose list changes: the clients listening are told, and then list its new tool', async () => {
+  const { client } = await connect();
+  let told = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => { told += 1; });
+  try {
+    assert.equal(client.getServerCapabilities().tools.listChanged, true);
+    const before = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(before.includes('gro_work') && !before.includes('gro_grown'), `${before}`);
+    assert.equal(told, 0);
+    const grew = await client.callTool({ name: 'gro_work', arguments: {} });
+    assert.deepEqual(grew.content, [{ type: 'text', text: 'grew' }]);
+    for (let i = 0; i < 200 && !told; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(told >= 1, 'told on the session\'s stream');
+    const after = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(after.includes('gro_grown'), `${after}`);
+  } finally {
+    await client.close();
+  }
+});
+
 test('the upstream session outlives the session object\'s memory: after the object restarts, the same one', async () => {
   const { client, transport } = await connect();
   try {
@@ -344,6 +409,14 @@ test('the upstream session outlives the session object\'s memory: after the obje
     const [first, second] = [1, 2].map((n) => calls.find((m) => m.params.arguments.n === n));
     assert.match(first.headers['mcp-session-id'], /^session-\d+$/);
     assert.equal(second.headers['mcp-session-id'], first.headers['mcp-session-id']);
+    // The client ends its session: mcp-edge ends the upstream's.
+    await transport.terminateSession();
+    let ended;
+    for (let i = 0; i < 100 && !ended; i++) {
+      ended = sessions.received.find((m) => m.http === 'DELETE' && m.headers['mcp-session-id'] === first.headers['mcp-session-id']);
+      if (!ended) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(ended, `DELETE of the upstream session: ${JSON.stringify(sessions.received.map((m) => [m.http, m.method, m.headers['mcp-session-id']]))}`);
   } finally {
     await client.close();
   }

@@ -54,6 +54,37 @@ pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, m
     }
 }
 
+/// Where a session's object keeps an upstream session: this, the server's route, a line break,
+/// and the source's name.
+const KEPT: &str = "upstream:";
+
+/// Ends the upstream sessions kept in an ending session's storage (read now, before the
+/// storage goes): a `DELETE` to each, in the background, so that the client's own `DELETE` or
+/// the session's expiry waits for none of them. An upstream that misses it expires the session
+/// itself.
+pub async fn end_kept(env: &worker::Env, storage: &worker::worker_sys::DurableObjectStorage) {
+    let Ok(kept) = crate::edge::listed(storage, KEPT).await else { return };
+    let Ok(catalog) = crate::edge::base_catalog() else { return };
+    let mut ending = Vec::new();
+    for entry in kept.entries().into_iter().flatten() {
+        let pair = js_sys::Array::from(&entry);
+        let (Some(key), Some(link)) = (pair.get(0).as_string(), crate::edge::from_json_text::<super::StoredLink>(&pair.get(1))) else { continue };
+        let Some((route, name)) = key.trim_start_matches(KEPT).split_once('\n') else { continue };
+        let Some(server) = catalog.servers.iter().find(|s| s.route.as_str() == route) else { continue };
+        let Some(source) = server.upstreams.iter().find(|s| s.name == name) else { continue };
+        if let Ok(call) = super::discovery::base_call(env, server, source) {
+            ending.push((call, Link::from(link)));
+        }
+    }
+    if !ending.is_empty() {
+        wasm_bindgen_futures::spawn_local(async move {
+            for (call, link) in &ending {
+                super::close(call, link).await;
+            }
+        });
+    }
+}
+
 /// The upstream's answer to the request `request(id)` makes, in the upstream session kept for
 /// this client session: opened if there is none, and opened again, with the request made once
 /// more, when the upstream has forgotten it. `Err`: why there is no answer, and its outcome.
@@ -62,7 +93,7 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
     // call of the session reads it from, so an evicted or restarted object goes on in the same
     // upstream session. A legacy upstream's session lives as long as its event stream, and a
     // stateless request has no object: theirs last one operation.
-    let key = format!("upstream:{}\n{}", ctx.server.route.as_str(), source.name);
+    let key = format!("{KEPT}{}\n{}", ctx.server.route.as_str(), source.name);
     let lasting = !ctx.session.is_ephemeral() && source.transport == crate::upstream::mcp::Transport::StreamableHttp;
     let storage = ctx.home.filter(|_| lasting).map(|h| h.storage.clone());
     for attempt in 0..2 {
@@ -70,21 +101,20 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
             Some(storage) => crate::edge::stored::<super::StoredLink>(storage, &key).await.ok().flatten().map(super::Link::from),
             None => None,
         };
-        let link = match known {
-            Some(link) => link,
+        let (mut link, mut changed) = match known {
+            Some(link) => (link, false),
             None => match open(&call.http, source.transport, &relayed(ctx), ctx.server.max_reply_bytes).await {
-                Ok(link) => {
-                    if let (Some(storage), Some(Ok(text))) = (&storage, link.stored().map(|s| serde_json::to_string(&s))) {
-                        if let Ok(promise) = storage.put(&key, text.into()) {
-                            let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-                        }
-                    }
-                    link
-                }
+                Ok(link) => (link, true),
                 Err(Failure::Down(why, outcome)) => return Err((why, outcome)),
                 Err(Failure::Gone) => return Err(("it forgot the session it had just opened".into(), Outcome::Network)),
             },
         };
+        changed |= pass_level(ctx, call, &mut link).await;
+        if let (true, Some(storage), Some(Ok(text))) = (changed, &storage, link.stored().map(|s| serde_json::to_string(&s))) {
+            if let Ok(promise) = storage.put(&key, text.into()) {
+                let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+            }
+        }
         let ended = exchange(ctx, call, source, &link, request).await;
         if storage.is_none() {
             super::close(&call.http, &link).await;
@@ -102,6 +132,23 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
         }
     }
     Err(("it forgot the session again".into(), Outcome::Network))
+}
+
+/// Passes the client's log level on (`logging/setLevel`) when the upstream logs and has another,
+/// so that the upstream sends what the client asked for, and no more. Whether it changed.
+async fn pass_level(ctx: &CallContext<'_>, call: &PendingCall, link: &mut Link) -> bool {
+    let Some(level) = &ctx.session.log_level else { return false };
+    if link.level.as_ref() == Some(level) || link.capabilities.get("logging").is_none_or(Value::is_null) {
+        return false;
+    }
+    let id = next_id();
+    let set = protocol::request(id, Method::LoggingSetLevel.name(), Some(json!({"level": level})));
+    // Best effort: an upstream that refuses it logs as it would have.
+    let done = matches!(post(&call.http, Some(link), set, Some(id), 4096, None).await, Ok((Reply::Answer(Ok(_)), _)));
+    if done {
+        link.level = Some(level.clone());
+    }
+    done
 }
 
 /// One exchange, with everything the upstream sends before its answer.
@@ -133,8 +180,13 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
                     let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
                     ctx.session.log_level.is_some() && crate::protocol::logging::passes(ctx.session.log_level.as_deref(), level)
                 }
-                "notifications/tools/list_changed" => {
+                // Read again now, so that the clients listening are told (`discovery`).
+                "notifications/tools/list_changed" | "notifications/resources/list_changed" | "notifications/prompts/list_changed" => {
                     super::discovery::stale(ctx.server, source);
+                    if let Some(home) = ctx.home {
+                        let env = home.env.clone();
+                        wasm_bindgen_futures::spawn_local(async move { super::discovery::refresh(&env).await });
+                    }
                     false
                 }
                 _ => false,

@@ -4,8 +4,10 @@
 //! into the catalog this isolate serves. The request that finds a list due waits for it, within
 //! [`DISCOVERY_TIMEOUT_MS`]; a source that cannot be read is tried again after [`RETRY_MS`],
 //! and meanwhile keeps the tools it last listed (their calls say what is wrong). A source never
-//! read lists nothing. An upstream's `notifications/tools/list_changed` makes its list due at
-//! once.
+//! read lists nothing. An upstream's `notifications/tools/list_changed` (or its kin) makes its
+//! lists due at once. Each read is given to the server's registry, which tells the sessions
+//! listening for list changes when the lists are not those it last knew; a session's object
+//! that is told reads them again before it lists.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -17,6 +19,7 @@ use worker::Env;
 use super::{close, next_id, open, post, Failure, Reply};
 use crate::catalog::{Catalog, Server, ToolDiscovery};
 use crate::edge::now_ms;
+use crate::upstream::mcp::changes::Read;
 use crate::upstream::mcp::{self as protocol, Source};
 use crate::upstream::HttpCall;
 
@@ -74,14 +77,22 @@ pub fn stale(server: &Server, source: &Source) {
     });
 }
 
+/// Every source of the server is due at once: its clients were told a list changed, and what
+/// they list next, through this isolate, should be what the upstream lists now.
+pub fn stale_all(server: &Server) {
+    for source in &server.upstreams {
+        stale(server, source);
+    }
+}
+
 /// Reads every list that is due, of every server with upstreams.
 pub async fn refresh(env: &Env) {
     let Ok(base) = crate::edge::base_catalog() else { return };
-    for server in base.servers.iter().filter(|s| !s.upstreams.is_empty()) {
+    for (index, server) in base.servers.iter().enumerate().filter(|(_, s)| !s.upstreams.is_empty()) {
         for source in &server.upstreams {
             let key = key(server, source);
-            let now = now_ms();
-            let due = FOUND.with(|f| f.borrow().get(&key).is_none_or(|found| found.due_ms <= now));
+            let began = now_ms();
+            let due = FOUND.with(|f| f.borrow().get(&key).is_none_or(|found| found.due_ms <= began));
             if !due || !READING.with(|r| r.borrow_mut().insert(key.clone())) {
                 continue;
             }
@@ -90,8 +101,10 @@ pub async fn refresh(env: &Env) {
             let now = now_ms();
             match read {
                 Ok(lists) => {
+                    let read = Read::of(&source.name, began, &lists.tools, &lists.resources, &lists.templates, &lists.prompts);
                     FOUND.with(|f| f.borrow_mut().insert(key, Found { lists, due_ms: now + source.catalog_ttl_ms }));
                     GENERATION.with(|g| g.set(g.get() + 1));
+                    announce(env, server, index, &read).await;
                 }
                 Err(why) => {
                     worker::console_error!("{}", json!({"message": "upstream MCP server: its tool list could not be read", "server": server.name, "upstream": source.name, "error": why}));
@@ -102,9 +115,19 @@ pub async fn refresh(env: &Env) {
     }
 }
 
+/// Gives the server's registry this read, which tells the clients listening for list changes
+/// when it found lists other than the newest it knew.
+async fn announce(env: &Env, server: &Server, index: usize, read: &Read) {
+    let body = read.to_json();
+    let registry = crate::edge::object::registry::name(server);
+    if let Err(e) = crate::edge::object::registry::call(env, &registry, crate::envelope::Op::RegistryUpstreamRead, index, None, body).await {
+        worker::console_warn!("{}", json!({"message": "upstream MCP server: its clients could not be told of a list read", "server": server.name, "upstream": read.source, "error": e.message()}));
+    }
+}
+
 /// The exchange's request for `source`: its URL and headers with this deployment's secrets (no
 /// caller: a list is read once for everyone), within the discovery time limit.
-fn base_call(env: &Env, server: &Server, source: &Source) -> Result<HttpCall, String> {
+pub(super) fn base_call(env: &Env, server: &Server, source: &Source) -> Result<HttpCall, String> {
     let bindings = crate::upstream::request::bindings(&source.request.secrets, &|n| crate::edge::secret(env, n), &[]);
     let mut call = source.request.render(&format!("upstream {:?}", source.name), &Map::new(), &bindings).map_err(|e| e.message())?;
     call.private_upstreams.clone_from(&server.private_upstreams);

@@ -33,6 +33,8 @@ pub struct Link {
     pub session_id: Option<String>,
     pub version: String,
     pub capabilities: Value,
+    /// The log level set there (`logging/setLevel`): the client's, passed on.
+    pub level: Option<String>,
     /// A legacy (HTTP+SSE) upstream: its event stream, and where to POST.
     legacy: Option<Rc<Legacy>>,
 }
@@ -41,7 +43,7 @@ impl Link {
     /// What the session's object keeps of a Streamable HTTP link, so that the upstream session
     /// outlives the object's memory.
     pub fn stored(&self) -> Option<StoredLink> {
-        self.legacy.is_none().then(|| StoredLink { session_id: self.session_id.clone(), version: self.version.clone(), capabilities: self.capabilities.clone() })
+        self.legacy.is_none().then(|| StoredLink { session_id: self.session_id.clone(), version: self.version.clone(), capabilities: self.capabilities.clone(), level: self.level.clone() })
     }
 }
 
@@ -52,11 +54,13 @@ pub struct StoredLink {
     session_id: Option<String>,
     version: String,
     capabilities: Value,
+    #[serde(default)]
+    level: Option<String>,
 }
 
 impl From<StoredLink> for Link {
     fn from(s: StoredLink) -> Link {
-        Link { session_id: s.session_id, version: s.version, capabilities: s.capabilities, legacy: None }
+        Link { session_id: s.session_id, version: s.version, capabilities: s.capabilities, level: s.level, legacy: None }
     }
 }
 
@@ -246,7 +250,7 @@ pub async fn open(base: &HttpCall, transport: Transport, capabilities: &Value, m
             Some(Rc::new(Legacy { stream, endpoint }))
         }
     };
-    let first = Link { session_id: None, version: protocol::PROTOCOL_VERSION.into(), capabilities: json!({}), legacy: legacy.clone() };
+    let first = Link { session_id: None, version: protocol::PROTOCOL_VERSION.into(), capabilities: json!({}), level: None, legacy: legacy.clone() };
     let id = next_id();
     let (reply, session) = post(base, legacy.as_ref().map(|_| &first), protocol::initialize(id, capabilities), Some(id), max_bytes, None).await?;
     let result = match reply {
@@ -255,7 +259,7 @@ pub async fn open(base: &HttpCall, transport: Transport, capabilities: &Value, m
         Reply::Accepted => return Err(nonsense("it accepted initialize without answering it".into())),
     };
     let capabilities = result.get("capabilities").cloned().unwrap_or_else(|| json!({}));
-    let link = Link { session_id: session, version: protocol::negotiated(&result).map_err(nonsense)?, capabilities, legacy };
+    let link = Link { session_id: session, version: protocol::negotiated(&result).map_err(nonsense)?, capabilities, level: None, legacy };
     post(base, Some(&link), protocol::initialized(), None, max_bytes, None).await.map_err(|f| match f {
         Failure::Gone => nonsense("it forgot the session it had just opened".into()),
         down => down,

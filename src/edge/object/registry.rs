@@ -1,7 +1,7 @@
 //! Indexes across sessions, each kept in a Durable Object of its own: who subscribed to which
 //! resource (and the fan-out of `notifications/resources/updated` when an upstream announces a
 //! change), whose streams want list changes (and the fan-out of `notifications/tools/list_changed`
-//! and its kin after a live change), and which sessions each authenticated principal has open
+//! and its kin after a live change, or when an upstream MCP server's lists change), and which sessions each authenticated principal has open
 //! (for its session limit).
 
 use std::collections::HashMap;
@@ -11,10 +11,13 @@ use worker::{Env, Response, ResponseBuilder, State};
 use crate::envelope::{Envelope, Op};
 use crate::catalog::Server;
 use crate::error::Error;
+use crate::upstream::mcp::changes::Read;
 
 const PREFIX: &str = "sub:";
 const SESSIONS_PREFIX: &str = "session:";
 const LISTS_PREFIX: &str = "lists:";
+/// The newest read of each upstream MCP server's lists, by its name.
+const READS_PREFIX: &str = "reads:";
 
 /// Sends one operation to a Durable Object of the sessions namespace.
 pub async fn call(env: &Env, name: &str, op: Op, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
@@ -156,6 +159,18 @@ pub async fn serve(state: &State, env: &Env, op: Op, server_index: usize, sessio
         Op::RegistryListChanged => {
             let methods: Vec<String> = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
             let told = fan_out(&storage, env, server_index, &methods).await?;
+            Ok(Response::from_json(&HashMap::from([("told", told)]))?)
+        }
+        Op::RegistryUpstreamRead => {
+            let read = Read::from_json(body).ok_or_else(|| Error::InvalidRequest("not a read of an upstream's lists".into()))?;
+            let key = format!("{READS_PREFIX}{}", read.source);
+            let last = storage.get::<String>(&key).await.ok().flatten().and_then(|text| Read::from_json(text.as_bytes()));
+            let Some(changes) = read.changes(last.as_ref()) else {
+                return Ok(Response::from_json(&HashMap::from([("told", 0)]))?);
+            };
+            storage.put_raw(&key, wasm_bindgen::JsValue::from_str(&read.to_json())).await?;
+            let methods: Vec<String> = changes.iter().map(|m| m.name().to_string()).collect();
+            let told = if methods.is_empty() { 0 } else { fan_out(&storage, env, server_index, &methods).await? };
             Ok(Response::from_json(&HashMap::from([("told", told)]))?)
         }
         Op::PrincipalOpen => {

@@ -152,7 +152,7 @@ impl McpSession {
         if op == Op::Live {
             return crate::edge::object::versions::serve(&self.state, body).await;
         }
-        if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::PrincipalOpen | Op::PrincipalClose) {
+        if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::PrincipalOpen | Op::PrincipalClose) {
             return registry::serve(&self.state, &self.env, op, server_index, &session_id, body).await;
         }
         // Serve at least the configuration version the Worker served.
@@ -273,24 +273,35 @@ impl McpSession {
                 session.touch(now_ms());
                 // The first GET stream of a session whose server's lists may change: from now on
                 // the stream (or the next one) gets every list notification.
-                if server.lists_change && session.lists.is_empty() && !session.legacy_sse && session.takes_list_stream() {
+                let listens = server.lists_change && session.lists.is_empty() && !session.legacy_sse && session.takes_list_stream();
+                if listens {
                     session.lists = crate::protocol::subscriptions::LIST_NOTIFICATIONS.iter().map(|m| m.name().to_string()).collect();
-                    registry::listen(&self.env, server, server_index, &home.object, &session.lists).await?;
                 }
                 let last_event_id = envelope.last_event_id.clone();
                 // The queued messages go out on this stream.
                 let pending = if last_event_id.is_none() { std::mem::take(&mut session.pending) } else { Vec::new() };
+                // Saved before the registry is told: a request the object serves while that call
+                // is out (the client's `logging/setLevel`, sent as its GET opens) saves its own
+                // change, which this copy, saved after, would undo.
                 self.save(&session).await?;
+                if listens {
+                    registry::listen(&self.env, server, server_index, &home.object, &session.lists).await?;
+                }
                 self.get(server, &session, &session_id, last_event_id.as_deref(), pending).await
             }
             Op::Notify => {
                 // An upstream announced a change. A subscribed session gets it on its GET
                 // stream, or at its next GET when none is open.
-                let mut session = self.session_for(server, None).await?;
+                let session = self.session_for(server, None).await?;
                 let body = String::from_utf8_lossy(body).into_owned();
                 let message = serde_json::from_slice::<serde_json::Value>(body.as_bytes()).ok();
                 let uri = message.as_ref().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
                 let method = message.as_ref().and_then(|v| v.get("method")).and_then(|m| m.as_str()).unwrap_or_default();
+                // What the client lists next, it lists through this object: as the upstreams
+                // list now, not as this isolate read them last.
+                if uri.is_none() {
+                    crate::edge::mcp::discovery::stale_all(server);
+                }
                 let wanted = match uri {
                     Some(uri) => session.subscriptions.contains(&uri),
                     None => session.lists.iter().any(|l| l == method),
@@ -313,6 +324,8 @@ impl McpSession {
                 };
                 // A listen stream that is gone has no later GET to catch up with.
                 if !delivered && session.listen_id.is_none() {
+                    // Read again: the delivery was awaited, and the session may have changed since.
+                    let mut session = self.session_for(server, None).await?;
                     session.queue(body);
                     self.save(&session).await?;
                 }
@@ -326,7 +339,7 @@ impl McpSession {
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
             // Served above, by a registry, or in test builds only; or from a newer Worker.
-            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::Live | Op::RegistryListen | Op::RegistryListChanged | Op::HealthFlush | Op::HealthRead | Op::TestAlarm | Op::Unknown) => {
+            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::Live | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::HealthFlush | Op::HealthRead | Op::TestAlarm | Op::Unknown) => {
                 Err(Error::Internal(format!("not a session operation: {other:?}")))
             }
         }
@@ -432,6 +445,7 @@ impl McpSession {
         *self.cached.borrow_mut() = Some(None);
         // Calls still waiting for a result end with the session; their records go with the storage.
         self.waiters.borrow_mut().clear();
+        crate::edge::mcp::call::end_kept(&self.env, &self.raw_storage).await;
         let storage = self.state.storage();
         storage.delete_alarm().await?;
         storage.delete_all().await?;
