@@ -61,7 +61,8 @@ impl Lease {
             CallKind::Resource { .. } => true,
             CallKind::Upstream { .. } => false,
         };
-        plain && call.progress_token.is_none() && now_ms.saturating_add(call.http.timeout_ms) < self.session.expires_at(server.idle_timeout_ms)
+        // A task is answered with its handle, and kept by the object.
+        plain && call.task.is_none() && call.progress_token.is_none() && now_ms.saturating_add(call.http.timeout_ms) < self.session.expires_at(server.idle_timeout_ms)
     }
 }
 

@@ -69,6 +69,7 @@ pub mod policy;
 pub mod protocol;
 pub mod routes;
 pub mod session;
+pub mod tasks;
 pub mod tools;
 pub mod upstream;
 pub mod versions;

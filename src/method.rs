@@ -53,6 +53,11 @@ methods! {
     PromptsGet = "prompts/get",
     CompletionComplete = "completion/complete",
     LoggingSetLevel = "logging/setLevel",
+    /// 2025-11-25 Tasks: a task's state, its result (waited for), the session's tasks, a cancel.
+    TasksGet = "tasks/get",
+    TasksResult = "tasks/result",
+    TasksList = "tasks/list",
+    TasksCancel = "tasks/cancel",
     // Notifications from the client (progress goes both ways).
     Initialized = "notifications/initialized",
     Cancelled = "notifications/cancelled",
@@ -70,6 +75,8 @@ methods! {
     ResourcesListChanged = "notifications/resources/list_changed",
     PromptsListChanged = "notifications/prompts/list_changed",
     SubscriptionsAcknowledged = "notifications/subscriptions/acknowledged",
+    /// A task's status changed.
+    TasksStatus = "notifications/tasks/status",
     /// Seed 003's progress notification, sent beside `notifications/progress` when asked for.
     ProgressUpdate = "progress.update",
 }
@@ -108,6 +115,11 @@ impl Method {
             | Method::ResourcesSubscribe
             | Method::ResourcesUnsubscribe
             | Method::LoggingSetLevel
+            | Method::TasksGet
+            | Method::TasksResult
+            | Method::TasksList
+            | Method::TasksCancel
+            | Method::TasksStatus
             | Method::Initialized
             | Method::Cancelled
             | Method::Progress
@@ -149,6 +161,11 @@ impl Method {
             | Method::PromptsList
             | Method::PromptsGet
             | Method::CompletionComplete
+            // Tasks are kept beside the session, not in it.
+            | Method::TasksGet
+            | Method::TasksResult
+            | Method::TasksList
+            | Method::TasksCancel
             | Method::Initialized
             | Method::Cancelled
             | Method::Progress
@@ -168,6 +185,7 @@ impl Method {
             | Method::ResourcesListChanged
             | Method::PromptsListChanged
             | Method::SubscriptionsAcknowledged
+            | Method::TasksStatus
             | Method::ProgressUpdate => false,
         }
     }

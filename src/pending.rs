@@ -49,6 +49,9 @@ pub struct PendingRecord {
     /// Why the latest failed attempt failed: the dead-letter report quotes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// The task the call runs for: its result ends the task, whoever still waits for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
 }
 
 /// Why a result was not applied.
@@ -113,7 +116,7 @@ mod tests {
     use serde_json::json;
 
     fn record(deadline_ms: u64) -> PendingRecord {
-        PendingRecord { call: "c1".into(), request_id: json!(7), tool: "t".into(), deferral: Deferral::Callback, deadline_ms, state: State::Waiting, last_error: None }
+        PendingRecord { call: "c1".into(), request_id: json!(7), tool: "t".into(), deferral: Deferral::Callback, deadline_ms, state: State::Waiting, last_error: None, task: None }
     }
 
     #[test]

@@ -100,6 +100,8 @@ pub struct Server {
     /// Its tools, resources and prompts may change while sessions run (the admin API is on, or it
     /// has upstream MCP servers): `listChanged` in its capabilities, and the notifications on streams.
     pub lists_change: bool,
+    /// Bounds on MCP Tasks.
+    pub tasks: crate::tasks::Settings,
     pub origins: Vec<OriginPattern>,
     pub allowed_hosts: Vec<String>,
     /// Private hosts tools may reach (the SSRF guard's allowlist).

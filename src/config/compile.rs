@@ -96,6 +96,7 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     Ok(Server {
         // An upstream MCP server's lists change when it says so, or when it is read again.
         lists_change: !upstreams.is_empty(),
+        tasks: tasks(&s.tasks, path)?,
         upstreams: upstreams.into_iter().map(std::sync::Arc::new).collect(),
         name: s.name,
         version: s.version,
@@ -128,6 +129,25 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         resources,
         resource_templates,
         prompts,
+    })
+}
+
+/// The server's bounds on tasks, each within its range.
+fn tasks(t: &model::TasksConfig, path: &str) -> Result<crate::tasks::Settings, ConfigError> {
+    let within = |value: u64, range: std::ops::RangeInclusive<u64>, field: &str| {
+        if range.contains(&value) {
+            Ok(value)
+        } else {
+            Err(ConfigError::at(format!("{path}.tasks.{field}"), format!("must be {} to {}", range.start(), range.end())))
+        }
+    };
+    let max_ttl_ms = within(t.max_ttl_ms, 1_000..=2_592_000_000, "maxTtlMs")?;
+    Ok(crate::tasks::Settings {
+        default_ttl_ms: within(t.default_ttl_ms.unwrap_or(max_ttl_ms.min(3_600_000)), 1_000..=max_ttl_ms, "defaultTtlMs")?,
+        max_ttl_ms,
+        max_per_principal: within(t.max_per_principal as u64, 1..=100_000, "maxPerPrincipal")? as usize,
+        max_result_bytes: within(t.max_result_bytes as u64, 1_024..=104_857_600, "maxResultBytes")? as usize,
+        poll_interval_ms: within(t.poll_interval_ms, 100..=60_000, "pollIntervalMs")?,
     })
 }
 

@@ -269,6 +269,9 @@ pub struct ServerConfig {
     pub notifications: Option<NotificationsConfig>,
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// Bounds on MCP Tasks (2025-11-25): how long results are kept, how many, how large.
+    #[serde(default)]
+    pub tasks: TasksConfig,
     /// Who may use the server. Absent: anyone who passes the Origin and Host checks.
     #[serde(default)]
     pub auth: Option<AuthConfig>,
@@ -368,6 +371,46 @@ pub struct SessionsConfig {
     /// before asking the session's object again (`0`: every request goes to the object).
     #[serde(default = "default_lease_ms")]
     pub lease_ms: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TasksConfig {
+    /// How long a task and its result are kept when the client asks for no `ttl`. Absent: an
+    /// hour, or `maxTtlMs` when that is shorter.
+    #[serde(default)]
+    pub default_ttl_ms: Option<u64>,
+    /// The longest a task is kept, whatever the client asks.
+    #[serde(default = "default_max_task_ttl_ms")]
+    pub max_ttl_ms: u64,
+    /// Tasks one principal may keep at once (an anonymous one: one session), running or ended.
+    #[serde(default = "default_max_tasks")]
+    pub max_per_principal: usize,
+    /// A task's result larger than this (as JSON) is not kept: the task fails and says so.
+    #[serde(default = "default_max_task_result_bytes")]
+    pub max_result_bytes: usize,
+    /// How often clients are asked to poll a running task.
+    #[serde(default = "default_task_poll_ms")]
+    pub poll_interval_ms: u64,
+}
+
+impl Default for TasksConfig {
+    fn default() -> Self {
+        TasksConfig { default_ttl_ms: None, max_ttl_ms: default_max_task_ttl_ms(), max_per_principal: default_max_tasks(), max_result_bytes: default_max_task_result_bytes(), poll_interval_ms: default_task_poll_ms() }
+    }
+}
+
+fn default_max_task_ttl_ms() -> u64 {
+    86_400_000
+}
+fn default_max_tasks() -> usize {
+    100
+}
+fn default_max_task_result_bytes() -> usize {
+    1024 * 1024
+}
+fn default_task_poll_ms() -> u64 {
+    1_000
 }
 
 impl Default for SessionsConfig {
@@ -600,6 +643,11 @@ pub struct ToolConfig {
     /// fetches it. `callback`: the upstream answers 202 and POSTs the result to a callback URL.
     #[serde(default)]
     pub execution: ExecutionConfig,
+    /// Whether clients may run it as an MCP Task (2025-11-25 `execution.taskSupport`):
+    /// `forbidden`, `optional` or `required`. Absent: `optional` for queued and callback tools,
+    /// `forbidden` for direct ones.
+    #[serde(default)]
+    pub task_support: Option<crate::tasks::Support>,
     /// How long a queued or callback call may wait for its result.
     #[serde(default = "default_pending_timeout_ms")]
     pub pending_timeout_ms: u64,

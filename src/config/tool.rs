@@ -70,6 +70,7 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
     if deferral == Some(Deferral::Queued) && t.sse.close_after_ms.is_some() {
         return Err(at("sse.closeAfterMs", "a queued tool's result already arrives later; leave closeAfterMs out".into()));
     }
+    let task_support = t.task_support.unwrap_or(if deferral.is_some() { crate::tasks::Support::Optional } else { crate::tasks::Support::Forbidden });
     tags(&t.tags, path)?;
     if t.response.max_bytes == Some(0) {
         return Err(at("response.maxBytes", "must be greater than 0".into()));
@@ -90,6 +91,9 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
     if let Some(annotations) = &t.annotations {
         listing.insert("annotations".into(), annotations.clone());
     }
+    if task_support != crate::tasks::Support::Forbidden {
+        listing.insert("execution".into(), json!({"taskSupport": task_support.name()}));
+    }
     let result_mode = match t.result {
         ResultModeConfig::Map => crate::upstream::reply::ResultMode::Map,
         ResultModeConfig::Passthrough => crate::upstream::reply::ResultMode::Passthrough,
@@ -106,7 +110,7 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
     };
     let header_params = crate::protocol::meta::header_params(&t.input_schema);
-    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, forward_upstream_token: t.forward_upstream_token, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, tags: t.tags, cache: None, mcp: None })
+    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, forward_upstream_token: t.forward_upstream_token, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, tags: t.tags, cache: None, mcp: None, task_support })
 }
 
 /// At most `MAX_TAGS` tags, each 1 to `MAX_TAG_CHARS` characters: words for a search, not text.

@@ -13,8 +13,18 @@ pub enum Action {
     Reply(String),
     /// Make this upstream call, then send `finish`'s reply.
     Call(Box<PendingCall>),
+    /// A request about the session's tasks (`tasks/get`, `tasks/result`, `tasks/list`,
+    /// `tasks/cancel`), answered where they are kept: the session's object.
+    Task(Box<TaskRequest>),
     /// A notification or a response: nothing goes back.
     Nothing,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRequest {
+    pub id: Value,
+    pub method: crate::method::Method,
+    pub params: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +41,8 @@ pub struct PendingCall {
     /// 2026-07-28: what an `InputRequiredResult`'s state is bound to; `None` for sessions,
     /// which ask the client on the stream instead.
     pub mrtr: Option<mrtr::Binding>,
+    /// Run as an MCP Task: answered at once with its handle, its result kept for later.
+    pub task: Option<crate::tasks::Ask>,
 }
 
 /// What an upstream call answers, which decides how its reply is mapped.

@@ -72,6 +72,12 @@ fn tool(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     let params = tools_protocol::call_params(req.params.as_ref())?;
     // A tool the principal may not use answers exactly like one that does not exist.
     let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
+    // Where the session can run tasks, the tool says whether it may run as one; elsewhere a
+    // `params.task` is ignored, as the spec has it for receivers without the capability.
+    let task = crate::tasks::offered(server, &session.protocol_version).then(|| crate::tasks::asked(req.params.as_ref())).flatten().map(|ttl_ms| crate::tasks::Ask { ttl_ms });
+    if crate::tasks::offered(server, &session.protocol_version) {
+        tool.task_support.admit(&tool.name, task.is_some())?;
+    }
     if let Some(why) = invalid(&tool.input_schema, &params.arguments) {
         return refuse(session, req, &tool.name, &why);
     }
@@ -103,7 +109,7 @@ fn tool(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     }
     let kind = CallKind::Tool(tool.name.clone());
     let redact = credentials(&bindings);
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments, http, progress_token: params.progress_token, redact, mrtr: binding })))
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments, http, progress_token: params.progress_token, redact, mrtr: binding, task })))
 }
 
 /// The values of the bindings that hold credentials: what a reply must never show.

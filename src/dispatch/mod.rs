@@ -5,7 +5,7 @@
 mod action;
 mod call;
 
-pub use action::{Action, CallKind, PendingCall};
+pub use action::{Action, CallKind, PendingCall, TaskRequest};
 pub use call::finish;
 use call::{bindings, secret_values};
 
@@ -94,7 +94,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
                 call.private_upstreams.clone_from(&server.private_upstreams);
                 let redact = secret_values(&resources::secrets_of(server, &uri), env);
                 let kind = CallKind::Resource { uri, mime_type };
-                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None, redact, mrtr: None })));
+                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None, redact, mrtr: None, task: None })));
             }
         },
         Method::ResourcesSubscribe => {
@@ -136,7 +136,15 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         Method::Initialize => {
             return Err(Error::InvalidRequest("initialize must be sent alone, without Mcp-Session-Id".into()));
         }
+        Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel if crate::tasks::offered(server, &session.protocol_version) => {
+            return Ok(Action::Task(Box::new(TaskRequest { id: req.id.clone(), method, params: req.params.clone() })));
+        }
         Method::ServerDiscover
+        | Method::TasksGet
+        | Method::TasksResult
+        | Method::TasksList
+        | Method::TasksCancel
+        | Method::TasksStatus
         | Method::SubscriptionsListen
         | Method::Initialized
         | Method::Cancelled
@@ -201,7 +209,7 @@ fn upstream(server: &Server, req: &Request, env: &Environment<'_>, source: usize
     http.private_upstreams.clone_from(&server.private_upstreams);
     let redact = call::credentials(&bindings);
     let kind = CallKind::Upstream { source, method, params, label };
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http, progress_token: None, redact, mrtr: None })))
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http, progress_token: None, redact, mrtr: None, task: None })))
 }
 
 #[cfg(test)]
@@ -500,7 +508,7 @@ mod tests {
 
     #[test]
     fn structured_content_only_from_2025_06_18() {
-        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![] }, progress_token: None, redact: vec![], mrtr: None };
+        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![] }, progress_token: None, redact: vec![], mrtr: None, task: None };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
         let s = server("");
         assert!(finish(&s, &session("2025-06-18"), &call, &up).contains("structuredContent"));

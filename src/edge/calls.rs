@@ -93,11 +93,18 @@ pub async fn collect(ctx: &CallContext<'_>, actions: Vec<Action>) -> Vec<String>
         match action {
             Action::Reply(text) => Some(text),
             Action::Call(call) => complete(ctx, &call).await,
+            Action::Task(request) => Some(elsewhere(&request.id)),
             Action::Nothing => None,
         }
     }))
     .await;
     replies.into_iter().flatten().collect()
+}
+
+/// A task request that reached a path without the session's object, where tasks are kept
+/// (the session's object turns them into replies before it runs the rest).
+fn elsewhere(id: &serde_json::Value) -> String {
+    jsonrpc::failure(id, &crate::error::Error::Internal("tasks are kept by the session's object, which this request did not reach".into()))
 }
 
 /// Writes each reply to `out` as soon as it is ready, then finishes the outlet.
@@ -107,6 +114,7 @@ pub async fn deliver(ctx: &CallContext<'_>, out: &Outlet, actions: Vec<Action>) 
         match action {
             Action::Reply(text) => out.send(&text).await,
             Action::Call(call) => pending.push(async move { complete(ctx, &call).await }),
+            Action::Task(request) => out.send(&elsewhere(&request.id)).await,
             Action::Nothing => {}
         }
     }

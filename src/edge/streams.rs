@@ -55,6 +55,9 @@ pub enum Outlet {
     Legacy(Rc<LineWriter>),
     /// Not decided yet: messages wait until the first one chooses the framing.
     Deferred(futures::channel::mpsc::UnboundedSender<(bool, String)>),
+    /// A task's call, whose request has been answered: its messages, tied to the task, go on
+    /// the session's GET stream when one is open.
+    Task { standalone: Rc<std::cell::RefCell<Option<Rc<LineWriter>>>>, task: String },
 }
 
 impl Outlet {
@@ -70,6 +73,12 @@ impl Outlet {
             Outlet::Deferred(sender) => {
                 let _ = sender.unbounded_send((false, json.to_string()));
             }
+            Outlet::Task { standalone, task } => {
+                let writer = standalone.borrow().clone();
+                if let Some(writer) = writer {
+                    writer.send_line(&crate::tasks::related(json, task)).await;
+                }
+            }
         }
     }
 
@@ -79,7 +88,7 @@ impl Outlet {
             Outlet::Lines(writer) => writer.close().await,
             Outlet::Sse { streams, id } => streams.finish(*id).await,
             // The event stream outlives each message: it closes with the session.
-            Outlet::Legacy(_) | Outlet::Deferred(_) => {}
+            Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } => {}
         }
     }
 }

@@ -65,7 +65,11 @@ pub fn initialize_result(server: &Server, version: &str) -> Value {
     }
     let mut result = Map::new();
     result.insert("protocolVersion".into(), json!(version));
-    result.insert("capabilities".into(), capabilities(server));
+    let mut capabilities = capabilities(server);
+    if let (true, Some(map)) = (crate::tasks::offered(server, version), capabilities.as_object_mut()) {
+        map.insert("tasks".into(), crate::tasks::capability());
+    }
+    result.insert("capabilities".into(), capabilities);
     result.insert("serverInfo".into(), Value::Object(info));
     if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), json!(instructions));

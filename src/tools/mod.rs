@@ -39,6 +39,8 @@ pub struct Tool {
     /// A tool of an upstream MCP server (`upstreams`): which, and its name there. Its call is
     /// that server's `tools/call`, and its result passes through unchanged.
     pub mcp: Option<crate::upstream::mcp::Target>,
+    /// Whether clients may run it as an MCP Task.
+    pub task_support: crate::tasks::Support,
 }
 
 impl Tool {

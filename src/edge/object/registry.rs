@@ -99,6 +99,34 @@ pub async fn open_session(env: &Env, server: &Server, server_index: usize, princ
     Ok(())
 }
 
+/// The object that counts a principal's tasks on a server (as the other counts its sessions).
+fn tasks_object(server: &Server, principal: &str) -> String {
+    format!("principal-tasks:{}|{}", server.route.as_str(), crate::auth::object_name("", principal))
+}
+
+/// Records a new task of `principal` (kept by the session object `object`), unless it already
+/// keeps `tasks.maxPerPrincipal`: then `Busy`. An anonymous principal's tasks are counted by
+/// their session alone.
+pub async fn open_task(env: &Env, server: &Server, server_index: usize, principal: &str, object: &str, task: &str) -> Result<(), Error> {
+    if principal == crate::auth::ANONYMOUS {
+        return Ok(());
+    }
+    let max = server.tasks.max_per_principal;
+    let reply = call(env, &tasks_object(server, principal), Op::PrincipalOpen, server_index, Some(&format!("{object}|{task}")), max.to_string()).await?;
+    if reply.status_code() == 429 {
+        return Err(Error::Busy(format!("at most {max} tasks may be kept per principal; cancel one, or wait until one expires")));
+    }
+    Ok(())
+}
+
+/// Forgets a task of `principal` that expired, or ended with its session.
+pub async fn close_task(env: &Env, server: &Server, server_index: usize, principal: &str, object: &str, task: &str) -> Result<(), Error> {
+    if principal != crate::auth::ANONYMOUS {
+        call(env, &tasks_object(server, principal), Op::PrincipalClose, server_index, Some(&format!("{object}|{task}")), String::new()).await?;
+    }
+    Ok(())
+}
+
 /// Forgets an ended session of `principal`.
 pub async fn close_session(env: &Env, server: &Server, server_index: usize, principal: &str, session_id: &str) -> Result<(), Error> {
     if principal != crate::auth::ANONYMOUS {

@@ -89,7 +89,7 @@ pub async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: B
     let servable = match &action {
         Action::Call(call) => lease.serves(server, call, now),
         Action::Reply(_) => true,
-        Action::Nothing => false,
+        Action::Task(_) | Action::Nothing => false,
     };
     if !unchanged || !servable {
         return Ok(None);
@@ -105,7 +105,7 @@ pub async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: B
             let ctx = CallContext { server, session: &lease.session, out: None, inputs: None, cancels: Some(&cancels), home: None, progress_update: false, deadline_ms: None };
             calls::complete(&ctx, &call).await
         }
-        Action::Nothing => None,
+        Action::Task(_) | Action::Nothing => None,
     };
     if cancels.borrow().is_empty() {
         CALLS.with(|c| c.borrow_mut().remove(session_id));

@@ -85,13 +85,14 @@ impl McpSession {
                 streams.resume(stream, seq, writer).await;
             });
         } else {
-            // The server-initiated messages are resource updates and, where the admin API can
-            // change lists live, list changes; so the stream is offered only to a session that
-            // subscribed, or whose server's lists may change (or that has messages waiting);
-            // others get 405, which clients take as "no stream". Short-lived clients then never
-            // hold one open needlessly: the SDK that n8n-nodes-mcp pins reports the abort of an
-            // open stream at close() as an error, and the node throws on it.
-            let hold = !session.subscriptions.is_empty() || !session.lists.is_empty();
+            // The server-initiated messages are resource updates, list changes where lists may
+            // change, and the status of tasks; so the stream is offered only to a session that
+            // subscribed, whose server's lists may change, that keeps tasks (or that has
+            // messages waiting); others get 405, which clients take as "no stream". Short-lived
+            // clients then never hold one open needlessly: the SDK that n8n-nodes-mcp pins
+            // reports the abort of an open stream at close() as an error, and the node throws.
+            let tasks = crate::tasks::offered(server, &session.protocol_version) && session.takes_list_stream() && !self.task_records().await.is_empty();
+            let hold = !session.subscriptions.is_empty() || !session.lists.is_empty() || tasks;
             if !hold && pending.is_empty() {
                 return Err(Error::MethodNotAllowed("POST, DELETE, OPTIONS"));
             }

@@ -6,6 +6,7 @@
 mod get;
 mod replies;
 mod results;
+mod tasks;
 
 use std::sync::Arc;
 use crate::method::Method;
@@ -62,6 +63,8 @@ pub struct McpSession {
     standalone: Rc<RefCell<Option<Rc<writer::LineWriter>>>>,
     /// The storage, for tasks that outlive the request that started them.
     raw_storage: Rc<DurableObjectStorage>,
+    /// The MCP Tasks running here, and the requests waiting for their results.
+    running: tasks::Running,
 }
 
 impl DurableObject for McpSession {
@@ -77,6 +80,7 @@ impl DurableObject for McpSession {
             env,
             cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(), waiters: Waiters::default(),
             standalone: Rc::default(),
+            running: tasks::Running::default(),
         }
     }
 
@@ -98,6 +102,13 @@ impl DurableObject for McpSession {
             Some((_, server)) => self.sweep_calls(server, &session, now).await.map_err(|e| worker::Error::RustError(e.message()))?,
             None => None,
         };
+        // Tasks outlive their requests: the session is kept while it keeps one.
+        let object = object_name(&session.id, &session.principal);
+        let deferred: Vec<String> = self.records().await.into_iter().filter(|r| r.state == crate::pending::State::Waiting).filter_map(|r| r.task).collect();
+        let next_task = match &found {
+            Some((index, server)) => self.sweep_tasks((*index, server), &session, &object, &deferred, now).await,
+            None => None,
+        };
         // A session waiting for a deferred result is in use.
         let busy = self.busy.get() > 0 || next_call.is_some();
         // A legacy session and a listen stream's object live only as long as their stream.
@@ -109,8 +120,9 @@ impl DurableObject for McpSession {
             self.save(&session).await.map_err(|e| worker::Error::RustError(e.message()))?;
         }
         match idle {
-            Some(idle) if !session.is_expired(now, idle, busy) => {
-                let at = next_call.map_or(session.expires_at(idle), |call| call.min(session.expires_at(idle)));
+            Some(idle) if !session.is_expired(now, idle, busy) || next_task.is_some() => {
+                let live = (!session.is_expired(now, idle, busy)).then(|| session.expires_at(idle));
+                let at = [live, next_call, next_task].into_iter().flatten().min().unwrap_or(now);
                 let wait = at.saturating_sub(now).max(if next_call.is_some() { 1 } else { 1_000 });
                 self.state.storage().set_alarm(Duration::from_millis(wait)).await?;
             }
@@ -118,7 +130,8 @@ impl DurableObject for McpSession {
             _ => {
                 if let Some((index, server)) = found {
                     let rust = |e: Error| worker::Error::RustError(e.message());
-                    registry::forget(&self.env, &server, index, &object_name(&session.id, &session.principal), &session).await.map_err(rust)?;
+                    self.close_tasks((index, &server), &session, &object).await;
+                    registry::forget(&self.env, &server, index, &object, &session).await.map_err(rust)?;
                     registry::close_session(&self.env, &server, index, &session.principal, &session.id).await.map_err(rust)?;
                 }
                 self.end().await.map_err(|e| worker::Error::RustError(e.message()))?
@@ -175,6 +188,7 @@ impl McpSession {
             object: envelope.object().to_string(),
             server_index,
             origin: envelope.origin.clone().unwrap_or_default(),
+            task: None,
         };
 
         match op {
@@ -216,6 +230,7 @@ impl McpSession {
                 }
                 let batch = parsed.batch;
                 let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (route, &principal)).await?;
+                let actions = self.tasks(server, &session, &home, actions).await;
                 if actions.iter().all(|a| *a == Action::Nothing) {
                     return accepted(&session_id);
                 }
@@ -333,6 +348,7 @@ impl McpSession {
             }
             Op::Delete => {
                 let session = self.session_for(server, Some(&principal)).await?;
+                self.close_tasks((server_index, server), &session, &home.object).await;
                 registry::forget(&self.env, server, server_index, &home.object, &session).await?;
                 registry::close_session(&self.env, server, server_index, &session.principal, &session.id).await?;
                 self.end().await?;

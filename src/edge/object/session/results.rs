@@ -70,13 +70,21 @@ impl McpSession {
             None => result,
         };
         let structured = at_least(&session.protocol_version, "2025-06-18");
+        // Nobody here waits for it any more (an eviction or a restart since): its task ends.
+        if let Some(task) = &record.task {
+            let secrets = self.tool_secrets(server, &record.tool);
+            let result = serde_json::from_str(&reply::redact(reply::finalize(result, plan, structured).to_string(), &secrets)).unwrap_or(Value::Null);
+            self.finish_task(server, task, crate::tasks::Outcome::Result(result)).await;
+            return Ok(());
+        }
         let reply = jsonrpc::success(&record.request_id, reply::finalize(result, plan, structured));
-        // The call's own redaction list went with its waiter: rebuild it from the tool's secrets.
-        let secrets: Vec<String> = server
-            .tool(&record.tool)
-            .map(|t| t.request.secrets.iter().filter_map(|n| crate::edge::secret(&self.env, n)).collect())
-            .unwrap_or_default();
+        let secrets = self.tool_secrets(server, &record.tool);
         self.deliver_later(reply::redact(reply, &secrets)).await
+    }
+
+    /// The call's own redaction list went with its waiter: rebuilt from the tool's secrets.
+    fn tool_secrets(&self, server: &Server, tool: &str) -> Vec<String> {
+        server.tool(tool).map(|t| t.request.secrets.iter().filter_map(|n| crate::edge::secret(&self.env, n)).collect()).unwrap_or_default()
     }
 
     /// Sends a message on the GET stream, or keeps it for the next one.
@@ -106,7 +114,11 @@ impl McpSession {
                     let text = format!("The {} call did not finish within {timeout} ms.", record.deferral.name());
                     let structured = at_least(&session.protocol_version, "2025-06-18");
                     let plan = reply::ReplyPlan::map(0);
-                    self.deliver_later(jsonrpc::success(&record.request_id, reply::finalize(error_result(text), &plan, structured))).await?;
+                    let result = reply::finalize(error_result(text), &plan, structured);
+                    match &record.task {
+                        Some(task) => self.finish_task(server, task, crate::tasks::Outcome::Result(result)).await,
+                        None => self.deliver_later(jsonrpc::success(&record.request_id, result)).await?,
+                    }
                 }
             } else if record.state == State::Waiting {
                 next = Some(next.map_or(record.deadline_ms, |n| n.min(record.deadline_ms)));
@@ -115,7 +127,7 @@ impl McpSession {
         Ok(next)
     }
 
-    async fn records(&self) -> Vec<PendingRecord> {
+    pub(super) async fn records(&self) -> Vec<PendingRecord> {
         let Ok(map) = crate::edge::listed(&self.raw_storage, &record_key("")).await else { return Vec::new() };
         let mut records = Vec::new();
         map.for_each(&mut |value, _| {

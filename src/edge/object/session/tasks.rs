@@ -1,0 +1,278 @@
+//! The session's tasks (MCP Tasks, 2025-11-25): a call the client asked to run as a task is
+//! answered at once with its handle and runs on in this object, detached from its request; its
+//! record (`crate::tasks::Record`, one storage key per task) keeps its state and, once it ends,
+//! its result, for the task's `ttl`. A queued or callback call's result ends its task whenever
+//! it arrives, even after this object was evicted or the runtime restarted (`results`); a direct
+//! call that such a restart cut short ends its task as failed, saying so.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use futures::channel::oneshot;
+use futures::future::{select, Either};
+use serde_json::{json, Value};
+
+use crate::dispatch::{PendingCall, TaskRequest};
+use crate::edge::object::session::*;
+use crate::tasks::{self, Outcome, Record, Status};
+
+/// `tasks/list` pages hold this many tasks.
+const PAGE: usize = 50;
+
+/// The tasks this object is running now, and the `tasks/result` requests waiting for them.
+#[derive(Clone, Default)]
+pub(super) struct Running {
+    /// Stops a running task's call (its sender is dropped when the call ends on its own).
+    aborts: Rc<RefCell<HashMap<String, oneshot::Sender<()>>>>,
+    /// Woken when the task ends.
+    waiting: Rc<RefCell<HashMap<String, Vec<oneshot::Sender<()>>>>>,
+}
+
+impl Running {
+    fn wake(&self, id: &str) {
+        for waiter in self.waiting.borrow_mut().remove(id).unwrap_or_default() {
+            let _ = waiter.send(());
+        }
+    }
+}
+
+impl McpSession {
+    /// Answers the actions that concern tasks (a call to run as one, a `tasks/*` request), and
+    /// leaves the rest as they were.
+    pub(super) async fn tasks(&self, server: &Arc<Server>, session: &Session, home: &Home, actions: Vec<Action>) -> Vec<Action> {
+        let mut out = Vec::with_capacity(actions.len());
+        for action in actions {
+            out.push(match action {
+                Action::Call(call) if call.task.is_some() => Action::Reply(self.start_task(server, session, home, *call).await),
+                Action::Task(request) => Action::Reply(self.task_request(server, *request).await),
+                other => other,
+            });
+        }
+        out
+    }
+
+    /// Keeps the task's record, starts its call detached, and answers with its handle.
+    async fn start_task(&self, server: &Arc<Server>, session: &Session, home: &Home, call: PendingCall) -> String {
+        let settings = server.tasks;
+        let records = self.task_records().await;
+        if records.len() >= settings.max_per_principal {
+            return jsonrpc::failure(&call.id, &Error::Busy(format!("at most {} tasks may be kept at once; cancel one, or wait until one expires", settings.max_per_principal)));
+        }
+        let id = match crate::edge::ids::random_id() {
+            Ok(id) => id,
+            Err(e) => return jsonrpc::failure(&call.id, &e),
+        };
+        let now = now_ms();
+        let record = Record::new(&id, call.label(), call.task.and_then(|t| t.ttl_ms), now, &settings);
+        if let Err(e) = registry::open_task(&self.env, server, home.server_index, &session.principal, &home.object, &id).await {
+            return jsonrpc::failure(&call.id, &e);
+        }
+        // Running before it is stored: the alarm fails a stored working task nothing runs.
+        let (abort, aborted) = oneshot::channel::<()>();
+        self.running.aborts.borrow_mut().insert(id.clone(), abort);
+        self.store_task(&record).await;
+        crate::edge::arm_by(&self.raw_storage, record.expires_ms()).await;
+        let this = TaskRunner {
+            server: server.clone(),
+            session: session.clone(),
+            home: Home { task: Some(id.clone()), ..home.clone() },
+            inputs: self.inputs.clone(),
+            standalone: self.standalone.clone(),
+            running: self.running.clone(),
+            storage: self.raw_storage.clone(),
+            busy: BusyGuard::enter(&self.busy, &self.last_activity),
+        };
+        let reply = jsonrpc::success(&call.id, json!({"task": record.wire(&settings)}));
+        wasm_bindgen_futures::spawn_local(this.run(id, call, aborted));
+        reply
+    }
+
+    /// `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
+    async fn task_request(&self, server: &Server, request: TaskRequest) -> String {
+        let answer = match request.method {
+            Method::TasksList => self.list_tasks(server, request.params.as_ref()).await,
+            _ => match tasks::task_id(request.params.as_ref()) {
+                Ok(id) => self.one_task(server, request.method, id).await,
+                Err(e) => Err(e),
+            },
+        };
+        match answer {
+            Ok(Ok(result)) => jsonrpc::success(&request.id, result),
+            Ok(Err(error)) => json!({"jsonrpc": "2.0", "id": request.id, "error": error}).to_string(),
+            Err(e) => jsonrpc::failure(&request.id, &e),
+        }
+    }
+
+    async fn one_task(&self, server: &Server, method: Method, id: &str) -> Result<Result<Value, Value>, Error> {
+        let settings = &server.tasks;
+        let mut record = self.task(id).await.ok_or_else(tasks::not_found)?;
+        match method {
+            Method::TasksCancel => {
+                record.cancel(now_ms())?;
+                self.store_task(&record).await;
+                // Stops the call: its fetch is aborted, and a deferred call's late result is refused.
+                if let Some(abort) = self.running.aborts.borrow_mut().remove(id) {
+                    let _ = abort.send(());
+                }
+                self.ended(&record, settings).await;
+                Ok(Ok(record.wire(settings)))
+            }
+            Method::TasksResult => {
+                while !record.status.terminal() {
+                    let (sender, receiver) = oneshot::channel();
+                    self.running.waiting.borrow_mut().entry(id.to_string()).or_default().push(sender);
+                    // Woken when it ends here; or, should it end where nobody wakes us (a
+                    // result applied by another instance of this object), at the next look.
+                    let _ = select(receiver, Delay::from(Duration::from_millis(server.tasks.poll_interval_ms.max(1_000)))).await;
+                    record = self.task(id).await.ok_or_else(tasks::not_found)?;
+                }
+                Ok(record.result())
+            }
+            _ => Ok(Ok(record.wire(settings))),
+        }
+    }
+
+    async fn list_tasks(&self, server: &Server, params: Option<&Value>) -> Result<Result<Value, Value>, Error> {
+        let mut records = self.task_records().await;
+        records.sort_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
+        let cursor = params.and_then(|p| p.get("cursor")).and_then(Value::as_str);
+        let (page, next) = tasks::page(&records, cursor, PAGE)?;
+        let mut result = serde_json::Map::new();
+        result.insert("tasks".into(), page.iter().map(|t| t.wire(&server.tasks)).collect());
+        if let Some(next) = next {
+            result.insert("nextCursor".into(), json!(next));
+        }
+        Ok(Ok(Value::Object(result)))
+    }
+
+    /// Tells the client (on the GET stream, when one is open) and the waiting `tasks/result`
+    /// requests that the task ended.
+    async fn ended(&self, record: &Record, settings: &tasks::Settings) {
+        notify(&self.standalone, record, settings).await;
+        self.running.wake(&record.id);
+    }
+
+    /// Ends a task with how its deferred call ended, where no running call of this instance
+    /// does it (the object was evicted, or the runtime restarted, since the task started).
+    pub(super) async fn finish_task(&self, server: &Server, id: &str, outcome: Outcome) {
+        let Some(mut record) = self.task(id).await else { return };
+        if record.finish(outcome, now_ms(), &server.tasks) {
+            self.store_task(&record).await;
+            self.ended(&record, &server.tasks).await;
+        }
+    }
+
+    /// At the alarm: deletes the tasks whose `ttl` is over, and fails those still working with
+    /// nothing left to end them (a direct call that a restart cut short). Returns when the
+    /// next task expires, if any is kept.
+    pub(super) async fn sweep_tasks(&self, (index, server): (usize, &Server), session: &Session, object: &str, deferred: &[String], now: u64) -> Option<u64> {
+        let mut next: Option<u64> = None;
+        for mut record in self.task_records().await {
+            if record.expires_ms() <= now {
+                self.delete_task(&record.id).await;
+                let _ = registry::close_task(&self.env, server, index, &session.principal, object, &record.id).await;
+                continue;
+            }
+            let orphan = record.status == Status::Working && !self.running.aborts.borrow().contains_key(&record.id) && !deferred.contains(&record.id);
+            if orphan {
+                let why = json!({"code": -32603, "message": "The task's call was cut short: the server restarted while it ran. Call the tool again."});
+                if record.finish(Outcome::Error(why), now, &server.tasks) {
+                    self.store_task(&record).await;
+                    self.ended(&record, &server.tasks).await;
+                }
+            }
+            next = Some(next.map_or(record.expires_ms(), |n| n.min(record.expires_ms())));
+        }
+        next
+    }
+
+    /// Forgets the session's tasks in its principal's count, as the session ends.
+    pub(super) async fn close_tasks(&self, (index, server): (usize, &Server), session: &Session, object: &str) {
+        for record in self.task_records().await {
+            let _ = registry::close_task(&self.env, server, index, &session.principal, object, &record.id).await;
+        }
+    }
+
+    /// Every task this session keeps.
+    pub(super) async fn task_records(&self) -> Vec<Record> {
+        let Ok(map) = crate::edge::listed(&self.raw_storage, &tasks::key("")).await else { return Vec::new() };
+        let mut records = Vec::new();
+        map.for_each(&mut |value, _| {
+            if let Some(record) = crate::edge::from_json_text(&value) {
+                records.push(record);
+            }
+        });
+        records
+    }
+
+    async fn task(&self, id: &str) -> Option<Record> {
+        // Expired but not yet swept: as good as gone.
+        crate::edge::stored::<Record>(&self.raw_storage, &tasks::key(id)).await.ok().flatten().filter(|r| r.expires_ms() > now_ms())
+    }
+
+    async fn store_task(&self, record: &Record) {
+        store(&self.raw_storage, record).await;
+    }
+
+    async fn delete_task(&self, id: &str) {
+        if let Ok(promise) = self.raw_storage.delete(&tasks::key(id)) {
+            let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+        }
+    }
+}
+
+async fn store(storage: &DurableObjectStorage, record: &Record) {
+    let Ok(text) = serde_json::to_string(record) else { return };
+    if let Ok(promise) = storage.put(&tasks::key(&record.id), text.into()) {
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
+}
+
+/// `notifications/tasks/status` on the GET stream, when one is open (clients poll regardless).
+async fn notify(standalone: &Rc<RefCell<Option<Rc<writer::LineWriter>>>>, record: &Record, settings: &tasks::Settings) {
+    let writer = standalone.borrow().clone();
+    if let Some(writer) = writer {
+        writer.send_line(&tasks::status_notification(record, settings)).await;
+    }
+}
+
+/// What a task's call needs of the object, owned, for as long as it runs.
+struct TaskRunner {
+    server: Arc<Server>,
+    session: Session,
+    home: Home,
+    inputs: Inputs,
+    standalone: Rc<RefCell<Option<Rc<writer::LineWriter>>>>,
+    running: Running,
+    storage: Rc<DurableObjectStorage>,
+    /// The object is busy, and its session kept, while the call runs.
+    #[allow(dead_code)]
+    busy: BusyGuard,
+}
+
+impl TaskRunner {
+    /// Runs the call to its end (or until the task is cancelled), and ends the task with it.
+    async fn run(self, id: String, call: PendingCall, aborted: oneshot::Receiver<()>) {
+        let out = Outlet::Task { standalone: self.standalone.clone(), task: id.clone() };
+        let ctx = CallContext { server: &self.server, session: &self.session, out: Some(&out), inputs: Some(&self.inputs), cancels: None, home: Some(&self.home), progress_update: false, deadline_ms: None };
+        let ended = select(Box::pin(crate::edge::calls::complete(&ctx, &call)), aborted).await;
+        self.running.aborts.borrow_mut().remove(&id);
+        // Cancelled: `tasks/cancel` already ended the task.
+        let Either::Left((Some(reply), _)) = ended else { return };
+        let outcome = match serde_json::from_str::<Value>(&reply) {
+            Ok(mut reply) => match reply.get_mut("result").map(Value::take) {
+                Some(result) => Outcome::Result(result),
+                None => Outcome::Error(reply.get_mut("error").map(Value::take).unwrap_or_else(|| json!({"code": -32603, "message": "the call ended without a result"}))),
+            },
+            Err(e) => Outcome::Error(json!({"code": -32603, "message": format!("the call's reply was unreadable: {e}")})),
+        };
+        let Some(mut record) = crate::edge::stored::<Record>(&self.storage, &tasks::key(&id)).await.ok().flatten() else { return };
+        if record.finish(outcome, now_ms(), &self.server.tasks) {
+            store(&self.storage, &record).await;
+            notify(&self.standalone, &record, &self.server.tasks).await;
+            self.running.wake(&id);
+        }
+    }
+}
