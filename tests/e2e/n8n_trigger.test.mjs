@@ -90,6 +90,13 @@ async function connect() {
 /** The requests the trigger answered at `path`, with JSON-RPC `method` when given. */
 const requests = (path, method) => events.filter((e) => e.event === 'request' && e.path.startsWith(path) && (!method || e.body?.method === method));
 
+/** Waits until the harness has reported `count` events that `pick` returns: it prints each
+ *  request as it answers it, so the report may reach us just after the answer did. */
+async function reported(pick, count) {
+  for (let i = 0; i < 150 && pick().length < count; i++) await new Promise((r) => setTimeout(r, 20));
+  return pick();
+}
+
 test('n8n\'s trigger asks for its own Bearer token: without it, 403 from the Webhook node\'s check', async () => {
   const res = await fetch(`http://127.0.0.1:${port}${V2}`, {
     method: 'POST',
@@ -111,12 +118,12 @@ test('the workflow\'s tools are listed under the prefix, with the schemas n8n gi
     assert.deepEqual(add.inputSchema.required, ['a', 'b']);
     // Read once, as no one (the deployment's credential, and no caller), in a session of its
     // own that mcp-edge then ends.
-    const listed = requests(V2, 'tools/list');
+    const listed = await reported(() => requests(V2, 'tools/list'), 1);
     assert.equal(listed.length, 1);
     assert.equal(listed[0].status, 200);
     assert.equal(listed[0].headers.authorization, `Bearer ${N8N_TOKEN}`);
     assert.ok(!listed[0].headers['x-user'], `no caller when listing: ${JSON.stringify(listed[0].headers)}`);
-    const ended = requests(V2).filter((e) => e.method === 'DELETE');
+    const ended = await reported(() => requests(V2).filter((e) => e.method === 'DELETE'), 1);
     assert.deepEqual(ended.map((e) => [e.headers['mcp-session-id'], e.status]), [[listed[0].headers['mcp-session-id'], 200]]);
     assert.equal(requests(`${V1}/messages`, 'tools/list').length, 1);
   } finally {
@@ -124,12 +131,19 @@ test('the workflow\'s tools are listed under the prefix, with the schemas n8n gi
   }
 });
 
-test('a call runs the workflow\'s tool in n8n and answers with its result', async () => {
+test('a call runs the workflow\'s tool in n8n and answers with its result; the client\'s session ends n8n\'s', async () => {
   const client = await connect();
   try {
     const sum = await client.callTool({ name: 'n8n_add', arguments: { a: 2, b: 3 } });
     assert.deepEqual(sum.content, [{ type: 'text', text: '5' }]);
     assert.ok(!sum.isError);
+    const [called] = await reported(() => requests(V2, 'tools/call').filter((e) => e.body.params.arguments?.a === 2), 1);
+    const upstreamSession = called.headers['mcp-session-id'];
+    // The client ends its session (DELETE): mcp-edge ends the one it kept in n8n, which n8n
+    // would otherwise hold in memory until its idle sweep.
+    await client.transport.terminateSession();
+    const [ended] = await reported(() => requests(V2).filter((e) => e.method === 'DELETE' && e.headers['mcp-session-id'] === upstreamSession), 1);
+    assert.equal(ended.status, 200);
     const ran = events.filter((e) => e.event === 'tool' && e.name === 'add' && e.args.a === 2);
     assert.deepEqual(ran.map((e) => [e.node, e.args]), [['MCP Server Trigger', { a: 2, b: 3 }]]);
     // The execution n8n starts for the call.
@@ -154,7 +168,7 @@ test('the caller reaches the workflow\'s tools as X-User, and the client\'s own 
     assert.equal(ran[0].headers.authorization, '**hidden**');
     const execution = events.find((e) => e.event === 'execution' && e.json.mcpToolCall?.toolName === 'whoami');
     assert.equal(execution.json.headers['x-user'], 'bot');
-    const call = requests(V2, 'tools/call').find((e) => e.body.params.name === 'whoami');
+    const [call] = await reported(() => requests(V2, 'tools/call').filter((e) => e.body.params.name === 'whoami'), 1);
     assert.deepEqual(call.body.params, { name: 'whoami', arguments: {} });
     assert.equal(call.headers.authorization, `Bearer ${N8N_TOKEN}`);
     assert.equal(call.headers['x-user'], 'bot');
@@ -175,7 +189,7 @@ test('a trigger of version 1 over the legacy HTTP+SSE transport: listed and call
     // reaches the trigger's requests.
     const me = await client.callTool({ name: 'n8nv1_whoami', arguments: {} });
     assert.deepEqual(me.content, [{ type: 'text', text: 'nobody' }]);
-    const calls = requests(`${V1}/messages`, 'tools/call');
+    const calls = await reported(() => requests(`${V1}/messages`, 'tools/call'), 2);
     assert.deepEqual(calls.map((e) => [e.body.params.name, e.status, e.headers.authorization, e.headers['x-user']]), [
       ['add', 202, `Bearer ${N8N_TOKEN}`, 'bot'],
       ['whoami', 202, `Bearer ${N8N_TOKEN}`, 'bot'],
@@ -198,7 +212,7 @@ test('n8n restarts mid-session and forgets its sessions: the next call opens a n
     const restartedAt = events.length;
     trigger = await startTrigger(port, events);
     assert.deepEqual((await client.callTool({ name: 'n8n_add', arguments: { a: 10, b: 2 } })).content, [{ type: 'text', text: '12' }]);
-    const after = events.slice(restartedAt).filter((e) => e.event === 'request');
+    const after = await reported(() => events.slice(restartedAt).filter((e) => e.event === 'request'), 4);
     assert.deepEqual(after.map((e) => [e.method, e.body.method ?? null, e.status, e.headers['mcp-session-id'] === before ? 'old session' : e.headers['mcp-session-id'] ? 'new session' : 'no session']), [
       ['POST', 'tools/call', 404, 'old session'],
       ['POST', 'initialize', 200, 'no session'],
