@@ -120,6 +120,12 @@ const KNOWN_2026 = {
   'input-required-result-non-tool-request': 'prompts are static text in the configuration; only tools and fetched resources reach an upstream that could ask for input',
 };
 
+/** Tasks scenarios mcp-edge does not pass yet, and why. */
+const KNOWN_TASKS = {
+  'tasks-lifecycle': 'its protocol_error_job check needs a task that fails with a JSON-RPC error; an HTTP tool ends with a result (isError for a failure, as MCP asks of tool errors), so no fixture can',
+  'tasks-mrtr-composition': 'it wants the request for input answered before the task exists; mcp-edge makes the task first, and the upstream asks from within it (tasks/update answers)',
+};
+
 /** Reads every scenario's checks.json: a scenario passes when no check failed or warned. */
 export function summarize(outputDir) {
   const scenarios = readdirSync(outputDir).map((dir) => {
@@ -167,6 +173,13 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     for (const s of failing) console.log(`  ✗ ${s.name}: ${s.failures} failed${KNOWN_2026[s.name] ? ` (known: ${KNOWN_2026[s.name]})` : ''}`);
     const unexpected = failing.filter((s) => !KNOWN_2026[s.name]);
     const ok2026 = ran.length === required.length && unexpected.length === 0;
-    process.exit(code === 0 && bad.length === 0 && scenarios.length > 0 && ok2026 ? 0 : 1);
+    // The Tasks extension's scenarios are pending (not scored) in this suite; the same run
+    // executes them. Every one is reported; one failing that is not known fails the run.
+    const tasks = summarize(outputDir2026).scenarios.filter((s) => s.name.startsWith('tasks-'));
+    const tasksFailing = tasks.filter((s) => s.failures > 0);
+    console.log(`Tasks extension (${SUITE_2026.split('@').pop()}, pending scenarios): ${tasks.length - tasksFailing.length} of ${tasks.length} passed`);
+    for (const s of tasks) console.log(`  ${s.failures > 0 ? '✗' : '✓'} ${s.name}: ${s.success} checks passed, ${s.failures} failed${s.failures > 0 && KNOWN_TASKS[s.name] ? ` (known: ${KNOWN_TASKS[s.name]})` : ''}`);
+    const okTasks = tasks.length > 0 && tasksFailing.every((s) => KNOWN_TASKS[s.name]);
+    process.exit(code === 0 && bad.length === 0 && scenarios.length > 0 && ok2026 && okTasks ? 0 : 1);
   }
 }

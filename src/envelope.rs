@@ -29,6 +29,9 @@ pub enum Op {
     SseMessage,
     /// 2026-07-28: a `subscriptions/listen` stream, in an object of its own.
     Listen,
+    /// 2026-07-28: a request of the Tasks extension (a call to run as a task, `tasks/get`,
+    /// `tasks/update`, `tasks/cancel`), in the object that keeps its principal's tasks.
+    Tasks,
     /// A lease on the session for the Worker.
     Lease,
     /// A resource-update notification for the session's streams, from the registry.

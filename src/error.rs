@@ -187,7 +187,21 @@ impl Error {
     pub fn data(&self) -> Option<serde_json::Value> {
         match self {
             Error::MissingClientCapability(names) => {
-                let required: serde_json::Map<String, serde_json::Value> = names.iter().map(|n| (n.clone(), serde_json::json!({}))).collect();
+                // An extension (`extensions/<id>`) goes under `extensions`, as capabilities name it.
+                let mut required = serde_json::Map::new();
+                for name in names {
+                    match name.strip_prefix("extensions/") {
+                        Some(id) => {
+                            let extensions = required.entry("extensions").or_insert_with(|| serde_json::json!({}));
+                            if let Some(extensions) = extensions.as_object_mut() {
+                                extensions.insert(id.to_string(), serde_json::json!({}));
+                            }
+                        }
+                        None => {
+                            required.insert(name.clone(), serde_json::json!({}));
+                        }
+                    }
+                }
                 Some(serde_json::json!({ "requiredCapabilities": required }))
             }
             Error::UnsupportedProtocolVersion(requested) => {

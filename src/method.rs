@@ -58,6 +58,8 @@ methods! {
     TasksResult = "tasks/result",
     TasksList = "tasks/list",
     TasksCancel = "tasks/cancel",
+    /// The 2026-07-28 Tasks extension: answers to a task's requests for input.
+    TasksUpdate = "tasks/update",
     // Notifications from the client (progress goes both ways).
     Initialized = "notifications/initialized",
     Cancelled = "notifications/cancelled",
@@ -119,6 +121,7 @@ impl Method {
             | Method::TasksResult
             | Method::TasksList
             | Method::TasksCancel
+            | Method::TasksUpdate
             | Method::TasksStatus
             | Method::Initialized
             | Method::Cancelled
@@ -137,14 +140,16 @@ impl Method {
         }
     }
 
-    /// Whether the 2026-07-28 revision has the method: it removed the ones that need a session.
+    /// Whether the 2026-07-28 revision has the method: it removed the ones that need a session,
+    /// and its Tasks extension the two that 2025-11-25 had and it does without.
     pub fn in_stateless_revision(self) -> bool {
-        !matches!(self, Method::Initialize | Method::Ping | Method::LoggingSetLevel | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe)
+        // The Tasks extension removed `tasks/result` and `tasks/list`.
+        !matches!(self, Method::Initialize | Method::Ping | Method::LoggingSetLevel | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe | Method::TasksResult | Method::TasksList)
     }
 
     /// Whether only the 2026-07-28 revision has the method: sessions answer it as unknown.
     pub fn only_stateless(self) -> bool {
-        matches!(self, Method::ServerDiscover | Method::SubscriptionsListen)
+        matches!(self, Method::ServerDiscover | Method::SubscriptionsListen | Method::TasksUpdate)
     }
 
     /// Whether the method leaves a session as it was, so the Worker keeps its lease on the
@@ -166,6 +171,7 @@ impl Method {
             | Method::TasksResult
             | Method::TasksList
             | Method::TasksCancel
+            | Method::TasksUpdate
             | Method::Initialized
             | Method::Cancelled
             | Method::Progress
@@ -200,6 +206,7 @@ impl Method {
     pub fn name_field(self) -> Option<&'static str> {
         match self {
             Method::ToolsCall | Method::PromptsGet => Some("name"),
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Some("taskId"),
             Method::ResourcesRead => Some("uri"),
             _ => None,
         }
@@ -292,7 +299,7 @@ mod tests {
     #[test]
     fn the_revision_removed_what_needs_a_session() {
         let removed: Vec<&str> = Method::ALL.iter().filter(|m| !m.in_stateless_revision()).map(|m| m.name()).collect();
-        assert_eq!(removed, ["initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel"]);
+        assert_eq!(removed, ["initialize", "ping", "resources/subscribe", "resources/unsubscribe", "logging/setLevel", "tasks/result", "tasks/list"]);
     }
 
     #[test]

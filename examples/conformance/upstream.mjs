@@ -74,6 +74,15 @@ const mrtr = {
     () => ({ inputs: { sampling_request: sampling('Say something', 20), elicitation_request: elicitName() }, state: { round: 1 } }),
     (a) => text(`answered: ${Object.keys(a).join(', ')}`),
   ]),
+  // Tasks that wait for input (the Tasks extension's input_required).
+  'POST /tasks/confirm-delete': rounds([
+    () => askOne('confirm', { method: 'elicitation/create', params: { message: 'Delete the file?', requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } }, required: ['confirm'] } } }, 1),
+    (a) => text(`deleted: ${a.confirm?.content?.confirm === true}`),
+  ]),
+  'POST /tasks/multi-input': rounds([
+    () => ({ inputs: { first: elicitName('First question?'), second: elicitName('Second question?') }, state: { round: 1 } }),
+    (a) => text(`first=${a.first?.content?.name ?? a.first?.action} second=${a.second?.content?.name ?? a.second?.action}`),
+  ]),
   'POST /mrtr/needs-sampling': rounds([() => askOne('llm', sampling('Needs an LLM', 10), 1), (a) => text(`LLM said: ${a.llm?.content?.text}`)]),
 };
 
@@ -190,6 +199,21 @@ const routes = {
     json(res, text('Reconnection test completed successfully'));
   },
   'POST /json-schema': async (req, res) => json(res, { received: (await body(req)) }),
+  // The Tasks extension's fixtures (0.2.0-alpha.12's tasks-* scenarios).
+  'POST /greet': async (req, res) => {
+    const { name } = await body(req);
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(`Hello, ${name}!`);
+  },
+  'POST /slow-compute': async (req, res) => {
+    const { seconds = 0, label = '' } = await body(req);
+    await sleep(Number(seconds) * 1000);
+    if (!res.destroyed) json(res, text(`computed ${label} in ${seconds} s`));
+  },
+  'POST /failing-job': async (req, res) => {
+    await sleep(1000);
+    json(res, { content: [{ type: 'text', text: 'the job failed' }], isError: true });
+  },
   'GET /watched-resource': (req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('Watched resource content');

@@ -48,6 +48,29 @@ fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, re
     Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, Method::ToolsCall, result))))
 }
 
+/// Whether the call runs as a task. 2025-11-25: when the client asks (`params.task`), as the
+/// tool allows. 2026-07-28: the server decides: a tool that may run as one does, for a client
+/// that declared the Tasks extension; one that must refuses other clients (-32021), and
+/// `params.task` means nothing. Elsewhere `params.task` is ignored, as the spec has it for
+/// servers without the capability.
+fn task(server: &Server, session: &Session, req: &Request, tool: &crate::tools::Tool) -> Result<Option<crate::tasks::Ask>, Error> {
+    use crate::tasks::{Ask, Support};
+    if !crate::tasks::offered(server, &session.protocol_version) {
+        return Ok(None);
+    }
+    if stateless_revision(session) {
+        return match (tool.task_support, crate::tasks::declared(&session.client_capabilities)) {
+            (Support::Forbidden, _) => Ok(None),
+            (_, true) => Ok(Some(Ask { ttl_ms: None })),
+            (Support::Required, false) => Err(crate::tasks::undeclared()),
+            (Support::Optional, false) => Ok(None),
+        };
+    }
+    let task = crate::tasks::asked(req.params.as_ref()).map(|ttl_ms| Ask { ttl_ms });
+    tool.task_support.admit(&tool.name, task.is_some())?;
+    Ok(task)
+}
+
 /// Why the arguments do not fit the tool's input schema, if they do not.
 fn invalid(input_schema: &Value, arguments: &Value) -> Option<String> {
     match (arguments, schema::validate(input_schema, arguments)) {
@@ -72,12 +95,7 @@ fn tool(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
     let params = tools_protocol::call_params(req.params.as_ref())?;
     // A tool the principal may not use answers exactly like one that does not exist.
     let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
-    // Where the session can run tasks, the tool says whether it may run as one; elsewhere a
-    // `params.task` is ignored, as the spec has it for receivers without the capability.
-    let task = crate::tasks::offered(server, &session.protocol_version).then(|| crate::tasks::asked(req.params.as_ref())).flatten().map(|ttl_ms| crate::tasks::Ask { ttl_ms });
-    if crate::tasks::offered(server, &session.protocol_version) {
-        tool.task_support.admit(&tool.name, task.is_some())?;
-    }
+    let task = task(server, session, req, tool)?;
     if let Some(why) = invalid(&tool.input_schema, &params.arguments) {
         return refuse(session, req, &tool.name, &why);
     }

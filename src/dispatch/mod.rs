@@ -136,7 +136,14 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         Method::Initialize => {
             return Err(Error::InvalidRequest("initialize must be sent alone, without Mcp-Session-Id".into()));
         }
-        Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel if crate::tasks::offered(server, &session.protocol_version) => {
+        // 2026-07-28: the Tasks extension's methods, for a client that declares it.
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel if stateless_revision(session) && crate::tasks::offered(server, &session.protocol_version) => {
+            if !crate::tasks::declared(&session.client_capabilities) {
+                return Err(crate::tasks::undeclared());
+            }
+            return Ok(Action::Task(Box::new(TaskRequest { id: req.id.clone(), method, params: req.params.clone() })));
+        }
+        Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel if !stateless_revision(session) && crate::tasks::offered(server, &session.protocol_version) => {
             return Ok(Action::Task(Box::new(TaskRequest { id: req.id.clone(), method, params: req.params.clone() })));
         }
         Method::ServerDiscover
@@ -144,6 +151,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         | Method::TasksResult
         | Method::TasksList
         | Method::TasksCancel
+        | Method::TasksUpdate
         | Method::TasksStatus
         | Method::SubscriptionsListen
         | Method::Initialized

@@ -63,6 +63,9 @@ pub struct RevisionRequest {
     pub progress_update: bool,
     pub route: RouteParams,
     pub principal: crate::auth::Principal,
+    pub server_index: usize,
+    /// The public origin, for the callback URLs of tasks.
+    pub origin: String,
 }
 
 pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest) -> Result<Response, Error> {
@@ -75,8 +78,23 @@ pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest)
     // Progress and log lines need a stream; anything else is one JSON body when allowed.
     let streams = r.request.params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get("progressToken").is_some()) || session.log_level.is_some();
     let framing = if r.json_ok && !streams { Framing::Json } else { r.framing };
+    let request = r.request.clone();
     let action = crate::edge::health::handle(server, &mut session, Ok(Message::Request(r.request)), &environment, None);
+    let tasks = matches!(&action, Action::Task(_)) || matches!(&action, Action::Call(call) if call.task.is_some());
+    if tasks {
+        return to_tasks(env, (r.server_index, server), &request, (&session.client_info, &session.client_capabilities), (r.route, r.principal, r.origin)).await;
+    }
     respond(server, server.stateless, &session, vec![action], false, framing, r.progress_update).await
+}
+
+/// A request of the Tasks extension goes to the object that keeps the principal's tasks (the
+/// object of a session named for the server and principal), which answers it; the request is
+/// dispatched there again, with the capabilities it brought.
+async fn to_tasks(env: &Env, (server_index, server): (usize, &Server), request: &crate::jsonrpc::Request, (client_info, capabilities): (&serde_json::Value, &serde_json::Value), (route, principal, origin): (RouteParams, crate::auth::Principal, String)) -> Result<Response, Error> {
+    let message = serde_json::json!({"jsonrpc": "2.0", "id": request.id, "method": request.method.as_str(), "params": request.params});
+    let body = serde_json::json!({"message": message, "clientInfo": client_info, "clientCapabilities": capabilities}).to_string();
+    let envelope = crate::envelope::Envelope { op: crate::envelope::Op::Tasks, server: server_index, session_id: format!("tasks:{}", server.route.as_str()), principal: Some(principal), route, origin: Some(origin), ..crate::envelope::Envelope::default() };
+    crate::edge::forward::forward(env, envelope, body.as_bytes()).await
 }
 
 /// Answers the actions: 202 when nothing goes back, one JSON body, or a stream of lines.

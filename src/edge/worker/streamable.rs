@@ -143,7 +143,8 @@ async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &st
     if request.method == Method::SubscriptionsListen && meta::offered(server, Method::SubscriptionsListen) {
         return crate::edge::worker::listen::open(env, server_index, request, checked, &how.principal, log).await;
     }
-    let r = crate::edge::worker::stateless::RevisionRequest { request, meta: checked, framing: how.framing, json_ok: how.json_ok, progress_update: how.progress_update, route: how.route, principal: how.principal };
+    let origin = req.url()?.origin;
+    let r = crate::edge::worker::stateless::RevisionRequest { request, meta: checked, framing: how.framing, json_ok: how.json_ok, progress_update: how.progress_update, route: how.route, principal: how.principal, server_index, origin };
     crate::edge::worker::stateless::serve_revision(server, env, r).await
 }
 

@@ -36,7 +36,12 @@ pub fn stamp_server(object: &mut Map<String, Value>, server: &Server) {
 pub fn discover(server: &Server) -> Value {
     let mut result = Map::new();
     result.insert("supportedVersions".into(), json!(ALL_VERSIONS));
-    result.insert("capabilities".into(), crate::protocol::lifecycle::capabilities(server));
+    let mut capabilities = crate::protocol::lifecycle::capabilities(server);
+    // The Tasks extension, where a tool may run as a task.
+    if let (true, Some(map)) = (crate::tasks::offered(server, crate::versions::STATELESS_VERSION), capabilities.as_object_mut()) {
+        map.insert("extensions".into(), json!({ crate::tasks::EXTENSION: {} }));
+    }
+    result.insert("capabilities".into(), capabilities);
     if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), json!(instructions));
     }

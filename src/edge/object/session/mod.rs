@@ -205,6 +205,7 @@ impl McpSession {
                 // Nothing to stream for initialize: JSON when the client takes it.
                 respond(if json_ok { Framing::Json } else { framing }, &session_id, vec![reply], false)
             }
+            Op::Tasks => self.serve_stateless_task(server, &home, (route, &principal), body).await,
             Op::Lease => {
                 // The Worker serves the session's plain calls for a while: that is use too.
                 let session = self.session_for(server, Some(&principal)).await?;

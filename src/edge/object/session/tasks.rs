@@ -46,7 +46,7 @@ impl McpSession {
         for action in actions {
             out.push(match action {
                 Action::Call(call) if call.task.is_some() => Action::Reply(self.start_task(server, session, home, *call).await),
-                Action::Task(request) => Action::Reply(self.task_request(server, *request).await),
+                Action::Task(request) => Action::Reply(self.task_request(server, crate::dispatch::stateless_revision(session), *request).await),
                 other => other,
             });
         }
@@ -69,31 +69,120 @@ impl McpSession {
         if let Err(e) = registry::open_task(&self.env, server, home.server_index, &session.principal, &home.object, &id).await {
             return jsonrpc::failure(&call.id, &e);
         }
+        let created = if crate::dispatch::stateless_revision(session) { record.created_2026(&settings) } else { json!({"task": record.wire(&settings)}) };
+        let reply = jsonrpc::success(&call.id, created);
+        self.run_task(server, session, home, &record, call).await;
+        crate::edge::arm_by(&self.raw_storage, record.expires_ms()).await;
+        reply
+    }
+
+    /// Stores the task as it is and runs its call detached; the call's end ends the task.
+    async fn run_task(&self, server: &Arc<Server>, session: &Session, home: &Home, record: &Record, call: PendingCall) {
         // Running before it is stored: the alarm fails a stored working task nothing runs.
         let (abort, aborted) = oneshot::channel::<()>();
-        self.running.aborts.borrow_mut().insert(id.clone(), abort);
-        self.store_task(&record).await;
-        crate::edge::arm_by(&self.raw_storage, record.expires_ms()).await;
+        self.running.aborts.borrow_mut().insert(record.id.clone(), abort);
+        self.store_task(record).await;
         let this = TaskRunner {
             server: server.clone(),
             session: session.clone(),
-            home: Home { task: Some(id.clone()), ..home.clone() },
+            home: Home { task: Some(record.id.clone()), ..home.clone() },
             inputs: self.inputs.clone(),
             standalone: self.standalone.clone(),
             running: self.running.clone(),
             storage: self.raw_storage.clone(),
             busy: BusyGuard::enter(&self.busy, &self.last_activity),
         };
-        let reply = jsonrpc::success(&call.id, json!({"task": record.wire(&settings)}));
-        wasm_bindgen_futures::spawn_local(this.run(id, call, aborted));
-        reply
+        wasm_bindgen_futures::spawn_local(this.run(record.id.clone(), call, aborted));
+    }
+
+    /// 2026-07-28 `tasks/update`: the answers to a waiting task's requests, kept; once every one
+    /// is answered, its call goes on with them (the `tools/call` retry of the extension-less
+    /// flow, made here), and the task is working again. Acknowledged either way, once applied.
+    pub(super) async fn update_task(&self, server: &Arc<Server>, session: &Session, home: &Home, env: &Environment<'_>, request: TaskRequest) -> String {
+        let params = request.params.as_ref();
+        let id = match tasks::task_id(params) {
+            Ok(id) => id.to_string(),
+            Err(e) => return jsonrpc::failure(&request.id, &e),
+        };
+        let Some(mut record) = self.task(&id).await else { return jsonrpc::failure(&request.id, &tasks::not_found()) };
+        let responses = params.and_then(|p| p.get("inputResponses")).and_then(Value::as_object).cloned().unwrap_or_default();
+        let now = now_ms();
+        let arguments = record.input.as_ref().map(|w| w.arguments.clone()).unwrap_or(Value::Null);
+        match record.answer(&responses, now) {
+            None => self.store_task(&record).await,
+            Some(retry) => {
+                let retry = crate::jsonrpc::Request { id: request.id.clone(), method: crate::method::Named::parse(Method::ToolsCall.name()), params: Some(retry) };
+                let mut own = session.clone();
+                match dispatch::handle(server, &mut own, Ok(Message::Request(retry)), env) {
+                    Action::Call(call) => self.run_task(server, session, home, &record, *call).await,
+                    // Asked again at once, or refused (a state that no longer verifies).
+                    Action::Reply(reply) => {
+                        let outcome = outcome_of(&reply);
+                        let parked = matches!(&outcome, Outcome::Result(r) if record.park(r, &arguments, now));
+                        if !parked {
+                            record.finish(outcome, now, &server.tasks);
+                        }
+                        self.store_task(&record).await;
+                    }
+                    Action::Task(_) | Action::Nothing => self.store_task(&record).await,
+                }
+            }
+        }
+        jsonrpc::success(&request.id, json!({"resultType": "complete"}))
+    }
+
+    /// 2026-07-28: a request of the Tasks extension, in the object that keeps the principal's
+    /// tasks: a session of its own, made at the first, stands for the principal (its alarm keeps
+    /// it while it keeps tasks, and deferred results find it); each request brings its own
+    /// client capabilities. Answered as one JSON body.
+    pub(super) async fn serve_stateless_task(&self, server: &Arc<Server>, home: &Home, (route, principal): (&RouteParams, &Principal), body: &[u8]) -> Result<Response, Error> {
+        let wrapped: Value = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
+        let now = now_ms();
+        let mut session = match self.load().await? {
+            Some(session) if session.principal == principal.id => session,
+            Some(_) => return Err(Error::SessionNotFound),
+            None => {
+                let mut session = Session::new(&home.session_id, server.route.as_str(), crate::versions::STATELESS_VERSION, Value::Null, json!({}), now);
+                session.principal.clone_from(&principal.id);
+                self.save(&session).await?;
+                self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
+                session
+            }
+        };
+        session = self.touch(server, session).await?;
+        session.client_capabilities = wrapped.get("clientCapabilities").cloned().unwrap_or_else(|| json!({}));
+        session.client_info = wrapped.get("clientInfo").cloned().unwrap_or(Value::Null);
+        let message = wrapped.get("message").map(Value::to_string).unwrap_or_default();
+        let parsed = jsonrpc::parse_body(message.as_bytes(), false)?;
+        let secret = |name: &str| crate::edge::secret(&self.env, name);
+        let env = Environment { secret: &secret, route, principal, now_ms: now };
+        let mut mutable = session.clone();
+        let mut actions = Vec::new();
+        for message in parsed.messages {
+            actions.push(match dispatch::handle(server, &mut mutable, message, &env) {
+                Action::Task(request) if request.method == Method::TasksUpdate => Action::Reply(self.update_task(server, &session, home, &env, *request).await),
+                other => other,
+            });
+        }
+        let actions = self.tasks(server, &session, home, actions).await;
+        let replies: Vec<String> = actions.into_iter().filter_map(|a| match a {
+            Action::Reply(reply) => Some(reply),
+            _ => None,
+        }).collect();
+        let status = match replies.as_slice() {
+            [reply] => crate::jsonrpc::error_code(reply).map_or(200, crate::protocol::meta::error_status),
+            _ => 200,
+        };
+        let headers = crate::edge::http::framing_headers(Framing::Json)?;
+        Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, false)))
     }
 
     /// `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
-    async fn task_request(&self, server: &Server, request: TaskRequest) -> String {
+    async fn task_request(&self, server: &Server, stateless: bool, request: TaskRequest) -> String {
         let answer = match request.method {
             Method::TasksList => self.list_tasks(server, request.params.as_ref()).await,
             _ => match tasks::task_id(request.params.as_ref()) {
+                Ok(id) if stateless => self.one_task_2026(server, request.method, id).await,
                 Ok(id) => self.one_task(server, request.method, id).await,
                 Err(e) => Err(e),
             },
@@ -131,6 +220,29 @@ impl McpSession {
                 Ok(record.result())
             }
             _ => Ok(Ok(record.wire(settings))),
+        }
+    }
+
+    /// The Tasks extension's `tasks/get` (the task, with its result once it has one),
+    /// `tasks/cancel` (an empty acknowledgement, also for a task that has ended) and
+    /// `tasks/update` (acknowledged: no task of mcp-edge waits for input this way yet).
+    async fn one_task_2026(&self, server: &Server, method: Method, id: &str) -> Result<Result<Value, Value>, Error> {
+        let settings = &server.tasks;
+        let mut record = self.task(id).await.ok_or_else(tasks::not_found)?;
+        let ack = json!({"resultType": "complete"});
+        match method {
+            Method::TasksGet => Ok(Ok(record.detailed_2026(settings))),
+            Method::TasksCancel => {
+                if record.cancel(now_ms()).is_ok() {
+                    self.store_task(&record).await;
+                    if let Some(abort) = self.running.aborts.borrow_mut().remove(id) {
+                        let _ = abort.send(());
+                    }
+                    self.running.wake(id);
+                }
+                Ok(Ok(ack))
+            }
+            _ => Ok(Ok(ack)),
         }
     }
 
@@ -238,6 +350,17 @@ async fn notify(standalone: &Rc<RefCell<Option<Rc<writer::LineWriter>>>>, record
     }
 }
 
+/// How a call's JSON-RPC reply ended it.
+fn outcome_of(reply: &str) -> Outcome {
+    match serde_json::from_str::<Value>(reply) {
+        Ok(mut reply) => match reply.get_mut("result").map(Value::take) {
+            Some(result) => Outcome::Result(result),
+            None => Outcome::Error(reply.get_mut("error").map(Value::take).unwrap_or_else(|| json!({"code": -32603, "message": "the call ended without a result"}))),
+        },
+        Err(e) => Outcome::Error(json!({"code": -32603, "message": format!("the call's reply was unreadable: {e}")})),
+    }
+}
+
 /// What a task's call needs of the object, owned, for as long as it runs.
 struct TaskRunner {
     server: Arc<Server>,
@@ -261,14 +384,13 @@ impl TaskRunner {
         self.running.aborts.borrow_mut().remove(&id);
         // Cancelled: `tasks/cancel` already ended the task.
         let Either::Left((Some(reply), _)) = ended else { return };
-        let outcome = match serde_json::from_str::<Value>(&reply) {
-            Ok(mut reply) => match reply.get_mut("result").map(Value::take) {
-                Some(result) => Outcome::Result(result),
-                None => Outcome::Error(reply.get_mut("error").map(Value::take).unwrap_or_else(|| json!({"code": -32603, "message": "the call ended without a result"}))),
-            },
-            Err(e) => Outcome::Error(json!({"code": -32603, "message": format!("the call's reply was unreadable: {e}")})),
-        };
+        let outcome = outcome_of(&reply);
         let Some(mut record) = crate::edge::stored::<Record>(&self.storage, &tasks::key(&id)).await.ok().flatten() else { return };
+        // 2026-07-28: the upstream asks for input; the task waits for `tasks/update`.
+        if matches!(&outcome, Outcome::Result(r) if record.park(r, &call.arguments, now_ms())) {
+            store(&self.storage, &record).await;
+            return;
+        }
         if record.finish(outcome, now_ms(), &self.server.tasks) {
             store(&self.storage, &record).await;
             notify(&self.standalone, &record, &self.server.tasks).await;
