@@ -203,7 +203,12 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> (String, O
     // Deferred calls are not counted: their upstream answers elsewhere (`crate::health`).
     if let (Some(tool), Some((deferral, timeout_ms))) = (tool, tool.and_then(|t| t.deferral)) {
         return (finished(match ctx.home {
-            Some(home) => deferred::run(home, call, tool, deferral, timeout_ms).await,
+            // Run as a task, the result is waited for as long as the task is kept: a workflow
+            // longer than `pendingTimeoutMs` needs no tuning to be a task.
+            Some(home) => {
+                let timeout_ms = home.task.as_ref().map_or(timeout_ms, |(_, until)| until.saturating_sub(crate::edge::now_ms()).max(timeout_ms));
+                deferred::run(home, call, tool, deferral, timeout_ms).await
+            }
             None => error_result(format!("The tool {name:?} is {}, which needs a session.", deferral.name())),
         }), None);
     }

@@ -55,8 +55,8 @@ pub struct Home {
     pub server_index: usize,
     /// The public origin requests arrive on, for callback URLs.
     pub origin: String,
-    /// The task the call runs for, if it runs as one.
-    pub task: Option<String>,
+    /// The task the call runs for, if it runs as one: its id, and until when it is kept.
+    pub task: Option<(String, u64)>,
 }
 
 /// Marks a call ended unless its result already arrived.
@@ -107,7 +107,7 @@ pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferra
         Err(e) => return error_result(e.message()),
     };
     let deadline_ms = now_ms() + timeout_ms;
-    let record = PendingRecord { call: call_id.clone(), request_id: call.id.clone(), tool: tool.name.clone(), deferral, deadline_ms, state: State::Waiting, last_error: None, task: home.task.clone() };
+    let record = PendingRecord { call: call_id.clone(), request_id: call.id.clone(), tool: tool.name.clone(), deferral, deadline_ms, state: State::Waiting, last_error: None, task: home.task.as_ref().map(|(id, _)| id.clone()) };
     store_record(&home.storage, &record).await;
     crate::edge::arm_by(&home.storage, deadline_ms).await;
     let (sender, receiver) = oneshot::channel();

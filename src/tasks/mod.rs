@@ -68,10 +68,15 @@ impl Default for Settings {
 /// The 2026-07-28 Tasks extension (SEP-2663), as capabilities name it.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-/// Whether a session of this revision can run the server's tools as tasks: 2025-11-25, or the
-/// 2026-07-28 line through its Tasks extension; and a tool that may.
+/// Whether a session of this revision can run the server's tools as tasks: 2025-11-25 where
+/// there are sessions to keep them in (not on a `stateless` server), or the 2026-07-28 line
+/// through its Tasks extension; and a tool that may.
 pub fn offered(server: &crate::catalog::Server, version: &str) -> bool {
-    (version == "2025-11-25" || version == crate::versions::STATELESS_VERSION) && server.tools.iter().any(|t| t.task_support != Support::Forbidden)
+    let revision = match version {
+        "2025-11-25" => server.stateless.is_none(),
+        v => v == crate::versions::STATELESS_VERSION,
+    };
+    revision && server.tools.iter().any(|t| t.task_support != Support::Forbidden)
 }
 
 /// Whether a 2026-07-28 request's client capabilities declare the Tasks extension.

@@ -156,6 +156,68 @@ test('a session that keeps a task gets a GET stream, and there notifications/tas
   }
 });
 
+test('a task\'s progress and log lines go on the GET stream, tied to the task; an expired task is deleted', async () => {
+  const { client, transport } = await connect();
+  try {
+    // A session that keeps a task is offered the GET stream.
+    await startTask(client, 'callback_job', { key: 'task-keeps' });
+    await client.setLoggingLevel('info');
+    const get = await fetch(new URL('/tools/mcp', worker.url), { headers: { accept: 'text/event-stream', 'mcp-session-id': transport.sessionId, 'mcp-protocol-version': '2025-11-25' } });
+    assert.equal(get.status, 200);
+    const seen = [];
+    const reading = (async () => {
+      for await (const event of sseEvents(get)) {
+        if (!event.data) continue;
+        const message = JSON.parse(event.data);
+        seen.push(message);
+        if (message.method === 'notifications/tasks/status' && message.params.status === 'completed') return;
+      }
+    })();
+    const created = await client.request({ method: 'tools/call', params: { name: 'task_stream', arguments: { key: 'task-progress' }, task: { ttl: 60_000 }, _meta: { progressToken: 'tp-1' } } }, CreateTaskResultSchema);
+    const id = created.task.taskId;
+    await waitFor(() => seen.some((m) => m.method === 'notifications/message'), 'the log line');
+    await upstream.waitForHold('task-progress');
+    upstream.release('task-progress', 'streamed');
+    await reading;
+    await get.body.cancel().catch(() => {});
+    const progress = seen.find((m) => m.method === 'notifications/progress');
+    assert.deepEqual(progress.params, { progressToken: 'tp-1', progress: 1, total: 2, message: 'started', _meta: { [RELATED]: { taskId: id } } });
+    const log = seen.find((m) => m.method === 'notifications/message');
+    assert.deepEqual(log.params._meta, { [RELATED]: { taskId: id } });
+    assert.equal(log.params.data, 'working');
+    assert.deepEqual((await client.experimental.tasks.getTaskResult(id, CallToolResultSchema)).content, [{ type: 'text', text: 'streamed' }]);
+  } finally {
+    await client.close();
+  }
+  const { client: brief } = await connect();
+  try {
+    const short = await startTask(brief, 'callback_job', { key: 'task-brief' }, 1000);
+    assert.equal(short.ttl, 1000);
+    // Past its ttl the session's alarm deletes it: not listed, not found.
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.deepEqual((await brief.experimental.tasks.listTasks()).tasks, []);
+    await assert.rejects(brief.experimental.tasks.getTask(short.taskId), (e) => e.code === -32602);
+  } finally {
+    await brief.close();
+  }
+});
+
+test('run as a task, a callback call waits as long as the task is kept, past its pendingTimeoutMs', async () => {
+  const { client } = await connect();
+  try {
+    // callback_short gives up after 1000 ms as a plain call; as a task it waits its ttl.
+    const task = await startTask(client, 'callback_short', { key: 'task-long' }, 60_000);
+    const url = await waitFor(() => upstream.jobs.get('task-long'), 'the job');
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'working');
+    assert.equal((await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'late but kept' })).status, 200);
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    assert.deepEqual(result.content, [{ type: 'text', text: 'late but kept' }]);
+  } finally {
+    await client.close();
+  }
+});
+
 test('a queued tool as a task', async () => {
   const { client } = await connect();
   try {

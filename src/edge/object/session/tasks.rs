@@ -85,7 +85,7 @@ impl McpSession {
         let this = TaskRunner {
             server: server.clone(),
             session: session.clone(),
-            home: Home { task: Some(record.id.clone()), ..home.clone() },
+            home: Home { task: Some((record.id.clone(), record.expires_ms())), ..home.clone() },
             inputs: self.inputs.clone(),
             standalone: self.standalone.clone(),
             running: self.running.clone(),
