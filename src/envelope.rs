@@ -50,6 +50,8 @@ pub enum Op {
     RegistryNotify,
     PrincipalOpen,
     PrincipalClose,
+    /// A principal's task result: kept if its tasks have room for it.
+    PrincipalKeep,
     /// The authorization server's object: one `oauth::store::Command`.
     OAuth,
     /// The health figures' object: an isolate's batch of figures to merge in, and a read of

@@ -147,6 +147,7 @@ fn tasks(t: &model::TasksConfig, path: &str) -> Result<crate::tasks::Settings, C
         max_ttl_ms,
         max_per_principal: within(t.max_per_principal as u64, 1..=100_000, "maxPerPrincipal")? as usize,
         max_result_bytes: within(t.max_result_bytes as u64, 1_024..=104_857_600, "maxResultBytes")? as usize,
+        max_total_result_bytes: within(t.max_total_result_bytes as u64, 1_024..=1_073_741_824, "maxTotalResultBytes")? as usize,
         poll_interval_ms: within(t.poll_interval_ms, 100..=60_000, "pollIntervalMs")?,
     })
 }

@@ -389,6 +389,9 @@ pub struct TasksConfig {
     /// A task's result larger than this (as JSON) is not kept: the task fails and says so.
     #[serde(default = "default_max_task_result_bytes")]
     pub max_result_bytes: usize,
+    /// The results one principal's tasks keep at once, in all (an anonymous one's: a session's).
+    #[serde(default = "default_max_task_results_bytes")]
+    pub max_total_result_bytes: usize,
     /// How often clients are asked to poll a running task.
     #[serde(default = "default_task_poll_ms")]
     pub poll_interval_ms: u64,
@@ -396,7 +399,7 @@ pub struct TasksConfig {
 
 impl Default for TasksConfig {
     fn default() -> Self {
-        TasksConfig { default_ttl_ms: None, max_ttl_ms: default_max_task_ttl_ms(), max_per_principal: default_max_tasks(), max_result_bytes: default_max_task_result_bytes(), poll_interval_ms: default_task_poll_ms() }
+        TasksConfig { default_ttl_ms: None, max_ttl_ms: default_max_task_ttl_ms(), max_per_principal: default_max_tasks(), max_result_bytes: default_max_task_result_bytes(), max_total_result_bytes: default_max_task_results_bytes(), poll_interval_ms: default_task_poll_ms() }
     }
 }
 
@@ -408,6 +411,9 @@ fn default_max_tasks() -> usize {
 }
 fn default_max_task_result_bytes() -> usize {
     1024 * 1024
+}
+fn default_max_task_results_bytes() -> usize {
+    10 * 1024 * 1024
 }
 fn default_task_poll_ms() -> u64 {
     1_000

@@ -2,12 +2,16 @@
 //! at once with a handle, runs on without the request, and its result is fetched later
 //! (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`). Pure: which tools may run as
 //! tasks, the record kept per task, its states (terminal ones are final), and the wire shapes.
-//! The session's object keeps the records and runs the calls (`edge::object::session::tasks`).
+//! The session's object keeps the records and runs the calls (`edge::object::session::tasks`);
+//! `extension` has the 2026-07-28 Tasks extension's shapes.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::error::Error;
+
+mod extension;
+pub use extension::{declared, undeclared, Waiting, EXTENSION};
 
 /// The `_meta` key that ties a message to its task.
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
@@ -55,18 +59,17 @@ pub struct Settings {
     pub max_per_principal: usize,
     /// A result larger than this (as JSON) is not kept: the task fails and says so.
     pub max_result_bytes: usize,
+    /// The results a principal's tasks keep at once, in all (an anonymous one's: a session's).
+    pub max_total_result_bytes: usize,
     /// How often a client is asked to poll.
     pub poll_interval_ms: u64,
 }
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings { default_ttl_ms: 3_600_000, max_ttl_ms: 86_400_000, max_per_principal: 100, max_result_bytes: 1024 * 1024, poll_interval_ms: 1_000 }
+        Settings { default_ttl_ms: 3_600_000, max_ttl_ms: 86_400_000, max_per_principal: 100, max_result_bytes: 1024 * 1024, max_total_result_bytes: 10 * 1024 * 1024, poll_interval_ms: 1_000 }
     }
 }
-
-/// The 2026-07-28 Tasks extension (SEP-2663), as capabilities name it.
-pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// Whether a session of this revision can run the server's tools as tasks: 2025-11-25 where
 /// there are sessions to keep them in (not on a `stateless` server), or the 2026-07-28 line
@@ -77,16 +80,6 @@ pub fn offered(server: &crate::catalog::Server, version: &str) -> bool {
         v => v == crate::versions::STATELESS_VERSION,
     };
     revision && server.tools.iter().any(|t| t.task_support != Support::Forbidden)
-}
-
-/// Whether a 2026-07-28 request's client capabilities declare the Tasks extension.
-pub fn declared(client_capabilities: &Value) -> bool {
-    client_capabilities.get("extensions").and_then(|e| e.get(EXTENSION)).is_some_and(Value::is_object)
-}
-
-/// The error for a client that must declare the extension: -32021, naming it.
-pub fn undeclared() -> Error {
-    Error::MissingClientCapability(vec![format!("extensions/{EXTENSION}")])
 }
 
 /// The `tasks` capability of `initialize`.
@@ -140,6 +133,25 @@ pub enum Outcome {
     Error(Value),
 }
 
+impl Outcome {
+    /// Its size as kept (JSON).
+    pub fn bytes(&self) -> usize {
+        match self {
+            Outcome::Result(v) | Outcome::Error(v) => v.to_string().len(),
+        }
+    }
+
+    /// The outcome kept when the principal's tasks have no room for this one: a failed task
+    /// that says why.
+    pub fn no_room(&self, settings: &Settings) -> Outcome {
+        Outcome::Result(crate::upstream::reply::error_result(format!(
+            "The task's result ({} bytes) would pass the {} bytes this principal's tasks may keep in all.",
+            self.bytes(),
+            settings.max_total_result_bytes
+        )))
+    }
+}
+
 /// What the session keeps of one task, under its own key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -158,18 +170,6 @@ pub struct Record {
     /// the tool and arguments to call again with the answers, and the answers given so far.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input: Option<Waiting>,
-}
-
-/// A task waiting for the client's input (the Tasks extension's `input_required`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Waiting {
-    pub requests: serde_json::Map<String, Value>,
-    pub request_state: Value,
-    pub tool: String,
-    pub arguments: Value,
-    #[serde(default)]
-    pub answers: serde_json::Map<String, Value>,
 }
 
 /// The storage key of a task's record.
@@ -206,92 +206,6 @@ impl Record {
         Value::Object(task)
     }
 
-    /// The 2026-07-28 `Task`: `ttlMs` and `pollIntervalMs`, and a status by the extension's
-    /// rule: a tool result is `completed`, `isError` or not; `failed` is for a JSON-RPC error.
-    fn wire_2026(&self, settings: &Settings) -> serde_json::Map<String, Value> {
-        let status = match (&self.outcome, self.status) {
-            (Some(Outcome::Result(_)), Status::Failed) => Status::Completed,
-            (_, status) => status,
-        };
-        let mut task = serde_json::Map::new();
-        task.insert("taskId".into(), json!(self.id));
-        task.insert("status".into(), json!(status.name()));
-        if let (Some(message), false) = (&self.message, status == Status::Completed) {
-            task.insert("statusMessage".into(), json!(message));
-        }
-        task.insert("createdAt".into(), json!(crate::console::account::iso(self.created_ms)));
-        task.insert("lastUpdatedAt".into(), json!(crate::console::account::iso(self.updated_ms)));
-        task.insert("ttlMs".into(), json!(self.ttl_ms));
-        if !status.terminal() {
-            task.insert("pollIntervalMs".into(), json!(settings.poll_interval_ms));
-        }
-        task
-    }
-
-    /// Parks a running task on its call's `InputRequiredResult` (2026-07-28): `input_required`
-    /// until `tasks/update` brings every answer. Whether it did (a result of another kind, or a
-    /// task that ended meanwhile, is not parked).
-    pub fn park(&mut self, result: &Value, arguments: &Value, now_ms: u64) -> bool {
-        let (Some(requests), Some(state)) = (result.get("inputRequests").and_then(Value::as_object), result.get("requestState")) else { return false };
-        if result.get("resultType").and_then(Value::as_str) != Some("input_required") || self.status.terminal() {
-            return false;
-        }
-        self.status = Status::InputRequired;
-        self.updated_ms = now_ms;
-        self.input = Some(Waiting { requests: requests.clone(), request_state: state.clone(), tool: self.tool.clone(), arguments: arguments.clone(), answers: serde_json::Map::new() });
-        true
-    }
-
-    /// The requests still unanswered.
-    pub fn outstanding(&self) -> serde_json::Map<String, Value> {
-        self.input.as_ref().map(|w| w.requests.iter().filter(|(k, _)| !w.answers.contains_key(*k)).map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default()
-    }
-
-    /// `tasks/update`: keeps the answers to requests still outstanding (others are ignored, as
-    /// the extension has it). When none is left, the `tools/call` params that go on with them,
-    /// and the task is working again.
-    pub fn answer(&mut self, responses: &serde_json::Map<String, Value>, now_ms: u64) -> Option<Value> {
-        let outstanding = self.outstanding();
-        let waiting = self.input.as_mut().filter(|_| self.status == Status::InputRequired)?;
-        for (key, answer) in responses.iter().filter(|(k, _)| outstanding.contains_key(*k)) {
-            waiting.answers.insert(key.clone(), answer.clone());
-        }
-        self.updated_ms = now_ms;
-        if waiting.answers.len() < waiting.requests.len() {
-            return None;
-        }
-        let params = json!({"name": waiting.tool, "arguments": waiting.arguments, "inputResponses": waiting.answers, "requestState": waiting.request_state});
-        self.input = None;
-        self.status = Status::Working;
-        Some(params)
-    }
-
-    /// 2026-07-28: the `CreateTaskResult` a `tools/call` answers with.
-    pub fn created_2026(&self, settings: &Settings) -> Value {
-        let mut task = self.wire_2026(settings);
-        task.insert("resultType".into(), json!("task"));
-        Value::Object(task)
-    }
-
-    /// 2026-07-28: `tasks/get`, with the result or the error once the task has ended.
-    pub fn detailed_2026(&self, settings: &Settings) -> Value {
-        let mut task = self.wire_2026(settings);
-        if self.status == Status::InputRequired {
-            task.insert("inputRequests".into(), Value::Object(self.outstanding()));
-        }
-        match &self.outcome {
-            Some(Outcome::Result(result)) if self.status != Status::Cancelled => {
-                task.insert("result".into(), result.clone());
-            }
-            Some(Outcome::Error(error)) if self.status != Status::Cancelled => {
-                task.insert("error".into(), error.clone());
-            }
-            _ => {}
-        }
-        task.insert("resultType".into(), json!("complete"));
-        Value::Object(task)
-    }
-
     /// Ends the task with how its call ended, unless it already ended (a cancelled task stays
     /// cancelled when its call finishes after all). A result with `isError` is a failed task;
     /// a result too large to keep is one too. Whether it changed.
@@ -299,9 +213,7 @@ impl Record {
         if self.status.terminal() {
             return false;
         }
-        let size = match &outcome {
-            Outcome::Result(v) | Outcome::Error(v) => v.to_string().len(),
-        };
+        let size = outcome.bytes();
         let outcome = if size > settings.max_result_bytes {
             Outcome::Result(crate::upstream::reply::error_result(format!("The task's result ({size} bytes) is larger than the {} bytes a task may keep.", settings.max_result_bytes)))
         } else {
@@ -465,46 +377,19 @@ mod tests {
     }
 
     #[test]
-    fn the_2026_shapes_are_flat_renamed_and_count_a_tool_error_as_completed() {
-        let settings = Settings::default();
-        let mut task = record();
-        let created = task.created_2026(&settings);
-        assert_eq!(created, json!({"taskId": "t1", "status": "working", "createdAt": "2025-11-25T10:00:00Z", "lastUpdatedAt": "2025-11-25T10:00:00Z", "ttlMs": 60_000, "pollIntervalMs": 1000, "resultType": "task"}));
-        task.finish(Outcome::Result(json!({"content": [], "isError": true})), NOW, &settings);
-        let got = task.detailed_2026(&settings);
-        assert_eq!((got["status"].as_str(), got["resultType"].as_str()), (Some("completed"), Some("complete")));
-        assert_eq!(got["result"]["isError"], true);
-        assert!(got.get("pollIntervalMs").is_none() && got.get("statusMessage").is_none());
-        let mut failed = record();
-        failed.finish(Outcome::Error(json!({"code": -32603, "message": "broke"})), NOW, &settings);
-        let got = failed.detailed_2026(&settings);
-        assert_eq!((got["status"].as_str(), got["error"]["code"].as_i64(), got.get("result")), (Some("failed"), Some(-32603), None));
+    fn a_result_without_room_becomes_an_error_that_says_why() {
+        let settings = Settings { max_total_result_bytes: 2048, ..Settings::default() };
+        let outcome = Outcome::Result(json!({"content": [{"type": "text", "text": "x"}]}));
+        assert_eq!(outcome.bytes(), outcome_text_len(&outcome));
+        let Outcome::Result(refused) = outcome.no_room(&settings) else { panic!("a result") };
+        assert_eq!(refused["isError"], true);
+        assert!(refused["content"][0]["text"].as_str().unwrap().contains("would pass the 2048 bytes"));
     }
 
-    #[test]
-    fn a_task_waits_for_every_answer_then_goes_on_with_them() {
-        let settings = Settings::default();
-        let mut task = record();
-        let asked = json!({"resultType": "input_required", "inputRequests": {"a": {"method": "elicitation/create", "params": {}}, "b": {"method": "roots/list", "params": {}}}, "requestState": "s1"});
-        assert!(!task.park(&json!({"content": []}), &json!({}), NOW), "a plain result is no request for input");
-        assert!(task.park(&asked, &json!({"x": 1}), NOW + 1));
-        let got = task.detailed_2026(&settings);
-        assert_eq!((got["status"].as_str(), got["inputRequests"].as_object().map(|m| m.len())), (Some("input_required"), Some(2)));
-        assert_eq!(task.answer(json!({"a": {"action": "accept"}, "zzz": {}}).as_object().unwrap(), NOW + 2), None);
-        assert_eq!(task.outstanding().keys().collect::<Vec<_>>(), ["b"]);
-        let params = task.answer(json!({"b": {"roots": []}}).as_object().unwrap(), NOW + 3).unwrap();
-        assert_eq!(params, json!({"name": "slow", "arguments": {"x": 1}, "inputResponses": {"a": {"action": "accept"}, "b": {"roots": []}}, "requestState": "s1"}));
-        assert_eq!((task.status, task.input.is_none()), (Status::Working, true));
-        assert_eq!(task.answer(json!({"a": {}}).as_object().unwrap(), NOW + 4), None, "nothing to answer while working");
-    }
-
-    #[test]
-    fn the_extension_is_declared_in_the_request_capabilities() {
-        assert!(declared(&json!({"extensions": {EXTENSION: {}}})));
-        assert!(!declared(&json!({"extensions": {}})) && !declared(&json!({})));
-        let data = undeclared().data().unwrap();
-        assert_eq!(data, json!({"requiredCapabilities": {"extensions": {EXTENSION: {}}}}));
-        assert_eq!(undeclared().code(), -32021);
+    fn outcome_text_len(outcome: &Outcome) -> usize {
+        match outcome {
+            Outcome::Result(v) | Outcome::Error(v) => serde_json::to_string(v).unwrap().len(),
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { TOKENS, startMiniflare } from './harness.mjs';
 import { startTestUpstream } from './upstream.mjs';
 
@@ -26,8 +26,8 @@ before(async () => {
         name: 'tasks-by-principal',
         version: '1',
         privateUpstreams: ['127.0.0.1', 'localhost'],
-        auth: { tokens: [{ secret: 'BOT_TOKEN', subject: 'bot' }, { secret: 'VISITOR_TOKEN', subject: 'visitor' }] },
-        tasks: { maxPerPrincipal: 2 },
+        auth: { tokens: [{ secret: 'BOT_TOKEN', subject: 'bot' }, { secret: 'VISITOR_TOKEN', subject: 'visitor' }, { secret: 'ADMIN_KEY', subject: 'admin' }] },
+        tasks: { maxPerPrincipal: 2, maxTotalResultBytes: 1024 },
         tools: [{ name: 'job', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, execution: 'callback', http: { url: '{+env.UPSTREAM_URL}/jobs/{key}' } }],
       },
     ],
@@ -60,6 +60,35 @@ test('a principal\'s tasks count across its sessions; another principal has its 
     assert.equal(visitors.task.status, 'working');
   } finally {
     await Promise.all([first.close(), second.close(), visitor.close()]);
+  }
+});
+
+test('the results a principal\'s tasks keep are bounded in all: one that would pass the bound fails its task and says so', async () => {
+  const [first, second] = [await connect(TOKENS.ADMIN_KEY), await connect(TOKENS.ADMIN_KEY)];
+  try {
+    const kept = await start(first, 'big-1');
+    const refused = await start(second, 'big-2');
+    const post = async (key) => {
+      for (let i = 0; i < 200 && !upstream.jobs.get(key); i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal((await fetch(upstream.jobs.get(key), { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(600) })).status, 200);
+    };
+    await post('big-1');
+    await post('big-2');
+    const wait = async (client, id) => {
+      for (let i = 0; i < 100; i++) {
+        const task = await client.experimental.tasks.getTask(id);
+        if (task.status !== 'working') return task;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error('the task did not end');
+    };
+    assert.equal((await wait(first, kept.task.taskId)).status, 'completed');
+    assert.equal((await wait(second, refused.task.taskId)).status, 'failed');
+    const result = await second.experimental.tasks.getTaskResult(refused.task.taskId, CallToolResultSchema);
+    assert.equal(result.isError, true);
+    assert.match(result.content[0].text, /would pass the 1024 bytes this principal's tasks may keep in all/);
+  } finally {
+    await Promise.all([first.close(), second.close()]);
   }
 });
 

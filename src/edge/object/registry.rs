@@ -16,6 +16,8 @@ use crate::upstream::mcp::changes::Read;
 const PREFIX: &str = "sub:";
 const SESSIONS_PREFIX: &str = "session:";
 const LISTS_PREFIX: &str = "lists:";
+/// The size of each task result a principal keeps, by `<object>|<task>`.
+const BYTES_PREFIX: &str = "bytes:";
 /// The newest read of each upstream MCP server's lists, by its name.
 const READS_PREFIX: &str = "reads:";
 
@@ -119,6 +121,15 @@ pub async fn open_task(env: &Env, server: &Server, server_index: usize, principa
     Ok(())
 }
 
+/// Whether the principal's tasks have room for a result of `bytes` more (`tasks.
+/// maxTotalResultBytes`); recorded if they have. An anonymous principal's are counted by its
+/// session, so the registry is not asked.
+pub async fn keep_result(env: &Env, server: &Server, server_index: usize, principal: &str, object: &str, task: &str, bytes: usize) -> Result<bool, Error> {
+    let body = format!("{bytes} {}", server.tasks.max_total_result_bytes);
+    let reply = call(env, &tasks_object(server, principal), Op::PrincipalKeep, server_index, Some(&format!("{object}|{task}")), body).await?;
+    Ok(reply.status_code() != 429)
+}
+
 /// Forgets a task of `principal` that expired, or ended with its session.
 pub async fn close_task(env: &Env, server: &Server, server_index: usize, principal: &str, object: &str, task: &str) -> Result<(), Error> {
     if principal != crate::auth::ANONYMOUS {
@@ -210,8 +221,28 @@ pub async fn serve(state: &State, env: &Env, op: Op, server_index: usize, sessio
             storage.put_raw(&format!("{SESSIONS_PREFIX}{session_id}"), crate::edge::now_ms() as f64).await?;
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
+        Op::PrincipalKeep => {
+            // "<bytes> <max>": this entry's result, kept if the others' and it fit.
+            let text = String::from_utf8_lossy(body);
+            // Integers: a float parser would bring its tables into the module.
+            let mut numbers = text.split(' ').map(|n| n.parse::<u64>().unwrap_or(u64::MAX));
+            let (bytes, max) = (numbers.next().unwrap_or(u64::MAX) as f64, numbers.next().unwrap_or(0) as f64);
+            let key = format!("{BYTES_PREFIX}{session_id}");
+            let mut others = 0.0;
+            crate::edge::listed(storage.as_raw(), BYTES_PREFIX).await.map_err(worker::Error::from)?.for_each(&mut |value, name| {
+                if name.as_string().as_deref() != Some(key.as_str()) {
+                    others += value.as_f64().unwrap_or(0.0);
+                }
+            });
+            if others + bytes > max {
+                return Ok(ResponseBuilder::new().with_status(429).empty());
+            }
+            storage.put_raw(&key, bytes).await?;
+            Ok(ResponseBuilder::new().with_status(204).empty())
+        }
         Op::PrincipalClose => {
             storage.delete(&format!("{SESSIONS_PREFIX}{session_id}")).await?;
+            storage.delete(&format!("{BYTES_PREFIX}{session_id}")).await?;
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
         other => Err(Error::Internal(format!("not a registry operation: {other:?}"))),

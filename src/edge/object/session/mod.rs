@@ -99,7 +99,7 @@ impl DurableObject for McpSession {
         let idle = found.as_ref().map(|(_, s)| s.idle_timeout_ms);
         let now = now_ms();
         let next_call = match &found {
-            Some((_, server)) => self.sweep_calls(server, &session, now).await.map_err(|e| worker::Error::RustError(e.message()))?,
+            Some((index, server)) => self.sweep_calls((*index, server), &session, now).await.map_err(|e| worker::Error::RustError(e.message()))?,
             None => None,
         };
         // Tasks outlive their requests: the session is kept while it keeps one.
@@ -165,7 +165,7 @@ impl McpSession {
         if op == Op::Live {
             return crate::edge::object::versions::serve(&self.state, body).await;
         }
-        if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::PrincipalOpen | Op::PrincipalClose) {
+        if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::PrincipalOpen | Op::PrincipalClose | Op::PrincipalKeep) {
             return registry::serve(&self.state, &self.env, op, server_index, &session_id, body).await;
         }
         // Serve at least the configuration version the Worker served.
@@ -356,7 +356,7 @@ impl McpSession {
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
             // Served above, by a registry, or in test builds only; or from a newer Worker.
-            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::OAuth | Op::Live | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::HealthFlush | Op::HealthRead | Op::TestAlarm | Op::Unknown) => {
+            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::PrincipalKeep | Op::OAuth | Op::Live | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::HealthFlush | Op::HealthRead | Op::TestAlarm | Op::Unknown) => {
                 Err(Error::Internal(format!("not a session operation: {other:?}")))
             }
         }
@@ -470,8 +470,9 @@ impl McpSession {
     }
 }
 
-fn server_at(route: &str) -> Option<Arc<Server>> {
-    catalog().ok()?.servers.iter().find(|s| s.route.as_str() == route).cloned()
+/// The server at `route`, with its index (a callback's envelope names no server).
+fn server_at(route: &str) -> Option<(usize, Arc<Server>)> {
+    catalog().ok()?.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == route).map(|(i, s)| (i, s.clone()))
 }
 
 /// How long a legacy session outlives its event stream, for POSTs already under way.

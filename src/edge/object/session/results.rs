@@ -19,7 +19,7 @@ impl McpSession {
         // A session that ended took its calls with it.
         let Some(session) = self.load().await? else { return gone() };
         let Some(mut record) = load_record(&self.raw_storage, call).await else { return gone() };
-        let Some(server) = server_at(&session.server) else { return gone() };
+        let Some((index, server)) = server_at(&session.server) else { return gone() };
         match envelope.op {
             Op::CallStatus => {
                 if record.state == State::Waiting && now_ms() < record.deadline_ms {
@@ -51,7 +51,7 @@ impl McpSession {
                     // A callback's body is mapped like the upstream's reply would have been.
                     reply::to_result(&Upstream::Reply { status: 200, content_type, body: body.to_vec(), truncated_at: None }, &plan)
                 };
-                self.settle(&server, &session, &record, result, &plan).await?;
+                self.settle((index, &server), &session, &record, result, &plan).await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(json_headers()?).fixed(br#"{"applied":true}"#.to_vec()))
             }
             other => Err(Error::Internal(format!("not a call operation: {other:?}"))),
@@ -60,7 +60,7 @@ impl McpSession {
 
     /// Hands a result to its waiting call, or, when none waits here any more, sends the reply
     /// on the GET stream (or keeps it for the next GET).
-    async fn settle(&self, server: &Server, session: &Session, record: &PendingRecord, result: Value, plan: &reply::ReplyPlan) -> Result<(), Error> {
+    async fn settle(&self, (index, server): (usize, &Server), session: &Session, record: &PendingRecord, result: Value, plan: &reply::ReplyPlan) -> Result<(), Error> {
         let waiting = self.waiters.borrow_mut().remove(&record.call);
         let result = match waiting {
             Some(sender) => match sender.send(result) {
@@ -74,7 +74,7 @@ impl McpSession {
         if let Some(task) = &record.task {
             let secrets = self.tool_secrets(server, &record.tool);
             let result = serde_json::from_str(&reply::redact(reply::finalize(result, plan, structured).to_string(), &secrets)).unwrap_or(Value::Null);
-            self.finish_task(server, task, crate::tasks::Outcome::Result(result)).await;
+            self.finish_task((index, server), session, task, crate::tasks::Outcome::Result(result)).await;
             return Ok(());
         }
         let reply = jsonrpc::success(&record.request_id, reply::finalize(result, plan, structured));
@@ -104,7 +104,7 @@ impl McpSession {
 
     /// Ends the deferred calls whose time is up and nobody here waits for (their waiters time
     /// out on their own); returns the earliest deadline still ahead.
-    pub(super) async fn sweep_calls(&self, server: &Server, session: &Session, now: u64) -> Result<Option<u64>, Error> {
+    pub(super) async fn sweep_calls(&self, (index, server): (usize, &Server), session: &Session, now: u64) -> Result<Option<u64>, Error> {
         let mut next: Option<u64> = None;
         for mut record in self.records().await {
             if record.expire(now) {
@@ -116,7 +116,7 @@ impl McpSession {
                     let plan = reply::ReplyPlan::map(0);
                     let result = reply::finalize(error_result(text), &plan, structured);
                     match &record.task {
-                        Some(task) => self.finish_task(server, task, crate::tasks::Outcome::Result(result)).await,
+                        Some(task) => self.finish_task((index, server), session, task, crate::tasks::Outcome::Result(result)).await,
                         None => self.deliver_later(jsonrpc::success(&record.request_id, result)).await?,
                     }
                 }

@@ -120,7 +120,8 @@ impl McpSession {
                         let outcome = outcome_of(&reply);
                         let parked = matches!(&outcome, Outcome::Result(r) if record.park(r, &arguments, now));
                         if !parked {
-                            record.finish(outcome, now, &server.tasks);
+                            let keeper = Keeper { env: &self.env, server, index: home.server_index, principal: &session.principal, object: &home.object, storage: &self.raw_storage };
+                            keeper.conclude(&mut record, outcome).await;
                         }
                         self.store_task(&record).await;
                     }
@@ -268,9 +269,11 @@ impl McpSession {
 
     /// Ends a task with how its deferred call ended, where no running call of this instance
     /// does it (the object was evicted, or the runtime restarted, since the task started).
-    pub(super) async fn finish_task(&self, server: &Server, id: &str, outcome: Outcome) {
+    pub(super) async fn finish_task(&self, (index, server): (usize, &Server), session: &Session, id: &str, outcome: Outcome) {
         let Some(mut record) = self.task(id).await else { return };
-        if record.finish(outcome, now_ms(), &server.tasks) {
+        let object = object_name(&session.id, &session.principal);
+        let keeper = Keeper { env: &self.env, server, index, principal: &session.principal, object: &object, storage: &self.raw_storage };
+        if keeper.conclude(&mut record, outcome).await {
             self.store_task(&record).await;
             self.ended(&record, &server.tasks).await;
         }
@@ -350,6 +353,46 @@ async fn notify(standalone: &Rc<RefCell<Option<Rc<writer::LineWriter>>>>, record
     }
 }
 
+/// Where a task's result is counted against `tasks.maxTotalResultBytes`: the principal's
+/// registry when it is authenticated; the object's own tasks for an anonymous one.
+struct Keeper<'a> {
+    env: &'a worker::Env,
+    server: &'a Server,
+    index: usize,
+    principal: &'a str,
+    object: &'a str,
+    storage: &'a DurableObjectStorage,
+}
+
+impl Keeper<'_> {
+    /// Ends the task with its call's outcome, or, when its principal's tasks have no room for
+    /// the result, with an error that says so. Whether the task changed.
+    async fn conclude(&self, record: &mut Record, outcome: Outcome) -> bool {
+        if record.status.terminal() {
+            return false;
+        }
+        let settings = &self.server.tasks;
+        let bytes = outcome.bytes();
+        let room = if self.principal == crate::auth::ANONYMOUS {
+            let map = crate::edge::listed(self.storage, &tasks::key("")).await.ok();
+            let mut others = 0;
+            if let Some(map) = map {
+                map.for_each(&mut |value, _| {
+                    if let Some(other) = crate::edge::from_json_text::<Record>(&value).filter(|r| r.id != record.id) {
+                        others += other.outcome.as_ref().map_or(0, Outcome::bytes);
+                    }
+                });
+            }
+            others + bytes <= settings.max_total_result_bytes
+        } else {
+            // Unreachable registry: the result is kept rather than lost.
+            registry::keep_result(self.env, self.server, self.index, self.principal, self.object, &record.id, bytes).await.unwrap_or(true)
+        };
+        let outcome = if room { outcome } else { outcome.no_room(settings) };
+        record.finish(outcome, now_ms(), settings)
+    }
+}
+
 /// How a call's JSON-RPC reply ended it.
 fn outcome_of(reply: &str) -> Outcome {
     match serde_json::from_str::<Value>(reply) {
@@ -391,7 +434,8 @@ impl TaskRunner {
             store(&self.storage, &record).await;
             return;
         }
-        if record.finish(outcome, now_ms(), &self.server.tasks) {
+        let keeper = Keeper { env: &self.home.env, server: &self.server, index: self.home.server_index, principal: &self.session.principal, object: &self.home.object, storage: &self.storage };
+        if keeper.conclude(&mut record, outcome).await {
             store(&self.storage, &record).await;
             notify(&self.standalone, &record, &self.server.tasks).await;
             self.running.wake(&id);
