@@ -125,12 +125,7 @@ impl Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const NOW: u64 = 1_764_064_800_000;
-
-    fn record() -> Record {
-        Record::new("t1", "slow", Some(60_000), NOW, &Settings::default())
-    }
+    use crate::tasks::tests::{record, NOW};
 
     #[test]
     fn the_2026_shapes_are_flat_renamed_and_count_a_tool_error_as_completed() {

@@ -304,12 +304,14 @@ pub fn related(notification: &str, id: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    const NOW: u64 = 1_764_064_800_000;
+    /// 2025-11-25T10:00:00Z.
+    pub(in crate::tasks) const NOW: u64 = 1_764_064_800_000;
 
-    fn record() -> Record {
+    /// A task of the tool `slow`, started at `NOW`, kept a minute.
+    pub(in crate::tasks) fn record() -> Record {
         Record::new("t1", "slow", Some(60_000), NOW, &Settings::default())
     }
 
