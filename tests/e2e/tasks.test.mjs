@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startMiniflare, freshPersistDir, sseEvents } from './harness.mjs';
 import { startTestUpstream } from './upstream.mjs';
 
@@ -26,8 +26,8 @@ after(async () => {
   await upstream?.close();
 });
 
-async function connect(sessionId) {
-  const client = new Client({ name: 'tasks-test', version: '1' }, { capabilities: {}, defaultTaskPollInterval: 100 });
+async function connect(sessionId, capabilities = {}) {
+  const client = new Client({ name: 'tasks-test', version: '1' }, { capabilities, defaultTaskPollInterval: 100 });
   const transport = new StreamableHTTPClientTransport(new URL('/tools/mcp', worker.url), sessionId ? { sessionId } : {});
   await client.connect(transport);
   return { client, transport };
@@ -102,8 +102,11 @@ test('a callback tool as a task: the client leaves, the runtime restarts, the up
   }
 });
 
-test('the SDK\'s callToolStream: the task is created, polled, and its result arrives', async () => {
-  const { client } = await connect();
+test('the SDK\'s callToolStream: the task is created, polled, and its result arrives; a client that speaks tasks gets their status on its stream', async () => {
+  // Declaring the client's own tasks capability, the SDK's GET stream is held from the start.
+  const { client } = await connect(undefined, { tasks: { list: {}, cancel: {} } });
+  const statuses = [];
+  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => statuses.push(n.params.status));
   try {
     await client.listTools();
     const seen = [];
@@ -122,6 +125,7 @@ test('the SDK\'s callToolStream: the task is created, polled, and its result arr
     assert.equal(seen[0], 'taskCreated');
     assert.equal(seen.at(-1), 'result');
     assert.deepEqual(result.content, [{ type: 'text', text: 'streamed through a task' }]);
+    await waitFor(() => statuses.includes('completed'), 'notifications/tasks/status on the SDK\'s stream');
   } finally {
     await client.close();
   }

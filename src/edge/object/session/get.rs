@@ -87,11 +87,13 @@ impl McpSession {
         } else {
             // The server-initiated messages are resource updates, list changes where lists may
             // change, and the status of tasks; so the stream is offered only to a session that
-            // subscribed, whose server's lists may change, that keeps tasks (or that has
-            // messages waiting); others get 405, which clients take as "no stream". Short-lived
-            // clients then never hold one open needlessly: the SDK that n8n-nodes-mcp pins
-            // reports the abort of an open stream at close() as an error, and the node throws.
-            let tasks = crate::tasks::offered(server, &session.protocol_version) && session.takes_list_stream() && !self.task_records().await.is_empty();
+            // subscribed, whose server's lists may change, that speaks tasks (it declared the
+            // client's `tasks` capability, or keeps a task) (or that has messages waiting);
+            // others get 405, which clients take as "no stream". Short-lived clients then never
+            // hold one open needlessly: the SDK that n8n-nodes-mcp pins reports the abort of an
+            // open stream at close() as an error, and the node throws.
+            let speaks_tasks = session.client_capabilities.get("tasks").is_some_and(serde_json::Value::is_object) || !self.task_records().await.is_empty();
+            let tasks = crate::tasks::offered(server, &session.protocol_version) && session.takes_list_stream() && speaks_tasks;
             let hold = !session.subscriptions.is_empty() || !session.lists.is_empty() || tasks;
             if !hold && pending.is_empty() {
                 return Err(Error::MethodNotAllowed("POST, DELETE, OPTIONS"));
