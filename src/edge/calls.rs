@@ -250,6 +250,20 @@ async fn ask_all(ctx: &CallContext<'_>, input: &InputAsk, timeout_ms: u64) -> Re
     Ok(answers)
 }
 
+/// A task's call that asks the client: its task is `input_required` meanwhile (2025-11-25).
+async fn task_asks(ctx: &CallContext<'_>, asking: bool) {
+    let Some((home, id)) = ctx.home.and_then(|h| h.task.as_ref().map(|(id, _)| (h, id))) else { return };
+    let key = crate::tasks::key(id);
+    let Some(mut record) = crate::edge::stored::<crate::tasks::Record>(&home.storage, &key).await.ok().flatten() else { return };
+    if record.asking(asking, crate::edge::now_ms()) {
+        if let Ok(text) = serde_json::to_string(&record) {
+            if let Ok(promise) = home.storage.put(&key, text.into()) {
+                let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+            }
+        }
+    }
+}
+
 /// Sends a request to the client on the call's stream and waits for its answer.
 pub(crate) async fn ask(ctx: &CallContext<'_>, method: Method, params: Value, timeout_ms: u64) -> Result<Result<Value, Value>, String> {
     if ctx.session.is_ephemeral() {
@@ -267,9 +281,11 @@ pub(crate) async fn ask(ctx: &CallContext<'_>, method: Method, params: Value, ti
     let id = format!("mcp-edge-{}", crate::edge::ids::random_id().map_err(|e| e.message())?);
     let (sender, receiver) = oneshot::channel();
     inputs.borrow_mut().insert(id.clone(), sender);
+    task_asks(ctx, true).await;
     out.send(&jsonrpc::request(&id, method, params)).await;
     let answer = select(receiver, Delay::from(Duration::from_millis(timeout_ms))).await;
     inputs.borrow_mut().remove(&id);
+    task_asks(ctx, false).await;
     match answer {
         Either::Left((Ok(answer), _)) => Ok(answer),
         Either::Left((Err(_), _)) => Err(format!("The {method} request was abandoned.")),

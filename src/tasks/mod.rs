@@ -231,6 +231,18 @@ impl Record {
         true
     }
 
+    /// 2025-11-25: a task whose call asks the client something is `input_required` until the
+    /// client answers, then `working` again. Whether it changed (an ended task does not).
+    pub fn asking(&mut self, asking: bool, now_ms: u64) -> bool {
+        let (from, to) = if asking { (Status::Working, Status::InputRequired) } else { (Status::InputRequired, Status::Working) };
+        if self.status != from || self.input.is_some() {
+            return false;
+        }
+        self.status = to;
+        self.updated_ms = now_ms;
+        true
+    }
+
     /// `tasks/cancel`: a task still running is cancelled; one that ended is refused (-32602).
     pub fn cancel(&mut self, now_ms: u64) -> Result<(), Error> {
         if self.status.terminal() {
@@ -376,6 +388,18 @@ pub(super) mod tests {
         assert_eq!(task.status, Status::Failed);
         let text = task.result().unwrap()["content"][0]["text"].as_str().unwrap().to_string();
         assert!(text.contains("larger than the 64 bytes"), "{text}");
+    }
+
+    #[test]
+    fn a_task_asking_the_client_is_input_required_until_answered() {
+        let mut task = record();
+        assert!(task.asking(true, NOW + 1));
+        assert_eq!((task.status, task.updated_ms), (Status::InputRequired, NOW + 1));
+        assert!(!task.asking(true, NOW + 2));
+        assert!(task.asking(false, NOW + 3));
+        assert_eq!(task.status, Status::Working);
+        task.cancel(NOW + 4).unwrap();
+        assert!(!task.asking(true, NOW + 5) && !task.asking(false, NOW + 5), "an ended task stays as it ended");
     }
 
     #[test]

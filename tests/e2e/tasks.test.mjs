@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startMiniflare, freshPersistDir, sseEvents } from './harness.mjs';
 import { startTestUpstream } from './upstream.mjs';
 
@@ -217,6 +217,28 @@ test('run as a task, a callback call waits as long as the task is kept, past its
     assert.equal((await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'late but kept' })).status, 200);
     const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
     assert.deepEqual(result.content, [{ type: 'text', text: 'late but kept' }]);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a task whose call asks the client: input_required while it waits, the request tied to the task, then the result', async () => {
+  const { client } = await connect(undefined, { tasks: {}, elicitation: {} });
+  const asked = [];
+  let during;
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    during = (await client.experimental.tasks.getTask(request.params._meta[RELATED].taskId)).status;
+    return { action: 'accept', content: { name: 'Ada' } };
+  });
+  try {
+    const task = await startTask(client, 'task_ask', { topic: 'tasks' });
+    const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+    assert.match(result.content[0].text, /^Hello Ada \(accept\), about tasks/);
+    assert.equal(asked.length, 1);
+    assert.deepEqual(asked[0]._meta[RELATED], { taskId: task.taskId });
+    assert.equal(during, 'input_required');
+    assert.equal((await client.experimental.tasks.getTask(task.taskId)).status, 'completed');
   } finally {
     await client.close();
   }
