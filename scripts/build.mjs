@@ -91,12 +91,27 @@ function leanEntrypoint(file) {
     return;
   }
   const [, , fetch, queue] = entry;
+  // Each handler runs through src/edge/rescue.js, which answers it should the module trap.
   const handlers =
-    `function __mcpEdgeRun(f,a,e,c){${reinit}();try{return f(a,e,c).then(void 0,x=>{${mark}(x);throw x})}catch(x){${mark}(x);throw x}}` +
-    `var __mcpEdgeEntry={fetch(r,e,c){return __mcpEdgeRun(${fetch},r,e,c)},queue(b,e,c){return __mcpEdgeRun(${queue},b,e,c)}};`;
+    `function __mcpEdgeRun(k,f,a,e,c){${reinit}();return globalThis.__mcpEdgeRescued(k,()=>{try{return f(a,e,c).then(void 0,x=>{${mark}(x);throw x})}catch(x){${mark}(x);throw x}})}` +
+    `var __mcpEdgeEntry={fetch(r,e,c){return __mcpEdgeRun("fetch",${fetch},r,e,c)},queue(b,e,c){return __mcpEdgeRun("queue",${queue},b,e,c)}};`;
   const at = exported.index;
   const patched = js.slice(0, at) + handlers + exported[0].replace(`${exported[1]} as default`, '__mcpEdgeEntry as default') + js.slice(at + exported[0].length);
-  writeFileSync(file, patched);
+  writeFileSync(file, rescuedObjects(patched));
+}
+
+// The Durable Objects' methods, called through the shim's Proxy, run through
+// src/edge/rescue.js too: a trap answers a fetch with a 500 and fails an alarm, which the runtime
+// retries. The Proxy's trap for plain functions (what wasm-bindgen's methods are) is
+// `apply(b,F,C){K();try{return b.apply(F,C)}catch(R){throw G(R),R}}`, inside `get(_,s,f)`, whose
+// `s` names the method. Without that shape, the build fails: a module whose traps leave requests
+// unanswered is not one to ship.
+function rescuedObjects(js) {
+  const shape = /(get\(([\w$]+),([\w$]+),([\w$]+)\)\{.{0,400}?new Proxy\([\w$]+,\{apply\(([\w$]+),([\w$]+),([\w$]+)\)\{[\w$]+\(\);try\{return )\5\.apply\(\6,\7\)\}/;
+  const found = js.match(shape);
+  if (!found || !js.includes('__mcpEdgeRescued=')) throw new Error('[build] worker-build output has an unexpected shape: the Durable Objects cannot be rescued after a trap');
+  const [, head, , name, , fn, self, args] = found;
+  return js.replace(shape, `${head}globalThis.__mcpEdgeRescued(${name},()=>${fn}.apply(${self},${args}))}`);
 }
 
 // wasm-bindgen's futures run their woken tasks in a microtask, scheduled with `queueMicrotask`

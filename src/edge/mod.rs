@@ -10,8 +10,8 @@
 //!   the isolate, flushed to the `health` object), `streams` and `writer` (a response's
 //!   stream and the messages written to it), `upstream` (the fetch), `mcp` (upstream MCP
 //!   servers: their tool lists, sessions and calls), `http` (requests and
-//!   responses), `body` (bodies within their limits), `ids`, and below: the configuration, the
-//!   environment and stored JSON.
+//!   responses), `body` (bodies within their limits), `ids`, `rescue` (what a trap interrupted,
+//!   answered), and below: the configuration, the environment and stored JSON.
 
 mod body;
 mod calls;
@@ -23,6 +23,7 @@ mod ids;
 mod live;
 mod mcp;
 mod object;
+mod rescue;
 mod streams;
 mod upstream;
 // The Worker's own code; the `worker` crate is `::worker` in this file.

@@ -1,11 +1,13 @@
 //! The streaming writer: a TransformStream whose readable side is the response body, and a
-//! `send_line` that writes one message in the negotiated framing.
+//! `send_line` that writes one message in the negotiated framing. Every open stream is known to
+//! `rescue`, which ends it with an error message should the module trap.
 
 use js_sys::Uint8Array;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ReadableStream, TransformStream, WritableStreamDefaultWriter};
 
+use crate::edge::rescue;
 use crate::framing;
 use crate::negotiate::Framing;
 
@@ -19,6 +21,8 @@ pub struct LineWriter {
 pub fn open(framing: Framing) -> worker::Result<(LineWriter, ReadableStream)> {
     let stream = TransformStream::new().map_err(js_error)?;
     let writer = stream.writable().get_writer().map_err(js_error)?;
+    let ending = Uint8Array::from(framing::stream_chunk(framing, &rescue::failed()).as_slice());
+    rescue::stream_opened(&writer, &ending);
     Ok((LineWriter { writer, framing }, stream.readable()))
 }
 
@@ -34,7 +38,14 @@ impl LineWriter {
     }
 
     pub async fn close(&self) {
+        rescue::stream_closed(&self.writer);
         let _ = JsFuture::from(self.writer.close()).await;
+    }
+}
+
+impl Drop for LineWriter {
+    fn drop(&mut self) {
+        rescue::stream_closed(&self.writer);
     }
 }
 

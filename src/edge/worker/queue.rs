@@ -15,6 +15,7 @@ use crate::upstream::stream::Event;
 
 #[event(queue)]
 pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -> worker::Result<()> {
+    crate::edge::rescue::install();
     let dead = batch.queue().ends_with("-dlq");
     // Raw messages: a call travels as JSON text, read by the module's JSON parser.
     crate::edge::live::refresh(&env, 0).await;

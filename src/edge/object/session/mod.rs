@@ -69,6 +69,7 @@ pub struct McpSession {
 
 impl DurableObject for McpSession {
     fn new(state: State, env: Env) -> Self {
+        crate::edge::rescue::install();
         // The JS storage object is shared, not copied: every handle writes the same storage.
         let storage = state.storage();
         let raw: &wasm_bindgen::JsValue = storage.as_raw().as_ref();
@@ -223,6 +224,11 @@ impl McpSession {
                 #[allow(clippy::panic)]
                 if body.windows(21).any(|w| w == br#""mcp-edge/test-panic""#) {
                     panic!("a forced panic in the session object (test build)");
+                }
+                // Test builds only: a trap that is no panic (no hook runs before it).
+                #[cfg(mcp_edge_test_hooks)]
+                if body.windows(20).any(|w| w == br#""mcp-edge/test-trap""#) {
+                    core::arch::wasm32::unreachable();
                 }
                 let parsed = jsonrpc::parse_body(body, ndjson_body)?;
                 // JSON-RPC batching was removed in 2025-06-18; NDJSON lines are not a batch.
