@@ -3,7 +3,7 @@
 //! code (`config::check`, exported as `check_config`) and the same messages.
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
-import { COMPATIBILITY_DATE, workerModules } from './worker.mjs';
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, workerModules } from './worker.mjs';
 
 // A worker whose one route hands a file to the module's `check_config`.
 const ENTRY = `import { check_config } from './index.js';
@@ -27,6 +27,7 @@ export async function check(label, text, buildDir) {
       ...workerModules(buildDir, '{}'),
     ],
     compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
     host: '127.0.0.1',
     handleRuntimeStdio: (stdout, stderr) => {
       stdout.resume();

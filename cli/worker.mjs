@@ -7,6 +7,10 @@ import { join } from 'node:path';
 /** The Worker's compatibility date; keep in step with wrangler.toml and the starter's. */
 export const COMPATIBILITY_DATE = '2026-04-01';
 
+/** Its compatibility flags, likewise: `enable_request_signal` makes a request's abort signal
+ *  fire when its client goes away, which the session objects' streams watch. */
+export const COMPATIBILITY_FLAGS = ['enable_request_signal'];
+
 /** The Worker built in `dir`, configured by the text `config` (the file's own text). */
 export function workerModules(dir, config) {
   return [

@@ -2,7 +2,7 @@
 //! `wrangler dev`, without its DevTools instrumentation. Tests and the conformance run use it.
 import { readFileSync } from 'node:fs';
 import { Miniflare } from 'miniflare';
-import { COMPATIBILITY_DATE, workerModules as modules } from '../cli/worker.mjs';
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, workerModules as modules } from '../cli/worker.mjs';
 
 /** Reads and drops workerd's output: an unread pipe fills up (one log line per request) and then
  *  blocks workerd itself. */
@@ -25,6 +25,7 @@ export function serveWorker({ dir, config, bindings, port = 0, persist = false, 
     modulesRoot: dir,
     modules: workerModules(dir, config),
     compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
     durableObjects: { MCP_SESSIONS: 'McpSession' },
     // Keep in step with wrangler.toml: queued tools, their consumer and its dead-letter queue.
     queueProducers: { TOOL_QUEUE: { queueName: 'mcp-edge-tools' } },

@@ -65,6 +65,15 @@ pub fn stream_chunk(framing: Framing, json: &str) -> Vec<u8> {
     }
 }
 
+/// Bytes that carry no message: an SSE comment, or an empty line between NDJSON lines (which
+/// NDJSON readers skip). Written where a stream must show whether its client is still there.
+pub fn probe(framing: Framing) -> Vec<u8> {
+    match framing {
+        Framing::Sse => sse_comment("keepalive"),
+        Framing::Ndjson | Framing::Json => b"\n".to_vec(),
+    }
+}
+
 /// The buffered JSON body for a set of replies: the reply itself, or an array for a batch.
 pub fn json_body(replies: &[String], batch: bool) -> Vec<u8> {
     match replies {
@@ -86,6 +95,8 @@ mod tests {
     #[test]
     fn sse_bytes() {
         assert_eq!(stream_chunk(Framing::Sse, r#"{"a":1}"#), b"data: {\"a\":1}\n\n");
+        assert_eq!(probe(Framing::Sse), b": keepalive\n\n");
+        assert_eq!(probe(Framing::Ndjson), b"\n");
         let full = SseEvent { id: Some("7"), event: Some("message"), retry_ms: Some(1000), data: "x" };
         assert_eq!(full.to_bytes(), b"id: 7\nevent: message\nretry: 1000\ndata: x\n\n");
         let endpoint = SseEvent { event: Some("endpoint"), data: "/messages?sessionId=a", ..Default::default() };

@@ -28,6 +28,7 @@
 //! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
 //! - [`envelope`]: what the Worker tells a session object about a forwarded request.
 //! - [`pending`]: deferred (queued and callback) calls: their records and signed callback tokens.
+//! - [`outbox`]: replies whose stream was gone, kept until the client's next stream carries them.
 //! - [`config`]: the configuration file: its model, read and validated with precise paths, and
 //!   compiled into the catalog.
 //! - [`catalog`]: what requests are served from: servers, tools, resources, prompts and auth.
@@ -64,6 +65,7 @@ pub mod live;
 pub mod method;
 pub mod negotiate;
 pub mod oauth;
+pub mod outbox;
 pub mod pending;
 pub mod policy;
 pub mod protocol;

@@ -107,23 +107,44 @@ fn elsewhere(id: &serde_json::Value) -> String {
     jsonrpc::failure(id, &crate::error::Error::Internal("tasks are kept by the session's object, which this request did not reach".into()))
 }
 
-/// Writes each reply to `out` as soon as it is ready, then finishes the outlet.
+/// Writes each reply to `out` as soon as it is ready, then finishes the outlet. A reply the
+/// outlet cannot carry (its client left, and cannot resume the stream) goes to the session's
+/// outbox, for the client's next stream.
 pub async fn deliver(ctx: &CallContext<'_>, out: &Outlet, actions: Vec<Action>) {
     let mut pending = FuturesUnordered::new();
     for action in actions {
         match action {
-            Action::Reply(text) => out.send(&text).await,
-            Action::Call(call) => pending.push(async move { complete(ctx, &call).await }),
-            Action::Task(request) => out.send(&elsewhere(&request.id)).await,
+            Action::Reply(text) => send_or_keep(ctx.home, ctx.server, out, text, 0).await,
+            Action::Call(call) => pending.push(async move { (complete(ctx, &call).await, pending_timeout(ctx.server, &call)) }),
+            Action::Task(request) => send_or_keep(ctx.home, ctx.server, out, elsewhere(&request.id), 0).await,
             Action::Nothing => {}
         }
     }
-    while let Some(reply) = pending.next().await {
+    while let Some((reply, waits)) = pending.next().await {
         if let Some(reply) = reply {
-            out.send(&reply).await;
+            send_or_keep(ctx.home, ctx.server, out, reply, waits).await;
         }
     }
     out.finish().await;
+}
+
+/// Sends a reply on `out`, or keeps it in the session's outbox when `out` cannot carry it; a
+/// deferred call's reply is kept its `pendingTimeoutMs` longer (`waits`). Requests served
+/// without the session's object (stateless ones, leases) have no outbox: they make no deferred
+/// calls.
+pub async fn send_or_keep(home: Option<&Home>, server: &Server, out: &Outlet, reply: String, waits: u64) {
+    if out.send_reply(&reply).await {
+        return;
+    }
+    if let Some(home) = home {
+        let kept = crate::outbox::Kept::new(reply, crate::edge::now_ms(), waits, server.idle_timeout_ms);
+        home.outbox.keep(&kept).await;
+    }
+}
+
+/// How long a call's result may take to arrive: a deferred tool's `pendingTimeoutMs`, else 0.
+pub fn pending_timeout(server: &Server, call: &PendingCall) -> u64 {
+    server.tool(call.label()).and_then(|t| t.deferral).map_or(0, |(_, ms)| ms)
 }
 
 /// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply;

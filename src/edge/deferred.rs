@@ -48,6 +48,8 @@ pub struct QueuedCall {
 pub struct Home {
     pub env: Env,
     pub storage: Rc<DurableObjectStorage>,
+    /// Where replies go whose stream is gone.
+    pub outbox: crate::edge::outbox::Outbox,
     pub waiters: Waiters,
     pub session_id: String,
     /// The session object's name (the id keyed by principal): callbacks and queue reports use it.

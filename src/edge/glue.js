@@ -48,3 +48,12 @@ export async function pbkdf2(password, salt, iterations) {
   const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(password), 'PBKDF2', false, ['deriveBits']);
   return new Uint8Array(await crypto.subtle.deriveBits({ name: 'PBKDF2', hash: 'SHA-256', salt, iterations }, key, 256));
 }
+
+/**
+ * A promise that resolves once `signal` has fired: with the `enable_request_signal` flag, the
+ * request's client went away (src/edge/writer.rs).
+ */
+export function aborted(signal) {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}

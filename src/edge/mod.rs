@@ -6,7 +6,7 @@
 //!   authorization server's store (`authority`).
 //! - Shared by both, here: `forward` (the hop from the Worker to an object), `calls` (one
 //!   upstream call carried out, in an object, or in the Worker for stateless requests and
-//!   leases), `deferred` (queued and callback calls), `health` (each call's outcome counted in
+//!   leases), `deferred` (queued and callback calls), `outbox` (replies kept for the client's next stream), `health` (each call's outcome counted in
 //!   the isolate, flushed to the `health` object), `streams` and `writer` (a response's
 //!   stream and the messages written to it), `upstream` (the fetch), `mcp` (upstream MCP
 //!   servers: their tool lists, sessions and calls), `http` (requests and
@@ -23,6 +23,7 @@ mod ids;
 mod live;
 mod mcp;
 mod object;
+mod outbox;
 mod rescue;
 mod streams;
 mod upstream;

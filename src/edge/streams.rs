@@ -61,23 +61,48 @@ pub enum Outlet {
 }
 
 impl Outlet {
-    pub async fn send(&self, json: &str) {
+    /// Sends one message; false when it is lost unless kept elsewhere: the client is gone and
+    /// cannot resume the stream to read it (a resumable SSE stream logs it, and a task's
+    /// messages are for whoever polls the task).
+    pub async fn send(&self, json: &str) -> bool {
         match self {
-            Outlet::Lines(writer) => {
-                writer.send_line(json).await;
-            }
-            Outlet::Sse { streams, id } => streams.send(*id, json).await,
-            Outlet::Legacy(writer) => {
-                writer.send_bytes(&SseEvent { event: Some("message"), data: json, ..SseEvent::default() }.to_bytes()).await;
-            }
-            Outlet::Deferred(sender) => {
-                let _ = sender.unbounded_send((false, json.to_string()));
-            }
+            Outlet::Lines(writer) => writer.send_line(json).await,
+            Outlet::Sse { streams, id } => streams.send_event(*id, json, false).await,
+            Outlet::Legacy(writer) => writer.send_bytes(&SseEvent { event: Some("message"), data: json, ..SseEvent::default() }.to_bytes()).await,
+            Outlet::Deferred(sender) => sender.unbounded_send((false, json.to_string())).is_ok(),
             Outlet::Task { standalone, task } => {
                 let writer = standalone.borrow().clone();
                 if let Some(writer) = writer {
                     writer.send_line(&crate::tasks::related(json, task)).await;
                 }
+                true
+            }
+        }
+    }
+
+    /// Sends a reply, a message the client must get once: like `send`, but a stream whose
+    /// client may have left unnoticed is probed first (`LineWriter::send_reply`).
+    pub async fn send_reply(&self, json: &str) -> bool {
+        match self {
+            Outlet::Lines(writer) => writer.send_reply(json).await,
+            Outlet::Sse { streams, id } => streams.send_event(*id, json, true).await,
+            Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } => self.send(json).await,
+        }
+    }
+
+    /// Writes a probe (an SSE comment, an empty NDJSON line) every `every_ms`, forever: a stream
+    /// waiting for a long call stays open through proxies that end idle responses (Cloudflare's
+    /// after 100 seconds), and shows when its client left. Dropped when the call is done.
+    pub async fn keep_alive(&self, every_ms: u64) {
+        loop {
+            worker::Delay::from(std::time::Duration::from_millis(every_ms)).await;
+            match self {
+                Outlet::Lines(writer) => {
+                    writer.send_bytes(&crate::framing::probe(crate::negotiate::Framing::Ndjson)).await;
+                }
+                Outlet::Sse { streams, id } => streams.comment(*id).await,
+                // The legacy event stream keeps itself alive; the others are no client's stream.
+                Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } => futures::future::pending::<()>().await,
             }
         }
     }
@@ -149,10 +174,13 @@ impl Streams {
         }
     }
 
-    async fn send(&self, id: u64, json: &str) {
+    /// Logs and writes one event; false when it reached no one and no resume can replay it
+    /// (a stream before 2025-11-25 whose client is gone): it is then left out of the log too,
+    /// so that whoever keeps it elsewhere is the only one to deliver it.
+    async fn send_event(&self, id: u64, json: &str, reply: bool) -> bool {
         let (writer, seq, persist) = {
             let mut map = self.map.borrow_mut();
-            let Some(stream) = map.get_mut(&id) else { return };
+            let Some(stream) = map.get_mut(&id) else { return false };
             let seq = stream.next_seq;
             stream.next_seq += 1;
             stream.events.push((seq, json.to_string()));
@@ -172,11 +200,37 @@ impl Streams {
                 }
             }
         }
-        let Some(writer) = writer else { return };
         let event_id = format!("{id}-{seq}");
         let event = SseEvent { id: Some(&event_id), data: json, ..SseEvent::default() };
-        if !writer.send_bytes(&event.to_bytes()).await {
+        let written = match writer {
+            // A reply on a stream no resume can replay is probed for first.
+            Some(writer) if reply && !persist => writer.probe().await && writer.send_bytes(&event.to_bytes()).await,
+            Some(writer) => writer.send_bytes(&event.to_bytes()).await,
+            None => false,
+        };
+        if !written {
             self.detach(id);
+            if !persist {
+                self.unlog(id, seq);
+            }
+        }
+        written || persist
+    }
+
+    /// Writes a keepalive comment to the stream's connection, if it has one; nothing is logged.
+    async fn comment(&self, id: u64) {
+        let writer = self.map.borrow().get(&id).and_then(|s| s.writer.clone());
+        if let Some(writer) = writer {
+            if !writer.send_bytes(&crate::framing::sse_comment("keepalive")).await {
+                self.detach(id);
+            }
+        }
+    }
+
+    /// Takes an event back out of a stream's log.
+    fn unlog(&self, id: u64, seq: u64) {
+        if let Some(stream) = self.map.borrow_mut().get_mut(&id) {
+            stream.events.retain(|(s, _)| *s != seq);
         }
     }
 

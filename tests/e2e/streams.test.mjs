@@ -2,6 +2,7 @@
 // with Last-Event-ID, the standalone GET stream, and the MCP-Protocol-Version header.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { startServer, post, openSession, sseEvents } from './harness.mjs';
 
 let server;
@@ -89,6 +90,38 @@ test('the standalone GET stream: held open only for a subscribed session, one at
   const none = await fetch(url, { headers: { accept: 'text/event-stream' } });
   assert.equal(none.status, 400);
   controller.abort();
+});
+
+/** Opens the session's GET stream with node:http, waits for its first bytes, then resets the
+ *  connection (TCP RST), as a client that crashes or loses its network does. */
+function openAndReset(target, sid) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(target, { headers: { accept: 'text/event-stream', 'mcp-session-id': sid } }, (res) => {
+      if (res.statusCode !== 200) reject(new Error(`GET: ${res.statusCode}`));
+      res.once('data', () => {
+        req.socket.resetAndDestroy();
+        resolve();
+      });
+    });
+    req.on('error', () => {});
+    req.end();
+  });
+}
+
+test('a GET stream whose client resets the connection is let go at once (the request signal), not at a keepalive', async () => {
+  const sid = await openSession(url, '2025-11-25');
+  await post(url, { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'test://other' } }, { 'mcp-session-id': sid });
+  await openAndReset(url, sid);
+  // The keepalive is 20 s away: only the abort signal can have freed the stream this soon.
+  let again;
+  for (let i = 0; i < 20; i++) {
+    again = await fetch(url, { headers: { accept: 'text/event-stream', 'mcp-session-id': sid } });
+    if (again.status === 200) break;
+    assert.equal(again.status, 409);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(again.status, 200, 'the reset stream still held the session');
+  await again.body.cancel();
 });
 
 test('MCP-Protocol-Version must name a supported version, not necessarily the negotiated one', async () => {

@@ -114,7 +114,8 @@ async fn respond(server: &Arc<Server>, deadline_ms: Option<u64>, session: &Sessi
         let headers = framing_headers(Framing::Json)?;
         return Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, batch)));
     }
-    let (writer, readable) = writer::open(framing)?;
+    // No outbox here to keep a reply for a client that left: nothing to watch for.
+    let (writer, readable) = writer::open(framing, None)?;
     let out = Outlet::Lines(Rc::new(writer));
     let session = session.clone();
     let server = server.clone();

@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 use crate::edge::object::session::*;
+use web_sys::AbortSignal;
 
 impl McpSession {
     /// Opens a legacy session's event stream: the `endpoint` event, then keepalives. When the
     /// client goes away the session ends after a short grace period.
-    pub(super) fn open_legacy(&self, server: &Arc<Server>, session_id: &str, endpoint: String) -> Result<Response, Error> {
-        let (writer, readable) = writer::open(Framing::Sse)?;
+    pub(super) fn open_legacy(&self, server: &Arc<Server>, session_id: &str, endpoint: String, signal: &AbortSignal) -> Result<Response, Error> {
+        let (writer, readable) = writer::open(Framing::Sse, Some(signal))?;
         let writer = Rc::new(writer);
         *self.standalone.borrow_mut() = Some(writer.clone());
         let standalone = self.standalone.clone();
@@ -20,12 +21,7 @@ impl McpSession {
             let _busy = busy;
             let event = framing::SseEvent { event: Some("endpoint"), data: &endpoint, ..Default::default() };
             if writer.send_bytes(&event.to_bytes()).await {
-                loop {
-                    Delay::from(Duration::from_millis(keepalive)).await;
-                    if !writer.send_bytes(&framing::sse_comment("keepalive")).await {
-                        break;
-                    }
-                }
+                writer.keep_alive(keepalive).await;
             }
             *standalone.borrow_mut() = None;
             arm_alarm(&storage, LEGACY_GRACE_MS).await;
@@ -36,8 +32,8 @@ impl McpSession {
 
     /// A `subscriptions/listen` stream: the acknowledgement, then notifications and keepalive
     /// comments until the client leaves, when the subscription and the object end.
-    pub(super) fn open_listen(&self, server: &Arc<Server>, server_index: usize, session: &Session, object: String) -> Result<Response, Error> {
-        let (writer, readable) = writer::open(Framing::Sse)?;
+    pub(super) fn open_listen(&self, server: &Arc<Server>, server_index: usize, session: &Session, object: String, signal: &AbortSignal) -> Result<Response, Error> {
+        let (writer, readable) = writer::open(Framing::Sse, Some(signal))?;
         let writer = Rc::new(writer);
         *self.standalone.borrow_mut() = Some(writer.clone());
         let standalone = self.standalone.clone();
@@ -49,12 +45,7 @@ impl McpSession {
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             if writer.send_line(&ack).await {
-                loop {
-                    Delay::from(Duration::from_millis(keepalive)).await;
-                    if !writer.send_bytes(&framing::sse_comment("keepalive")).await {
-                        break;
-                    }
-                }
+                writer.keep_alive(keepalive).await;
             }
             *standalone.borrow_mut() = None;
             // Best effort: the alarm retries the cleanup should this fail.
@@ -68,8 +59,8 @@ impl McpSession {
 
     /// `GET /mcp`: resumes a stream after `Last-Event-ID`, or opens the standalone stream for
     /// server-initiated messages, kept open with keepalive comments.
-    pub(super) async fn get(&self, server: &Arc<Server>, session: &Session, session_id: &str, last_event_id: Option<&str>, pending: Vec<String>) -> Result<Response, Error> {
-        let (writer, readable) = writer::open(Framing::Sse)?;
+    pub(super) async fn get(&self, server: &Arc<Server>, session: &Session, session_id: &str, last_event_id: Option<&str>, pending: Vec<String>, signal: &AbortSignal) -> Result<Response, Error> {
+        let (writer, readable) = writer::open(Framing::Sse, Some(signal))?;
         let writer = Rc::new(writer);
         if let Some(last) = last_event_id {
             let (stream, seq) = parse_event_id(last).ok_or_else(|| Error::InvalidRequest(format!("unknown Last-Event-ID {last:?}")))?;
@@ -95,11 +86,13 @@ impl McpSession {
             let speaks_tasks = session.client_capabilities.get("tasks").is_some_and(serde_json::Value::is_object) || !self.task_records().await.is_empty();
             let tasks = crate::tasks::offered(server, &session.protocol_version) && session.takes_list_stream() && speaks_tasks;
             let hold = !session.subscriptions.is_empty() || !session.lists.is_empty() || tasks;
-            if !hold && pending.is_empty() {
-                return Err(Error::MethodNotAllowed("POST, DELETE, OPTIONS"));
-            }
             if hold && self.standalone.borrow().is_some() {
                 return Err(Error::Conflict("a GET stream is already open for this session".into()));
+            }
+            // Replies kept for the client (their own streams were gone) go out here too.
+            let kept = self.outbox.take().await;
+            if !hold && pending.is_empty() && kept.is_empty() {
+                return Err(Error::MethodNotAllowed("POST, DELETE, OPTIONS"));
             }
             let retry = at_least(&session.protocol_version, "2025-11-25").then_some(server.retry_ms);
             if hold {
@@ -108,6 +101,7 @@ impl McpSession {
             let standalone = self.standalone.clone();
             let busy = BusyGuard::enter(&self.busy, &self.last_activity);
             let keepalive = server.keepalive_ms;
+            let outbox = self.outbox.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 let _busy = busy;
                 if let Some(retry) = retry {
@@ -116,17 +110,17 @@ impl McpSession {
                 for message in &pending {
                     writer.send_line(message).await;
                 }
+                for (key, reply) in kept {
+                    if !writer.send_reply(&reply.message).await {
+                        outbox.put_back(&key, &reply).await;
+                    }
+                }
                 if !hold {
                     writer.close().await;
                     return;
                 }
-                // Comments keep proxies from closing an idle stream; a failed write means the client left.
-                loop {
-                    Delay::from(Duration::from_millis(keepalive)).await;
-                    if !writer.send_bytes(&framing::sse_comment("keepalive")).await {
-                        break;
-                    }
-                }
+                // Comments keep proxies from closing an idle stream, and show when the client left.
+                writer.keep_alive(keepalive).await;
                 *standalone.borrow_mut() = None;
             });
         }

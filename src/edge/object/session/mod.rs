@@ -24,6 +24,7 @@ use crate::envelope::{Envelope, Op};
 use crate::auth::{object_name, Principal};
 use crate::edge::calls::{self, CallContext, Cancels, Inputs};
 use crate::edge::deferred::{Home, Waiters};
+use crate::edge::outbox::Outbox;
 use crate::edge::streams::{parse_event_id, Outlet, Streams};
 use crate::edge::catalog;
 use crate::edge::now_ms;
@@ -65,6 +66,8 @@ pub struct McpSession {
     raw_storage: Rc<DurableObjectStorage>,
     /// The MCP Tasks running here, and the requests waiting for their results.
     running: tasks::Running,
+    /// Replies whose stream was gone, until the client's next stream carries them.
+    outbox: Outbox,
 }
 
 impl DurableObject for McpSession {
@@ -76,6 +79,7 @@ impl DurableObject for McpSession {
         let raw_storage: Rc<DurableObjectStorage> = Rc::new(wasm_bindgen::JsCast::unchecked_into(raw.clone()));
         McpSession {
             streams: Streams::new(raw_storage.clone()),
+            outbox: Outbox::new(raw_storage.clone()),
             raw_storage,
             state,
             env,
@@ -110,6 +114,8 @@ impl DurableObject for McpSession {
             Some((index, server)) => self.sweep_tasks((*index, server), &session, &object, &deferred, now).await,
             None => None,
         };
+        // Replies kept for the client keep the session until they are due to go.
+        let next_kept = self.outbox.sweep(&session.id, now).await;
         // A session waiting for a deferred result is in use.
         let busy = self.busy.get() > 0 || next_call.is_some();
         // A legacy session and a listen stream's object live only as long as their stream.
@@ -121,9 +127,9 @@ impl DurableObject for McpSession {
             self.save(&session).await.map_err(|e| worker::Error::RustError(e.message()))?;
         }
         match idle {
-            Some(idle) if !session.is_expired(now, idle, busy) || next_task.is_some() => {
+            Some(idle) if !session.is_expired(now, idle, busy) || next_task.is_some() || next_kept.is_some() => {
                 let live = (!session.is_expired(now, idle, busy)).then(|| session.expires_at(idle));
-                let at = [live, next_call, next_task].into_iter().flatten().min().unwrap_or(now);
+                let at = [live, next_call, next_task, next_kept].into_iter().flatten().min().unwrap_or(now);
                 let wait = at.saturating_sub(now).max(if next_call.is_some() { 1 } else { 1_000 });
                 self.state.storage().set_alarm(Duration::from_millis(wait)).await?;
             }
@@ -135,7 +141,7 @@ impl DurableObject for McpSession {
                     registry::forget(&self.env, &server, index, &object, &session).await.map_err(rust)?;
                     registry::close_session(&self.env, &server, index, &session.principal, &session.id).await.map_err(rust)?;
                 }
-                self.end().await.map_err(|e| worker::Error::RustError(e.message()))?
+                self.end(&session.id).await.map_err(|e| worker::Error::RustError(e.message()))?
             }
         }
         Response::empty()
@@ -144,6 +150,9 @@ impl DurableObject for McpSession {
 
 impl McpSession {
     async fn serve(&self, mut req: Request) -> Result<Response, Error> {
+        // Fires when the client goes away (`enable_request_signal`): the streams this request
+        // opens watch it (`edge::writer`).
+        let signal = req.inner().signal();
         let input = req.bytes().await?;
         let (envelope, body) = Envelope::open(&input)?;
         let op = envelope.op;
@@ -184,6 +193,7 @@ impl McpSession {
         let home = Home {
             env: self.env.clone(),
             storage: self.raw_storage.clone(),
+            outbox: self.outbox.clone(),
             waiters: self.waiters.clone(),
             session_id: session_id.clone(),
             object: envelope.object().to_string(),
@@ -242,11 +252,11 @@ impl McpSession {
                     return accepted(&session_id);
                 }
                 if json_ok && !batch {
-                    if let Some(response) = self.answer_lazily(server, &session, &home, &actions).await? {
+                    if let Some(response) = self.answer_lazily(server, &session, &home, &actions, &signal).await? {
                         return Ok(response);
                     }
                 }
-                self.run(server, session, &home, (framing, progress_update), actions, batch).await
+                self.run(server, session, &home, (framing, progress_update, &signal), actions, batch).await
             }
             Op::SseOpen => {
                 let now = now_ms();
@@ -256,7 +266,7 @@ impl McpSession {
                 self.save(&session).await?;
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
                 let endpoint = envelope.endpoint.clone().unwrap_or_default();
-                self.open_legacy(server, &session_id, endpoint)
+                self.open_legacy(server, &session_id, endpoint, &signal)
             }
             Op::SseMessage => {
                 let session = self.session_for(server, Some(&principal)).await?;
@@ -267,7 +277,7 @@ impl McpSession {
                 };
                 let parsed = jsonrpc::parse_body(body, false)?;
                 let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (route, &principal)).await?;
-                self.spawn_actions(server, session, home, (Outlet::Legacy(writer), None), actions, false);
+                self.spawn_actions(server, session, home, (Outlet::Legacy(writer), None, Vec::new()), actions, false);
                 Ok(ResponseBuilder::new().with_status(202).empty())
             }
             Op::Listen => {
@@ -288,7 +298,7 @@ impl McpSession {
                 }
                 // Should the object be evicted with the stream, the alarm unregisters it.
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
-                self.open_listen(server, server_index, &session, home.object.clone())
+                self.open_listen(server, server_index, &session, home.object.clone(), &signal)
             }
             Op::Get => {
                 let mut session = self.session_for(server, Some(&principal)).await?;
@@ -309,7 +319,7 @@ impl McpSession {
                 if listens {
                     registry::listen(&self.env, server, server_index, &home.object, &session.lists).await?;
                 }
-                self.get(server, &session, &session_id, last_event_id.as_deref(), pending).await
+                self.get(server, &session, &session_id, last_event_id.as_deref(), pending, &signal).await
             }
             Op::Notify => {
                 // An upstream announced a change. A subscribed session gets it on its GET
@@ -358,7 +368,7 @@ impl McpSession {
                 self.close_tasks((server_index, server), &session, &home.object).await;
                 registry::forget(&self.env, server, server_index, &home.object, &session).await?;
                 registry::close_session(&self.env, server, server_index, &session.principal, &session.id).await?;
-                self.end().await?;
+                self.end(&session.id).await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
             // Served above, by a registry, or in test builds only; or from a newer Worker.
@@ -464,7 +474,8 @@ impl McpSession {
         Ok(())
     }
 
-    async fn end(&self) -> Result<(), Error> {
+    async fn end(&self, session_id: &str) -> Result<(), Error> {
+        self.outbox.ending(session_id).await;
         *self.cached.borrow_mut() = Some(None);
         // Calls still waiting for a result end with the session; their records go with the storage.
         self.waiters.borrow_mut().clear();

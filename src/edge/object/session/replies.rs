@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 use crate::edge::object::session::*;
+use web_sys::AbortSignal;
 
 impl McpSession {
     /// Carries out a request's actions. Streams are answered at once and written as each reply
     /// is ready; JSON waits for all of them.
-    pub(super) async fn run(&self, server: &Arc<Server>, session: Session, home: &Home, (framing, progress_update): (Framing, bool), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
+    pub(super) async fn run(&self, server: &Arc<Server>, session: Session, home: &Home, (framing, progress_update, signal): (Framing, bool, &AbortSignal), actions: Vec<Action>, batch: bool) -> Result<Response, Error> {
         let session_id = home.session_id.as_str();
         if !framing.is_stream() {
             let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
@@ -19,7 +20,7 @@ impl McpSession {
             }
             return respond(framing, session_id, replies, batch);
         }
-        let (writer, readable) = writer::open(framing)?;
+        let (writer, readable) = writer::open(framing, Some(signal))?;
         let writer = Rc::new(writer);
         let mut priming = None;
         let out = if framing == Framing::Sse {
@@ -41,7 +42,9 @@ impl McpSession {
         } else {
             Outlet::Lines(writer)
         };
-        self.spawn_actions(server, session, home.clone(), (out, priming), actions, progress_update);
+        // Replies kept for the client go first, on the stream it reads now.
+        let kept = self.outbox.take().await;
+        self.spawn_actions(server, session, home.clone(), (out, priming, kept), actions, progress_update);
         let headers = session_headers(session_id, Some(framing))?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
@@ -51,13 +54,21 @@ impl McpSession {
     /// switches to SSE when a notification or a request to the client comes first. Clients that
     /// close right after a reply (n8n-nodes-mcp) then have no stream to abort. A tool that
     /// closes its stream early always streams. `None`: stream as negotiated.
-    pub(super) async fn answer_lazily(&self, server: &Arc<Server>, session: &Session, home: &Home, actions: &[Action]) -> Result<Option<Response>, Error> {
+    pub(super) async fn answer_lazily(&self, server: &Arc<Server>, session: &Session, home: &Home, actions: &[Action], signal: &AbortSignal) -> Result<Option<Response>, Error> {
+        // Replies kept for the client need a stream to go before this one.
+        if !self.outbox.list().await.is_empty() {
+            return Ok(None);
+        }
         let session_id = home.session_id.as_str();
         let call = match actions {
-            [Action::Call(call)] if server.tool(call.label()).is_none_or(|t| t.close_after_ms.is_none()) => call.clone(),
+            // A deferred call (queued, callback) may wait minutes: it streams from the start, so
+            // that keepalives hold the response open through proxies and show whether the client
+            // is still there when the result comes (`calls::send_or_keep`).
+            [Action::Call(call)] if server.tool(call.label()).is_none_or(|t| t.close_after_ms.is_none() && t.deferral.is_none()) => call.clone(),
             [Action::Reply(reply)] => return respond(Framing::Json, session_id, vec![reply.clone()], false).map(Some),
             _ => return Ok(None),
         };
+        let waits = calls::pending_timeout(server, &call);
         let (sender, mut receiver) = futures::channel::mpsc::unbounded::<(bool, String)>();
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let inputs = self.inputs.clone();
@@ -80,12 +91,13 @@ impl McpSession {
         if done {
             return respond(Framing::Json, session_id, vec![first], false).map(Some);
         }
-        let (writer, readable) = writer::open(Framing::Sse)?;
+        let (writer, readable) = writer::open(Framing::Sse, Some(signal))?;
         let (id, polling) = self.open_sse(session, Rc::new(writer)).await;
         let out = Outlet::Sse { streams: self.streams.clone(), id };
         let streams = self.streams.clone();
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let retry = server.retry_ms;
+        let (home, server) = (home.clone(), server.clone());
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             if polling {
@@ -93,10 +105,12 @@ impl McpSession {
             }
             out.send(&first).await;
             while let Some((done, message)) = receiver.next().await {
-                out.send(&message).await;
                 if done {
+                    // The reply: kept for the client's next stream when this one is gone.
+                    calls::send_or_keep(Some(&home), &server, &out, message, waits).await;
                     break;
                 }
+                out.send(&message).await;
             }
             out.finish().await;
         });
@@ -120,8 +134,9 @@ impl McpSession {
     }
 
     /// Carries out actions in the background, writing every reply to `out` as it is ready;
-    /// `priming` first writes a stream's priming event.
-    pub(super) fn spawn_actions(&self, server: &Arc<Server>, session: Session, home: Home, (out, priming): (Outlet, Option<(u64, u64)>), actions: Vec<Action>, progress_update: bool) {
+    /// `priming` first writes a stream's priming event, and `kept` replies from the outbox
+    /// follow it (back to the outbox each one the stream cannot carry).
+    pub(super) fn spawn_actions(&self, server: &Arc<Server>, session: Session, home: Home, (out, priming, kept): (Outlet, Option<(u64, u64)>, crate::edge::outbox::Taken), actions: Vec<Action>, progress_update: bool) {
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let inputs = self.inputs.clone();
         let cancels = self.cancels.clone();
@@ -132,8 +147,14 @@ impl McpSession {
             if let Some((id, retry)) = priming {
                 streams.prime(id, retry).await;
             }
+            for (key, reply) in kept {
+                if !out.send_reply(&reply.message).await {
+                    home.outbox.put_back(&key, &reply).await;
+                }
+            }
             let ctx = CallContext { server: &server, session: &session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), home: Some(&home), progress_update, deadline_ms: None };
-            calls::deliver(&ctx, &out, actions).await;
+            // Keepalives go out while the calls run; they stop when the last reply is sent.
+            futures::future::select(Box::pin(calls::deliver(&ctx, &out, actions)), Box::pin(out.keep_alive(server.keepalive_ms))).await;
         });
     }
 }

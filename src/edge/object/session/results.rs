@@ -79,7 +79,9 @@ impl McpSession {
         }
         let reply = jsonrpc::success(&record.request_id, reply::finalize(result, plan, structured));
         let secrets = self.tool_secrets(server, &record.tool);
-        self.deliver_later(reply::redact(reply, &secrets)).await
+        let waits = server.tool(&record.tool).and_then(|t| t.deferral).map_or(0, |(_, ms)| ms);
+        self.deliver_later(server, reply::redact(reply, &secrets), waits).await;
+        Ok(())
     }
 
     /// The call's own redaction list went with its waiter: rebuilt from the tool's secrets.
@@ -87,19 +89,17 @@ impl McpSession {
         server.tool(tool).map(|t| t.request.secrets.iter().filter_map(|n| crate::edge::secret(&self.env, n)).collect()).unwrap_or_default()
     }
 
-    /// Sends a message on the GET stream, or keeps it for the next one.
-    pub(super) async fn deliver_later(&self, message: String) -> Result<(), Error> {
+    /// Sends a reply whose request's stream is gone on the GET stream, or keeps it in the outbox
+    /// for the client's next stream.
+    pub(super) async fn deliver_later(&self, server: &Server, reply: String, waits: u64) {
         let stream = self.standalone.borrow().clone();
         if let Some(stream) = stream {
-            if stream.send_line(&message).await {
-                return Ok(());
+            if stream.send_reply(&reply).await {
+                return;
             }
         }
-        if let Some(mut session) = self.load().await? {
-            session.queue(message);
-            self.save(&session).await?;
-        }
-        Ok(())
+        let kept = crate::outbox::Kept::new(reply, now_ms(), waits, server.idle_timeout_ms);
+        self.outbox.keep(&kept).await;
     }
 
     /// Ends the deferred calls whose time is up and nobody here waits for (their waiters time
@@ -117,7 +117,7 @@ impl McpSession {
                     let result = reply::finalize(error_result(text), &plan, structured);
                     match &record.task {
                         Some(task) => self.finish_task((index, server), session, task, crate::tasks::Outcome::Result(result)).await,
-                        None => self.deliver_later(jsonrpc::success(&record.request_id, result)).await?,
+                        None => self.deliver_later(server, jsonrpc::success(&record.request_id, result), 0).await,
                     }
                 }
             } else if record.state == State::Waiting {
