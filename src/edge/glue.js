@@ -14,10 +14,18 @@ export function request_head(request) {
   return head;
 }
 
-/** `content-type\ncontent-length` of an upstream reply, each empty when absent. */
+/**
+ * `content-type\ncontent-length\nheader-bytes` of an upstream reply, the first two empty when
+ * absent; the last counts every header's name and value (src/edge/upstream.rs refuses a reply
+ * whose headers are too large).
+ */
 export function reply_head(response) {
   const headers = response.headers;
-  return (headers.get('content-type') ?? '') + '\n' + (headers.get('content-length') ?? '');
+  let bytes = 0;
+  headers.forEach((value, name) => {
+    bytes += name.length + value.length;
+  });
+  return (headers.get('content-type') ?? '') + '\n' + (headers.get('content-length') ?? '') + '\n' + bytes;
 }
 
 /**

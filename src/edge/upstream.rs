@@ -49,7 +49,7 @@ pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> (Event, 
         let head = ReplyHead::of(&response);
         let media = head.content_type.as_deref().map(media_type).unwrap_or_default();
         let streamed = is_ndjson_type(&media) || media == "text/event-stream";
-        if !streamed || !(200..300).contains(&response.status()) {
+        if !streamed || !(200..300).contains(&response.status()) || head.refused().is_some() {
             let (upstream, drained) = read(response, head, plan.max_bytes).await;
             return (Err(upstream), drained);
         }
@@ -232,19 +232,33 @@ pub(crate) fn header(response: &Response, name: &str) -> Option<String> {
 struct ReplyHead {
     content_type: Option<String>,
     content_length: Option<u64>,
+    /// The size of all the reply's headers, names and values.
+    header_bytes: u64,
 }
+
+/// Reply headers larger than this fail the call: no upstream needs them, and a hostile one
+/// could use them to make every call of a tool carry that much.
+const MAX_REPLY_HEADER_BYTES: u64 = 64 * 1024;
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
-    /// `content-type\ncontent-length`, each empty when absent: one crossing for both.
+    /// `content-type\ncontent-length\nheader-bytes`, the first two empty when absent: one
+    /// crossing for all three.
     fn reply_head(response: &Response) -> String;
 }
 
 impl ReplyHead {
     fn of(response: &Response) -> ReplyHead {
         let head = reply_head(response);
-        let (content_type, content_length) = head.split_once('\n').unwrap_or((&head, ""));
-        ReplyHead { content_type: Some(content_type.to_string()).filter(|t| !t.is_empty()), content_length: content_length.parse().ok() }
+        let mut fields = head.split('\n');
+        let mut next = || fields.next().unwrap_or_default();
+        let (content_type, content_length, header_bytes) = (next(), next(), next());
+        ReplyHead { content_type: Some(content_type.to_string()).filter(|t| !t.is_empty()), content_length: content_length.parse().ok(), header_bytes: header_bytes.parse().unwrap_or(0) }
+    }
+
+    /// Why the reply is not read at all, if it is not.
+    fn refused(&self) -> Option<Upstream> {
+        (self.header_bytes > MAX_REPLY_HEADER_BYTES).then(|| Upstream::Failed(format!("its reply headers are {} bytes, over the {MAX_REPLY_HEADER_BYTES} bytes mcp-edge reads", self.header_bytes)))
     }
 }
 
@@ -256,6 +270,9 @@ pub(crate) async fn read_whole(response: Response, limit: u64) -> (Upstream, boo
 
 /// The same, with the reply's head already read.
 async fn read(response: Response, head: ReplyHead, limit: u64) -> (Upstream, bool) {
+    if let Some(refused) = head.refused() {
+        return (refused, false);
+    }
     let status = response.status();
     let content_type = head.content_type;
     let reply = |body, truncated_at| Upstream::Reply { status, content_type: content_type.clone(), body, truncated_at };

@@ -177,6 +177,16 @@ fn is_textual(media: &str) -> bool {
         || media == "application/x-ndjson"
 }
 
+/// Whether a reply's `Content-Type` says its body is UTF-8: a `charset=utf-8` parameter, or a
+/// JSON media type (RFC 8259).
+fn declares_utf8(content_type: &str, media: &str) -> bool {
+    let charset = content_type.split(';').skip(1).filter_map(|p| p.split_once('=')).find(|(k, _)| k.trim().eq_ignore_ascii_case("charset"));
+    match charset {
+        Some((_, v)) => v.trim().trim_matches('"').eq_ignore_ascii_case("utf-8"),
+        None => media == "application/json" || media.ends_with("+json"),
+    }
+}
+
 fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPlan) -> Value {
     let media = content_type.map(crate::negotiate::media_type).unwrap_or_default();
     if media.starts_with("image/") || media.starts_with("audio/") {
@@ -185,7 +195,16 @@ fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPla
     }
     let text = match std::str::from_utf8(body) {
         Ok(text) if is_textual(&media) => text,
-        // Binary: a PDF, a zip, a text/* body that is not UTF-8.
+        // Text that says it is UTF-8 (by its charset, or as JSON, which is UTF-8 by definition)
+        // and is not: a broken upstream, whose bytes would mean nothing to the client.
+        Err(e) if declares_utf8(content_type.unwrap_or_default(), &media) => {
+            return error_result(format!(
+                "The upstream's reply is not valid UTF-8, as its Content-Type ({}) says it is: an invalid byte at offset {}.",
+                content_type.unwrap_or_default(),
+                e.valid_up_to()
+            ));
+        }
+        // Binary: a PDF, a zip, a text/* body in another charset or none.
         _ => {
             let mime = if media.is_empty() { "application/octet-stream" } else { media.as_str() };
             let resource = json!({"uri": plan.resource_uri, "mimeType": mime, "blob": crate::base64::encode(body)});
@@ -326,6 +345,18 @@ mod tests {
         let r = map(&Upstream::Reply { status: 200, content_type: None, body: vec![0xff, 0], truncated_at: None });
         assert_eq!(r["content"][0]["resource"]["mimeType"], "application/octet-stream");
         assert_eq!(check_content(&r["content"][0]), Ok(()));
+    }
+
+    #[test]
+    fn text_that_claims_utf8_and_is_not_is_a_tool_error() {
+        let bad = [b'o', b'k', b' ', 0xff, 0xfe];
+        let r = map(&reply(200, "text/plain; charset=UTF-8", &bad));
+        assert_eq!(r, error_result("The upstream's reply is not valid UTF-8, as its Content-Type (text/plain; charset=UTF-8) says it is: an invalid byte at offset 3.".into()));
+        assert_eq!(map(&reply(200, "application/json", &bad))["isError"], true);
+        assert_eq!(map(&reply(200, "text/csv; charset=\"utf-8\"", &bad))["isError"], true);
+        // Another charset, or none: the bytes as they came, for the client to read.
+        assert_eq!(map(&reply(200, "text/plain; charset=latin1", &bad))["content"][0]["resource"]["blob"], "b2sg//4=");
+        assert_eq!(map(&reply(200, "text/plain", &bad))["content"][0]["type"], "resource");
     }
 
     #[test]

@@ -50,9 +50,10 @@ test('request_head: method, URL, then each header name and value, one per line',
   assert.equal(glue.request_head(request), 'POST\nhttps://h/mcp\naccept\napplication/json\nmcp-session-id\ns1');
 });
 
-test('reply_head: content type and length, each empty when absent', () => {
-  assert.equal(glue.reply_head(new Response('{}', { headers: { 'content-type': 'application/json', 'content-length': '2' } })), 'application/json\n2');
-  assert.equal(glue.reply_head({ headers: new Headers() }), '\n');
+test('reply_head: content type and length, each empty when absent, and the size of all headers', () => {
+  assert.equal(glue.reply_head(new Response('{}', { headers: { 'content-type': 'application/json', 'content-length': '2' } })), 'application/json\n2\n43');
+  assert.equal(glue.reply_head({ headers: new Headers() }), '\n\n0');
+  assert.equal(glue.reply_head({ headers: new Headers({ 'x-filler': 'f'.repeat(1000) }) }), '\n\n1008');
 });
 
 test('rate_limit and queue_send call their bindings as the runtime defines them', async () => {

@@ -1,6 +1,7 @@
 //! A real HTTP upstream on 127.0.0.1 for the end-to-end tests: the demo endpoints plus ones that
-//! fail, hang, flap, ask to retry later, redirect, send 50 MB or binary, lie about JSON, or wait
-//! for the test to release them.
+//! fail, hang, flap, ask to retry later, redirect, send 50 MB or binary, lie about JSON, wait
+//! for the test to release them, or misbehave on purpose (drip, stall, never end, send invalid
+//! UTF-8 or 100 KB of headers, answer after the client cancelled: /hostile/<kind>/<key>).
 import { createServer } from 'node:http';
 import { demoHandler } from '../../examples/default/upstream.mjs';
 
@@ -20,6 +21,7 @@ export async function startTestUpstream() {
   const hanging = new Set(); // keys of /hang requests still open
   const aborted = new Set(); // keys of /hang requests the worker gave up on
   const jobs = new Map(); // key → the callback URL a /jobs request carried
+  const hostile = new Map(); // key → { kind, closed, done } (/hostile)
   const server = createServer((req, res) => {
     const url = new URL(req.url, 'http://upstream');
     seen.push({ method: req.method, url: req.url, headers: req.headers });
@@ -139,6 +141,51 @@ export async function startTestUpstream() {
       jobs.set(url.pathname.slice('/jobs/'.length), req.headers['mcp-edge-callback']);
       res.writeHead(202, { 'content-type': 'application/json' });
       res.end('{"accepted":true}');
+    } else if (url.pathname.startsWith('/hostile/')) {
+      // Upstreams that misbehave on purpose (issue 25), each named by its kind; `hostile` records
+      // whether mcp-edge let go of the connection before the upstream was done.
+      const [kind, key = kind] = url.pathname.slice('/hostile/'.length).split('/');
+      const record = { kind, closed: false, done: false };
+      hostile.set(key, record);
+      res.on('close', () => (record.closed = !record.done));
+      const finish = (text) => {
+        record.done = true;
+        res.end(text);
+      };
+      if (kind === 'drip') {
+        // One byte a second, forever.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const timer = setInterval(() => res.write('.'), 1000);
+        res.on('close', () => clearInterval(timer));
+      } else if (kind === 'stall') {
+        // Headers, then nothing.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.flushHeaders();
+      } else if (kind === 'endless') {
+        // A body that keeps coming, small and fast, and never ends.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const timer = setInterval(() => res.write('still going\n'), 10);
+        res.on('close', () => clearInterval(timer));
+      } else if (kind === 'bad-utf8') {
+        res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+        finish(Buffer.from([0x6f, 0x6b, 0x20, 0xff, 0xfe, 0x20, 0xc3, 0x28]));
+      } else if (kind === 'big-headers') {
+        // 100 KB of headers ahead of a small, valid body.
+        const headers = { 'content-type': 'application/json' };
+        for (let i = 0; i < 100; i++) headers[`x-filler-${i}`] = 'f'.repeat(1000);
+        res.writeHead(200, headers);
+        finish('{"fine":true}');
+      } else if (kind === 'late') {
+        // Answers only after the test says so: after the client cancelled.
+        held.set(key, [(text) => {
+          if (res.destroyed) return;
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          finish(text);
+        }]);
+      } else {
+        res.writeHead(404);
+        finish();
+      }
     } else if (url.pathname.startsWith('/hang/')) {
       const key = url.pathname.slice('/hang/'.length);
       hanging.add(key);
@@ -159,6 +206,7 @@ export async function startTestUpstream() {
     hanging,
     aborted,
     jobs,
+    hostile,
     /** Resolves once a request for `key` is being held. */
     async waitForHold(key) {
       while (!held.get(key)?.length) await new Promise((r) => setTimeout(r, 10));
