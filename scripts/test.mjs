@@ -1,7 +1,7 @@
 //! `npm test`: installs what is missing, runs the native core tests, builds the test worker and
 //! the package, and runs the end-to-end tests against them in workerd, the sign-in tests with
-//! Chromium and a real OpenID provider, the status page in Chromium, and the OpenAPI import's
-//! tests with Prism among them.
+//! Chromium and a real OpenID provider, the status page in Chromium, the OpenAPI import's
+//! tests with Prism among them, the conformance suite, and a 30-second soak run.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { root, run, setup } from './setup.mjs';
@@ -40,3 +40,5 @@ run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=1200000
 run(process.execPath, [join(root, 'scripts', 'conformance.mjs')]);
 // The same suite through a second mcp-edge that has the first as its upstream MCP server.
 run(process.execPath, [join(root, 'scripts', 'conformance.mjs'), '--proxy']);
+// The soak run, short: every kind of traffic under faults and a restart, nothing lost.
+run(process.execPath, [join(root, 'soak', 'run.mjs')], { env: { ...process.env, SOAK_SECONDS: '30' } });

@@ -52,7 +52,16 @@ pub struct PendingRecord {
     /// The task the call runs for: its result ends the task, whoever still waits for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
+    /// The result, kept from the moment it is applied until its reply is written or kept for
+    /// the client (then the record goes): should the object end in between (a trap, a
+    /// restart), the alarm finds it here and delivers it (`needs_delivery`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
 }
+
+/// A result applied but not delivered yet is looked for again this long after it was applied: by
+/// then the call waiting for it has written it, or it died with its object.
+pub const RECOVER_AFTER_MS: u64 = 5_000;
 
 /// Why a result was not applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,6 +84,27 @@ impl PendingRecord {
             }
             State::Done | State::TimedOut => Err(Refusal::Gone),
         }
+    }
+
+    /// Applies the call's result: `resolve`, with the result kept on the record until it is
+    /// delivered.
+    pub fn apply(&mut self, result: Value, now_ms: u64) -> Result<(), Refusal> {
+        self.resolve(now_ms)?;
+        self.result = Some(result);
+        Ok(())
+    }
+
+    /// Whether the record holds a result that no call of this object is delivering: its object
+    /// ended after the result was applied (`delivering`: a call of this object has it in hand).
+    pub fn needs_delivery(&self, delivering: bool) -> bool {
+        self.state == State::Done && self.result.is_some() && !delivering
+    }
+
+    /// Whether the record can go: its call ended without a result to deliver (cancelled, ended
+    /// with its session, timed out and told so), and its deadline has passed, so that a late
+    /// result finds no record and gets 410 as it would have.
+    pub fn spent(&self, now_ms: u64) -> bool {
+        self.state != State::Waiting && self.result.is_none() && now_ms >= self.deadline_ms
     }
 
     /// Ends a waiting call whose deadline has passed; true when it did.
@@ -116,7 +146,7 @@ mod tests {
     use serde_json::json;
 
     fn record(deadline_ms: u64) -> PendingRecord {
-        PendingRecord { call: "c1".into(), request_id: json!(7), tool: "t".into(), deferral: Deferral::Callback, deadline_ms, state: State::Waiting, last_error: None, task: None }
+        PendingRecord { call: "c1".into(), request_id: json!(7), tool: "t".into(), deferral: Deferral::Callback, deadline_ms, state: State::Waiting, last_error: None, task: None, result: None }
     }
 
     #[test]
@@ -131,6 +161,22 @@ mod tests {
         let mut r = record(1_000);
         assert!(!r.expire(500) && r.expire(1_000) && !r.expire(2_000));
         assert_eq!(r.resolve(600), Err(Refusal::Gone));
+    }
+
+    #[test]
+    fn an_applied_result_stays_until_delivered() {
+        let mut r = record(1_000);
+        assert!(!r.needs_delivery(false) && !r.spent(2_000));
+        assert_eq!(r.apply(serde_json::json!({"content": []}), 10), Ok(()));
+        assert_eq!(r.state, State::Done);
+        assert!(r.needs_delivery(false), "its object ended before the reply went out");
+        assert!(!r.needs_delivery(true), "a call of this object has it in hand");
+        assert!(!r.spent(5_000), "a result to deliver is never spent");
+        assert_eq!(r.apply(serde_json::json!({}), 20), Err(Refusal::Gone));
+        let mut cancelled = record(1_000);
+        cancelled.state = State::Done;
+        assert!(!cancelled.spent(999) && cancelled.spent(1_000));
+        assert!(!cancelled.needs_delivery(false));
     }
 
     #[test]

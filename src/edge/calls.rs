@@ -115,25 +115,38 @@ pub async fn deliver(ctx: &CallContext<'_>, out: &Outlet, actions: Vec<Action>) 
     for action in actions {
         match action {
             Action::Reply(text) => send_or_keep(ctx.home, ctx.server, out, text, 0).await,
-            Action::Call(call) => pending.push(async move { (complete(ctx, &call).await, pending_timeout(ctx.server, &call)) }),
+            Action::Call(call) => pending.push(async move { (complete(ctx, &call).await, call) }),
             Action::Task(request) => send_or_keep(ctx.home, ctx.server, out, elsewhere(&request.id), 0).await,
             Action::Nothing => {}
         }
     }
-    while let Some((reply, waits)) = pending.next().await {
+    while let Some((reply, call)) = pending.next().await {
         if let Some(reply) = reply {
-            send_or_keep(ctx.home, ctx.server, out, reply, waits).await;
+            send_or_keep(ctx.home, ctx.server, out, reply, pending_timeout(ctx.server, &call)).await;
+        }
+        // Written, kept, or cancelled: a deferred call's kept result is done with.
+        if let Some(home) = ctx.home {
+            home.delivered(&call.id).await;
         }
     }
     out.finish().await;
 }
 
 /// Sends a reply on `out`, or keeps it in the session's outbox when `out` cannot carry it; a
-/// deferred call's reply is kept its `pendingTimeoutMs` longer (`waits`). Requests served
-/// without the session's object (stateless ones, leases) have no outbox: they make no deferred
-/// calls.
+/// deferred call's reply is kept its `pendingTimeoutMs` longer (`waits`). Replies kept earlier go
+/// first: only now is it known that the client still reads this stream (a client that drops a
+/// stream before its reply leaves them kept). Requests served without the session's object
+/// (stateless ones, leases) have no outbox: they make no deferred calls.
 pub async fn send_or_keep(home: Option<&Home>, server: &Server, out: &Outlet, reply: String, waits: u64) {
-    if out.send_reply(&reply).await {
+    if let Some(home) = home {
+        for (i, (key, kept)) in home.outbox.take().await.into_iter().enumerate() {
+            // The first is probed for: the stream may have been quiet since it opened.
+            if !out.send_reply(&kept.message, i == 0).await {
+                home.outbox.put_back(&key, &kept).await;
+            }
+        }
+    }
+    if out.send_reply(&reply, waits > 0).await {
         return;
     }
     if let Some(home) = home {

@@ -32,6 +32,11 @@ pub const QUEUE_BINDING: &str = "TOOL_QUEUE";
 /// Calls waiting for their result, by call id; the sender completes the waiting call.
 pub type Waiters = Rc<RefCell<HashMap<String, oneshot::Sender<Value>>>>;
 
+/// Results in hand: by the request they answer (its id as JSON text), the calls whose results a
+/// call of this object has received and not yet delivered. Their records keep the result till
+/// then; the alarm delivers only those no call has in hand.
+pub type Receipts = Rc<RefCell<HashMap<String, Vec<String>>>>;
+
 /// One queued call, as its queue message carries it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -51,6 +56,7 @@ pub struct Home {
     /// Where replies go whose stream is gone.
     pub outbox: crate::edge::outbox::Outbox,
     pub waiters: Waiters,
+    pub receipts: Receipts,
     pub session_id: String,
     /// The session object's name (the id keyed by principal): callbacks and queue reports use it.
     pub object: String,
@@ -59,6 +65,24 @@ pub struct Home {
     pub origin: String,
     /// The task the call runs for, if it runs as one: its id, and until when it is kept.
     pub task: Option<(String, u64)>,
+}
+
+impl Home {
+    /// The reply to `request_id` was written, or kept for the client, or the call was cancelled:
+    /// the records of its deferred calls, and the results they kept, go.
+    pub async fn delivered(&self, request_id: &Value) {
+        let calls = self.receipts.borrow_mut().remove(&request_id.to_string());
+        for call in calls.into_iter().flatten() {
+            forget_record(&self.storage, &call).await;
+        }
+    }
+}
+
+/// Deletes a call's record: its result was delivered, or it has no use any more.
+pub async fn forget_record(storage: &DurableObjectStorage, call: &str) {
+    if let Ok(promise) = storage.delete(&record_key(call)) {
+        let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    }
 }
 
 /// Marks a call ended unless its result already arrived.
@@ -109,7 +133,7 @@ pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferra
         Err(e) => return error_result(e.message()),
     };
     let deadline_ms = now_ms() + timeout_ms;
-    let record = PendingRecord { call: call_id.clone(), request_id: call.id.clone(), tool: tool.name.clone(), deferral, deadline_ms, state: State::Waiting, last_error: None, task: home.task.as_ref().map(|(id, _)| id.clone()) };
+    let record = PendingRecord { call: call_id.clone(), request_id: call.id.clone(), tool: tool.name.clone(), deferral, deadline_ms, state: State::Waiting, last_error: None, task: home.task.as_ref().map(|(id, _)| id.clone()), result: None };
     store_record(&home.storage, &record).await;
     crate::edge::arm_by(&home.storage, deadline_ms).await;
     let (sender, receiver) = oneshot::channel();
@@ -126,7 +150,16 @@ pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferra
     }
     let wait = deadline_ms.saturating_sub(now_ms());
     let result = match select(receiver, Delay::from(Duration::from_millis(wait))).await {
-        Either::Left((Ok(result), _)) => result,
+        // In hand until its reply is delivered (`Home::delivered`): its record keeps it till then.
+        Either::Left((Ok(result), _)) => {
+            // Test builds only: the object ends with the result in hand, before its reply is out.
+            #[cfg(mcp_edge_test_hooks)]
+            #[allow(clippy::panic)]
+            if result.to_string().contains("mcp-edge/test-panic-in-hand") {
+                panic!("a forced panic with a result in hand (test build)");
+            }
+            result
+        }
         Either::Left((Err(_), _)) => error_result("The session ended before the call's result arrived.".into()),
         Either::Right(_) => {
             end_record(&home.storage, &call_id, State::TimedOut).await;

@@ -11,9 +11,6 @@ use worker::worker_sys::DurableObjectStorage;
 
 use crate::outbox::{self, Kept};
 
-/// Replies taken out for a stream to carry, each with its key (to put it back).
-pub type Taken = Vec<(String, Kept)>;
-
 /// A session object's outbox. The object remembers when it found it empty, so a request asks
 /// storage once per object lifetime while nothing is kept.
 #[derive(Clone)]
@@ -72,7 +69,7 @@ impl Outbox {
     /// committed before anything the object writes next leaves it (workerd's output gate), so a
     /// reply is carried once even if the object ends right after; one whose write fails goes back
     /// with `put_back`.
-    pub async fn take(&self) -> Taken {
+    pub async fn take(&self) -> Vec<(String, Kept)> {
         let now = crate::edge::now_ms();
         let puts = self.puts.get();
         let listed = self.list().await;

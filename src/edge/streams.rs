@@ -67,7 +67,7 @@ impl Outlet {
     pub async fn send(&self, json: &str) -> bool {
         match self {
             Outlet::Lines(writer) => writer.send_line(json).await,
-            Outlet::Sse { streams, id } => streams.send_event(*id, json, false).await,
+            Outlet::Sse { streams, id } => streams.send_event(*id, json, None).await,
             Outlet::Legacy(writer) => writer.send_bytes(&SseEvent { event: Some("message"), data: json, ..SseEvent::default() }.to_bytes()).await,
             Outlet::Deferred(sender) => sender.unbounded_send((false, json.to_string())).is_ok(),
             Outlet::Task { standalone, task } => {
@@ -81,11 +81,12 @@ impl Outlet {
     }
 
     /// Sends a reply, a message the client must get once: like `send`, but a stream whose
-    /// client may have left unnoticed is probed first (`LineWriter::send_reply`).
-    pub async fn send_reply(&self, json: &str) -> bool {
+    /// client may have left unnoticed is probed first (`LineWriter::send_reply`; `deferred`: a
+    /// queued or callback call's result, probed for always).
+    pub async fn send_reply(&self, json: &str, deferred: bool) -> bool {
         match self {
-            Outlet::Lines(writer) => writer.send_reply(json).await,
-            Outlet::Sse { streams, id } => streams.send_event(*id, json, true).await,
+            Outlet::Lines(writer) => writer.send_reply(json, deferred).await,
+            Outlet::Sse { streams, id } => streams.send_event(*id, json, Some(deferred)).await,
             Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } => self.send(json).await,
         }
     }
@@ -177,7 +178,9 @@ impl Streams {
     /// Logs and writes one event; false when it reached no one and no resume can replay it
     /// (a stream before 2025-11-25 whose client is gone): it is then left out of the log too,
     /// so that whoever keeps it elsewhere is the only one to deliver it.
-    async fn send_event(&self, id: u64, json: &str, reply: bool) -> bool {
+    /// `reply`: the message is a reply (`Some(deferred)`), probed for on a stream no resume can
+    /// replay.
+    async fn send_event(&self, id: u64, json: &str, reply: Option<bool>) -> bool {
         let (writer, seq, persist) = {
             let mut map = self.map.borrow_mut();
             let Some(stream) = map.get_mut(&id) else { return false };
@@ -204,7 +207,7 @@ impl Streams {
         let event = SseEvent { id: Some(&event_id), data: json, ..SseEvent::default() };
         let written = match writer {
             // A reply on a stream no resume can replay is probed for first.
-            Some(writer) if reply && !persist => writer.probe().await && writer.send_bytes(&event.to_bytes()).await,
+            Some(writer) if reply.is_some() && !persist => writer.probe(reply == Some(true)).await && writer.send_bytes(&event.to_bytes()).await,
             Some(writer) => writer.send_bytes(&event.to_bytes()).await,
             None => false,
         };

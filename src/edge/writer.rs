@@ -71,16 +71,17 @@ impl LineWriter {
     }
 
     /// Writes a reply, which the client must get once: false when it did not (and the caller
-    /// keeps it for the client's next stream). After a quiet while, a probe goes first, and the
-    /// reply only once the probe has not shown the client gone.
-    pub async fn send_reply(&self, json: &str) -> bool {
-        self.probe().await && self.send_line(json).await
+    /// keeps it for the client's next stream). A probe goes first after a quiet while, or
+    /// always (`deferred`: a queued or callback call's result, which the client may have left
+    /// before); the reply only once the probe has not shown the client gone.
+    pub async fn send_reply(&self, json: &str, deferred: bool) -> bool {
+        self.probe(deferred).await && self.send_line(json).await
     }
 
-    /// After a quiet while, writes a probe and gives the runtime a moment to say whether the
-    /// client is gone; false when it is.
-    pub async fn probe(&self) -> bool {
-        if self.signal.is_some() && now_ms().saturating_sub(self.written_ms.get()) >= PROBE_AFTER_MS {
+    /// After a quiet while (or `always`), writes a probe and gives the runtime a moment to say
+    /// whether the client is gone; false when it is.
+    pub async fn probe(&self, always: bool) -> bool {
+        if self.signal.is_some() && (always || now_ms().saturating_sub(self.written_ms.get()) >= PROBE_AFTER_MS) {
             if !self.send_bytes(&framing::probe(self.framing)).await {
                 return false;
             }

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { TOKENS, root, startMiniflare } from './harness.mjs';
+import { TOKENS, openSession, post, root, startMiniflare } from './harness.mjs';
 import { pythonSdk } from './clients.mjs';
 import { freePort, startEverything, startOwn } from './mcp_servers.mjs';
 
@@ -419,5 +419,19 @@ test('the upstream session outlives the session object\'s memory: after the obje
     assert.ok(ended, `DELETE of the upstream session: ${JSON.stringify(sessions.received.map((m) => [m.http, m.method, m.headers['mcp-session-id']]))}`);
   } finally {
     await client.close();
+  }
+});
+
+test('a fresh isolate\'s concurrent first requests all find the upstream\'s tools (they wait for the one read under way)', async () => {
+  const url = new URL('/mcp', worker.url);
+  const sessions = await Promise.all(Array.from({ length: 8 }, () => openSession(url)));
+  // A forced panic resets the instance: the lists read so far are gone with it.
+  await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', 'mcp-session-id': sessions[0] }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'mcp-edge/test-panic' }) });
+  const replies = await Promise.all(sessions.map(async (sid, i) => {
+    const res = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'ev_echo', arguments: { message: `first ${i}` } } }, { 'mcp-session-id': sid });
+    return res.json();
+  }));
+  for (const [i, reply] of replies.entries()) {
+    assert.deepEqual(reply.result?.content, [{ type: 'text', text: `Echo: first ${i}` }], JSON.stringify(reply));
   }
 });

@@ -154,6 +154,29 @@ test('a client still reading gets its deferred result on its own stream, with ke
   assert.deepEqual(await ndjson(url, sid, { jsonrpc: '2.0', id: 5, method: 'ping' }), [{ jsonrpc: '2.0', id: 5, result: {} }]);
 });
 
+test('a result whose object ends before its reply is out (a trap with the result in hand) is delivered by the alarm, once', async () => {
+  const sid = await openSession(url);
+  const id = nextId++;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/x-ndjson', 'mcp-session-id': sid },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'callback_job', arguments: { key: 'outbox-6' } } }),
+  });
+  const callback = await waitFor(() => server.upstream.jobs.get('outbox-6'), 'the job');
+  // The test build panics once the waiting call has the result in hand.
+  await fetch(callback, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"note":"mcp-edge/test-panic-in-hand"}' });
+  const ended = [];
+  for await (const line of lines(res)) if (line.trim()) ended.push(JSON.parse(line));
+  assert.deepEqual(ended.map((m) => [m.id, m.error?.code]), [[null, -32603]], 'the stream ends with the rescue');
+  // The alarm (rung here at once; by itself 5 s after the result came) finds the result kept on
+  // its record, undelivered, and keeps the reply for the client.
+  const alarm = await fetch(url, { method: 'POST', headers: { 'x-mcp-edge-test-hook': 'alarm', 'mcp-session-id': sid } });
+  assert.equal(alarm.status, 204);
+  const next = await pingUntilKept(url, sid);
+  assert.deepEqual(next.messages, [result(id, { note: 'mcp-edge/test-panic-in-hand' }), { jsonrpc: '2.0', id: next.id, result: {} }]);
+  assert.deepEqual(await ndjson(url, sid, { jsonrpc: '2.0', id: 7, method: 'ping' }), [{ jsonrpc: '2.0', id: 7, result: {} }]);
+});
+
 test('a kept result nobody collects goes after pendingTimeoutMs plus the idle timeout, counted in the log', async () => {
   const short = new URL('/short/mcp', server.url);
   const sid = await openSession(short);

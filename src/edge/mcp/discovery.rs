@@ -2,7 +2,8 @@
 //! `resources/list`, `resources/templates/list` and `prompts/list` when it offers them, page by
 //! page; then `DELETE`), kept in this isolate for the source's `catalogTtlSeconds`, and merged
 //! into the catalog this isolate serves. The request that finds a list due waits for it, within
-//! [`DISCOVERY_TIMEOUT_MS`]; a source that cannot be read is tried again after [`RETRY_MS`],
+//! [`DISCOVERY_TIMEOUT_MS`], and so do the requests that come meanwhile to an isolate that has
+//! never read it; a source that cannot be read is tried again after [`RETRY_MS`],
 //! and meanwhile keeps the tools it last listed (their calls say what is wrong). A source never
 //! read lists nothing. An upstream's `notifications/tools/list_changed` (or its kin) makes its
 //! lists due at once. Each read is given to the server's registry, which tells the sessions
@@ -42,6 +43,18 @@ struct Merged {
 struct Found {
     lists: Lists,
     due_ms: u64,
+    /// The lists were read at least once (a source that failed every read has none).
+    read: bool,
+}
+
+/// Waits until no request of this isolate reads `key` any more, at most the discovery time
+/// limit. It looks every 50 ms from a timer of its own request: a wake from the reading request
+/// would run this request's continuation in that one's context, where its I/O is not allowed.
+async fn wait_for_read(key: &str) {
+    let until = now_ms() + DISCOVERY_TIMEOUT_MS;
+    while READING.with(|r| r.borrow().contains(key)) && now_ms() < until {
+        worker::Delay::from(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 /// What a source lists: tools, resources, resource templates, prompts.
@@ -93,7 +106,16 @@ pub async fn refresh(env: &Env) {
             let key = key(server, source);
             let began = now_ms();
             let due = FOUND.with(|f| f.borrow().get(&key).is_none_or(|found| found.due_ms <= began));
-            if !due || !READING.with(|r| r.borrow_mut().insert(key.clone())) {
+            if !due {
+                continue;
+            }
+            if !READING.with(|r| r.borrow_mut().insert(key.clone())) {
+                // Another request of this isolate is reading it. One that has never been read
+                // here waits for that read (a fresh isolate's concurrent first requests would
+                // otherwise find none of its tools); one read before goes on with what it has.
+                if !FOUND.with(|f| f.borrow().get(&key).is_some_and(|found| found.read)) {
+                    wait_for_read(&key).await;
+                }
                 continue;
             }
             let read = discover(env, server, source).await;
@@ -102,7 +124,7 @@ pub async fn refresh(env: &Env) {
             match read {
                 Ok(lists) => {
                     let read = Read::of(&source.name, began, &lists.tools, &lists.resources, &lists.templates, &lists.prompts);
-                    FOUND.with(|f| f.borrow_mut().insert(key, Found { lists, due_ms: now + source.catalog_ttl_ms }));
+                    FOUND.with(|f| f.borrow_mut().insert(key, Found { lists, due_ms: now + source.catalog_ttl_ms, read: true }));
                     GENERATION.with(|g| g.set(g.get() + 1));
                     announce(env, server, index, &read).await;
                 }

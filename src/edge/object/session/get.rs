@@ -111,7 +111,7 @@ impl McpSession {
                     writer.send_line(message).await;
                 }
                 for (key, reply) in kept {
-                    if !writer.send_reply(&reply.message).await {
+                    if !writer.send_reply(&reply.message, false).await {
                         outbox.put_back(&key, &reply).await;
                     }
                 }

@@ -23,7 +23,7 @@ use crate::edge::http::{accepted, error_response, respond, session_headers};
 use crate::envelope::{Envelope, Op};
 use crate::auth::{object_name, Principal};
 use crate::edge::calls::{self, CallContext, Cancels, Inputs};
-use crate::edge::deferred::{Home, Waiters};
+use crate::edge::deferred::{Home, Receipts, Waiters};
 use crate::edge::outbox::Outbox;
 use crate::edge::streams::{parse_event_id, Outlet, Streams};
 use crate::edge::catalog;
@@ -57,6 +57,8 @@ pub struct McpSession {
     cancels: Cancels,
     /// Deferred (queued and callback) calls waiting for their results.
     waiters: Waiters,
+    /// Results of deferred calls that a call here has in hand, not yet delivered.
+    receipts: Receipts,
     /// SSE streams and their event logs, for resumption.
     streams: Streams,
     /// The standalone GET stream (or a legacy session's event stream), if one is open:
@@ -83,7 +85,7 @@ impl DurableObject for McpSession {
             raw_storage,
             state,
             env,
-            cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(), waiters: Waiters::default(),
+            cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(), waiters: Waiters::default(), receipts: Receipts::default(),
             standalone: Rc::default(),
             running: tasks::Running::default(),
         }
@@ -195,6 +197,7 @@ impl McpSession {
             storage: self.raw_storage.clone(),
             outbox: self.outbox.clone(),
             waiters: self.waiters.clone(),
+            receipts: self.receipts.clone(),
             session_id: session_id.clone(),
             object: envelope.object().to_string(),
             server_index,
@@ -220,6 +223,11 @@ impl McpSession {
             Op::Lease => {
                 // The Worker serves the session's plain calls for a while: that is use too.
                 let session = self.session_for(server, Some(&principal)).await?;
+                // Replies kept for the client go out with the next request the object serves:
+                // no lease while there are any, so that one comes here.
+                if !self.outbox.list().await.is_empty() {
+                    return Ok(ResponseBuilder::new().with_status(204).empty());
+                }
                 let session = self.touch(server, session).await?;
                 match crate::lease::Lease::grant(&session, now_ms(), server.lease_ms, server.idle_timeout_ms) {
                     Some(lease) => Ok(Response::from_json(&lease)?),
@@ -277,7 +285,7 @@ impl McpSession {
                 };
                 let parsed = jsonrpc::parse_body(body, false)?;
                 let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (route, &principal)).await?;
-                self.spawn_actions(server, session, home, (Outlet::Legacy(writer), None, Vec::new()), actions, false);
+                self.spawn_actions(server, session, home, (Outlet::Legacy(writer), None), actions, false);
                 Ok(ResponseBuilder::new().with_status(202).empty())
             }
             Op::Listen => {

@@ -13,7 +13,12 @@ impl McpSession {
         if !framing.is_stream() {
             let _busy = BusyGuard::enter(&self.busy, &self.last_activity);
             let ctx = CallContext { server, session: &session, out: None, inputs: Some(&self.inputs), cancels: Some(&self.cancels), home: Some(home), progress_update: false, deadline_ms: None };
+            let ids: Vec<serde_json::Value> = actions.iter().filter_map(|a| if let Action::Call(call) = a { Some(call.id.clone()) } else { None }).collect();
             let replies = calls::collect(&ctx, actions).await;
+            // Handed to the response: as delivered as a JSON body can be.
+            for id in &ids {
+                home.delivered(id).await;
+            }
             if replies.is_empty() {
                 // Every request was cancelled: there is no reply to send.
                 return accepted(session_id);
@@ -42,9 +47,7 @@ impl McpSession {
         } else {
             Outlet::Lines(writer)
         };
-        // Replies kept for the client go first, on the stream it reads now.
-        let kept = self.outbox.take().await;
-        self.spawn_actions(server, session, home.clone(), (out, priming, kept), actions, progress_update);
+        self.spawn_actions(server, session, home.clone(), (out, priming), actions, progress_update);
         let headers = session_headers(session_id, Some(framing))?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
@@ -133,10 +136,10 @@ impl McpSession {
         (id, polling)
     }
 
-    /// Carries out actions in the background, writing every reply to `out` as it is ready;
-    /// `priming` first writes a stream's priming event, and `kept` replies from the outbox
-    /// follow it (back to the outbox each one the stream cannot carry).
-    pub(super) fn spawn_actions(&self, server: &Arc<Server>, session: Session, home: Home, (out, priming, kept): (Outlet, Option<(u64, u64)>, crate::edge::outbox::Taken), actions: Vec<Action>, progress_update: bool) {
+    /// Carries out actions in the background, writing every reply to `out` as it is ready (and
+    /// the replies kept for the client ahead of the first, `calls::send_or_keep`); `priming`
+    /// first writes a stream's priming event.
+    pub(super) fn spawn_actions(&self, server: &Arc<Server>, session: Session, home: Home, (out, priming): (Outlet, Option<(u64, u64)>), actions: Vec<Action>, progress_update: bool) {
         let busy = BusyGuard::enter(&self.busy, &self.last_activity);
         let inputs = self.inputs.clone();
         let cancels = self.cancels.clone();
@@ -146,11 +149,6 @@ impl McpSession {
             let _busy = busy;
             if let Some((id, retry)) = priming {
                 streams.prime(id, retry).await;
-            }
-            for (key, reply) in kept {
-                if !out.send_reply(&reply.message).await {
-                    home.outbox.put_back(&key, &reply).await;
-                }
             }
             let ctx = CallContext { server: &server, session: &session, out: Some(&out), inputs: Some(&inputs), cancels: Some(&cancels), home: Some(&home), progress_update, deadline_ms: None };
             // Keepalives go out while the calls run; they stop when the last reply is sent.

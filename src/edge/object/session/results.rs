@@ -36,11 +36,6 @@ impl McpSession {
             Op::Resolve | Op::Callback => {
                 let content_type = envelope.content_type.clone();
                 let dead = envelope.dead_letter;
-                if record.resolve(now_ms()) == Err(Refusal::Gone) {
-                    store_record(&self.raw_storage, &record).await;
-                    return gone();
-                }
-                store_record(&self.raw_storage, &record).await;
                 let plan = server.reply_plan(&record.tool);
                 let result = if dead {
                     let why = record.last_error.clone().unwrap_or_else(|| "no attempt succeeded".into());
@@ -51,6 +46,15 @@ impl McpSession {
                     // A callback's body is mapped like the upstream's reply would have been.
                     reply::to_result(&Upstream::Reply { status: 200, content_type, body: body.to_vec(), truncated_at: None }, &plan)
                 };
+                // Applied once, and kept on the record (one write) until its reply is delivered:
+                // should this object end before that, the alarm delivers it.
+                let now = now_ms();
+                if record.apply(result.clone(), now) == Err(Refusal::Gone) {
+                    store_record(&self.raw_storage, &record).await;
+                    return gone();
+                }
+                store_record(&self.raw_storage, &record).await;
+                crate::edge::arm_by(&self.raw_storage, now + crate::pending::RECOVER_AFTER_MS).await;
                 self.settle((index, &server), &session, &record, result, &plan).await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(json_headers()?).fixed(br#"{"applied":true}"#.to_vec()))
             }
@@ -58,30 +62,44 @@ impl McpSession {
         }
     }
 
-    /// Hands a result to its waiting call, or, when none waits here any more, sends the reply
-    /// on the GET stream (or keeps it for the next GET).
+    /// Hands a result to its waiting call (which delivers it, and then lets its record go), or,
+    /// when none waits here any more, delivers it itself.
     async fn settle(&self, (index, server): (usize, &Server), session: &Session, record: &PendingRecord, result: Value, plan: &reply::ReplyPlan) -> Result<(), Error> {
         let waiting = self.waiters.borrow_mut().remove(&record.call);
         let result = match waiting {
-            Some(sender) => match sender.send(result) {
-                Ok(()) => return Ok(()),
-                Err(result) => result,
-            },
+            Some(sender) => {
+                // In hand from now on, before the waiting call even runs: the alarm leaves it be.
+                let request = record.request_id.to_string();
+                self.receipts.borrow_mut().entry(request.clone()).or_default().push(record.call.clone());
+                match sender.send(result) {
+                    Ok(()) => return Ok(()),
+                    Err(result) => {
+                        self.receipts.borrow_mut().remove(&request);
+                        result
+                    }
+                }
+            }
             None => result,
         };
+        self.deliver_orphan((index, server), session, record, result, plan).await;
+        Ok(())
+    }
+
+    /// Delivers the result of a call that no call of this object waits for (its object ended
+    /// since: an eviction, a restart, a trap): its task ends with it, or its reply goes on the
+    /// GET stream or to the outbox. Then its record goes.
+    async fn deliver_orphan(&self, (index, server): (usize, &Server), session: &Session, record: &PendingRecord, result: Value, plan: &reply::ReplyPlan) {
         let structured = at_least(&session.protocol_version, "2025-06-18");
-        // Nobody here waits for it any more (an eviction or a restart since): its task ends.
+        let secrets = self.tool_secrets(server, &record.tool);
         if let Some(task) = &record.task {
-            let secrets = self.tool_secrets(server, &record.tool);
             let result = serde_json::from_str(&reply::redact(reply::finalize(result, plan, structured).to_string(), &secrets)).unwrap_or(Value::Null);
             self.finish_task((index, server), session, task, crate::tasks::Outcome::Result(result)).await;
-            return Ok(());
+        } else {
+            let reply = jsonrpc::success(&record.request_id, reply::finalize(result, plan, structured));
+            let waits = server.tool(&record.tool).and_then(|t| t.deferral).map_or(0, |(_, ms)| ms);
+            self.deliver_later(server, reply::redact(reply, &secrets), waits).await;
         }
-        let reply = jsonrpc::success(&record.request_id, reply::finalize(result, plan, structured));
-        let secrets = self.tool_secrets(server, &record.tool);
-        let waits = server.tool(&record.tool).and_then(|t| t.deferral).map_or(0, |(_, ms)| ms);
-        self.deliver_later(server, reply::redact(reply, &secrets), waits).await;
-        Ok(())
+        crate::edge::deferred::forget_record(&self.raw_storage, &record.call).await;
     }
 
     /// The call's own redaction list went with its waiter: rebuilt from the tool's secrets.
@@ -94,7 +112,7 @@ impl McpSession {
     pub(super) async fn deliver_later(&self, server: &Server, reply: String, waits: u64) {
         let stream = self.standalone.borrow().clone();
         if let Some(stream) = stream {
-            if stream.send_reply(&reply).await {
+            if stream.send_reply(&reply, true).await {
                 return;
             }
         }
@@ -103,10 +121,28 @@ impl McpSession {
     }
 
     /// Ends the deferred calls whose time is up and nobody here waits for (their waiters time
-    /// out on their own); returns the earliest deadline still ahead.
+    /// out on their own), delivers the results that were applied but whose object ended before
+    /// their reply went out, and lets spent records go; returns when to look again.
     pub(super) async fn sweep_calls(&self, (index, server): (usize, &Server), session: &Session, now: u64) -> Result<Option<u64>, Error> {
         let mut next: Option<u64> = None;
+        let mut soon = |at: u64| next = Some(next.map_or(at, |n: u64| n.min(at)));
         for mut record in self.records().await {
+            let delivering = self.waiters.borrow().contains_key(&record.call) || self.receipts.borrow().values().any(|calls| calls.contains(&record.call));
+            if record.needs_delivery(delivering) {
+                let result = record.result.take().unwrap_or(Value::Null);
+                let plan = server.reply_plan(&record.tool);
+                self.deliver_orphan((index, server), session, &record, result, &plan).await;
+                continue;
+            }
+            if record.result.is_some() {
+                // In hand of a call here: looked at again, in case that call dies with its object.
+                soon(now + crate::pending::RECOVER_AFTER_MS);
+                continue;
+            }
+            if record.spent(now) {
+                crate::edge::deferred::forget_record(&self.raw_storage, &record.call).await;
+                continue;
+            }
             if record.expire(now) {
                 store_record(&self.raw_storage, &record).await;
                 if !self.waiters.borrow().contains_key(&record.call) {
@@ -121,7 +157,7 @@ impl McpSession {
                     }
                 }
             } else if record.state == State::Waiting {
-                next = Some(next.map_or(record.deadline_ms, |n| n.min(record.deadline_ms)));
+                soon(record.deadline_ms);
             }
         }
         Ok(next)

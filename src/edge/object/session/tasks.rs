@@ -426,7 +426,10 @@ impl TaskRunner {
         let ended = select(Box::pin(crate::edge::calls::complete(&ctx, &call)), aborted).await;
         self.running.aborts.borrow_mut().remove(&id);
         // Cancelled: `tasks/cancel` already ended the task.
-        let Either::Left((Some(reply), _)) = ended else { return };
+        let Either::Left((Some(reply), _)) = ended else {
+            self.home.delivered(&call.id).await;
+            return;
+        };
         let outcome = outcome_of(&reply);
         let Some(mut record) = crate::edge::stored::<Record>(&self.storage, &tasks::key(&id)).await.ok().flatten() else { return };
         // 2026-07-28: the upstream asks for input; the task waits for `tasks/update`.
@@ -440,5 +443,7 @@ impl TaskRunner {
             notify(&self.standalone, &record, &self.server.tasks).await;
             self.running.wake(&id);
         }
+        // The task keeps the result now: a deferred call's kept result is done with.
+        self.home.delivered(&call.id).await;
     }
 }
