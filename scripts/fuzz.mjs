@@ -22,7 +22,8 @@ for (const target of targets) {
   mkdirSync(corpus, { recursive: true });
   const args = ['+nightly', 'fuzz', 'run', '--fuzz-dir', 'fuzz', target, corpus, join('fuzz', 'seeds', target), '--', `-max_total_time=${seconds}`, '-rss_limit_mb=2048', '-timeout=10'];
   console.error(`[fuzz] cargo ${args.join(' ')}`);
-  const r = spawnSync('cargo', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
+  // libFuzzer's status lines pass Node's 1 MiB default within minutes, which would kill it.
+  const r = spawnSync('cargo', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'], maxBuffer: 1024 * 1024 * 1024 });
   const log = r.stderr ?? '';
   const done = log.match(/Done (\d+) runs in (\d+) second/);
   const crash = r.status !== 0;

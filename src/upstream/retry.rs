@@ -91,7 +91,9 @@ fn parse_http_date(value: &str) -> Option<u64> {
     let year: u64 = parts.next()?.parse().ok()?;
     let mut clock = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
     let (h, m, s) = (clock.next()??, clock.next()??, clock.next()??);
-    if parts.next()? != "GMT" || !(1..=31).contains(&day) || year < 1970 || h > 23 || m > 59 || s > 60 {
+    // An IMF-fixdate's year has four digits; a larger one would overflow the arithmetic below
+    // (found by the edge_input fuzz target).
+    if parts.next()? != "GMT" || !(1..=31).contains(&day) || !(1970..=9999).contains(&year) || h > 23 || m > 59 || s > 60 {
         return None;
     }
     // Days from the civil date (Howard Hinnant's algorithm), for years from 1970.
@@ -224,6 +226,10 @@ mod tests {
         assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now + 9_000), Some(0));
         assert_eq!(parse_retry_after("Sun, 29 Feb 2032 00:00:00 GMT", 0), Some(1_961_625_600_000));
         assert_eq!(parse_retry_after("soon", 0), None);
+        // Years beyond four digits: refused, not an overflow (fuzzing found these).
+        assert_eq!(parse_retry_after(", 06 Nov 800000388 0:9:37 GMT", 0), None);
+        assert_eq!(parse_retry_after("Sun, 06 Nov 000000000000000000000000000000000800000398 08:49:37 GMT", 0), None);
+        assert!(parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", 0).is_some());
         assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 PST", 0), None);
     }
 
