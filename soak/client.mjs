@@ -2,31 +2,9 @@
 //! counted. A `Session` knows which of its requests still wait for an answer, from whatever
 //! stream it comes (the outbox delivers a reply ahead of a later request's own), and notices an
 //! answer that comes twice.
+import { lines, sseEvents } from '../tests/e2e/harness.mjs';
 
-/** The events of an SSE body: `{event, id, data}` for each, comments skipped. */
-export async function* sseEvents(res) {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let event = {};
-  for await (const chunk of res.body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let i;
-    while ((i = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, i).replace(/\r$/, '');
-      buffer = buffer.slice(i + 1);
-      if (line === '') {
-        if (Object.keys(event).length) yield event;
-        event = {};
-      } else if (!line.startsWith(':')) {
-        const c = line.indexOf(':');
-        const field = c < 0 ? line : line.slice(0, c);
-        const value = c < 0 ? '' : line.slice(c + 1).replace(/^ /, '');
-        event[field] = field === 'data' && event.data !== undefined ? `${event.data}\n${value}` : value;
-      }
-    }
-  }
-  if (Object.keys(event).length) yield event;
-}
+export { sseEvents };
 
 /** Reads a response as messages: one JSON body, SSE `data:` events (with their ids), or NDJSON
  *  lines. `onMessage(message, eventId)` sees each as it comes (an SSE event with no data, such
@@ -38,18 +16,7 @@ export async function readMessages(res, onMessage) {
     if (type.startsWith('text/event-stream')) {
       for await (const event of sseEvents(res)) onMessage(event.data ? JSON.parse(event.data) : undefined, event.id);
     } else if (type.startsWith('application/x-ndjson')) {
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of res.body) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let i;
-        while ((i = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, i);
-          buffer = buffer.slice(i + 1);
-          if (line.trim()) onMessage(JSON.parse(line), undefined);
-        }
-      }
-      if (buffer.trim()) onMessage(JSON.parse(buffer), undefined);
+      for await (const line of lines(res)) if (line.trim()) onMessage(JSON.parse(line), undefined);
     } else {
       const text = await res.text();
       if (text.trim()) {

@@ -74,7 +74,9 @@ let mf = startWorker();
 const base = new URL(await mf.ready);
 const mcpUrl = new URL('/mcp', base);
 const workerd = () => childPids(process.pid, 'workerd')[0];
-const rss = { start: undefined, end: undefined, peak: 0 };
+/** workerd's resident memory: at the start, just before each restart (the end of each stretch
+ *  one process served: flat from one to the next means nothing piles up), at the end, the peak. */
+const rss = { start: undefined, beforeRestarts: [], end: undefined, peak: 0 };
 const sampleRss = () => {
   let mib;
   try {
@@ -175,7 +177,7 @@ async function inject() {
       await res.text();
     });
     await at(0.7, 'workerd restarted', async () => {
-      rss.beforeRestart ??= sampleRss();
+      rss.beforeRestarts.push(sampleRss());
       await mf.dispose();
       mf = startWorker();
       await mf.ready;
@@ -273,7 +275,7 @@ const report = [
   table,
   '',
   `sessions lost: ${stats.sessionsLost}; streams resumed: ${stats.resumed}; client disconnects: ${stats.disconnects}; kept replies dropped uncollected: ${logs.dropped}`,
-  `workerd RSS: ${mib(rss.start)} at start, ${mib(rss.beforeRestart)} before the first restart, ${mib(rss.end)} at the end (peak ${mib(rss.peak)})`,
+  `workerd RSS: ${mib(rss.start)} at start; before each restart ${rss.beforeRestarts.map(mib).join(', ') || '-'}; ${mib(rss.end)} at the end (peak ${mib(rss.peak)})`,
   '',
   'why calls ended without an answer, or with an error (the commonest):',
   ...why,

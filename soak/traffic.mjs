@@ -94,29 +94,22 @@ async function exchange(session, op, message, accept, onMessage = () => {}) {
   if (op.answers === 0 && !op.failed) op.fail('the stream ended without an answer');
 }
 
+/** A plain call on the session, its reply framed as `accept` asks. */
+function echo(kind, accept, weight) {
+  return {
+    weight,
+    async run(ctx, session) {
+      const op = ctx.op(kind);
+      await exchange(session, op, call(session.request(op), 'echo', { message: kind }), accept);
+    },
+  };
+}
+
 /** The kinds of traffic, with their weights. Each runs one call on `session` (or its own). */
 export const KINDS = {
-  json: {
-    weight: 4,
-    async run(ctx, session) {
-      const op = ctx.op('json');
-      await exchange(session, op, call(session.request(op), 'echo', { message: 'json' }), ACCEPT.json);
-    },
-  },
-  sse: {
-    weight: 3,
-    async run(ctx, session) {
-      const op = ctx.op('sse');
-      await exchange(session, op, call(session.request(op), 'echo', { message: 'sse' }), ACCEPT.sse);
-    },
-  },
-  ndjson: {
-    weight: 3,
-    async run(ctx, session) {
-      const op = ctx.op('ndjson');
-      await exchange(session, op, call(session.request(op), 'echo', { message: 'ndjson' }), ACCEPT.ndjson);
-    },
-  },
+  json: echo('json', ACCEPT.json, 4),
+  sse: echo('sse', ACCEPT.sse, 3),
+  ndjson: echo('ndjson', ACCEPT.ndjson, 3),
   stateless: {
     weight: 3,
     async run(ctx) {

@@ -138,16 +138,18 @@ pub async fn deliver(ctx: &CallContext<'_>, out: &Outlet, actions: Vec<Action>) 
 /// stream before its reply leaves them kept). Requests served without the session's object
 /// (stateless ones, leases) have no outbox: they make no deferred calls.
 pub async fn send_or_keep(home: Option<&Home>, server: &Server, out: &Outlet, reply: String, waits: u64) {
-    if let Some(home) = home {
-        for (i, (key, kept)) in home.outbox.take().await.into_iter().enumerate() {
-            // The first is probed for: the stream may have been quiet since it opened.
-            if !out.send_reply(&kept.message, i == 0).await {
-                home.outbox.put_back(&key, &kept).await;
+    // Nothing goes out before the client is known to read this stream (as well as it can be).
+    if out.probe(waits > 0).await {
+        if let Some(home) = home {
+            for (key, kept) in home.outbox.take().await {
+                if !out.send(&kept.message).await {
+                    home.outbox.put_back(&key, &kept).await;
+                }
             }
         }
-    }
-    if out.send_reply(&reply, waits > 0).await {
-        return;
+        if out.send(&reply).await {
+            return;
+        }
     }
     if let Some(home) = home {
         let kept = crate::outbox::Kept::new(reply, crate::edge::now_ms(), waits, server.idle_timeout_ms);

@@ -67,7 +67,7 @@ impl Outlet {
     pub async fn send(&self, json: &str) -> bool {
         match self {
             Outlet::Lines(writer) => writer.send_line(json).await,
-            Outlet::Sse { streams, id } => streams.send_event(*id, json, None).await,
+            Outlet::Sse { streams, id } => streams.send(*id, json).await,
             Outlet::Legacy(writer) => writer.send_bytes(&SseEvent { event: Some("message"), data: json, ..SseEvent::default() }.to_bytes()).await,
             Outlet::Deferred(sender) => sender.unbounded_send((false, json.to_string())).is_ok(),
             Outlet::Task { standalone, task } => {
@@ -80,14 +80,15 @@ impl Outlet {
         }
     }
 
-    /// Sends a reply, a message the client must get once: like `send`, but a stream whose
-    /// client may have left unnoticed is probed first (`LineWriter::send_reply`; `deferred`: a
-    /// queued or callback call's result, probed for always).
-    pub async fn send_reply(&self, json: &str, deferred: bool) -> bool {
+    /// Whether the client still reads this stream, as far as can be known before a reply goes
+    /// out: after a quiet while, or `always` (before a queued or callback call's result), a probe
+    /// shows it (`LineWriter::probe`). A resumable SSE stream keeps what it is sent, whoever
+    /// reads it; a task's messages are for whoever polls the task.
+    pub async fn probe(&self, always: bool) -> bool {
         match self {
-            Outlet::Lines(writer) => writer.send_reply(json, deferred).await,
-            Outlet::Sse { streams, id } => streams.send_event(*id, json, Some(deferred)).await,
-            Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } => self.send(json).await,
+            Outlet::Lines(writer) | Outlet::Legacy(writer) => writer.probe(always).await,
+            Outlet::Sse { streams, id } => streams.probe(*id, always).await,
+            Outlet::Deferred(_) | Outlet::Task { .. } => true,
         }
     }
 
@@ -178,9 +179,7 @@ impl Streams {
     /// Logs and writes one event; false when it reached no one and no resume can replay it
     /// (a stream before 2025-11-25 whose client is gone): it is then left out of the log too,
     /// so that whoever keeps it elsewhere is the only one to deliver it.
-    /// `reply`: the message is a reply (`Some(deferred)`), probed for on a stream no resume can
-    /// replay.
-    async fn send_event(&self, id: u64, json: &str, reply: Option<bool>) -> bool {
+    async fn send(&self, id: u64, json: &str) -> bool {
         let (writer, seq, persist) = {
             let mut map = self.map.borrow_mut();
             let Some(stream) = map.get_mut(&id) else { return false };
@@ -206,8 +205,6 @@ impl Streams {
         let event_id = format!("{id}-{seq}");
         let event = SseEvent { id: Some(&event_id), data: json, ..SseEvent::default() };
         let written = match writer {
-            // A reply on a stream no resume can replay is probed for first.
-            Some(writer) if reply.is_some() && !persist => writer.probe(reply == Some(true)).await && writer.send_bytes(&event.to_bytes()).await,
             Some(writer) => writer.send_bytes(&event.to_bytes()).await,
             None => false,
         };
@@ -227,6 +224,20 @@ impl Streams {
             if !writer.send_bytes(&crate::framing::sse_comment("keepalive")).await {
                 self.detach(id);
             }
+        }
+    }
+
+    /// `Outlet::probe` for an SSE stream: one that no resume can replay is probed on its
+    /// connection; a resumable one keeps its events for the client to come back for.
+    async fn probe(&self, id: u64, always: bool) -> bool {
+        let (writer, persist) = match self.map.borrow().get(&id) {
+            Some(stream) => (stream.writer.clone(), stream.persist),
+            None => return false,
+        };
+        match writer {
+            _ if persist => true,
+            Some(writer) => writer.probe(always).await,
+            None => false,
         }
     }
 

@@ -24,8 +24,11 @@ use crate::negotiate::Framing;
 /// A reply on a stream written to no more recently than this is preceded by a probe.
 const PROBE_AFTER_MS: u64 = 1_000;
 /// How long after a probe the reply waits for the runtime to report that the client left: the
-/// signal fires within a millisecond or two of the write in workerd.
+/// signal fires within a millisecond or two of the write in an idle workerd, later in a busy one.
 const PROBE_SETTLE_MS: u64 = 50;
+/// Probes written before a reply: the reset that an orderly-closed client's system answers the
+/// first with is what the signal reports; a second write is refused outright once it has come.
+const PROBES: usize = 2;
 
 pub struct LineWriter {
     writer: WritableStreamDefaultWriter,
@@ -70,22 +73,16 @@ impl LineWriter {
         written && !self.gone()
     }
 
-    /// Writes a reply, which the client must get once: false when it did not (and the caller
-    /// keeps it for the client's next stream). A probe goes first after a quiet while, or
-    /// always (`deferred`: a queued or callback call's result, which the client may have left
-    /// before); the reply only once the probe has not shown the client gone.
-    pub async fn send_reply(&self, json: &str, deferred: bool) -> bool {
-        self.probe(deferred).await && self.send_line(json).await
-    }
-
     /// After a quiet while (or `always`), writes a probe and gives the runtime a moment to say
     /// whether the client is gone; false when it is.
     pub async fn probe(&self, always: bool) -> bool {
         if self.signal.is_some() && (always || now_ms().saturating_sub(self.written_ms.get()) >= PROBE_AFTER_MS) {
-            if !self.send_bytes(&framing::probe(self.framing)).await {
-                return false;
+            for _ in 0..PROBES {
+                if !self.send_bytes(&framing::probe(self.framing)).await {
+                    return false;
+                }
+                worker::Delay::from(Duration::from_millis(PROBE_SETTLE_MS)).await;
             }
-            worker::Delay::from(Duration::from_millis(PROBE_SETTLE_MS)).await;
         }
         !self.gone()
     }

@@ -111,7 +111,7 @@ impl McpSession {
                     writer.send_line(message).await;
                 }
                 for (key, reply) in kept {
-                    if !writer.send_reply(&reply.message, false).await {
+                    if !writer.send_line(&reply.message).await {
                         outbox.put_back(&key, &reply).await;
                     }
                 }

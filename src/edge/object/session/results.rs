@@ -112,7 +112,7 @@ impl McpSession {
     pub(super) async fn deliver_later(&self, server: &Server, reply: String, waits: u64) {
         let stream = self.standalone.borrow().clone();
         if let Some(stream) = stream {
-            if stream.send_reply(&reply, true).await {
+            if stream.probe(true).await && stream.send_line(&reply).await {
                 return;
             }
         }
