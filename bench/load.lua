@@ -40,7 +40,7 @@ function done(summary, latency, requests)
   local bad = 0
   for _, thread in ipairs(threads) do bad = bad + (thread:get("mismatches") or 0) end
   io.write(string.format(
-    '{"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"non2xx":%d,"socket_errors":%d,"mismatches":%d}\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    '{"requests":%d,"duration_us":%d,"p50_us":%d,"p99_us":%d,"p999_us":%d,"non2xx":%d,"socket_errors":%d,"mismatches":%d}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency:percentile(99.9),
     summary.errors.status, summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, bad))
 end

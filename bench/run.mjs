@@ -29,6 +29,8 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const rows = [];
 const concurrencies = (process.env.BENCH_CONCURRENCY ?? '1,16,64').split(',').map(Number);
+// wrk's threads: one drives the load from one core, two from both (as the server uses them too).
+const threadCounts = (process.env.BENCH_THREADS ?? '1,2').split(',').map(Number);
 
 setup();
 if (spawnSync('wrk', ['--version']).error) {
@@ -77,8 +79,8 @@ function startMiniflare(options) {
   return served(() => new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', handleRuntimeStdio: drain, ...options }));
 }
 
-async function startNode(script) {
-  const child = spawn(process.execPath, [script], { cwd: root, env: { ...process.env, PORT: '0', UPSTREAM_URL: upstreamUrl }, stdio: ['ignore', 'pipe', 'inherit'] });
+async function startNode(script, env = {}) {
+  const child = spawn(process.execPath, [script], { cwd: root, env: { ...process.env, PORT: '0', UPSTREAM_URL: upstreamUrl, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise((resolve, reject) => {
     child.stdout.on('data', (d) => {
       const m = String(d).match(/listening (\d+)/);
@@ -179,12 +181,20 @@ const servers = [
       bindings: { UPSTREAM_URL: upstreamUrl },
     }),
   },
+  // The SDK's two reply modes: one JSON body per call, and its default, an SSE stream per call.
   {
-    name: 'Node SDK server',
+    name: 'Node SDK server (JSON)',
     path: '/mcp',
     sessions: true,
     objectRequestsPerCall: 0,
-    start: () => startNode(join(root, 'bench', 'peers', 'node-sdk.mjs')),
+    start: () => startNode(join(root, 'bench', 'peers', 'node-sdk.mjs'), { JSON_RESPONSE: '1' }),
+  },
+  {
+    name: 'Node SDK server (SSE)',
+    path: '/mcp',
+    sessions: true,
+    objectRequestsPerCall: 0,
+    start: () => startNode(join(root, 'bench', 'peers', 'node-sdk.mjs'), { JSON_RESPONSE: '0' }),
   },
   ...(baselineDir
     ? [
@@ -210,8 +220,8 @@ async function openSessions(url, n) {
 }
 
 /** Runs wrk without blocking this process, whose event loop serves the upstream. */
-function wrk(url, sessions, connections) {
-  const args = ['-t', '1', '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', join(root, 'bench', 'load.lua'), url.origin];
+function wrk(url, sessions, connections, threads = 1) {
+  const args = ['-t', String(Math.min(threads, connections)), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', join(root, 'bench', 'load.lua'), url.origin];
   const child = spawn('wrk', args, { env: { ...process.env, BENCH_PATH: url.pathname, SESSIONS: sessions.join(',') } });
   let out = '';
   let err = '';
@@ -250,37 +260,46 @@ try {
       await wrk(url, sessions.get(server), c);
     }
     for (let round = 0; round < rounds; round++) {
-      for (const server of chosen) {
-        const instance = instances.get(server);
-        const url = new URL(server.path, instance.url);
-        const cpuBefore = cpuSeconds(instance.pid);
-        const counter = countUserEvents(instance.pid);
-        const result = await wrk(url, sessions.get(server), c);
-        const cpu = cpuSeconds(instance.pid) - cpuBefore;
-        const counted = await counter?.stop();
-        const key = `${server.name}|${c}`;
-        if (!runs.has(key)) runs.set(key, []);
-        runs.get(key).push({ result, cpu, instructions: counted?.instructions, rss: rssMiB(instance.pid) });
-        console.error(`[bench] round ${round + 1}/${rounds} ${server.name} × ${c}: ${Math.round(result.requests / (result.duration_us / 1e6))} req/s, p50 ${result.p50_us / 1000} ms`);
+      for (const t of threadsFor(c)) {
+        for (const server of chosen) {
+          const instance = instances.get(server);
+          const url = new URL(server.path, instance.url);
+          const cpuBefore = cpuSeconds(instance.pid);
+          const counter = countUserEvents(instance.pid);
+          const result = await wrk(url, sessions.get(server), c, t);
+          const cpu = cpuSeconds(instance.pid) - cpuBefore;
+          const counted = await counter?.stop();
+          const key = `${server.name}|${c}|${t}`;
+          if (!runs.has(key)) runs.set(key, []);
+          runs.get(key).push({ result, cpu, instructions: counted?.instructions, rss: rssMiB(instance.pid) });
+          console.error(`[bench] round ${round + 1}/${rounds} ${server.name} × ${c} (wrk -t ${t}): ${Math.round(result.requests / (result.duration_us / 1e6))} req/s, p50 ${result.p50_us / 1000} ms`);
+        }
       }
     }
   }
 } finally {
   for (const instance of new Set(instances.values())) await instance.stop();
 }
-for (const c of concurrencies) {
+/** The wrk thread counts a load of `c` connections runs with (no more threads than connections). */
+function threadsFor(c) {
+  return threadCounts.filter((t) => t <= c);
+}
+const loads = concurrencies.flatMap((c) => threadsFor(c).map((t) => ({ c, t })));
+for (const { c, t } of loads) {
   for (const server of chosen) {
-    const all = runs.get(`${server.name}|${c}`);
+    const all = runs.get(`${server.name}|${c}|${t}`);
     const sum = (f) => all.reduce((n, r) => n + f(r), 0);
     const requests = sum((r) => r.result.requests);
     rows.push({
       server: server.name,
       sessions: c,
+      threads: t,
       rps: Math.round(median(all.map((r) => r.result.requests / (r.result.duration_us / 1e6)))),
       rps_rounds: all.map((r) => Math.round(r.result.requests / (r.result.duration_us / 1e6))),
       // Rounded: the median of an even number of rounds is a mean, with float noise in its digits.
       p50_ms: Number(median(all.map((r) => r.result.p50_us / 1000)).toFixed(3)),
       p99_ms: Number(median(all.map((r) => r.result.p99_us / 1000)).toFixed(3)),
+      p999_ms: Number(median(all.map((r) => r.result.p999_us / 1000)).toFixed(3)),
       cpu_ms_per_call: requests ? Number(median(all.map((r) => (r.cpu * 1000) / r.result.requests)).toFixed(3)) : null,
       // User-space instructions per call where perf can count them: steadier than CPU time on a
       // host whose speed drifts.
@@ -301,52 +320,56 @@ const size = (file) => {
 };
 const bundles = Object.fromEntries(readdirSync(dir).filter((f) => /\.(wasm|js)$/.test(f)).map((f) => [f, size(f)]));
 
-const at = (name, c) => rows.find((r) => r.server === name && r.sessions === c);
+const at = (name, c, t) => rows.find((r) => r.server === name && r.sessions === c && r.threads === t);
 const ratios = [];
-for (const c of concurrencies) {
-  const edge = at('mcp-edge', c);
+for (const { c, t } of loads) {
+  const edge = at('mcp-edge', c, t);
   for (const peer of servers.filter((s) => !s.name.startsWith('mcp-edge') && !s.name.startsWith('baseline'))) {
-    const other = at(peer.name, c);
-    if (edge && other) ratios.push({ sessions: c, peer: peer.name, ratio: Number((edge.rps / other.rps).toFixed(2)) });
+    const other = at(peer.name, c, t);
+    if (edge && other) ratios.push({ sessions: c, threads: t, peer: peer.name, ratio: Number((edge.rps / other.rps).toFixed(2)) });
   }
-  const stateless = at('mcp-edge stateless', c);
-  const floor = at('fetch-only worker', c);
-  for (const [mine, theirs] of [[edge, at('baseline mcp-edge', c)], [stateless, at('baseline mcp-edge stateless', c)]]) {
-    if (mine && theirs) ratios.push({ sessions: c, peer: `${theirs.server} (the build in BENCH_BASELINE)`, ratio: Number((mine.rps / theirs.rps).toFixed(2)) });
+  const stateless = at('mcp-edge stateless', c, t);
+  const floor = at('fetch-only worker', c, t);
+  for (const [mine, theirs] of [[edge, at('baseline mcp-edge', c, t)], [stateless, at('baseline mcp-edge stateless', c, t)]]) {
+    if (mine && theirs) ratios.push({ sessions: c, threads: t, peer: `${theirs.server} (the build in BENCH_BASELINE)`, ratio: Number((mine.rps / theirs.rps).toFixed(2)) });
     if (mine?.kinstructions_per_call && theirs?.kinstructions_per_call) {
-      ratios.push({ sessions: c, peer: `${theirs.server} (its instructions per call ÷ ours)`, ratio: Number((theirs.kinstructions_per_call / mine.kinstructions_per_call).toFixed(2)) });
+      ratios.push({ sessions: c, threads: t, peer: `${theirs.server} (its instructions per call ÷ ours)`, ratio: Number((theirs.kinstructions_per_call / mine.kinstructions_per_call).toFixed(2)) });
     }
   }
   // The health figures on ÷ off: the same build and configuration, in the same rounds.
-  for (const [on, off] of [[edge, at('mcp-edge health off', c)], [stateless, at('mcp-edge stateless health off', c)]]) {
-    if (on && off) ratios.push({ sessions: c, peer: `${off.server} (health figures on ÷ off)`, ratio: Number((on.rps / off.rps).toFixed(2)) });
+  for (const [on, off] of [[edge, at('mcp-edge health off', c, t)], [stateless, at('mcp-edge stateless health off', c, t)]]) {
+    if (on && off) ratios.push({ sessions: c, threads: t, peer: `${off.server} (health figures on ÷ off)`, ratio: Number((on.rps / off.rps).toFixed(2)) });
     if (on?.kinstructions_per_call && off?.kinstructions_per_call) {
-      ratios.push({ sessions: c, peer: `${off.server} (health figures: its instructions per call ÷ ours)`, ratio: Number((off.kinstructions_per_call / on.kinstructions_per_call).toFixed(2)) });
+      ratios.push({ sessions: c, threads: t, peer: `${off.server} (health figures: its instructions per call ÷ ours)`, ratio: Number((off.kinstructions_per_call / on.kinstructions_per_call).toFixed(2)) });
     }
   }
-  if (stateless && floor) ratios.push({ sessions: c, peer: 'fetch-only worker (stateless mode)', ratio: Number((stateless.rps / floor.rps).toFixed(2)) });
+  if (stateless && floor) ratios.push({ sessions: c, threads: t, peer: 'fetch-only worker (stateless mode)', ratio: Number((stateless.rps / floor.rps).toFixed(2)) });
+  // Issue 26's targets, as ratios of the same run: CPU per sessionful call, and its p99, over
+  // the floor's (lower is better for both).
+  if (edge?.cpu_ms_per_call && floor?.cpu_ms_per_call) ratios.push({ sessions: c, threads: t, peer: 'fetch-only worker (CPU per call: ours ÷ its, lower is better)', ratio: Number((edge.cpu_ms_per_call / floor.cpu_ms_per_call).toFixed(2)) });
+  if (edge?.p99_ms && floor?.p99_ms) ratios.push({ sessions: c, threads: t, peer: 'fetch-only worker (p99: ours ÷ its, lower is better)', ratio: Number((edge.p99_ms / floor.p99_ms).toFixed(2)) });
   // The same comparison by the work each call takes, which the host's drift hardly moves.
   if (stateless?.kinstructions_per_call && floor?.kinstructions_per_call) {
-    ratios.push({ sessions: c, peer: 'fetch-only worker (stateless mode; its instructions per call ÷ ours)', ratio: Number((floor.kinstructions_per_call / stateless.kinstructions_per_call).toFixed(2)) });
+    ratios.push({ sessions: c, threads: t, peer: 'fetch-only worker (stateless mode; its instructions per call ÷ ours)', ratio: Number((floor.kinstructions_per_call / stateless.kinstructions_per_call).toFixed(2)) });
   }
 }
 
-const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds };
+const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const results = { date: new Date().toISOString(), machine, rows, ratios, bundles };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
 const table = [
-  `Measured ${results.date} on ${machine.cpus} × ${machine.model}, Node ${machine.node}, ${seconds} s per run, ${rounds} interleaved rounds (medians; req/s of each round in brackets), wrk with 1 thread.`,
+  `Measured ${results.date} on ${machine.cpus} × ${machine.model}, Node ${machine.node}, ${seconds} s per run, ${rounds} interleaved rounds (medians; req/s of each round in brackets), wrk with ${threadCounts.join(' and ')} threads.`,
   '',
-  '| server | sessions | req/s | p50 ms | p99 ms | CPU ms/call | k instructions/call | RSS MiB | DO requests/call | non-2xx | checked replies wrong |',
-  '|---|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.server} | ${r.sessions} | ${r.rps} (${r.rps_rounds.join(', ')}) | ${r.p50_ms} | ${r.p99_ms} | ${r.cpu_ms_per_call} | ${r.kinstructions_per_call ?? '—'} | ${r.rss_mib} | ${r.object_requests_per_call} | ${r.non2xx} | ${r.mismatches} |`),
+  '| server | sessions | wrk threads | req/s | p50 ms | p99 ms | p99.9 ms | CPU ms/call | k instructions/call | RSS MiB | DO requests/call | non-2xx | checked replies wrong |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.server} | ${r.sessions} | ${r.threads} | ${r.rps} (${r.rps_rounds.join(', ')}) | ${r.p50_ms} | ${r.p99_ms} | ${r.p999_ms} | ${r.cpu_ms_per_call} | ${r.kinstructions_per_call ?? '—'} | ${r.rss_mib} | ${r.object_requests_per_call} | ${r.non2xx} | ${r.mismatches} |`),
   '',
-  '| sessions | mcp-edge ÷ | ratio |',
-  '|---|---|---|',
-  ...ratios.map((r) => `| ${r.sessions} | ${r.peer} | ${r.ratio} |`),
+  '| sessions | wrk threads | mcp-edge ÷ | ratio |',
+  '|---|---|---|---|',
+  ...ratios.map((r) => `| ${r.sessions} | ${r.threads} | ${r.peer} | ${r.ratio} |`),
   '',
   '| bundle file | raw bytes | gzip bytes |',
   '|---|---|---|',

@@ -1,6 +1,8 @@
 // The TypeScript SDK on Node, as n8n's MCP Trigger runs it: McpServer with a Streamable HTTP
 // transport per session, serving the same `echo` tool through fetch. Port and upstream come from
-// the environment (PORT, UPSTREAM_URL); prints "listening <port>" when ready.
+// the environment (PORT, UPSTREAM_URL), and the reply mode too: JSON_RESPONSE=1 answers each
+// call with one JSON body (`enableJsonResponse`), otherwise with an SSE stream, the SDK's
+// default. Prints "listening <port>" when ready.
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -8,6 +10,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 
 const upstream = process.env.UPSTREAM_URL;
+const enableJsonResponse = process.env.JSON_RESPONSE === '1';
 const transports = new Map();
 
 function newServer() {
@@ -27,7 +30,7 @@ const http = createServer(async (req, res) => {
   const sid = req.headers['mcp-session-id'];
   let transport = sid && transports.get(sid);
   if (!transport) {
-    transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse: true, onsessioninitialized: (id) => transports.set(id, transport) });
+    transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), enableJsonResponse, onsessioninitialized: (id) => transports.set(id, transport) });
     await newServer().connect(transport);
   }
   await transport.handleRequest(req, res, parsed);
