@@ -5,7 +5,9 @@
 //! loop. Writes bench/results/<date>.json and .md and prints the table.
 //!
 //!   npm run bench                       BENCH_SECONDS (default 10) per run; BENCH_ROUNDS (default 3);
-//!                                       BENCH_CONCURRENCY=1,16,64;
+//!                                       BENCH_CONCURRENCY=1,16,64; BENCH_THREADS=1,2 (wrk's);
+//!                                       COLD_RUNS=10 fresh isolates per peer for the cold starts
+//!                                       (bench/coldstart.mjs), BENCH_COLD=0 to skip them;
 //!                                       BENCH_SERVERS=mcp-edge,fetch-only (names start with these)
 //!                                       BENCH_BASELINE=<dir>: another build of mcp-edge (another
 //!                                       commit's `node scripts/build.mjs --out-dir …`) beside it
@@ -23,6 +25,8 @@ import { root, run, setup } from '../scripts/setup.mjs';
 import { build } from '../scripts/build.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
 import { childPids, countUserEvents, cpuSeconds, rssMiB } from './proc.mjs';
+import { peerBundles, workerPeer } from './peers.mjs';
+import { coldStarts, coldStartTable } from './coldstart.mjs';
 import { demoHandler } from '../examples/default/upstream.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -40,26 +44,6 @@ if (spawnSync('wrk', ['--version']).error) {
 const dir = build({ outDir: 'build-bench' });
 const benchConfig = join(root, 'bench', 'mcp-edge.bench.json');
 
-/** Installs the `agents` peers (pinned in bench/peers/package.json) and bundles each with
- *  wrangler, as `wrangler deploy` would; returns the bundles' paths. Quick when present. */
-function peerBundles() {
-  const peers = join(root, '.mcp-edge', 'bench-peers');
-  mkdirSync(peers, { recursive: true });
-  const manifest = readFileSync(join(root, 'bench', 'peers', 'package.json'), 'utf8');
-  const installed = existsSync(join(peers, 'package.json')) && readFileSync(join(peers, 'package.json'), 'utf8') === manifest;
-  if (!installed || !existsSync(join(peers, 'node_modules', 'agents'))) {
-    writeFileSync(join(peers, 'package.json'), manifest);
-    run('npm', ['install', '--no-audit', '--no-fund', '--prefix', peers]);
-  }
-  const bundles = {};
-  for (const [name, toml] of [['create-mcp-handler', ''], ['mcp-agent', '\n[[durable_objects.bindings]]\nname = "MCP_OBJECT"\nclass_name = "EchoAgent"\n\n[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["EchoAgent"]\n']]) {
-    writeFileSync(join(peers, `src-${name}.js`), readFileSync(join(root, 'bench', 'peers', `${name}.js`)));
-    writeFileSync(join(peers, `${name}.toml`), `name = "bench-${name}"\nmain = "src-${name}.js"\ncompatibility_date = "2026-04-01"\ncompatibility_flags = ["nodejs_compat"]\n${toml}`);
-    run(join(root, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--config', join(peers, `${name}.toml`), '--outdir', join(peers, `out-${name}`)], { stdio: ['ignore', 'ignore', 'inherit'] });
-    bundles[name] = join(peers, `out-${name}`, `src-${name}.js`);
-  }
-  return bundles;
-}
 const peerScripts = process.env.BENCH_SERVERS && !process.env.BENCH_SERVERS.includes('agents') ? {} : peerBundles();
 
 const upstream = createServer(demoHandler);
@@ -159,27 +143,21 @@ const servers = [
     path: '/',
     sessions: false,
     objectRequestsPerCall: 0,
-    start: () => startMiniflare({ modules: true, scriptPath: join(root, 'bench', 'peers', 'fetch-only.js'), bindings: { UPSTREAM_URL: upstreamUrl } }),
+    start: () => startMiniflare(workerPeer('fetch-only', peerScripts, upstreamUrl)),
   },
   {
     name: 'agents createMcpHandler',
     path: '/mcp',
     sessions: true,
     objectRequestsPerCall: 0,
-    start: () => startMiniflare({ modules: true, scriptPath: peerScripts['create-mcp-handler'], compatibilityFlags: ['nodejs_compat'], bindings: { UPSTREAM_URL: upstreamUrl } }),
+    start: () => startMiniflare(workerPeer('create-mcp-handler', peerScripts, upstreamUrl)),
   },
   {
     name: 'agents McpAgent',
     path: '/mcp',
     sessions: true,
     objectRequestsPerCall: 1,
-    start: () => startMiniflare({
-      modules: true,
-      scriptPath: peerScripts['mcp-agent'],
-      compatibilityFlags: ['nodejs_compat'],
-      durableObjects: { MCP_OBJECT: { className: 'EchoAgent', useSQLite: true } },
-      bindings: { UPSTREAM_URL: upstreamUrl },
-    }),
+    start: () => startMiniflare(workerPeer('mcp-agent', peerScripts, upstreamUrl)),
   },
   // The SDK's two reply modes: one JSON body per call, and its default, an SSE stream per call.
   {
@@ -312,6 +290,8 @@ for (const { c, t } of loads) {
     });
   }
 }
+// Cold start: fresh workerd processes per Workers peer (bench/coldstart.mjs); BENCH_COLD=0 skips.
+const cold = process.env.BENCH_COLD === '0' || !peerScripts['create-mcp-handler'] ? undefined : await coldStarts({ dir, bundles: peerScripts, upstreamUrl });
 upstream.close();
 
 const size = (file) => {
@@ -356,7 +336,7 @@ for (const { c, t } of loads) {
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const results = { date: new Date().toISOString(), machine, rows, ratios, bundles };
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
@@ -374,6 +354,7 @@ const table = [
   '| bundle file | raw bytes | gzip bytes |',
   '|---|---|---|',
   ...Object.entries(bundles).map(([f, s]) => `| ${f} | ${s.raw} | ${s.gzip} |`),
+  ...(cold ? ['', coldStartTable(cold)] : []),
 ].join('\n');
 writeFileSync(join(root, 'bench', 'results', `${stamp}.md`), table + '\n');
 console.log(table);
