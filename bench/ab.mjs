@@ -9,6 +9,12 @@
 //!   AB_PATH=/stateless/mcp AB_ROUNDS=8 node bench/ab.mjs ...        (/mcp and 6 rounds by default)
 //!   AB_SECONDS=8 AB_WARMUP=10 node bench/ab.mjs ...                 (longer rounds and warm-up)
 //!   AB_EVENTS=stalled-cycles-frontend:u,branch-misses:u node bench/ab.mjs ...  (more perf events)
+//!   node bench/ab.mjs build-bench build-bench=/tmp/other-config.json  (one build, two configurations)
+//!   AB_TOGETHER=1 node bench/ab.mjs ...                             (every build loaded at once)
+//!
+//! Each build after the first also gets the median of its rounds' CPU per call over the first's
+//! in the same round. Where perf cannot count instructions, AB_TOGETHER=1 is the steadier check:
+//! the builds share each moment of the host's drift.
 //!
 //! Paired differences under about 3 % are noise with 3 s rounds on a drifting host; 8 s rounds
 //! after 10 s of warm-up bring that to about 1.5 %.
@@ -22,7 +28,6 @@
 //! directory with `node scripts/build.mjs --out-dir build-x`, in this clone or another. Each build
 //! runs with bench/mcp-edge.bench.json (AB_CONFIG names another).
 import { createServer } from 'node:http';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { Miniflare } from 'miniflare';
@@ -30,9 +35,11 @@ import { demoHandler } from '../examples/default/upstream.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
 import { root } from '../scripts/setup.mjs';
 import { childPids, cpuSeconds, countUserEvents } from './proc.mjs';
+import { openSessions, wrk } from './load.mjs';
 
 const path = process.env.AB_PATH ?? '/mcp';
 const rounds = Number(process.env.AB_ROUNDS ?? 6);
+const together = process.env.AB_TOGETHER === '1';
 const roundSeconds = Number(process.env.AB_SECONDS ?? 3);
 const warmupSeconds = Number(process.env.AB_WARMUP ?? 2);
 // The PMU counts only a few events at once: two beside instructions and cycles counted exactly on
@@ -49,51 +56,40 @@ const bindings = { UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}` }
 
 async function start(target) {
   const before = new Set(childPids(process.pid, 'workerd'));
-  const file = isAbsolute(target) ? target : join(root, target);
+  // `<dir>=<config>` serves that build with a configuration of its own.
+  const [path_, own] = target.split('=');
+  const file = isAbsolute(path_) ? path_ : join(root, path_);
   const mf = target.endsWith('.js')
     ? new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', modules: true, script: readFileSync(file, 'utf8'), bindings, handleRuntimeStdio: drain })
-    : serveWorker({ dir: file, config: process.env.AB_CONFIG ?? join(root, 'bench', 'mcp-edge.bench.json'), bindings });
+    : serveWorker({ dir: file, config: own ?? process.env.AB_CONFIG ?? join(root, 'bench', 'mcp-edge.bench.json'), bindings });
   const url = new URL(path, await mf.ready);
   const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
-  const sessions = [];
-  if (path === '/mcp' && !target.endsWith('.js')) {
-    for (let i = 0; i < 16; i++) {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ab', version: '1' } } }),
-      });
-      await res.text();
-      sessions.push(res.headers.get('mcp-session-id'));
-    }
-  }
+  const sessions = path === '/mcp' && !target.endsWith('.js') ? await openSessions(url, 16) : [];
   return { target, mf, url, pid, sessions, rounds: [] };
 }
 
-function wrk(server, seconds) {
-  const args = ['-t', '1', '-c', '16', '-d', `${seconds}s`, '-s', join(root, 'bench', 'load.lua'), server.url.origin];
-  const child = spawn('wrk', args, { env: { ...process.env, BENCH_PATH: server.url.pathname, SESSIONS: server.sessions.join(',') } });
-  let out = '';
-  child.stdout.on('data', (d) => (out += d));
-  return new Promise((resolve) => child.on('close', () => resolve(JSON.parse(out.split('\n').find((l) => l.startsWith('{"requests"'))))));
-}
+const load = (server, seconds) => wrk(server.url, { sessions: server.sessions, connections: 16, seconds });
 
 const servers = [];
 for (const target of targets) servers.push(await start(target));
-for (const server of servers) await wrk(server, warmupSeconds);
-for (let round = 0; round < rounds; round++) {
-  for (const server of servers) {
-    const before = cpuSeconds(server.pid);
-    const counter = countUserEvents(server.pid, extraEvents);
-    const result = await wrk(server, roundSeconds);
-    const counted = await counter?.stop();
-    server.rounds.push({
-      us: ((cpuSeconds(server.pid) - before) * 1e6) / result.requests,
-      perCall: counted && Object.fromEntries(Object.entries(counted).map(([event, n]) => [event, n / result.requests])),
-      rps: result.requests / (result.duration_us / 1e6),
-      bad: result.non2xx + result.mismatches,
-    });
-  }
+for (const server of servers) await load(server, warmupSeconds);
+/** One round of `server`: its CPU per call, and what perf counted. */
+async function round(server) {
+  const before = cpuSeconds(server.pid);
+  const counter = countUserEvents(server.pid, extraEvents);
+  const result = await load(server, roundSeconds);
+  const counted = await counter?.stop();
+  server.rounds.push({
+    us: ((cpuSeconds(server.pid) - before) * 1e6) / result.requests,
+    perCall: counted && Object.fromEntries(Object.entries(counted).map(([event, n]) => [event, n / result.requests])),
+    rps: result.requests / (result.duration_us / 1e6),
+    bad: result.non2xx + result.mismatches,
+  });
+}
+for (let r = 0; r < rounds; r++) {
+  // AB_TOGETHER=1 loads every build at once, so a drift of the host's speed lands on all alike.
+  if (together) await Promise.all(servers.map(round));
+  else for (const server of servers) await round(server);
 }
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 for (const s of servers) {
@@ -105,7 +101,9 @@ for (const s of servers) {
       // The counts come named as `countUserEvents` names them: cycles, then the extra events.
       Object.keys(counts[0]).filter((e) => e !== 'instructions').map((e) => `${median(thousands(e)).toFixed(e === 'cycles' ? 0 : 1)}k ${e}`).join(', ')
     : '';
-  console.log(`${s.target}: ${median(us).toFixed(0)} µs CPU per call (rounds ${us.map((u) => u.toFixed(0)).join(' ')})${counted}, ${median(s.rounds.map((r) => r.rps)).toFixed(0)} req/s, ${s.rounds.reduce((n, r) => n + r.bad, 0)} bad replies`);
+  // Each round's CPU per call over the first build's in the same round: the paired ratio.
+  const paired = s === servers[0] ? '' : `, ${median(s.rounds.map((r, i) => r.us / servers[0].rounds[i].us)).toFixed(3)}× the first's (median of the rounds' ratios)`;
+  console.log(`${s.target}: ${median(us).toFixed(0)} µs CPU per call (rounds ${us.map((u) => u.toFixed(0)).join(' ')})${counted}${paired}, ${median(s.rounds.map((r) => r.rps)).toFixed(0)} req/s, ${s.rounds.reduce((n, r) => n + r.bad, 0)} bad replies`);
 }
 for (const s of servers) await s.mf.dispose();
 upstream.close();

@@ -1,10 +1,19 @@
 -- wrk script: `tools/call echo` in a loop over pre-initialized sessions (SESSIONS, comma
--- separated; empty for servers without sessions) on PATH. Replies are sampled for the echoed
--- text; the summary is one JSON line on stdout.
+-- separated, or SESSIONS_FILE, a file of them, for more than an environment variable holds;
+-- empty for servers without sessions) on PATH. BODY replaces the request and CHECK the text a
+-- reply must hold. Replies are sampled for that text; the summary is one JSON line on stdout.
 local path = os.getenv("BENCH_PATH") or "/mcp"
+local listed = os.getenv("SESSIONS") or ""
+local file = os.getenv("SESSIONS_FILE")
+if file then
+  local f = io.open(file, "r")
+  listed = f:read("*a")
+  f:close()
+end
 local sessions = {}
-for id in string.gmatch(os.getenv("SESSIONS") or "", "[^,]+") do sessions[#sessions + 1] = id end
-local body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bench-echo"}}}'
+for id in string.gmatch(listed, "[^,%s]+") do sessions[#sessions + 1] = id end
+local body = os.getenv("BODY") or '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bench-echo"}}}'
+local check = os.getenv("CHECK") or '"message":"bench-echo"'
 local threads = {}
 local counter = 0
 mismatches = 0
@@ -31,7 +40,7 @@ end
 function response(status, headers, reply)
   -- Every 16th reply is checked for the echoed text.
   seen = seen + 1
-  if seen % 16 == 0 and (status ~= 200 or not string.find(reply, '"message":"bench-echo"', 1, true)) then
+  if seen % 16 == 0 and (status ~= 200 or not string.find(reply, check, 1, true)) then
     mismatches = mismatches + 1
   end
 end

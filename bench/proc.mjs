@@ -48,6 +48,14 @@ export function countUserEvents(pid, extra = []) {
   return { stop: () => (child.kill('SIGINT'), ended) };
 }
 
+/** Why perf counts no instructions on this host: its own words. */
+export function perfUnavailable() {
+  const probe = spawnSync('perf', ['stat', '-x,', '-e', 'instructions:u,cycles:u', '--', 'true'], { encoding: 'utf8' });
+  if (probe.error) return `perf: ${probe.error.code === 'ENOENT' ? 'not installed' : probe.error.message}`;
+  const said = probe.stderr.split('\n').filter((l) => /instructions|not supported|not counted|permission/i.test(l)).join('; ').trim();
+  return `\`perf stat -e instructions:u\` said: ${said || `exit status ${probe.status}`}`;
+}
+
 function perfCounts() {
   const probe = spawnSync('perf', ['stat', '-x,', '-e', 'instructions:u,cycles:u', '--', 'true'], { encoding: 'utf8' });
   return !probe.error && probe.status === 0 && /^\d+,[^,]*,instructions/m.test(probe.stderr) && /^\d+,[^,]*,cycles/m.test(probe.stderr);

@@ -8,6 +8,9 @@
 //!                                       BENCH_CONCURRENCY=1,16,64; BENCH_THREADS=1,2 (wrk's);
 //!                                       COLD_RUNS=10 fresh isolates per peer for the cold starts
 //!                                       (bench/coldstart.mjs), BENCH_COLD=0 to skip them;
+//!                                       SCALE_SESSIONS=5000 for the scale run (bench/scale.mjs),
+//!                                       BENCH_SCALE=0 to skip it; BENCH_METER=0 skips the
+//!                                       metered pass (bench/meter.mjs) and the cost table;
 //!                                       BENCH_SERVERS=mcp-edge,fetch-only (names start with these)
 //!                                       BENCH_BASELINE=<dir>: another build of mcp-edge (another
 //!                                       commit's `node scripts/build.mjs --out-dir …`) beside it
@@ -24,9 +27,13 @@ import { Miniflare } from 'miniflare';
 import { root, run, setup } from '../scripts/setup.mjs';
 import { build } from '../scripts/build.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
-import { childPids, countUserEvents, cpuSeconds, rssMiB } from './proc.mjs';
+import { childPids, countUserEvents, cpuSeconds, perfUnavailable, rssMiB } from './proc.mjs';
 import { peerBundles, workerPeer } from './peers.mjs';
 import { coldStarts, coldStartTable } from './coldstart.mjs';
+import { scale, scaleTables } from './scale.mjs';
+import { costTable } from './cost.mjs';
+import { meterPeers } from './meter.mjs';
+import { openSessions, wrk } from './load.mjs';
 import { demoHandler } from '../examples/default/upstream.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -112,51 +119,42 @@ const servers = [
     name: 'mcp-edge',
     path: '/mcp',
     sessions: true,
-    // At most one lease request per session each time its lease (sessions.leaseMs, 2 s)
-    // lapses; the Worker serves the calls in between alone.
-    objectRequestsPerCall: ({ sessions, runs, requests }) => `≤ ${((sessions * Math.ceil(seconds / 2) * runs) / requests).toFixed(3)}`,
     start: edgeWorker,
   },
   {
     name: 'mcp-edge stateless',
     path: '/stateless/mcp',
     sessions: false,
-    objectRequestsPerCall: 0,
     start: edgeWorker,
   },
   {
     name: 'mcp-edge health off',
     path: '/mcp',
     sessions: true,
-    objectRequestsPerCall: ({ sessions, runs, requests }) => `≤ ${((sessions * Math.ceil(seconds / 2) * runs) / requests).toFixed(3)}`,
     start: healthOffWorker,
   },
   {
     name: 'mcp-edge stateless health off',
     path: '/stateless/mcp',
     sessions: false,
-    objectRequestsPerCall: 0,
     start: healthOffWorker,
   },
   {
     name: 'fetch-only worker',
     path: '/',
     sessions: false,
-    objectRequestsPerCall: 0,
     start: () => startMiniflare(workerPeer('fetch-only', peerScripts, upstreamUrl)),
   },
   {
     name: 'agents createMcpHandler',
     path: '/mcp',
     sessions: true,
-    objectRequestsPerCall: 0,
     start: () => startMiniflare(workerPeer('create-mcp-handler', peerScripts, upstreamUrl)),
   },
   {
     name: 'agents McpAgent',
     path: '/mcp',
     sessions: true,
-    objectRequestsPerCall: 1,
     start: () => startMiniflare(workerPeer('mcp-agent', peerScripts, upstreamUrl)),
   },
   // The SDK's two reply modes: one JSON body per call, and its default, an SSE stream per call.
@@ -164,55 +162,21 @@ const servers = [
     name: 'Node SDK server (JSON)',
     path: '/mcp',
     sessions: true,
-    objectRequestsPerCall: 0,
     start: () => startNode(join(root, 'bench', 'peers', 'node-sdk.mjs'), { JSON_RESPONSE: '1' }),
   },
   {
     name: 'Node SDK server (SSE)',
     path: '/mcp',
     sessions: true,
-    objectRequestsPerCall: 0,
     start: () => startNode(join(root, 'bench', 'peers', 'node-sdk.mjs'), { JSON_RESPONSE: '0' }),
   },
   ...(baselineDir
     ? [
-        { name: 'baseline mcp-edge', path: '/mcp', sessions: true, objectRequestsPerCall: '—', start: baselineWorker },
-        { name: 'baseline mcp-edge stateless', path: '/stateless/mcp', sessions: false, objectRequestsPerCall: 0, start: baselineWorker },
+        { name: 'baseline mcp-edge', path: '/mcp', sessions: true, start: baselineWorker },
+        { name: 'baseline mcp-edge stateless', path: '/stateless/mcp', sessions: false, start: baselineWorker },
       ]
     : []),
 ];
-
-const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } };
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-
-async function openSessions(url, n) {
-  return Promise.all(Array.from({ length: n }, async () => {
-    const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify(INIT) });
-    if (res.status !== 200) throw new Error(`initialize: HTTP ${res.status} ${await res.text()}`);
-    await res.text();
-    const sid = res.headers.get('mcp-session-id');
-    const ack = await fetch(url, { method: 'POST', headers: { ...HEADERS, ...(sid ? { 'mcp-session-id': sid } : {}) }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
-    await ack.text();
-    return sid;
-  })).then((ids) => ids.filter(Boolean));
-}
-
-/** Runs wrk without blocking this process, whose event loop serves the upstream. */
-function wrk(url, sessions, connections, threads = 1) {
-  const args = ['-t', String(Math.min(threads, connections)), '-c', String(connections), '-d', `${seconds}s`, '--latency', '-s', join(root, 'bench', 'load.lua'), url.origin];
-  const child = spawn('wrk', args, { env: { ...process.env, BENCH_PATH: url.pathname, SESSIONS: sessions.join(',') } });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  return new Promise((resolve, reject) => {
-    child.on('close', () => {
-      const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
-      if (line) resolve(JSON.parse(line));
-      else reject(new Error(`wrk printed no summary:\n${out}\n${err}`));
-    });
-  });
-}
 
 const only = (process.env.BENCH_SERVERS ?? '').split(',').filter(Boolean);
 const chosen = servers.filter((s) => !only.length || only.some((o) => s.name.startsWith(o)));
@@ -235,7 +199,7 @@ try {
       const url = new URL(server.path, instances.get(server).url);
       sessions.set(server, server.sessions ? await openSessions(url, c) : []);
       // Warm up: JIT, isolate, first session objects.
-      await wrk(url, sessions.get(server), c);
+      await wrk(url, { sessions: sessions.get(server), connections: c, seconds });
     }
     for (let round = 0; round < rounds; round++) {
       for (const t of threadsFor(c)) {
@@ -244,7 +208,7 @@ try {
           const url = new URL(server.path, instance.url);
           const cpuBefore = cpuSeconds(instance.pid);
           const counter = countUserEvents(instance.pid);
-          const result = await wrk(url, sessions.get(server), c, t);
+          const result = await wrk(url, { sessions: sessions.get(server), connections: c, seconds, threads: t });
           const cpu = cpuSeconds(instance.pid) - cpuBefore;
           const counted = await counter?.stop();
           const key = `${server.name}|${c}|${t}`;
@@ -283,7 +247,6 @@ for (const { c, t } of loads) {
       // host whose speed drifts.
       kinstructions_per_call: requests && all.every((r) => r.instructions > 0) ? Math.round(median(all.map((r) => r.instructions / r.result.requests / 1000))) : null,
       rss_mib: Number(Math.max(...all.map((r) => r.rss)).toFixed(1)),
-      object_requests_per_call: typeof server.objectRequestsPerCall === 'function' ? server.objectRequestsPerCall({ sessions: c, runs: all.length, requests }) : server.objectRequestsPerCall,
       non2xx: sum((r) => r.result.non2xx),
       socket_errors: sum((r) => r.result.socket_errors),
       mismatches: sum((r) => r.result.mismatches),
@@ -292,6 +255,11 @@ for (const { c, t } of loads) {
 }
 // Cold start: fresh workerd processes per Workers peer (bench/coldstart.mjs); BENCH_COLD=0 skips.
 const cold = process.env.BENCH_COLD === '0' || !peerScripts['create-mcp-handler'] ? undefined : await coldStarts({ dir, bundles: peerScripts, upstreamUrl });
+// The meter: what each Workers peer makes Cloudflare bill per call, counted in a pass of its own
+// (bench/meter.mjs); the cost table prices it. BENCH_METER=0 skips.
+const metered = process.env.BENCH_METER === '0' ? undefined : await meterPeers({ dir, bundles: peerScripts, upstreamUrl });
+// Scale: 5,000 sessions, and 1,000 tools (bench/scale.mjs); BENCH_SCALE=0 skips.
+const scaled = process.env.BENCH_SCALE === '0' ? undefined : await scale({ dir });
 upstream.close();
 
 const size = (file) => {
@@ -336,16 +304,17 @@ for (const { c, t } of loads) {
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold };
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, metered, scale: scaled };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
 const table = [
   `Measured ${results.date} on ${machine.cpus} × ${machine.model}, Node ${machine.node}, ${seconds} s per run, ${rounds} interleaved rounds (medians; req/s of each round in brackets), wrk with ${threadCounts.join(' and ')} threads.`,
   '',
-  '| server | sessions | wrk threads | req/s | p50 ms | p99 ms | p99.9 ms | CPU ms/call | k instructions/call | RSS MiB | DO requests/call | non-2xx | checked replies wrong |',
-  '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
-  ...rows.map((r) => `| ${r.server} | ${r.sessions} | ${r.threads} | ${r.rps} (${r.rps_rounds.join(', ')}) | ${r.p50_ms} | ${r.p99_ms} | ${r.p999_ms} | ${r.cpu_ms_per_call} | ${r.kinstructions_per_call ?? '—'} | ${r.rss_mib} | ${r.object_requests_per_call} | ${r.non2xx} | ${r.mismatches} |`),
+  '| server | sessions | wrk threads | req/s | p50 ms | p99 ms | p99.9 ms | CPU ms/call | k instructions/call | RSS MiB | non-2xx | checked replies wrong |',
+  '|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ...rows.map((r) => `| ${r.server} | ${r.sessions} | ${r.threads} | ${r.rps} (${r.rps_rounds.join(', ')}) | ${r.p50_ms} | ${r.p99_ms} | ${r.p999_ms} | ${r.cpu_ms_per_call} | ${r.kinstructions_per_call ?? '—'} | ${r.rss_mib} | ${r.non2xx} | ${r.mismatches} |`),
+  ...(rows.some((r) => r.kinstructions_per_call) ? [] : ['', `Instructions per call: — in every row, as perf cannot count them here (${perfUnavailable()}).`]),
   '',
   '| sessions | wrk threads | mcp-edge ÷ | ratio |',
   '|---|---|---|---|',
@@ -355,6 +324,8 @@ const table = [
   '|---|---|---|',
   ...Object.entries(bundles).map(([f, s]) => `| ${f} | ${s.raw} | ${s.gzip} |`),
   ...(cold ? ['', coldStartTable(cold)] : []),
+  ...(scaled ? ['', scaleTables(scaled)] : []),
+  ...(metered ? ['', costTable(rows, metered)] : []),
 ].join('\n');
 writeFileSync(join(root, 'bench', 'results', `${stamp}.md`), table + '\n');
 console.log(table);

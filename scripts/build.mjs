@@ -26,6 +26,13 @@ function inputsHash() {
   return hash.digest('hex');
 }
 
+/** The opt-level of Cargo.toml's release profile. */
+function cargoOptLevel() {
+  const level = /\[profile\.release\][^[]*?opt-level\s*=\s*"?([0-9sz])"?/.exec(readFileSync(join(root, 'Cargo.toml'), 'utf8'));
+  if (!level) throw new Error('[build] Cargo.toml has no opt-level in [profile.release]');
+  return level[1];
+}
+
 /** worker-build runs esbuild with its own flags; this one adds that the configuration stays an
  *  import of the module, for wrangler or Miniflare to resolve. */
 function esbuildLeavingConfig() {
@@ -41,7 +48,10 @@ export function build({ outDir = 'build', testHooks = false } = {}) {
   const stamp = join(root, outDir, '.inputs');
   // MCP_EDGE_KEEP_NAMES=1 keeps function names, for CPU profiles (bench/profile.mjs).
   const keepNames = process.env.MCP_EDGE_KEEP_NAMES === '1';
-  const hash = inputsHash() + (testHooks ? '+hooks' : '') + (keepNames ? '+names' : '');
+  // MCP_EDGE_OPT_LEVEL=3|2|s|z builds at another optimization level (rustc's and wasm-opt's), to
+  // compare with bench/ab.mjs; Cargo.toml's profile.release sets the shipped one.
+  const optLevel = process.env.MCP_EDGE_OPT_LEVEL ?? cargoOptLevel();
+  const hash = inputsHash() + (testHooks ? '+hooks' : '') + (keepNames ? '+names' : '') + `+O${optLevel}`;
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(join(root, outDir, 'index.js'))) {
     return join(root, outDir);
   }
@@ -51,6 +61,7 @@ export function build({ outDir = 'build', testHooks = false } = {}) {
       ...process.env,
       // A test build gets hooks: forced panics (tests/e2e/panic.test.mjs) and alarms on demand.
       MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0',
+      CARGO_PROFILE_RELEASE_OPT_LEVEL: optLevel,
       // worker-build would download these; the registries' copies are used instead.
       WASM_BINDGEN_BIN: 'wasm-bindgen',
       ESBUILD_BIN: esbuildLeavingConfig(),
@@ -60,15 +71,15 @@ export function build({ outDir = 'build', testHooks = false } = {}) {
   leanEntrypoint(join(root, outDir, 'index.js'));
   exportCheck(join(root, outDir, 'index.js'));
   microtasksByPromise(join(root, outDir, 'index.js'));
-  // worker-build keeps the function names section (a sixth of the module) for stack traces;
-  // panics still log their message and source location without it, and every isolate that
-  // starts cold has less to download and compile. A second -Oz over worker-build's output
-  // takes another 2.3 KB gzip off (measured at 0152253, 9 s of build time).
+  // wasm-opt runs here rather than in worker-build (Cargo.toml turns its pass off), at the level
+  // rustc built with. worker-build would keep the function names section (a sixth of the module)
+  // for stack traces; panics still log their message and source location without it, and every
+  // isolate that starts cold has less to download and compile.
   const wasm = join(root, outDir, 'index_bg.wasm');
   // The feature set worker-build itself enables: --all-features would let binaryen use
   // encodings workerd does not accept.
   const features = ['mutable-globals', 'sign-ext', 'nontrapping-float-to-int', 'bulk-memory', 'multivalue', 'reference-types', 'exception-handling'];
-  run(bin('wasm-opt'), ['-Oz', keepNames ? '-g' : '--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', wasm]);
+  run(bin('wasm-opt'), [`-O${optLevel}`, keepNames ? '-g' : '--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', wasm]);
   writeFileSync(stamp, hash);
   return join(root, outDir);
 }

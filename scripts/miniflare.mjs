@@ -19,11 +19,12 @@ export function workerModules(dir, config) {
 
 /** Starts the worker in `dir`, configured by the file `config`, with `bindings` (vars and
  *  secrets) on 127.0.0.1:`port`; `analyticsEngineDatasets`: Miniflare's local Analytics Engine
- *  bindings, `{BINDING: {dataset}}`. */
-export function serveWorker({ dir, config, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {}, analyticsEngineDatasets }) {
+ *  bindings, `{BINDING: {dataset}}`; `wrapModules`: the bench's meter (bench/meter.mjs) puts its
+ *  own entry in front of the Worker's modules. */
+export function serveWorker({ dir, config, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {}, analyticsEngineDatasets, wrapModules = (m) => m }) {
   return new Miniflare({
     modulesRoot: dir,
-    modules: workerModules(dir, config),
+    modules: wrapModules(workerModules(dir, config)),
     compatibilityDate: COMPATIBILITY_DATE,
     compatibilityFlags: COMPATIBILITY_FLAGS,
     durableObjects: { MCP_SESSIONS: 'McpSession' },

@@ -27,9 +27,10 @@ pub static TRY: Script = Script::new("console", include_str!("try.js"));
 /// The configuration editor and history: only on an admin's page.
 pub static ADMIN: Script = Script::new("console-admin", include_str!("admin.js"));
 
-/// The script served at `path`, if any.
+/// The script served at `path`, if any. Every request's path is asked, so the stem is matched
+/// first: the hash is worked out only for a path that could be the script's.
 pub fn find(path: &str) -> Option<&'static Script> {
-    [&TRY, &ADMIN].into_iter().find(|s| s.path() == path)
+    [&TRY, &ADMIN].into_iter().find(|s| path.strip_prefix('/').and_then(|p| p.strip_prefix(s.stem)).is_some_and(|rest| rest.starts_with('.')) && s.path() == path)
 }
 
 struct Names {

@@ -31,6 +31,8 @@ mod upstream;
 mod worker;
 mod writer;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
 use crate::catalog::Catalog;
@@ -54,6 +56,13 @@ fn catalog() -> Result<Arc<Catalog>, crate::error::Error> {
 /// upstream MCP servers join it.
 pub(crate) fn base_catalog() -> Result<Arc<Catalog>, crate::error::Error> {
     live::current().map_or_else(bundled, Ok)
+}
+
+/// A route's future, polled through a pointer. Without it the compiler inlines every route's
+/// state machine into its caller's poll: one function of some 150 KB, which V8 compiles whole on
+/// an isolate's first request, whichever route that request takes (docs/performance.md).
+pub(crate) fn apart<'a, T>(future: impl Future<Output = T> + 'a) -> Pin<Box<dyn Future<Output = T> + 'a>> {
+    Box::pin(future)
 }
 
 /// The bundled configuration, read and compiled once per isolate, when its first request comes.

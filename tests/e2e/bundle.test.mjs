@@ -5,7 +5,8 @@
 // the configuration's parser (issue 19), the OAuth authorization server (issue 21), the console
 // and the admin API (issue 22), upstream MCP servers (issue 23) and MCP Tasks (issue 24), to
 // 684 KiB at 696,364 bytes; the rescue of trapped requests and the outbox of replies whose stream
-// was gone (issue 25) made it 705,468. `npm test` builds the module before the tests run.
+// was gone (issue 25) made it 705,468. Issue 26 chose opt-level 2 by measurement (6 % less CPU
+// per call, the same cold start): 933,362. `npm test` builds the module before the tests run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

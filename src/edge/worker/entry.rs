@@ -117,23 +117,23 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
     let catalog = &catalog;
     let url = req.url()?;
     if let Some(token) = url.path.strip_prefix("/callbacks/") {
-        return crate::edge::worker::callbacks::receive(req, env, token).await;
+        return crate::edge::apart(crate::edge::worker::callbacks::receive(req, env, token)).await;
     }
     // The authorization server's endpoints are meant for other origins (browser-based clients
     // register and exchange codes cross-origin, without cookies), so the Origin allowlist of the
     // MCP routes does not apply; the Host check does.
     if crate::edge::worker::oauth::serves(catalog, &url.path) {
         any_host_allowed(&req, catalog)?;
-        return crate::edge::worker::oauth::serve(req, env, catalog, &url).await;
+        return crate::edge::apart(crate::edge::worker::oauth::serve(req, env, catalog, &url)).await;
     }
     // The admin API: bearer credentials only, from automation or the console on this origin.
     if crate::edge::worker::admin::serves(&url.path) {
         any_host_allowed(&req, catalog)?;
-        return crate::edge::worker::admin::serve(req, env, ctx, catalog, &url).await;
+        return crate::edge::apart(crate::edge::worker::admin::serve(req, env, ctx, catalog, &url)).await;
     }
     // The status page: a browser's top-level navigation, which sends no Origin.
     if crate::console::serves(catalog, &url.path) && crate::edge::worker::console::takes(&req, &url.path) {
-        return crate::edge::worker::console::serve(req, env, catalog, &url).await;
+        return crate::edge::apart(crate::edge::worker::console::serve(req, env, catalog, &url)).await;
     }
     let route = catalog.route(&url.path);
     let server_index = route.as_ref().map_or(0, |r| r.0);
@@ -174,15 +174,15 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
             let revision = crate::protocol::meta::is_stateless(req.header("mcp-protocol-version").as_deref(), None, req.header(crate::edge::http::SESSION_ID).is_some());
             let result = match (req.method(), endpoint, principal) {
                 (_, _, Err(error)) => Err(error),
-                (Method::Post, Endpoint::Mcp | Endpoint::Stream, Ok(p)) => streamable::post(req, env, (index, &p), endpoint, params, log).await,
+                (Method::Post, Endpoint::Mcp | Endpoint::Stream, Ok(p)) => crate::edge::apart(streamable::post(req, env, (index, &p), endpoint, params, log)).await,
                 // Stateless servers have no session to stream to or to end.
                 (Method::Get | Method::Delete, Endpoint::Mcp, _) if server.stateless.is_some() || revision => Err(Error::MethodNotAllowed("POST, OPTIONS")),
-                (Method::Delete, Endpoint::Mcp, Ok(p)) => streamable::delete(req, env, index, &p, log).await,
-                (Method::Get, Endpoint::Mcp, Ok(p)) => streamable::get(req, env, index, &p, log).await,
+                (Method::Delete, Endpoint::Mcp, Ok(p)) => crate::edge::apart(streamable::delete(req, env, index, &p, log)).await,
+                (Method::Get, Endpoint::Mcp, Ok(p)) => crate::edge::apart(streamable::get(req, env, index, &p, log)).await,
                 (_, Endpoint::Mcp, _) => Err(Error::MethodNotAllowed("GET, POST, DELETE, OPTIONS")),
-                (Method::Post, Endpoint::Notify, _) => crate::edge::object::registry::announce(req, env, server, index).await,
-                (Method::Get, Endpoint::LegacySse, Ok(p)) => crate::edge::worker::legacy_sse::open(req, env, index, &p, log).await,
-                (Method::Post, Endpoint::LegacyMessages, Ok(p)) => crate::edge::worker::legacy_sse::message(req, env, index, &p, log).await,
+                (Method::Post, Endpoint::Notify, _) => crate::edge::apart(crate::edge::object::registry::announce(req, env, server, index)).await,
+                (Method::Get, Endpoint::LegacySse, Ok(p)) => crate::edge::apart(crate::edge::worker::legacy_sse::open(req, env, index, &p, log)).await,
+                (Method::Post, Endpoint::LegacyMessages, Ok(p)) => crate::edge::apart(crate::edge::worker::legacy_sse::message(req, env, index, &p, log)).await,
                 (_, Endpoint::LegacySse, _) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
                 (_, Endpoint::Stream | Endpoint::Notify | Endpoint::LegacyMessages, _) => Err(Error::MethodNotAllowed("POST, OPTIONS")),
             };

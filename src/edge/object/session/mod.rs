@@ -159,7 +159,7 @@ impl McpSession {
         let (envelope, body) = Envelope::open(&input)?;
         let op = envelope.op;
         if op.is_call_result() {
-            return self.serve_result(&envelope, body).await;
+            return crate::edge::apart(self.serve_result(&envelope, body)).await;
         }
         #[cfg(mcp_edge_test_hooks)]
         if op == Op::TestAlarm {
@@ -169,16 +169,16 @@ impl McpSession {
         let session_id = envelope.session_id.clone();
         let server_index = envelope.server;
         if op == Op::OAuth {
-            return crate::edge::object::authority::serve(&self.state, body).await;
+            return crate::edge::apart(crate::edge::object::authority::serve(&self.state, body)).await;
         }
         if matches!(op, Op::HealthFlush | Op::HealthRead) {
-            return crate::edge::object::health::serve(&self.state, op, body).await;
+            return crate::edge::apart(crate::edge::object::health::serve(&self.state, op, body)).await;
         }
         if op == Op::Live {
-            return crate::edge::object::versions::serve(&self.state, body).await;
+            return crate::edge::apart(crate::edge::object::versions::serve(&self.state, body)).await;
         }
         if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::PrincipalOpen | Op::PrincipalClose | Op::PrincipalKeep) {
-            return registry::serve(&self.state, &self.env, op, server_index, &session_id, body).await;
+            return crate::edge::apart(registry::serve(&self.state, &self.env, op, server_index, &session_id, body)).await;
         }
         // Serve at least the configuration version the Worker served.
         crate::edge::live::refresh(&self.env, envelope.config).await;
@@ -219,7 +219,7 @@ impl McpSession {
                 // Nothing to stream for initialize: JSON when the client takes it.
                 respond(if json_ok { Framing::Json } else { framing }, &session_id, vec![reply], false)
             }
-            Op::Tasks => self.serve_stateless_task(server, &home, (route, &principal), body).await,
+            Op::Tasks => crate::edge::apart(self.serve_stateless_task(server, &home, (route, &principal), body)).await,
             Op::Lease => {
                 // The Worker serves the session's plain calls for a while: that is use too.
                 let session = self.session_for(server, Some(&principal)).await?;
@@ -254,17 +254,17 @@ impl McpSession {
                     return Err(Error::InvalidRequest(format!("batches are not supported in protocol version {}", session.protocol_version)));
                 }
                 let batch = parsed.batch;
-                let (session, actions) = self.dispatch_all(server, server_index, session, parsed.messages, (route, &principal)).await?;
-                let actions = self.tasks(server, &session, &home, actions).await;
+                let (session, actions) = crate::edge::apart(self.dispatch_all(server, server_index, session, parsed.messages, (route, &principal))).await?;
+                let actions = crate::edge::apart(self.tasks(server, &session, &home, actions)).await;
                 if actions.iter().all(|a| *a == Action::Nothing) {
                     return accepted(&session_id);
                 }
                 if json_ok && !batch {
-                    if let Some(response) = self.answer_lazily(server, &session, &home, &actions, &signal).await? {
+                    if let Some(response) = crate::edge::apart(self.answer_lazily(server, &session, &home, &actions, &signal)).await? {
                         return Ok(response);
                     }
                 }
-                self.run(server, session, &home, (framing, progress_update, &signal), actions, batch).await
+                crate::edge::apart(self.run(server, session, &home, (framing, progress_update, &signal), actions, batch)).await
             }
             Op::SseOpen => {
                 let now = now_ms();
@@ -327,7 +327,7 @@ impl McpSession {
                 if listens {
                     registry::listen(&self.env, server, server_index, &home.object, &session.lists).await?;
                 }
-                self.get(server, &session, &session_id, last_event_id.as_deref(), pending, &signal).await
+                crate::edge::apart(self.get(server, &session, &session_id, last_event_id.as_deref(), pending, &signal)).await
             }
             Op::Notify => {
                 // An upstream announced a change. A subscribed session gets it on its GET
