@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { root, setup } from '../scripts/setup.mjs';
-import { build } from '../scripts/build.mjs';
+import { build, buildRustFloor } from '../scripts/build.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
 import { demoHandler } from '../examples/default/upstream.mjs';
 import { childPids } from './proc.mjs';
@@ -63,6 +63,8 @@ export async function coldStarts({ dir, bundles, upstreamUrl, runs = Number(proc
     { name: 'agents createMcpHandler', create: peer('create-mcp-handler'), path: '/mcp', body: INIT },
     { name: 'agents McpAgent', create: peer('mcp-agent'), path: '/mcp', body: INIT },
     { name: 'fetch-only worker', create: peer('fetch-only'), path: '/', body: CALL },
+    // The same work in Rust: what a wasm worker's first request costs before any MCP work.
+    ...(bundles['rust-floor'] ? [{ name: 'Rust floor worker', create: peer('rust-floor'), path: '/', body: CALL }] : []),
   ];
   const samples = peers.map(() => []);
   for (let i = 0; i < runs; i++) {
@@ -100,7 +102,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const upstream = createServer(demoHandler);
   await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
   try {
-    console.log(coldStartTable(await coldStarts({ dir, bundles: peerBundles(), upstreamUrl: `http://127.0.0.1:${upstream.address().port}` })));
+    console.log(coldStartTable(await coldStarts({ dir, bundles: { ...peerBundles(), 'rust-floor': buildRustFloor() }, upstreamUrl: `http://127.0.0.1:${upstream.address().port}` })));
   } finally {
     upstream.close();
   }

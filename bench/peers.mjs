@@ -1,6 +1,6 @@
 //! The bench's Workers peers: Cloudflare's `agents` handlers (`createMcpHandler`, `McpAgent`,
 //! installed from bench/peers/package.json and bundled by wrangler as `wrangler deploy` would)
-//! and the fetch-only floor, as Miniflare options. bench/run.mjs and bench/coldstart.mjs serve
+//! the fetch-only floor, and that floor in Rust (bench/peers/rust-floor), as Miniflare options. bench/run.mjs and bench/coldstart.mjs serve
 //! them the same way.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,13 +27,16 @@ export function peerBundles() {
   return bundles;
 }
 
-/** Miniflare's options for the peer `name` (`fetch-only`, `create-mcp-handler`, `mcp-agent`),
+/** Miniflare's options for the peer `name` (`fetch-only`, `rust-floor`, `create-mcp-handler`, `mcp-agent`),
  *  given the bundles `peerBundles` made and the upstream they call. */
 export function workerPeer(name, bundles, upstreamUrl) {
   const bindings = { UPSTREAM_URL: upstreamUrl };
   switch (name) {
     case 'fetch-only':
       return { modules: true, scriptPath: join(root, 'bench', 'peers', 'fetch-only.js'), bindings };
+    // The same work in Rust on the `worker` crate (bench/peers/rust-floor), built as mcp-edge is.
+    case 'rust-floor':
+      return { modulesRoot: bundles['rust-floor'], modules: [{ type: 'ESModule', path: join(bundles['rust-floor'], 'index.js') }, { type: 'CompiledWasm', path: join(bundles['rust-floor'], 'index_bg.wasm') }], bindings };
     case 'create-mcp-handler':
       return { modules: true, scriptPath: bundles['create-mcp-handler'], compatibilityFlags: ['nodejs_compat'], bindings };
     case 'mcp-agent':

@@ -9,7 +9,8 @@
 //!                                       COLD_RUNS=10 fresh isolates per peer for the cold starts
 //!                                       (bench/coldstart.mjs), BENCH_COLD=0 to skip them;
 //!                                       SCALE_SESSIONS=5000 for the scale run (bench/scale.mjs),
-//!                                       BENCH_SCALE=0 to skip it; BENCH_METER=0 skips the
+//!                                       BENCH_SCALE=0 to skip it; BENCH_TAIL=0 skips the
+//!                                       fixed-rate tail latencies (bench/tail.mjs); BENCH_METER=0 skips the
 //!                                       metered pass (bench/meter.mjs) and the cost table;
 //!                                       BENCH_SERVERS=mcp-edge,fetch-only (names start with these)
 //!                                       BENCH_BASELINE=<dir>: another build of mcp-edge (another
@@ -25,7 +26,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Miniflare } from 'miniflare';
 import { root, run, setup } from '../scripts/setup.mjs';
-import { build } from '../scripts/build.mjs';
+import { build, buildRustFloor } from '../scripts/build.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
 import { childPids, countUserEvents, cpuSeconds, perfUnavailable, rssMiB } from './proc.mjs';
 import { peerBundles, workerPeer } from './peers.mjs';
@@ -33,6 +34,7 @@ import { coldStarts, coldStartTable } from './coldstart.mjs';
 import { scale, scaleTables } from './scale.mjs';
 import { costTable } from './cost.mjs';
 import { meterPeers } from './meter.mjs';
+import { tails, tailTable } from './tail.mjs';
 import { openSessions, wrk } from './load.mjs';
 import { demoHandler } from '../examples/default/upstream.mjs';
 
@@ -51,7 +53,11 @@ if (spawnSync('wrk', ['--version']).error) {
 const dir = build({ outDir: 'build-bench' });
 const benchConfig = join(root, 'bench', 'mcp-edge.bench.json');
 
-const peerScripts = process.env.BENCH_SERVERS && !process.env.BENCH_SERVERS.includes('agents') ? {} : peerBundles();
+const wanted = (name) => !process.env.BENCH_SERVERS || process.env.BENCH_SERVERS.split(',').some((o) => name.startsWith(o));
+const peerScripts = {
+  ...(wanted('agents') ? peerBundles() : {}),
+  ...(wanted('Rust floor') ? { 'rust-floor': buildRustFloor() } : {}),
+};
 
 const upstream = createServer(demoHandler);
 await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
@@ -144,6 +150,12 @@ const servers = [
     path: '/',
     sessions: false,
     start: () => startMiniflare(workerPeer('fetch-only', peerScripts, upstreamUrl)),
+  },
+  {
+    name: 'Rust floor worker',
+    path: '/',
+    sessions: false,
+    start: () => startMiniflare(workerPeer('rust-floor', peerScripts, upstreamUrl)),
   },
   {
     name: 'agents createMcpHandler',
@@ -255,6 +267,8 @@ for (const { c, t } of loads) {
 }
 // Cold start: fresh workerd processes per Workers peer (bench/coldstart.mjs); BENCH_COLD=0 skips.
 const cold = process.env.BENCH_COLD === '0' || !peerScripts['create-mcp-handler'] ? undefined : await coldStarts({ dir, bundles: peerScripts, upstreamUrl });
+// Tail latency at a fixed rate, below saturation (bench/tail.mjs); BENCH_TAIL=0 skips.
+const tail = process.env.BENCH_TAIL === '0' ? undefined : await tails({ dir, bundles: peerScripts, upstreamUrl });
 // The meter: what each Workers peer makes Cloudflare bill per call, counted in a pass of its own
 // (bench/meter.mjs); the cost table prices it. BENCH_METER=0 skips.
 const metered = process.env.BENCH_METER === '0' ? undefined : await meterPeers({ dir, bundles: peerScripts, upstreamUrl });
@@ -296,6 +310,11 @@ for (const { c, t } of loads) {
   // the floor's (lower is better for both).
   if (edge?.cpu_ms_per_call && floor?.cpu_ms_per_call) ratios.push({ sessions: c, threads: t, peer: 'fetch-only worker (CPU per call: ours ÷ its, lower is better)', ratio: Number((edge.cpu_ms_per_call / floor.cpu_ms_per_call).toFixed(2)) });
   if (edge?.p99_ms && floor?.p99_ms) ratios.push({ sessions: c, threads: t, peer: 'fetch-only worker (p99: ours ÷ its, lower is better)', ratio: Number((edge.p99_ms / floor.p99_ms).toFixed(2)) });
+  // What any Rust worker pays over the JS floor, and what mcp-edge pays over that.
+  const rust = at('Rust floor worker', c, t);
+  if (rust?.cpu_ms_per_call && floor?.cpu_ms_per_call) ratios.push({ sessions: c, threads: t, peer: 'fetch-only worker (CPU per call: the Rust floor\'s ÷ the JS floor\'s)', ratio: Number((rust.cpu_ms_per_call / floor.cpu_ms_per_call).toFixed(2)) });
+  if (edge?.cpu_ms_per_call && rust?.cpu_ms_per_call) ratios.push({ sessions: c, threads: t, peer: 'Rust floor worker (CPU per call: ours ÷ its, lower is better)', ratio: Number((edge.cpu_ms_per_call / rust.cpu_ms_per_call).toFixed(2)) });
+  if (stateless && rust) ratios.push({ sessions: c, threads: t, peer: 'Rust floor worker (stateless mode)', ratio: Number((stateless.rps / rust.rps).toFixed(2)) });
   // The same comparison by the work each call takes, which the host's drift hardly moves.
   if (stateless?.kinstructions_per_call && floor?.kinstructions_per_call) {
     ratios.push({ sessions: c, threads: t, peer: 'fetch-only worker (stateless mode; its instructions per call ÷ ours)', ratio: Number((floor.kinstructions_per_call / stateless.kinstructions_per_call).toFixed(2)) });
@@ -304,7 +323,7 @@ for (const { c, t } of loads) {
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, metered, scale: scaled };
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
@@ -324,6 +343,7 @@ const table = [
   '|---|---|---|',
   ...Object.entries(bundles).map(([f, s]) => `| ${f} | ${s.raw} | ${s.gzip} |`),
   ...(cold ? ['', coldStartTable(cold)] : []),
+  ...(tail ? ['', tailTable(tail)] : []),
   ...(scaled ? ['', scaleTables(scaled)] : []),
   ...(metered ? ['', costTable(rows, metered)] : []),
 ].join('\n');

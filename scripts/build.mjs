@@ -55,33 +55,54 @@ export function build({ outDir = 'build', testHooks = false } = {}) {
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(join(root, outDir, 'index.js'))) {
     return join(root, outDir);
   }
-  const bin = (name) => join(root, 'node_modules', '.bin', name);
-  run('worker-build', ['--release', '--out-dir', outDir], {
-    env: {
-      ...process.env,
-      // A test build gets hooks: forced panics (tests/e2e/panic.test.mjs) and alarms on demand.
-      MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0',
-      CARGO_PROFILE_RELEASE_OPT_LEVEL: optLevel,
-      // worker-build would download these; the registries' copies are used instead.
-      WASM_BINDGEN_BIN: 'wasm-bindgen',
-      ESBUILD_BIN: esbuildLeavingConfig(),
-      WASM_OPT_BIN: bin('wasm-opt'),
-    },
-  });
+  // A test build gets hooks: forced panics (tests/e2e/panic.test.mjs) and alarms on demand.
+  workerBuild(root, join(root, outDir), optLevel, { MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0' });
   leanEntrypoint(join(root, outDir, 'index.js'));
   exportCheck(join(root, outDir, 'index.js'));
   microtasksByPromise(join(root, outDir, 'index.js'));
-  // wasm-opt runs here rather than in worker-build (Cargo.toml turns its pass off), at the level
-  // rustc built with. worker-build would keep the function names section (a sixth of the module)
-  // for stack traces; panics still log their message and source location without it, and every
-  // isolate that starts cold has less to download and compile.
-  const wasm = join(root, outDir, 'index_bg.wasm');
+  wasmOpt(join(root, outDir, 'index_bg.wasm'), optLevel, keepNames);
+  writeFileSync(stamp, hash);
+  return join(root, outDir);
+}
+
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+
+/** worker-build of the crate in `crateDir` into `outDir` at `optLevel`, with the registries'
+ *  copies of the tools it would download. */
+function workerBuild(crateDir, outDir, optLevel, env = {}) {
+  run('worker-build', ['--release', '--out-dir', outDir], {
+    cwd: crateDir,
+    env: { ...process.env, ...env, CARGO_PROFILE_RELEASE_OPT_LEVEL: optLevel, WASM_BINDGEN_BIN: 'wasm-bindgen', ESBUILD_BIN: esbuildLeavingConfig(), WASM_OPT_BIN: bin('wasm-opt') },
+  });
+}
+
+/** wasm-opt runs here rather than in worker-build (Cargo.toml turns its pass off), at the level
+ *  rustc built with. worker-build would keep the function names section (a sixth of the module)
+ *  for stack traces; panics still log their message and source location without it, and every
+ *  isolate that starts cold has less to download and compile. */
+function wasmOpt(wasm, optLevel, keepNames = false) {
   // The feature set worker-build itself enables: --all-features would let binaryen use
   // encodings workerd does not accept.
   const features = ['mutable-globals', 'sign-ext', 'nontrapping-float-to-int', 'bulk-memory', 'multivalue', 'reference-types', 'exception-handling'];
   run(bin('wasm-opt'), [`-O${optLevel}`, keepNames ? '-g' : '--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', wasm]);
-  writeFileSync(stamp, hash);
-  return join(root, outDir);
+}
+
+/** The bench's Rust floor (bench/peers/rust-floor), built as the Worker is, at its opt-level:
+ *  the same wasm-opt pass and microtask scheduling, a plain handler object. Skipped when its
+ *  sources did not change. */
+export function buildRustFloor(outDir = join(root, '.mcp-edge', 'rust-floor')) {
+  const crateDir = join(root, 'bench', 'peers', 'rust-floor');
+  const hash = createHash('sha256');
+  for (const f of ['Cargo.toml', 'Cargo.lock', 'src/lib.rs']) hash.update(readFileSync(join(crateDir, f)));
+  const stamp = join(outDir, '.inputs');
+  const digest = hash.digest('hex') + readFileSync(join(root, 'scripts', 'build.mjs'), 'utf8').length;
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return outDir;
+  workerBuild(crateDir, outDir, '2', { CARGO_TARGET_DIR: join(root, 'target', 'rust-floor') });
+  leanEntrypoint(join(outDir, 'index.js'), { rescue: false });
+  microtasksByPromise(join(outDir, 'index.js'));
+  wasmOpt(join(outDir, 'index_bg.wasm'), '2');
+  writeFileSync(stamp, digest);
+  return outDir;
 }
 
 // worker-build exports the fetch handler as a `WorkerEntrypoint` class behind a Proxy, so every
@@ -91,24 +112,26 @@ export function build({ outDir = 'build', testHooks = false } = {}) {
 // throws or rejects with one. The Durable Object class keeps its Proxy, which recreates objects
 // built before a reinstantiation. When worker-build's output no longer has the expected shape,
 // its own entrypoint stays. esbuild's minified names may hold `$`, which `\w` does not match.
-function leanEntrypoint(file) {
+function leanEntrypoint(file, { rescue = true } = {}) {
   const js = readFileSync(file, 'utf8');
   const reinit = js.match(/function ([\w$]+)\(\)\{[\w$]+\.criticalError&&\(console\.log\("Reinitializing Wasm application"\)/)?.[1];
   const mark = js.match(/addEventListener\("error",[\w$]+=>\{([\w$]+)\([\w$]+\.error\)\}\)/)?.[1];
-  const entry = js.match(/var ([\w$]+)=class extends [\w$]+\{\};(?:\1\.prototype\.[\w$]+=[\w$]+;)*\1\.prototype\.fetch=function\(e\)\{return ([\w$]+)\.call\(this,e,this\.env,this\.ctx\)\};\1\.prototype\.queue=function\(e\)\{return ([\w$]+)\.call\(this,e,this\.env,this\.ctx\)\};/);
+  const entry = js.match(/var ([\w$]+)=class extends [\w$]+\{\};(?:\1\.prototype\.[\w$]+=[\w$]+;)*\1\.prototype\.fetch=function\(([\w$]+)\)\{return ([\w$]+)\.call\(this,\2,this\.env,this\.ctx\)\};(?:\1\.prototype\.queue=function\(([\w$]+)\)\{return ([\w$]+)\.call\(this,\4,this\.env,this\.ctx\)\};)?/);
   const exported = js.match(/export\{[^}]*[{,]([\w$]+) as default\}/);
   if (!reinit || !mark || !entry || !exported || !js.includes(`${exported[1]}=new Proxy(${entry[1]},`)) {
     console.error('[build] worker-build output has an unexpected shape; keeping its entrypoint');
     return;
   }
-  const [, , fetch, queue] = entry;
-  // Each handler runs through src/edge/rescue.js, which answers it should the module trap.
+  const [, , , fetch, , queue] = entry;
+  // Each handler runs through src/edge/rescue.js, which answers it should the module trap (the
+  // bench's Rust floor, bench/peers/rust-floor, has no rescue).
+  const call = `try{return f(a,e,c).then(void 0,x=>{${mark}(x);throw x})}catch(x){${mark}(x);throw x}`;
   const handlers =
-    `function __mcpEdgeRun(k,f,a,e,c){${reinit}();return globalThis.__mcpEdgeRescued(k,()=>{try{return f(a,e,c).then(void 0,x=>{${mark}(x);throw x})}catch(x){${mark}(x);throw x}})}` +
-    `var __mcpEdgeEntry={fetch(r,e,c){return __mcpEdgeRun("fetch",${fetch},r,e,c)},queue(b,e,c){return __mcpEdgeRun("queue",${queue},b,e,c)}};`;
+    `function __mcpEdgeRun(k,f,a,e,c){${reinit}();${rescue ? `return globalThis.__mcpEdgeRescued(k,()=>{${call}})` : call}}` +
+    `var __mcpEdgeEntry={fetch(r,e,c){return __mcpEdgeRun("fetch",${fetch},r,e,c)}${queue ? `,queue(b,e,c){return __mcpEdgeRun("queue",${queue},b,e,c)}` : ''}};`;
   const at = exported.index;
   const patched = js.slice(0, at) + handlers + exported[0].replace(`${exported[1]} as default`, '__mcpEdgeEntry as default') + js.slice(at + exported[0].length);
-  writeFileSync(file, rescuedObjects(patched));
+  writeFileSync(file, rescue ? rescuedObjects(patched) : patched);
 }
 
 // The Durable Objects' methods, called through the shim's Proxy, run through
