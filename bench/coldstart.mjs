@@ -60,6 +60,9 @@ export async function coldStarts({ dir, bundles, upstreamUrl, runs = Number(proc
   const peers = [
     { name: 'mcp-edge (the default configuration)', create: edge(join(root, 'mcp-edge.json')), path: '/mcp', body: INIT },
     { name: 'mcp-edge (1,000 tools)', create: edge(many), path: '/mcp', body: INIT },
+    // Stateless mode (the bench configuration's second server): no session object to create,
+    // as `createMcpHandler` creates none.
+    { name: 'mcp-edge stateless (the bench configuration)', create: edge(join(root, 'bench', 'mcp-edge.bench.json')), path: '/stateless/mcp', body: INIT },
     { name: 'agents createMcpHandler', create: peer('create-mcp-handler'), path: '/mcp', body: INIT },
     { name: 'agents McpAgent', create: peer('mcp-agent'), path: '/mcp', body: INIT },
     { name: 'fetch-only worker', create: peer('fetch-only'), path: '/', body: CALL },

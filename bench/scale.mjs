@@ -22,9 +22,29 @@ import { manyTools } from './startup.mjs';
 /** A workerd serving `config`; resolves to its URL and pid. */
 async function serve(dir, config, upstreamUrl) {
   const before = new Set(childPids(process.pid, 'workerd'));
-  const mf = serveWorker({ dir, config, bindings: { UPSTREAM_URL: upstreamUrl } });
+  // workerd's own errors, counted by their first line: the table says why replies failed.
+  const errors = new Map();
+  const handleRuntimeStdio = (stdout, stderr) => {
+    stdout.resume();
+    let rest = '';
+    stderr.setEncoding('utf8').on('data', (chunk) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop();
+      for (const line of lines.filter((l) => /error/i.test(l) && !/^\s*stack:/.test(l))) {
+        const key = line.replace(/reference = \w+/, 'reference = …').slice(0, 200);
+        errors.set(key, (errors.get(key) ?? 0) + 1);
+      }
+    });
+  };
+  const mf = serveWorker({ dir, config, bindings: { UPSTREAM_URL: upstreamUrl }, handleRuntimeStdio });
   const base = new URL(await mf.ready);
-  return { mf, base, pid: childPids(process.pid, 'workerd').find((p) => !before.has(p)) };
+  return { mf, base, errors, pid: childPids(process.pid, 'workerd').find((p) => !before.has(p)) };
+}
+
+/** workerd's commonest error line so far, with its count, or nothing. */
+function commonest(errors) {
+  const [line, count] = [...errors].sort((a, b) => b[1] - a[1])[0] ?? [];
+  return line ? { line, count } : undefined;
 }
 
 /** One measured load: req/s, latency, CPU per request, and how many replies were wrong. */
@@ -82,6 +102,7 @@ async function measureAll({ dir, upstreamUrl, sessions, seconds, connections }) 
     const after = rssMiB(edge.pid);
     results.many = { sessions, open_seconds: Number(openSeconds.toFixed(1)), rss_growth_kib_per_session: Number((((after - before) * 1024) / sessions).toFixed(1)), ...(await measure(edge, url, { sessions: many, connections, seconds })) };
     results.many.ratio_to_few = Number((results.many.rps / results.few.rps).toFixed(2));
+    results.many.runtime_error = commonest(edge.errors);
   } finally {
     await edge.mf.dispose();
   }
@@ -118,6 +139,7 @@ export function scaleTables(r) {
     '|---|---|---|---|---|---|---|',
     row('16', r.few),
     row(r.many.sessions.toLocaleString('en'), r.many),
+    ...(r.many.bad && r.many.runtime_error ? ['', `workerd's commonest error meanwhile (${r.many.runtime_error.count} times): \`${r.many.runtime_error.line}\``] : []),
     '',
     'A configuration of 1,000 tools (each with a schema and a templated URL) beside the bench configuration: `tools/list` (every tool, one page) and `tools/call` of one tool.',
     '',
