@@ -27,15 +27,13 @@
 //! `npm run bench` once first: it installs wrk when missing and builds `build-bench`. Build another
 //! directory with `node scripts/build.mjs --out-dir build-x`, in this clone or another. Each build
 //! runs with bench/mcp-edge.bench.json (AB_CONFIG names another).
-import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { Miniflare } from 'miniflare';
-import { demoHandler } from '../examples/default/upstream.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
 import { root } from '../scripts/setup.mjs';
 import { childPids, cpuSeconds, countUserEvents } from './proc.mjs';
-import { openSessions, wrk } from './load.mjs';
+import { demoUpstream, openSessions, wrk } from './load.mjs';
 
 const path = process.env.AB_PATH ?? '/mcp';
 const rounds = Number(process.env.AB_ROUNDS ?? 6);
@@ -50,9 +48,8 @@ if (targets.length < 2) {
   console.error('usage: node bench/ab.mjs <build dir or worker.js> <build dir or worker.js> [...]');
   process.exit(2);
 }
-const upstream = createServer(demoHandler);
-await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
-const bindings = { UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}` };
+const upstream = await demoUpstream();
+const bindings = { UPSTREAM_URL: upstream.url };
 
 async function start(target) {
   const before = new Set(childPids(process.pid, 'workerd'));

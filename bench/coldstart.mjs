@@ -10,17 +10,16 @@
 //!
 //!   node bench/coldstart.mjs            (`npm run bench` runs it too, and adds its table)
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { root, setup } from '../scripts/setup.mjs';
 import { build, buildRustFloor } from '../scripts/build.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
-import { demoHandler } from '../examples/default/upstream.mjs';
 import { childPids } from './proc.mjs';
 import { cpuNs, manyTools, median } from './startup.mjs';
 import { peerBundles, workerPeer } from './peers.mjs';
+import { demoUpstream } from './load.mjs';
 
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cold', version: '1' } } });
 const CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'cold' } } });
@@ -102,10 +101,9 @@ export function coldStartTable({ runs, rows }) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   setup();
   const dir = build({ outDir: 'build-bench' });
-  const upstream = createServer(demoHandler);
-  await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+  const upstream = await demoUpstream();
   try {
-    console.log(coldStartTable(await coldStarts({ dir, bundles: { ...peerBundles(), 'rust-floor': buildRustFloor() }, upstreamUrl: `http://127.0.0.1:${upstream.address().port}` })));
+    console.log(coldStartTable(await coldStarts({ dir, bundles: { ...peerBundles(), 'rust-floor': buildRustFloor() }, upstreamUrl: upstream.url })));
   } finally {
     upstream.close();
   }

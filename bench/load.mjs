@@ -1,9 +1,19 @@
 //! The bench's load: MCP sessions opened the way a client opens them, and wrk (bench/load.lua)
-//! calling a tool in a loop over them. bench/run.mjs, scale.mjs, meter.mjs and ab.mjs share it.
+//! calling a tool in a loop over them, against the demo's upstream. The bench's scripts share it.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { root } from '../scripts/setup.mjs';
+import { demoHandler } from '../examples/default/upstream.mjs';
+
+/** The upstream every server calls: the demo's (`/echo`), or `handler`, on a free port of
+ *  127.0.0.1; its URL, and what stops it. */
+export async function demoUpstream(handler = demoHandler) {
+  const server = createServer(handler);
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => server.close() };
+}
 
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
 export const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };

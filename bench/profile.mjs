@@ -8,21 +8,19 @@
 //!   MCP_EDGE_KEEP_NAMES=1 node scripts/build.mjs --out-dir build-prof
 //!   DIR=build-prof node bench/profile.mjs
 import { Miniflare } from 'miniflare';
-import { createServer } from 'node:http';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { demoHandler } from '../examples/default/upstream.mjs';
 import { drain, workerModules } from '../scripts/miniflare.mjs';
 import { root } from '../scripts/setup.mjs';
+import { demoUpstream } from './load.mjs';
 const outDir = join(root, '.mcp-edge', 'profile');
 mkdirSync(outDir, { recursive: true });
 const dir = join(root, process.env.DIR ?? 'build-bench');
 const path = process.env.BENCH_PATH ?? '/mcp';
-const upstream = createServer(demoHandler);
-await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
-const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`;
+const upstream = await demoUpstream();
+const upstreamUrl = upstream.url;
 const mf = new Miniflare({
   modulesRoot: dir, modules: workerModules(dir, join(root, 'bench', 'mcp-edge.bench.json')),
   compatibilityDate: '2026-04-01', durableObjects: { MCP_SESSIONS: 'McpSession' },

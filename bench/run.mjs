@@ -21,7 +21,6 @@
 //! in the same rounds, and the ratios compare the two.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync, readdirSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { Miniflare } from 'miniflare';
@@ -35,8 +34,7 @@ import { scale, scaleTables } from './scale.mjs';
 import { costTable } from './cost.mjs';
 import { meterPeers } from './meter.mjs';
 import { tails, tailTable } from './tail.mjs';
-import { openSessions, wrk } from './load.mjs';
-import { demoHandler } from '../examples/default/upstream.mjs';
+import { demoUpstream, openSessions, wrk } from './load.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -53,15 +51,17 @@ if (spawnSync('wrk', ['--version']).error) {
 const dir = build({ outDir: 'build-bench' });
 const benchConfig = join(root, 'bench', 'mcp-edge.bench.json');
 
-const wanted = (name) => !process.env.BENCH_SERVERS || process.env.BENCH_SERVERS.split(',').some((o) => name.startsWith(o));
+// BENCH_SERVERS: the servers whose names start with one of these. A peer is built when some
+// server it serves may be chosen: `agents` and `agents McpAgent` both need the agents bundles.
+const only = (process.env.BENCH_SERVERS ?? '').split(',').filter(Boolean);
+const wanted = (prefix) => !only.length || only.some((o) => o.startsWith(prefix) || prefix.startsWith(o));
 const peerScripts = {
   ...(wanted('agents') ? peerBundles() : {}),
   ...(wanted('Rust floor') ? { 'rust-floor': buildRustFloor() } : {}),
 };
 
-const upstream = createServer(demoHandler);
-await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
-const upstreamUrl = `http://127.0.0.1:${upstream.address().port}`;
+const upstream = await demoUpstream();
+const upstreamUrl = upstream.url;
 
 /** Waits for a Miniflare instance; its workerd is the one that was not running before. */
 async function served(create) {
@@ -190,7 +190,6 @@ const servers = [
     : []),
 ];
 
-const only = (process.env.BENCH_SERVERS ?? '').split(',').filter(Boolean);
 const chosen = servers.filter((s) => !only.length || only.some((o) => s.name.startsWith(o)));
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);

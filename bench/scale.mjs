@@ -8,7 +8,6 @@
 //!
 //! `npm run bench` runs it too (BENCH_SCALE=0 skips it) and adds its tables.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { root, setup } from '../scripts/setup.mjs';
@@ -16,7 +15,7 @@ import { build } from '../scripts/build.mjs';
 import { serveWorker } from '../scripts/miniflare.mjs';
 import { demoHandler } from '../examples/default/upstream.mjs';
 import { childPids, cpuSeconds, rssMiB } from './proc.mjs';
-import { openSessions, wrk } from './load.mjs';
+import { demoUpstream, openSessions, wrk } from './load.mjs';
 import { manyTools } from './startup.mjs';
 
 /** A workerd serving `config`; resolves to its URL and pid. */
@@ -64,8 +63,8 @@ async function measure(instance, url, load) {
 
 /** The upstream of both configurations: the demo's `/echo`, and `/endpoint/<n>/<city>` for the
  *  1,000 tools, which answers a small JSON object. */
-async function startUpstream() {
-  const server = createServer((req, res) => {
+function startUpstream() {
+  return demoUpstream((req, res) => {
     if (req.url.startsWith('/endpoint/')) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ endpoint: req.url }));
@@ -73,14 +72,12 @@ async function startUpstream() {
       demoHandler(req, res);
     }
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return server;
 }
 
 export async function scale({ dir, sessions = Number(process.env.SCALE_SESSIONS ?? 5000), seconds = Number(process.env.SCALE_SECONDS ?? 60), connections = Number(process.env.SCALE_CONNECTIONS ?? 16) }) {
   const upstream = await startUpstream();
   try {
-    return await measureAll({ dir, upstreamUrl: `http://127.0.0.1:${upstream.address().port}`, sessions, seconds, connections });
+    return await measureAll({ dir, upstreamUrl: upstream.url, sessions, seconds, connections });
   } finally {
     upstream.close();
   }

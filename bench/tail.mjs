@@ -8,16 +8,15 @@
 //!   node bench/tail.mjs          TAIL_RATES (200,600 calls/s), TAIL_SECONDS (10)
 //!
 //! `npm run bench` runs it too (BENCH_TAIL=0 skips it) and adds its table.
-import { Agent, createServer, request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { root, setup } from '../scripts/setup.mjs';
 import { build } from '../scripts/build.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
-import { demoHandler } from '../examples/default/upstream.mjs';
 import { workerPeer } from './peers.mjs';
-import { HEADERS, openSessions } from './load.mjs';
+import { demoUpstream, HEADERS, openSessions } from './load.mjs';
 
 const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'bench-echo' } } });
 
@@ -99,10 +98,9 @@ export function tailTable({ seconds, rows }) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   setup();
   const dir = build({ outDir: 'build-bench' });
-  const upstream = createServer(demoHandler);
-  await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
+  const upstream = await demoUpstream();
   try {
-    console.log(tailTable(await tails({ dir, bundles: {}, upstreamUrl: `http://127.0.0.1:${upstream.address().port}` })));
+    console.log(tailTable(await tails({ dir, bundles: {}, upstreamUrl: upstream.url })));
   } finally {
     upstream.close();
   }

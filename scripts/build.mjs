@@ -94,8 +94,10 @@ export function buildRustFloor(outDir = join(root, '.mcp-edge', 'rust-floor')) {
   const crateDir = join(root, 'bench', 'peers', 'rust-floor');
   const hash = createHash('sha256');
   for (const f of ['Cargo.toml', 'Cargo.lock', 'src/lib.rs']) hash.update(readFileSync(join(crateDir, f)));
+  // This script patches its output too.
+  hash.update(readFileSync(fileURLToPath(import.meta.url)));
   const stamp = join(outDir, '.inputs');
-  const digest = hash.digest('hex') + readFileSync(join(root, 'scripts', 'build.mjs'), 'utf8').length;
+  const digest = hash.digest('hex');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return outDir;
   workerBuild(crateDir, outDir, '2', { CARGO_TARGET_DIR: join(root, 'target', 'rust-floor') });
   leanEntrypoint(join(outDir, 'index.js'), { rescue: false });
