@@ -18,6 +18,8 @@
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
 //! - [`versions`]: the protocol revisions this server speaks.
+//! - [`keys`]: the deployment's own keys by name and their minimum length; the secrets a catalog
+//!   names, which live edits may not use and no reply or log shows.
 //! - [`base64`]: binary content as MCP carries it.
 //! - [`framing`]: the exact bytes of an SSE event, an NDJSON line, a JSON body.
 //! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
@@ -60,6 +62,7 @@ pub mod head;
 pub mod health;
 pub mod html;
 pub mod jsonrpc;
+pub mod keys;
 pub mod lease;
 pub mod live;
 pub mod method;

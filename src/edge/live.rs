@@ -26,7 +26,7 @@ use crate::live::Layer;
 pub const REFRESH_MS: u64 = 2_000;
 
 /// The secret that lets automation use the admin API.
-pub const ADMIN_TOKEN: &str = "MCP_EDGE_ADMIN_TOKEN";
+pub const ADMIN_TOKEN: &str = crate::keys::ADMIN_TOKEN;
 
 struct Live {
     catalog: Arc<Catalog>,

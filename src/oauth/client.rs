@@ -67,6 +67,14 @@ pub struct Client {
 }
 
 impl Client {
+    /// The Worker secret that holds a configured client's secret, if it has one.
+    pub fn secret_name(&self) -> Option<&str> {
+        match &self.secret {
+            Some(Secret::Named(name)) => Some(name),
+            _ => None,
+        }
+    }
+
     /// The name the consent page shows: the client's own, marked as unverified, or its id.
     pub fn display_name(&self) -> String {
         self.name.clone().unwrap_or_else(|| self.client_id.clone())

@@ -131,7 +131,7 @@ pub enum Registration {
 
 /// The secret that signs our tokens, when set; otherwise the authorization server's Durable
 /// Object generates one and keeps it.
-pub const SIGNING_KEY: &str = "OAUTH_SIGNING_KEY";
+pub const SIGNING_KEY: &str = crate::keys::OAUTH_SIGNING_KEY;
 
 /// The pairs of an `application/x-www-form-urlencoded` body or query string, decoded.
 pub fn form(text: &str) -> Vec<(String, String)> {

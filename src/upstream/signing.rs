@@ -6,7 +6,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 /// The secret that signs callback URLs and 2026-07-28 request states.
-pub const SIGNING_KEY: &str = "CALLBACK_SIGNING_KEY";
+pub const SIGNING_KEY: &str = crate::keys::CALLBACK_SIGNING_KEY;
 
 /// HMAC-SHA256 of `message` as lowercase hex.
 pub fn mac_hex(key: &[u8], message: &[u8]) -> String {
