@@ -83,9 +83,18 @@ async fn fan_out(storage: &worker::Storage, env: &Env, server_index: usize, meth
     Ok(told)
 }
 
+/// How a principal's objects are named after it: as before session objects had a prefix (the
+/// anonymous principal, whose tasks are counted per session object, has none).
+fn principal_key(principal: &str) -> String {
+    if principal == crate::auth::ANONYMOUS {
+        return String::new();
+    }
+    format!(":{}", crate::auth::principal_digest(principal))
+}
+
 /// The object that counts a principal's sessions on a server.
 fn principal_object(server: &Server, principal: &str) -> String {
-    format!("principal:{}|{}", server.route.as_str(), crate::auth::object_name("", principal))
+    format!("principal:{}|{}", server.route.as_str(), principal_key(principal))
 }
 
 /// Records a new session of `principal`, unless it already has `max` open: then `Busy`.
@@ -103,7 +112,7 @@ pub async fn open_session(env: &Env, server: &Server, server_index: usize, princ
 
 /// The object that counts a principal's tasks on a server (as the other counts its sessions).
 fn tasks_object(server: &Server, principal: &str) -> String {
-    format!("principal-tasks:{}|{}", server.route.as_str(), crate::auth::object_name("", principal))
+    format!("principal-tasks:{}|{}", server.route.as_str(), principal_key(principal))
 }
 
 /// Records a new task of `principal` (kept by the session object `object`), unless it already
