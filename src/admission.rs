@@ -70,18 +70,21 @@ pub fn take(budgets: &[Budget], stored: &[Counter], now_ms: u64) -> Result<Vec<C
 }
 
 /// The built-in per-address limit (`admission` in the configuration): requests to the
-/// authorization server, the console's sign-in and the admin API, per client address.
+/// authorization server, the console's sign-in and the admin API, per client address; and
+/// Dynamic Client Registrations per address and hour on top of it, since each stores up to
+/// 16 KiB for a day, and a real client registers once per connection it sets up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerAddress {
     pub requests: u32,
     pub period_ms: u64,
+    pub registrations_per_hour: u32,
 }
 
 impl Default for PerAddress {
     /// Enough for people and for automation that edits tools; far too few to guess a password,
     /// a token or a client id, or to fill storage with registrations.
     fn default() -> Self {
-        PerAddress { requests: 60, period_ms: 60_000 }
+        PerAddress { requests: 60, period_ms: 60_000, registrations_per_hour: 20 }
     }
 }
 
@@ -91,12 +94,8 @@ impl PerAddress {
     }
 }
 
-/// Dynamic client registrations per address and hour, on top of the per-address limit: each
-/// stores up to 16 KiB for a day, and a real client registers once per connection it sets up.
-pub const REGISTRATIONS_PER_HOUR: u32 = 20;
-
-pub fn registration_budget() -> Budget {
-    Budget { key: "registrations".into(), limit: REGISTRATIONS_PER_HOUR, period_ms: 3_600_000 }
+pub fn registration_budget(limit: PerAddress) -> Budget {
+    Budget { key: "registrations".into(), limit: limit.registrations_per_hour, period_ms: 3_600_000 }
 }
 
 /// Password attempts per username within `LOCKOUT_MS`, from one address or one known device.

@@ -404,6 +404,24 @@ mod tests {
     }
 
     #[test]
+    fn principal_ids_never_collide_across_sign_in_methods() {
+        // The same subject through every way in: `{principal.subject}` is the same text,
+        // `{principal.id}` never is.
+        let ids = [
+            Principal::new("token", "ann", vec![]).id,
+            Principal::new("user", "ann", vec![]).id,
+            Principal::new("app", "ann", vec![]).id,
+            format!("jwt:{}|ann", "https://idp.test"),
+            format!("oidc:{}|ann", "https://idp.test"),
+        ];
+        let mut unique = ids.to_vec();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "{ids:?}");
+        assert_eq!(Principal::new("token", "ann", vec![]).subject, Principal::new("user", "ann", vec![]).subject);
+    }
+
+    #[test]
     fn session_objects_are_keyed_by_principal_and_id() {
         assert_eq!(object_name("s-1", ANONYMOUS), "session:s-1");
         let a = object_name("s-1", "token:alice");

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::auth::SESSION_OBJECT;
 use crate::upstream::signing::{sign as signature, signed, signed_without_purpose};
 
 /// How a deferred call gets its result.
@@ -125,26 +126,31 @@ pub fn record_key(call: &str) -> String {
 /// What a callback token's signature is for.
 const PURPOSE: &str = "callback";
 
-/// The token of a callback URL: `<session>.<call>.<signature>`, where the signature is the
-/// deployment's signing key's for the purpose `callback` over `<session>.<call>`. The session
-/// part routes the callback to its session object without any lookup; the signature makes a
-/// forged or altered token, or a signature made for anything else, fail before it reaches one.
-pub fn sign(key: &[u8], session: &str, call: &str) -> String {
+/// The token of a callback URL: `<session>.<call>.<signature>`, where `<session>` is the session
+/// object's name without its prefix, and the signature is the deployment's signing key's for
+/// the purpose `callback` over `<session>.<call>`. The session part routes the callback to its
+/// session object without any lookup; the signature makes a forged or altered token, or a
+/// signature made for anything else, fail before it reaches one.
+pub fn sign(key: &[u8], object: &str, call: &str) -> String {
+    let session = object.strip_prefix(SESSION_OBJECT).unwrap_or(object);
     format!("{session}.{call}.{}", signature(key, PURPOSE, &format!("{session}.{call}")))
 }
 
-/// The session and call a token names, if its signature is ours.
-pub fn verify<'t>(key: &[u8], token: &'t str) -> Option<(&'t str, &'t str)> {
+/// The session object and call a token names, if its signature is ours.
+pub fn verify<'t>(key: &[u8], token: &'t str) -> Option<(String, &'t str)> {
     let mut parts = token.split('.');
     let (session, call, mac) = (parts.next()?, parts.next()?, parts.next()?);
     if parts.next().is_some() || session.is_empty() || call.is_empty() {
         return None;
     }
     let message = format!("{session}.{call}");
-    // Earlier builds signed without the purpose; their URLs may still come back while their
-    // calls wait. Only for a session object's name: a request state's body never is one.
-    let legacy = || is_object_name(session) && signed_without_purpose(key, &message, mac);
-    (signed(key, PURPOSE, &message, mac) || legacy()).then_some((session, call))
+    if signed(key, PURPOSE, &message, mac) {
+        return Some((format!("{SESSION_OBJECT}{session}"), call));
+    }
+    // Earlier builds signed without the purpose, and named objects without the prefix; their
+    // URLs may still come back while their calls wait, to the objects that keep them. Only for
+    // a session object's name: a request state's body never is one.
+    (is_object_name(session) && signed_without_purpose(key, &message, mac)).then(|| (session.to_string(), call))
 }
 
 /// A session object's name as earlier builds made them (before the prefix): a UUID, and the
@@ -204,10 +210,10 @@ mod tests {
     #[test]
     fn tokens_are_signed_and_checked() {
         let key = b"signing key";
-        let token = sign(key, "9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "abc123");
+        let token = sign(key, "session:9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "abc123");
         assert!(token.starts_with("9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e.abc123."));
         assert_eq!(token.len(), 36 + 1 + 6 + 1 + 64);
-        assert_eq!(verify(key, &token), Some(("9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "abc123")));
+        assert_eq!(verify(key, &token), Some(("session:9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e".to_string(), "abc123")));
         assert_eq!(verify(b"another key", &token), None);
         let altered = token.replacen("abc123", "abc124", 1);
         assert_eq!(verify(key, &altered), None);
@@ -230,6 +236,6 @@ mod tests {
         // call waits: its session part is a session object's name.
         let session = "9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e:0a1b2c";
         let legacy = format!("{session}.c1.{}", crate::upstream::signing::tests_mac(key, &format!("{session}.c1")));
-        assert_eq!(verify(key, &legacy), Some((session, "c1")));
+        assert_eq!(verify(key, &legacy), Some((session.to_string(), "c1")));
     }
 }

@@ -55,12 +55,19 @@ pub struct AdmissionConfig {
     pub requests: u32,
     #[serde(default = "default_admission_period")]
     pub period_seconds: u64,
+    /// Dynamic Client Registrations per address and hour (within `requests`).
+    #[serde(default = "default_registrations")]
+    pub registrations_per_hour: u32,
 }
 
 impl Default for AdmissionConfig {
     fn default() -> Self {
-        AdmissionConfig { enabled: true, requests: default_admission_requests(), period_seconds: default_admission_period() }
+        AdmissionConfig { enabled: true, requests: default_admission_requests(), period_seconds: default_admission_period(), registrations_per_hour: default_registrations() }
     }
+}
+
+fn default_registrations() -> u32 {
+    crate::admission::PerAddress::default().registrations_per_hour
 }
 
 fn default_admission_requests() -> u32 {

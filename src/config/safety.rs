@@ -30,7 +30,10 @@ pub fn admission(c: AdmissionConfig) -> Result<Option<PerAddress>, ConfigError> 
     if c.period_seconds == 0 || c.period_seconds > MAX_PERIOD_S {
         return Err(ConfigError::at("admission.periodSeconds", format!("must be 1 to {MAX_PERIOD_S}")));
     }
-    Ok(Some(PerAddress { requests: c.requests, period_ms: c.period_seconds * 1000 }))
+    if c.registrations_per_hour == 0 {
+        return Err(ConfigError::at("admission.registrationsPerHour", "must be at least 1 (registration is turned off by \"oauth.registration\": \"off\")"));
+    }
+    Ok(Some(PerAddress { requests: c.requests, period_ms: c.period_seconds * 1000, registrations_per_hour: c.registrations_per_hour }))
 }
 
 #[cfg(test)]
@@ -46,9 +49,9 @@ mod tests {
     #[test]
     fn the_per_address_limit_is_on_by_default() {
         let catalog = load(&format!("{{{SERVER}}}")).unwrap();
-        assert_eq!(catalog.admission, Some(crate::admission::PerAddress { requests: 60, period_ms: 60_000 }));
+        assert_eq!(catalog.admission, Some(crate::admission::PerAddress { requests: 60, period_ms: 60_000, registrations_per_hour: 20 }));
         assert_eq!(with(r#""admission":{"enabled":false}"#).unwrap().admission, None);
-        assert_eq!(with(r#""admission":{"requests":5,"periodSeconds":10}"#).unwrap().admission, Some(crate::admission::PerAddress { requests: 5, period_ms: 10_000 }));
+        assert_eq!(with(r#""admission":{"requests":5,"periodSeconds":10,"registrationsPerHour":3}"#).unwrap().admission, Some(crate::admission::PerAddress { requests: 5, period_ms: 10_000, registrations_per_hour: 3 }));
         assert_eq!(with(r#""admission":{"requests":0}"#).unwrap_err(), "admission.requests: must be at least 1 (to turn the limit off: \"enabled\": false)");
         assert_eq!(with(r#""admission":{"periodSeconds":0}"#).unwrap_err(), "admission.periodSeconds: must be 1 to 86400");
     }

@@ -20,9 +20,8 @@ const REVOCATIONS_KEPT_MS: u64 = 24 * 3600 * 1000;
 /// A registered client that never got a grant is forgotten after this long: some clients
 /// register anew on every connection, and open registration must not fill storage for long.
 const UNUSED_CLIENT_MS: u64 = 24 * 3600 * 1000;
-/// A grant object whose code was never exchanged is deleted once the code has expired; one
-/// whose grant ended is kept this much longer, so a late reuse of its code or refresh token is
-/// still told apart from garbage.
+/// A grant object is kept this long after its code expired unexchanged, or its grant ended, so
+/// that a late use of its code or refresh token is still told apart from garbage.
 const ENDED_KEPT_MS: u64 = 3600 * 1000;
 
 const CLIENT: &str = "client";
@@ -125,9 +124,9 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             answer(&json!({}))
         }
         Command::PutCode { hash, record, .. } => {
-            let expires_ms = record.expires_ms;
+            let kept_until = record.expires_ms.saturating_add(ENDED_KEPT_MS);
             write(&storage, &format!("{CODE}:{hash}"), &record).await?;
-            arm(&storage, expires_ms, now).await?;
+            arm(&storage, kept_until, now).await?;
             answer(&json!({}))
         }
         Command::Exchange { grant: grant_id, code, exchange, refresh, lifetime_ms, now_ms } => {
@@ -212,7 +211,7 @@ pub async fn sweep(storage: &Storage, now_ms: u64) -> Result<bool, Error> {
     if grant.is_some() || !codes.is_empty() {
         let until = match &grant {
             Some(g) => g.expires_ms.saturating_add(ENDED_KEPT_MS),
-            None => codes.iter().filter_map(|(_, text)| serde_json::from_str::<CodeRecord>(text).ok()).map(|c| c.expires_ms).max().unwrap_or(0),
+            None => codes.iter().filter_map(|(_, text)| serde_json::from_str::<CodeRecord>(text).ok()).map(|c| c.expires_ms.saturating_add(ENDED_KEPT_MS)).max().unwrap_or(0),
         };
         if until <= now_ms {
             storage.delete_all().await?;

@@ -23,6 +23,11 @@ const READS_PREFIX: &str = "reads:";
 
 /// Sends one operation to a Durable Object of the sessions namespace.
 pub async fn call(env: &Env, name: &str, op: Op, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
+    // Test builds only: the objects a test names fail, as a store that is down would.
+    #[cfg(mcp_edge_test_hooks)]
+    if crate::edge::secret(env, "MCP_EDGE_TEST_FAILING_OBJECTS").is_some_and(|names| names.split(',').any(|n| n == name)) {
+        return Err(Error::Internal(format!("the object {name} is down (test build)")));
+    }
     let stub = crate::edge::http::object_stub(env, name)?;
     let envelope = Envelope { op, server: server_index, session_id: session_id.unwrap_or_default().into(), object: Some(name.into()), ..Envelope::default() };
     Ok(crate::edge::http::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)

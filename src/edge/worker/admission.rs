@@ -80,6 +80,19 @@ pub async fn per_address_with(req: &Incoming, env: &Env, catalog: &Catalog, extr
     Ok(())
 }
 
+/// The 429 an endpoint answers when the address's limit is spent, in the endpoint's own shape
+/// (an OAuth error, the admin API's error), with `Retry-After`.
+pub fn too_many(seconds: u64, body: &serde_json::Value, cors: bool) -> Result<worker::Response, Error> {
+    let headers = worker::Headers::new();
+    headers.set("Content-Type", "application/json")?;
+    headers.set("Cache-Control", "no-store")?;
+    headers.set("Retry-After", &seconds.to_string())?;
+    if cors {
+        headers.set("Access-Control-Allow-Origin", "*")?;
+    }
+    Ok(worker::ResponseBuilder::new().with_status(429).with_headers(headers).fixed(body.to_string().into_bytes()))
+}
+
 /// Takes one from each budget in the counting object `name`, all or none.
 pub async fn take(env: &Env, name: &str, budgets: Vec<Budget>) -> Result<Taken, Error> {
     let answer = count(env, name, &Command::Take { budgets, now_ms: crate::edge::now_ms() }).await?;

@@ -103,7 +103,13 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
     // The admin API: bearer credentials only, from automation or the console on this origin.
     if crate::edge::worker::admin::serves(&url.path) {
         admission::any_host_allowed(&req, env, catalog)?;
-        admission::per_address(&req, env, catalog).await?;
+        match admission::per_address(&req, env, catalog).await {
+            Err(Error::RateLimited(seconds)) => {
+                let message = format!("too many requests from this address; retry after {seconds} s");
+                return admission::too_many(seconds, &serde_json::json!({"error": {"code": "too_many_requests", "message": message}}), false);
+            }
+            other => other?,
+        }
         return crate::edge::apart(crate::edge::worker::admin::serve(req, env, ctx, catalog, &url)).await;
     }
     // The status page: a browser's top-level navigation, which sends no Origin.

@@ -184,7 +184,12 @@ async fn admin_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &Requ
     }
     // Guessing the admin token is counted per address, with the authorization server's sign-in
     // attempts where a binding counts those too.
-    crate::edge::worker::admission::per_address(&req, env, catalog).await?;
+    match crate::edge::worker::admission::per_address(&req, env, catalog).await {
+        Err(Error::RateLimited(seconds)) => {
+            return super::page(&req, env, catalog, url, Some(&format!("Too many attempts from this address. Try again in {seconds} seconds.")), 429).await;
+        }
+        other => other?,
+    }
     if let Some((binding, period)) = catalog.oauth.as_ref().and_then(|o| o.rate_limit.as_ref()) {
         let ip = crate::edge::worker::admission::client_address(&req, env);
         crate::edge::worker::admission::within_rate(env, binding, *period, &format!("console:{ip}")).await?;

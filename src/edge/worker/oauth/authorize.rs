@@ -192,10 +192,9 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         SignIn::Users(users) => match signin::signed_in(&req, &key, users) {
             Some(who) => (who, Vec::new()),
             None => match signin::password(&req, cx, &key, users, &field("username"), &field("password")).await? {
-                Ok((who, mut cookies)) => {
+                Ok((who, device)) => {
                     let cookie = signin::seal_principal(&key, "oauth.signin", &who, "", SIGNED_IN_S * 1000)?;
-                    cookies.push(cx.cookie(SIGNED_IN_COOKIE, &cookie, SIGNED_IN_S));
-                    (who, cookies)
+                    (who, std::iter::once(cx.cookie(SIGNED_IN_COOKIE, &cookie, SIGNED_IN_S)).chain(device).collect())
                 }
                 Err(why) => return consent(&req, cx, &key, &request, &client, None, None, Some((&why, &field("username"))), 401),
             },

@@ -83,7 +83,18 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     let limited = !matches!(which, Endpoint::Metadata | Endpoint::OpenIdMetadata | Endpoint::Jwks);
     if limited {
         let registering = matches!((&method, &which), (worker::Method::Post, Endpoint::Register));
-        admission::per_address_with(&req, env, catalog, registering.then(crate::admission::registration_budget)).await?;
+        let extra = registering.then(|| crate::admission::registration_budget(catalog.admission.unwrap_or_default()));
+        match admission::per_address_with(&req, env, catalog, extra).await {
+            Err(Error::RateLimited(seconds)) => {
+                let description = format!("too many requests from this address; retry after {seconds} s");
+                return match which {
+                    // A person's browser: a page.
+                    Endpoint::Authorize | Endpoint::Callback => error_page(429, &description),
+                    _ => admission::too_many(seconds, &serde_json::json!({"error": "temporarily_unavailable", "error_description": description}), true),
+                };
+            }
+            other => other?,
+        }
     }
     if let (true, Some((binding, period))) = (limited, &server.rate_limit) {
         let address = admission::client_address(&req, env);
