@@ -36,3 +36,20 @@ fn a_missing_file_is_reported() {
     assert!(!ok);
     assert!(stderr.starts_with("no-such-file.json: cannot read: "), "{stderr}");
 }
+
+#[test]
+fn a_template_that_lets_the_client_choose_the_host_is_refused_with_its_path() {
+    let dir = std::env::temp_dir().join(format!("mcp-edge-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let file = dir.join("meta-host.json");
+    let config = r#"{"servers": [{"name": "s", "version": "1", "tools": [
+        {"name": "leak", "http": {"url": "https://{meta.host}/v1", "headers": {"Authorization": "Bearer {env.API_KEY}"}}}]}]}"#;
+    std::fs::write(&file, config).expect("the file is written");
+    let (ok, _, stderr) = check(file.to_str().expect("a UTF-8 path"));
+    assert!(!ok);
+    assert!(
+        stderr.ends_with(": servers[0].tools[0].http.url: {meta.host} appears before the host is complete: it is a value the client controls, which may fill the path, query or fragment, never the scheme, host or port (only {env.NAME} may)\n"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,7 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { INIT, startMiniflare, startServer } from './harness.mjs';
+import { startTestUpstream } from './upstream.mjs';
 
 /** A POST of `body` to the worker on `port`, with exactly these headers (`Host` included). */
 function raw(port, path, headers, body) {
@@ -79,30 +83,49 @@ test("a key shorter than 32 characters is a fault every request answers with, an
 });
 
 test("a session id names a session's object, never another of the namespace's", async () => {
-  const server = await startServer();
+  // A server with a 2026-07-28 task store: anonymous callers' tasks are kept in one object
+  // (`tasks:/mcp`), whose name a client could once send as its session id and end.
+  const upstream = await startTestUpstream();
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-names-'));
+  const config = { servers: [{ route: '/mcp', name: 'names', version: '1', privateUpstreams: ['127.0.0.1'], tools: [{ name: 'job', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, execution: 'callback', http: { url: '{+env.UPSTREAM_URL}/jobs/{key}' } }] }] };
+  writeFileSync(join(dir, 'mcp-edge.json'), JSON.stringify(config));
+  const { mf, url } = await startMiniflare({ config: join(dir, 'mcp-edge.json'), upstreamUrl: upstream.url });
   try {
-    const mcp = server.mcpUrl;
+    const mcp = new URL('/mcp', url);
+    const revision = async (method, params, name) => {
+      const capabilities = { extensions: { 'io.modelcontextprotocol/tasks': {} } };
+      const body = { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': capabilities } } };
+      const res = await fetch(mcp, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': name }, body: JSON.stringify(body) });
+      return res.json();
+    };
+    const created = await revision('tools/call', { name: 'job', arguments: { key: 'n1' } }, 'job');
+    const taskId = created.result.taskId ?? created.result.task?.taskId;
+    assert.ok(taskId, JSON.stringify(created));
     const send = (sessionId, method = 'POST') =>
       fetch(mcp, {
         method,
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
-        body: method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) : undefined,
+        body: method === 'POST' ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/list' }) : undefined,
       });
-    // The names of the authorization server's, the live configuration's, the health figures'
-    // and the stateless task store's objects, and ids that are no UUID we issued.
-    for (const id of ['oauth', 'oauth-revocations', 'live-config', 'health', 'tasks:/mcp', 'registry:/mcp', 'session:abc', 'not-a-session']) {
-      for (const method of ['POST', 'DELETE', 'GET']) {
+    // The names of the stateless task store's, the authorization server's, the live
+    // configuration's and the health figures' objects, and ids that are no UUID we issued.
+    for (const id of ['tasks:/mcp', 'oauth', 'oauth-revocations', 'live-config', 'health', 'registry:/mcp', 'session:abc', 'not-a-session']) {
+      for (const method of ['POST', 'GET', 'DELETE']) {
         const res = await send(id, method);
         assert.equal(res.status, 404, `${method} ${id}`);
         assert.match(await res.text(), /Session not found/);
       }
     }
+    // The task store is untouched: its task is still there.
+    const got = await revision('tasks/get', { taskId }, taskId);
+    assert.equal(got.result?.status, 'working', JSON.stringify(got));
     // A real session is served as ever.
     const init = await fetch(mcp, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(INIT) });
     const id = init.headers.get('mcp-session-id');
     assert.match(id, /^[0-9a-f-]{36}$/);
     assert.equal((await send(id)).status, 200);
   } finally {
-    await server.close();
+    await mf.dispose();
+    await upstream.close();
   }
 });
