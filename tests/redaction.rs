@@ -86,16 +86,18 @@ fn html_without_semicolons() -> String {
     out
 }
 
-/// A JSON string's content: the text between its quotes, and for a JSON text inside a JSON
-/// string, between the escaped quotes inside those.
-fn inner(json: &str) -> String {
-    let json = json.strip_prefix('"').unwrap().strip_suffix('"').unwrap();
-    json.strip_prefix("\\\"").and_then(|j| j.strip_suffix("\\\"")).unwrap_or(json).to_string()
+/// A text as a JSON string holds it, `levels` deep: a JSON text inside a JSON string is escaped
+/// again, every backslash doubled.
+fn escaped(text: &str, levels: usize) -> String {
+    (0..levels).fold(text.to_string(), |text, _| {
+        let json = serde_json::to_string(&text).unwrap();
+        json[1..json.len() - 1].to_string()
+    })
 }
 
 /// Every spelling whose whole text is the occurrence.
 fn clean_spellings() -> Vec<Spelling> {
-    let json = inner(&serde_json::to_string(SECRET).unwrap());
+    let json = escaped(SECRET, 1);
     let bytes = SECRET.as_bytes();
     assert_eq!(bytes.len() % 3, 0);
     let spell = |name, text: String| Spelling { name, text };
@@ -105,7 +107,10 @@ fn clean_spellings() -> Vec<Spelling> {
         spell("JSON with \\/", json.replace('/', "\\/")),
         spell("JSON \\u, lower hex", json_u(SECRET, false)),
         spell("JSON \\u, upper hex", json_u(SECRET, true)),
-        spell("JSON in JSON", inner(&serde_json::to_string(&serde_json::to_string(SECRET).unwrap()).unwrap())),
+        spell("JSON in JSON", escaped(SECRET, 2)),
+        spell("JSON, three levels", escaped(SECRET, 3)),
+        spell("JSON, four levels", escaped(SECRET, 4)),
+        spell("JSON \\u, three levels", escaped(&json_u(SECRET, true), 2)),
         spell("JSON \\u in JSON", json_u(SECRET, false).replace('\\', "\\\\")),
         spell("percent, component", percent(bytes, unreserved, true)),
         spell("percent, every byte, lower", percent(bytes, |_| false, false)),
