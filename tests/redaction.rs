@@ -8,8 +8,9 @@
 //!   redacted first, then cut, so the cut shows `[redacted]` (or a part of that word), never a
 //!   part of the secret;
 //! - a text whose rest was never read (the reader's cap, a stream that ended): a trailing piece
-//!   that could begin the secret, one byte of a spelling or more, is replaced as well, so no byte
-//!   of the secret survives the cut.
+//!   that could begin the secret is replaced as well once it goes past the spelling of the
+//!   secret's first character, so the cut shows at most that one character (whose spelling
+//!   may be `\\u0052`: the corpus knows each spelling's first character's length).
 //!
 //! Base64 inside a longer value is the one spelling whose edges mix the secret with other bytes:
 //! there the characters that depend on the secret alone are replaced, and the corpus checks that
@@ -35,10 +36,12 @@ fn redactor() -> Redactor {
     Redactor::new([SECRET, OTHER])
 }
 
-/// The secret spelled one way; `clean`: the whole spelling is the occurrence.
+/// The secret spelled one way, the whole spelling the occurrence; `first`: how many characters
+/// of it spell the secret's first character (one for base64: a character of its core).
 struct Spelling {
     name: &'static str,
     text: String,
+    first: usize,
 }
 
 fn percent(bytes: &[u8], keep: impl Fn(u8) -> bool, upper: bool) -> String {
@@ -76,8 +79,8 @@ fn html_named(c: char) -> Option<&'static str> {
 
 /// `&#NN` with the `;` left out where browsers allow it: before anything but a digit (and so
 /// kept on the last, which a digit may follow).
-fn html_without_semicolons() -> String {
-    let chars: Vec<char> = SECRET.chars().collect();
+fn html_without_semicolons(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
     for (i, c) in chars.iter().enumerate() {
         let digit_next = chars.get(i + 1).is_none_or(|n| n.is_ascii_digit());
@@ -95,33 +98,42 @@ fn escaped(text: &str, levels: usize) -> String {
     })
 }
 
+/// How a text is spelled.
+type Spell = fn(&str) -> String;
+
 /// Every spelling whose whole text is the occurrence.
 fn clean_spellings() -> Vec<Spelling> {
-    let json = escaped(SECRET, 1);
-    let bytes = SECRET.as_bytes();
-    assert_eq!(bytes.len() % 3, 0);
-    let spell = |name, text: String| Spelling { name, text };
-    vec![
-        spell("as written", SECRET.to_string()),
-        spell("JSON string", json.clone()),
-        spell("JSON with \\/", json.replace('/', "\\/")),
-        spell("JSON \\u, lower hex", json_u(SECRET, false)),
-        spell("JSON \\u, upper hex", json_u(SECRET, true)),
-        spell("JSON in JSON", escaped(SECRET, 2)),
-        spell("JSON, three levels", escaped(SECRET, 3)),
-        spell("JSON, four levels", escaped(SECRET, 4)),
-        spell("JSON \\u, three levels", escaped(&json_u(SECRET, true), 2)),
-        spell("JSON \\u in JSON", json_u(SECRET, false).replace('\\', "\\\\")),
-        spell("percent, component", percent(bytes, unreserved, true)),
-        spell("percent, every byte, lower", percent(bytes, |_| false, false)),
-        spell("form, + for space", percent(bytes, unreserved, true).replace("%20", "+")),
-        spell("HTML decimal", SECRET.chars().map(|c| format!("&#{};", u32::from(c))).collect()),
-        spell("HTML hex, zeros", SECRET.chars().enumerate().map(|(i, c)| format!("&#{}{:06x};", if i % 2 == 0 { 'x' } else { 'X' }, u32::from(c))).collect()),
-        spell("HTML decimal, ; left out", html_without_semicolons()),
-        spell("HTML named", SECRET.chars().map(|c| html_named(c).map_or(c.to_string(), str::to_string)).collect()),
-        spell("base64", mcp_edge::base64::encode(bytes)),
-        spell("base64url", mcp_edge::base64::encode_url(bytes)),
-    ]
+    assert_eq!(SECRET.len() % 3, 0);
+    let spellings: [(&str, Spell); 19] = [
+        ("as written", |s| s.to_string()),
+        ("JSON string", |s| escaped(s, 1)),
+        ("JSON with \\/", |s| escaped(s, 1).replace('/', "\\/")),
+        ("JSON \\u, lower hex", |s| json_u(s, false)),
+        ("JSON \\u, upper hex", |s| json_u(s, true)),
+        ("JSON in JSON", |s| escaped(s, 2)),
+        ("JSON, three levels", |s| escaped(s, 3)),
+        ("JSON, four levels", |s| escaped(s, 4)),
+        ("JSON \\u, three levels", |s| escaped(&json_u(s, true), 2)),
+        ("JSON \\u in JSON", |s| json_u(s, false).replace('\\', "\\\\")),
+        ("percent, component", |s| percent(s.as_bytes(), unreserved, true)),
+        ("percent, every byte, lower", |s| percent(s.as_bytes(), |_| false, false)),
+        ("form, + for space", |s| percent(s.as_bytes(), unreserved, true).replace("%20", "+")),
+        ("HTML decimal", |s| s.chars().map(|c| format!("&#{};", u32::from(c))).collect()),
+        ("HTML hex, zeros", |s| s.chars().enumerate().map(|(i, c)| format!("&#{}{:06x};", if i % 2 == 0 { 'x' } else { 'X' }, u32::from(c))).collect()),
+        ("HTML decimal, ; left out", html_without_semicolons),
+        ("HTML named", |s| s.chars().map(|c| html_named(c).map_or(c.to_string(), str::to_string)).collect()),
+        ("base64", |s| mcp_edge::base64::encode(s.as_bytes())),
+        ("base64url", |s| mcp_edge::base64::encode_url(s.as_bytes())),
+    ];
+    spellings
+        .into_iter()
+        .map(|(name, spell)| {
+            let text = spell(SECRET);
+            // Each character is spelled on its own: the rest's spelling is the whole's tail.
+            let first = if name.starts_with("base64") { 1 } else { text.chars().count() - spell(&SECRET[1..]).chars().count() };
+            Spelling { name, text, first }
+        })
+        .collect()
 }
 
 /// The characters of `encode(context + secret + context)` that the secret alone decides: those
@@ -219,7 +231,7 @@ fn an_excerpt_is_cut_after_the_secret_is_redacted_at_every_offset() {
 }
 
 #[test]
-fn a_reply_cut_at_the_readers_cap_shows_no_byte_of_the_secret_at_every_offset() {
+fn a_reply_cut_at_the_readers_cap_shows_at_most_the_secrets_first_character_at_every_offset() {
     let r = redactor();
     let plan = ReplyPlan { truncate: true, ..ReplyPlan::map(600) };
     for s in clean_spellings() {
@@ -228,7 +240,8 @@ fn a_reply_cut_at_the_readers_cap_shows_no_byte_of_the_secret_at_every_offset() 
             let mut body = format!("{}{}", fill(600 - k), s.text).into_bytes();
             body.truncate(600);
             let result = to_result(&reply(200, &body, Some(600)), &plan, &r);
-            let shown = if k == 0 { fill(600) } else { format!("{}{REDACTED}", fill(600 - k)) };
+            // The secret's first character (or a part of it) may show; anything past it may not.
+            let shown = if k <= s.first { format!("{}{}", fill(600 - k), &s.text[..k]) } else { format!("{}{REDACTED}", fill(600 - k)) };
             let expected = format!("{shown}\n\n[mcp-edge: the reply was truncated at 600 bytes]");
             assert_eq!(text_of(&result), expected, "{} cut at {k}", s.name);
         }
@@ -241,13 +254,16 @@ fn a_reply_cut_at_the_readers_cap_shows_no_byte_of_the_secret_at_every_offset() 
                 body.truncate(600);
                 let text = text_of(&to_result(&reply(200, &body, Some(600)), &plan, &r)).to_string();
                 let seen = &encoded[..k];
-                // Whatever of the core the cut let in is redacted, to its last character.
+                // Whatever of the core the cut let in past its first character is redacted, to the
+                // cut; past the core, the core is redacted whole.
                 let kept = text.trim_end_matches("\n\n[mcp-edge: the reply was truncated at 600 bytes]");
                 assert!(no_window_of(kept, &core), "{name} {before} cut at {k}: {kept}");
                 let core_at = encoded.find(&core).unwrap();
-                if k > core_at && k <= core_at + core.len() {
+                if k <= core_at + 1 {
+                    assert_eq!(kept, format!("{}{seen}", fill(600 - k)), "{name} {before} cut at {k}");
+                } else if k <= core_at + core.len() {
                     assert!(kept.ends_with(REDACTED), "{name} {before} cut at {k} ({seen}): {kept}");
-                } else if k > core_at {
+                } else {
                     assert!(kept.contains(REDACTED), "{name} {before} cut at {k} ({seen}): {kept}");
                 }
             }
@@ -270,7 +286,7 @@ fn a_line_that_is_not_json_is_redacted_then_cut_at_every_offset() {
             // A stream that ends k bytes into the secret, on a line of its own.
             let cut: String = s.text.chars().take(k).collect();
             let ended = format!("{}{cut}", fill(20));
-            let shown = if k == 0 { fill(20) } else { format!("{}{REDACTED}", fill(20)) };
+            let shown = if k <= s.first { format!("{}{cut}", fill(20)) } else { format!("{}{REDACTED}", fill(20)) };
             assert_eq!(streamed(&[b"{\"log\":{\"data\":1}}\n", ended.as_bytes()]), format!("The upstream sent a line that is not JSON: {shown}"), "{} ends at {k}", s.name);
         }
     }

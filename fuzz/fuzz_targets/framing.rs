@@ -39,13 +39,13 @@ fuzz_target!(|data: &[u8]| {
     let line = ndjson_line(&json);
     assert!(line.ends_with(b"\n") && line.iter().filter(|b| **b == b'\n').count() == 1);
     // Any text through the redactor: nothing panics, no secret as written survives, and an unread
-    // text never ends with the beginning of one.
+    // text never ends with more than a secret's first character.
     let redactor = Arc::new(Redactor::new(SECRETS));
     let whole = redactor.redact(&text);
     let unread = redactor.redact_unread(&text);
     for secret in SECRETS {
         assert!(!whole.contains(secret) && !unread.contains(secret), "{text:?}");
-        for k in 1..secret.len() {
+        for k in 2..secret.len() {
             assert!(!unread.ends_with(&secret[..k]), "{text:?}");
         }
     }
