@@ -7,12 +7,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectStorage;
-
-use std::sync::Arc;
 
 use crate::edge::redaction;
 use crate::edge::writer::LineWriter;
