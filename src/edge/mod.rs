@@ -26,7 +26,7 @@ mod live;
 mod mcp;
 mod object;
 mod outbox;
-pub(crate) mod redaction;
+mod redaction;
 mod rescue;
 mod streams;
 mod upstream;

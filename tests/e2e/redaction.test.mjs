@@ -3,8 +3,8 @@
 // mcp-edge shows it: a tool result, an error's excerpt cut at every offset of the secret, a reply
 // truncated at the reader's cap at every offset, a line that is not JSON, streamed progress and
 // log lines and what a resumed stream replays, notifications and errors relayed from an upstream
-// MCP server, an elicitation request sent to the client, the stateless path, Durable Object
-// storage, and the Worker's logs.
+// MCP server, an elicitation request sent to the client, a callback's result, the stateless
+// path, Durable Object storage, and the Worker's logs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -33,6 +33,9 @@ const tools = [
   secretTool('secret_cut', '{env.REDACT_SECRET}', { response: { maxBytes: 600, oversize: 'truncate' } }),
   secretTool('own', '{meta.auth.token}', { forwardMetaAuth: true }),
 ];
+/** Reports back later, to the callback URL it is handed (the upstream's /jobs/<key>): a session's
+ *  tool only. */
+const job = { name: 'job', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, execution: 'callback', pendingTimeoutMs: 20000, http: { url: '{+env.UPSTREAM_URL}/jobs/{key}', headers: { 'X-Secret': '{env.REDACT_SECRET}' } } };
 
 let upstream;
 let leaky;
@@ -49,7 +52,7 @@ before(async () => {
   ];
   const config = {
     servers: [
-      { route: '/mcp', name: 'redaction', version: '1', privateUpstreams: LOOPBACK, tools, upstreams },
+      { route: '/mcp', name: 'redaction', version: '1', privateUpstreams: LOOPBACK, tools: [...tools, job], upstreams },
       { route: '/stateless/mcp', name: 'redaction-stateless', version: '1', privateUpstreams: LOOPBACK, stateless: {}, tools },
     ],
   };
@@ -240,6 +243,22 @@ test('an upstream MCP server\'s relayed notifications and its error excerpt are 
     const redacted = `${'.'.repeat(200 - k)}${REDACTED}${'.'.repeat(300)}`;
     assert.equal(text, `The upstream MCP server "leaky" failed: it answered HTTP 500 ${redacted.slice(0, 200)}.`, `cut at ${k}`);
   });
+});
+
+test('a callback\'s result is redacted, and so is its record while it waits', async () => {
+  const sid = await session();
+  for (const spelling of ['raw', 'json-in-json', 'percent', 'base64']) {
+    const key = `job-${spelling}`;
+    const response = post(mcp(), callBody('job', { key }), { 'mcp-session-id': sid });
+    let callback;
+    while (!(callback = upstream.jobs.get(key))) await new Promise((r) => setTimeout(r, 10));
+    const report = JSON.stringify({ report: `done ${SPELLINGS[spelling](SECRET)}` });
+    const applied = await fetch(callback, { method: 'POST', headers: { 'content-type': 'application/json' }, body: report });
+    assert.equal(applied.status, 200, await applied.text());
+    const text = await (await response).text();
+    assert.ok(JSON.parse(text).result.structuredContent.report.startsWith(`done ${REDACTED}`), `${spelling}: ${text}`);
+    assertClean(text, spelling);
+  }
 });
 
 test('nothing stored and no log line holds the secret', async () => {
