@@ -288,7 +288,8 @@ switch (command) {
     const port = i >= 0 ? args[i + 1] : (process.env.PORT ?? '8787');
     const rest = i >= 0 ? [...args.slice(0, i), ...args.slice(i + 2)] : args;
     // wrangler watches what it bundles, mcp-edge.json included, and reloads the Worker on a save.
-    wrangler(['dev', '--ip', '127.0.0.1', '--port', port, '--show-interactive-dev-session=false', ...rest]);
+    // MCP_EDGE_LOCAL: the DNS-rebinding Host check applies whatever a request claims.
+    wrangler(['dev', '--ip', '127.0.0.1', '--port', port, '--var', 'MCP_EDGE_LOCAL:1', '--show-interactive-dev-session=false', ...rest]);
     break;
   }
   case 'deploy':

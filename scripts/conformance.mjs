@@ -37,7 +37,7 @@ function freePort() {
 export async function serveConformance(port) {
   const dir = build({ outDir });
   const upstream = await startConformanceUpstream(0);
-  const mf = serveWorker({ dir, config: join(root, 'examples', 'conformance', 'mcp-edge.json'), port, bindings: { CONFORMANCE_UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}`, CALLBACK_SIGNING_KEY: 'conformance-signing-key' } });
+  const mf = serveWorker({ dir, config: join(root, 'examples', 'conformance', 'mcp-edge.json'), port, bindings: { CONFORMANCE_UPSTREAM_URL: `http://127.0.0.1:${upstream.address().port}`, CALLBACK_SIGNING_KEY: 'conformance-signing-key-b81e5c07' } });
   const url = new URL('/mcp', await mf.ready);
   return {
     url,

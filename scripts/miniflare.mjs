@@ -37,7 +37,9 @@ export function serveWorker({ dir, config, bindings, port = 0, persist = false, 
     durableObjectsPersist: persist,
     ratelimits,
     ...(analyticsEngineDatasets ? { analyticsEngineDatasets } : {}),
-    bindings,
+    // Local, whatever a request claims: the Host check always applies (src/policy.rs at_edge). A
+    // test of the edge's trust sets it to '' in `bindings`.
+    bindings: { MCP_EDGE_LOCAL: '1', ...bindings },
     host: '127.0.0.1',
     port,
     handleRuntimeStdio,

@@ -24,6 +24,11 @@ const upstream = await startDemoUpstream(upstreamPort);
 console.error(`[start] demo upstream on http://127.0.0.1:${upstreamPort}`);
 
 const secrets = [];
+// The Worker refuses a key shorter than this (src/keys.rs MIN_KEY_CHARS): say so before it starts.
+if (process.env.ADMIN_TOKEN && [...process.env.ADMIN_TOKEN].length < 32) {
+  console.error(`[start] ADMIN_TOKEN is ${[...process.env.ADMIN_TOKEN].length} characters long; it must have at least 32 (for example: ADMIN_TOKEN=$(openssl rand -hex 32) npm start)`);
+  process.exit(1);
+}
 if (process.env.ADMIN_TOKEN) {
   const file = join(root, '.mcp-edge', 'admin.env');
   mkdirSync(join(root, '.mcp-edge'), { recursive: true });
@@ -35,7 +40,9 @@ if (process.env.ADMIN_TOKEN) {
 const wrangler = spawn(
   join(root, 'node_modules', '.bin', 'wrangler'),
   [
-    'dev', '--config', wranglerConfigFor(config), '--ip', '127.0.0.1', '--port', String(port), '--var', `DEMO_UPSTREAM_URL:http://127.0.0.1:${upstreamPort}`, '--show-interactive-dev-session=false',
+    'dev', '--config', wranglerConfigFor(config), '--ip', '127.0.0.1', '--port', String(port), '--var', `DEMO_UPSTREAM_URL:http://127.0.0.1:${upstreamPort}`,
+    // Local: the DNS-rebinding Host check applies whatever a request claims (src/policy.rs).
+    '--var', 'MCP_EDGE_LOCAL:1', '--show-interactive-dev-session=false',
     ...secrets,
     // `npm start -- --var NAME:value`: more arguments for wrangler dev.
     ...process.argv.slice(2),

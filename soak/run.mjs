@@ -51,7 +51,7 @@ function startWorker() {
     config: join(root, 'soak', 'mcp-edge.soak.json'),
     port,
     persist,
-    bindings: { SOAK_UPSTREAM: upstream.url, SOAK_MCP_UPSTREAM: everything.url, CALLBACK_SIGNING_KEY: 'soak-signing-key' },
+    bindings: { SOAK_UPSTREAM: upstream.url, SOAK_MCP_UPSTREAM: everything.url, CALLBACK_SIGNING_KEY: 'soak-signing-key-4d2a9e71c0b83f65' },
     handleRuntimeStdio(stdout, stderr) {
       for (const stream of [stdout, stderr]) {
         stream.setEncoding('utf8');

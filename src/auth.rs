@@ -220,16 +220,26 @@ fn roles_of(value: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// The name of a session's Durable Object: the session id, and for an authenticated principal a
-/// digest of it, so that another principal presenting the same id reaches an empty object.
+/// The prefix of every session object's name. A session id is the client's to send: without
+/// it, `Mcp-Session-Id: oauth` would name the authorization server's object (or any other of
+/// the namespace's), whose names never start with it.
+pub const SESSION_OBJECT: &str = "session:";
+
+/// The name of a session's Durable Object: the prefix, the session id, and for an
+/// authenticated principal a digest of it, so that another principal presenting the same id
+/// reaches an empty object.
 pub fn object_name(session_id: &str, principal: &str) -> String {
     if principal == ANONYMOUS {
-        return session_id.to_string();
+        return format!("{SESSION_OBJECT}{session_id}");
     }
+    format!("{SESSION_OBJECT}{session_id}:{}", principal_digest(principal))
+}
+
+/// A short digest of a principal's id, for the names of the objects kept per principal.
+pub fn principal_digest(principal: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(principal.as_bytes());
-    let short: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-    format!("{session_id}:{short}")
+    digest.iter().take(12).map(|b| format!("{b:02x}")).collect()
 }
 
 /// A JWT split and decoded, before its signature is checked.
@@ -394,10 +404,32 @@ mod tests {
     }
 
     #[test]
+    fn principal_ids_never_collide_across_sign_in_methods() {
+        // The same subject through every way in: `{principal.subject}` is the same text,
+        // `{principal.id}` never is.
+        let ids = [
+            Principal::new("token", "ann", vec![]).id,
+            Principal::new("user", "ann", vec![]).id,
+            Principal::new("app", "ann", vec![]).id,
+            format!("jwt:{}|ann", "https://idp.test"),
+            format!("oidc:{}|ann", "https://idp.test"),
+        ];
+        let mut unique = ids.to_vec();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "{ids:?}");
+        assert_eq!(Principal::new("token", "ann", vec![]).subject, Principal::new("user", "ann", vec![]).subject);
+    }
+
+    #[test]
     fn session_objects_are_keyed_by_principal_and_id() {
-        assert_eq!(object_name("s-1", ANONYMOUS), "s-1");
+        assert_eq!(object_name("s-1", ANONYMOUS), "session:s-1");
         let a = object_name("s-1", "token:alice");
-        assert!(a.starts_with("s-1:") && a.len() == 4 + 24);
+        assert!(a.starts_with("session:s-1:") && a.len() == 8 + 4 + 24);
+        // Whatever a client sends, it names a session's object, never another of the namespace's.
+        for other in ["oauth", "live-config", "health", "oauth-revocations", "registry:/mcp"] {
+            assert!(object_name(other, ANONYMOUS).starts_with(SESSION_OBJECT));
+        }
         assert_ne!(a, object_name("s-1", "token:bob"));
         assert_eq!(a, object_name("s-1", "token:alice"));
     }

@@ -60,6 +60,8 @@ pub enum Op {
     HealthRead,
     /// The live layer's store: one `live::store::Command`.
     Live,
+    /// A counting object (per client address, per username): one `admission::Command`.
+    Count,
     /// A server's registry: a session whose stream wants list changes (empty body: forget it).
     RegistryListen,
     /// A server's registry: tell every listening session that these lists changed.

@@ -2,7 +2,7 @@
 //! admin token), how long each must be, and the secrets a catalog names: those a live edit may
 //! not put in a template, and those no reply, log or trace may show.
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Server};
 
 /// Signs the authorization server's tokens, sealed forms and cookies.
 pub const OAUTH_SIGNING_KEY: &str = "OAUTH_SIGNING_KEY";
@@ -58,19 +58,26 @@ impl Catalog {
     pub fn secret_names(&self) -> Vec<String> {
         let mut names = self.own_secrets();
         for server in &self.servers {
-            let requests = server
-                .tools
-                .iter()
-                .map(|t| &t.request)
-                .chain(server.resources.iter().filter_map(|r| r.request()))
-                .chain(server.resource_templates.iter().map(|t| t.request()))
-                .chain(server.upstreams.iter().map(|u| &u.request))
-                .chain(server.auth.iter().flat_map(|a| a.introspection.iter().map(|i| &i.request).chain(a.jwt.iter().map(|j| &j.jwks))));
-            for request in requests {
-                names.extend(request.secrets.iter().cloned());
-            }
+            names.extend(server.outbound_secrets());
         }
         dedup(names)
+    }
+}
+
+impl Server {
+    /// The secrets this server's outbound requests name: tools, resources, resource templates,
+    /// upstream MCP servers, and auth's introspection and JWKS requests. Each may go wherever
+    /// its request's URL says.
+    pub fn outbound_secrets(&self) -> Vec<String> {
+        let requests = self
+            .tools
+            .iter()
+            .map(|t| &t.request)
+            .chain(self.resources.iter().filter_map(|r| r.request()))
+            .chain(self.resource_templates.iter().map(|t| t.request()))
+            .chain(self.upstreams.iter().map(|u| &u.request))
+            .chain(self.auth.iter().flat_map(|a| a.introspection.iter().map(|i| &i.request).chain(a.jwt.iter().map(|j| &j.jwks))));
+        dedup(requests.flat_map(|r| r.secrets.iter().cloned()).collect())
     }
 }
 

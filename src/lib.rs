@@ -7,6 +7,8 @@
 //!
 //! - [`jsonrpc`]: JSON-RPC 2.0 envelopes; params stay raw until the method is known.
 //! - [`method`]: the typed method table: every method by its wire name, with its properties.
+//! - [`admission`]: admission limits that hold under concurrency: counts checked and taken in one
+//!   command, the built-in per-address limit, password sign-in's budgets.
 //! - [`auth`]: credentials, principals and roles; JWT claims; session objects keyed by principal.
 //! - [`oauth`]: mcp-edge as its own OAuth 2.1 authorization server: clients, the authorization
 //!   request, codes, grants and tokens, sign-in, the consent page.
@@ -50,6 +52,7 @@
 //! - `edge` (wasm32 only): the only code that imports `worker`.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
+pub mod admission;
 pub mod auth;
 pub mod base64;
 pub mod cache;

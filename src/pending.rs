@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::upstream::signing::{mac_hex, mac_matches};
+use crate::auth::SESSION_OBJECT;
+use crate::upstream::signing::{sign as signature, signed, signed_without_purpose};
 
 /// How a deferred call gets its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,22 +123,42 @@ pub fn record_key(call: &str) -> String {
     format!("call:{call}")
 }
 
-/// The token of a callback URL: `<session>.<call>.<signature>`, where the signature is
-/// HMAC-SHA256 over `<session>.<call>` with the deployment's signing key. The session part
-/// routes the callback to its session object without any lookup; the signature makes a forged
-/// or altered token fail before it reaches one.
-pub fn sign(key: &[u8], session: &str, call: &str) -> String {
-    format!("{session}.{call}.{}", mac_hex(key, format!("{session}.{call}").as_bytes()))
+/// What a callback token's signature is for.
+const PURPOSE: &str = "callback";
+
+/// The token of a callback URL: `<session>.<call>.<signature>`, where `<session>` is the session
+/// object's name without its prefix, and the signature is the deployment's signing key's for
+/// the purpose `callback` over `<session>.<call>`. The session part routes the callback to its
+/// session object without any lookup; the signature makes a forged or altered token, or a
+/// signature made for anything else, fail before it reaches one.
+pub fn sign(key: &[u8], object: &str, call: &str) -> String {
+    let session = object.strip_prefix(SESSION_OBJECT).unwrap_or(object);
+    format!("{session}.{call}.{}", signature(key, PURPOSE, &format!("{session}.{call}")))
 }
 
-/// The session and call a token names, if its signature is ours.
-pub fn verify<'t>(key: &[u8], token: &'t str) -> Option<(&'t str, &'t str)> {
+/// The session object and call a token names, if its signature is ours.
+pub fn verify<'t>(key: &[u8], token: &'t str) -> Option<(String, &'t str)> {
     let mut parts = token.split('.');
-    let (session, call, signature) = (parts.next()?, parts.next()?, parts.next()?);
+    let (session, call, mac) = (parts.next()?, parts.next()?, parts.next()?);
     if parts.next().is_some() || session.is_empty() || call.is_empty() {
         return None;
     }
-    mac_matches(key, format!("{session}.{call}").as_bytes(), signature).then_some((session, call))
+    let message = format!("{session}.{call}");
+    if signed(key, PURPOSE, &message, mac) {
+        return Some((format!("{SESSION_OBJECT}{session}"), call));
+    }
+    // Earlier builds signed without the purpose, and named objects without the prefix; their
+    // URLs may still come back while their calls wait, to the objects that keep them. Only for
+    // a session object's name: a request state's body never is one.
+    (is_object_name(session) && signed_without_purpose(key, &message, mac)).then(|| (session.to_string(), call))
+}
+
+/// A session object's name as earlier builds made them (before the prefix): a UUID, and the
+/// principal's digest.
+fn is_object_name(name: &str) -> bool {
+    let (id, digest) = name.split_once(':').unwrap_or((name, ""));
+    let uuid = id.len() == 36 && id.char_indices().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() });
+    uuid && digest.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 #[cfg(test)]
@@ -189,10 +210,10 @@ mod tests {
     #[test]
     fn tokens_are_signed_and_checked() {
         let key = b"signing key";
-        let token = sign(key, "9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "abc123");
+        let token = sign(key, "session:9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "abc123");
         assert!(token.starts_with("9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e.abc123."));
         assert_eq!(token.len(), 36 + 1 + 6 + 1 + 64);
-        assert_eq!(verify(key, &token), Some(("9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "abc123")));
+        assert_eq!(verify(key, &token), Some(("session:9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e".to_string(), "abc123")));
         assert_eq!(verify(b"another key", &token), None);
         let altered = token.replacen("abc123", "abc124", 1);
         assert_eq!(verify(key, &altered), None);
@@ -200,6 +221,21 @@ mod tests {
         assert_eq!(verify(key, &format!("{token}.x")), None);
         assert_eq!(verify(key, "a.b.zz"), None);
         // The same MAC as Python's hmac.new(b"Jefe", b"what do ya want.for nothing?", sha256).
-        assert_eq!(mac_hex(b"Jefe", b"what do ya want.for nothing?"), "e33f91577b90d4b3bbd73cb61803074f1965d27701b5527942dd9ea9443af37c");
+        assert_eq!(signature(b"Jefe", "what do ya want", "for nothing?"), "e33f91577b90d4b3bbd73cb61803074f1965d27701b5527942dd9ea9443af37c");
+    }
+
+    #[test]
+    fn a_request_state_is_no_callback_token() {
+        // A 2026-07-28 request state is `body.mac` over `mrtr.body` with the same key: read as a
+        // token, "mrtr" would be its session and its body the call.
+        let key = b"signing key";
+        let claims = crate::protocol::mrtr::Claims { server: "/mcp".into(), tool: "t".into(), args: "a".into(), principal: "p".into(), expires_ms: 10, upstream: json!(null), keyed: false, requests: serde_json::Map::new() };
+        let state = crate::protocol::mrtr::seal(key, &claims);
+        assert_eq!(verify(key, &format!("mrtr.{state}")), None);
+        // A token of an earlier build (signed without its purpose) still verifies while its
+        // call waits: its session part is a session object's name.
+        let session = "9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e:0a1b2c";
+        let legacy = format!("{session}.c1.{}", crate::upstream::signing::tests_mac(key, &format!("{session}.c1")));
+        assert_eq!(verify(key, &legacy), Some((session.to_string(), "c1")));
     }
 }

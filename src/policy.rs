@@ -85,17 +85,55 @@ fn host_name(host: &str) -> String {
     host.split(':').next().unwrap_or("").to_string()
 }
 
-/// DNS rebinding defence for local servers. A request that reached us over loopback (so the
-/// server runs on this machine: `wrangler dev`, Miniflare) must name a loopback host or a
-/// configured one. In production Cloudflare routes by hostname and no client is loopback, so
+/// The ports Cloudflare's edge proxies HTTP and HTTPS on: a `Host` with any other explicit port
+/// reached the Worker some other way, such as a local `wrangler dev`.
+const EDGE_PORTS: [u16; 13] = [80, 8080, 8880, 2052, 2082, 2086, 2095, 443, 2053, 2083, 2087, 2096, 8443];
+
+/// Whether a request came through Cloudflare's edge, where `CF-Connecting-IP` is the client's
+/// address (Cloudflare sets it, whatever the client sent) and Cloudflare has routed by
+/// hostname. Locally anyone can send that header, and `request.cf` proves nothing either:
+/// Miniflare fills it in (a fallback, or the developer's own real one). So: never when the
+/// launcher said the run is local (`local`: the `MCP_EDGE_LOCAL` var, which `npm start`,
+/// `mcp-edge dev` and the tests set), never with a loopback or missing client address, and
+/// never through a port the edge does not proxy (a browser always sends the port it connected
+/// to, `rebind.example:8787`, and a page's script cannot change `Host`).
+pub fn at_edge(local: bool, client_ip: Option<&str>, host: Option<&str>) -> bool {
+    let proxied_port = host.is_some_and(|h| match port_of(h) {
+        None => true,
+        Some(port) => port.parse::<u16>().is_ok_and(|p| EDGE_PORTS.contains(&p)),
+    });
+    !local && client_ip.is_some_and(|ip| !ip.is_empty() && !is_loopback_ip(ip)) && proxied_port
+}
+
+/// The explicit port of a `Host` value, if it has one.
+fn port_of(host: &str) -> Option<&str> {
+    let after_host = match host.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map_or("", |(_, rest)| rest),
+        None => host,
+    };
+    after_host.rsplit_once(':').map(|(_, port)| port)
+}
+
+/// DNS rebinding defence. Off the edge (`wrangler dev`, Miniflare, any local run) a request
+/// must name a loopback host or a configured one: a rebinding page's requests name the
+/// attacker's host. At Cloudflare's edge the hostname routed the request here, so
 /// `wrangler deploy` needs no configuration.
-pub fn host_allowed(host: Option<&str>, client_ip: Option<&str>, allowed_hosts: &[String]) -> bool {
-    if !client_ip.is_none_or(is_loopback_ip) {
+pub fn host_allowed(host: Option<&str>, at_edge: bool, allowed_hosts: &[String]) -> bool {
+    if at_edge {
         return true;
     }
     let Some(host) = host else { return false };
     let name = host_name(host);
     matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]") || allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
+}
+
+/// The address requests are counted by: the client's at the edge; off it, where any client can
+/// claim any address, one address for all.
+pub fn client_address(at_edge: bool, client_ip: Option<&str>) -> String {
+    match (at_edge, client_ip) {
+        (true, Some(ip)) => ip.to_ascii_lowercase(),
+        _ => "local".to_string(),
+    }
 }
 
 /// What the Origin check decided.
@@ -186,22 +224,40 @@ mod tests {
     }
 
     #[test]
-    fn host_check_applies_to_loopback_clients_only() {
+    fn host_check_applies_off_the_edge() {
         let none: Vec<String> = Vec::new();
-        assert!(host_allowed(Some("localhost:8787"), Some("127.0.0.1"), &none));
-        assert!(host_allowed(Some("127.0.0.1:8787"), Some("127.0.0.1"), &none));
-        assert!(host_allowed(Some("[::1]:8787"), Some("::1"), &none));
-        assert!(host_allowed(Some("LOCALHOST"), Some("127.0.0.5"), &none));
-        assert!(!host_allowed(Some("evil.example.com"), Some("127.0.0.1"), &none));
-        assert!(!host_allowed(Some("localhost.evil.com:80"), Some("127.0.0.1"), &none));
-        assert!(!host_allowed(None, Some("127.0.0.1"), &none));
-        assert!(!host_allowed(Some("evil.example.com"), None, &none));
-        assert!(host_allowed(Some("mcp.internal:8787"), Some("127.0.0.1"), &["mcp.internal".to_string()]));
-        // Production: the client is never loopback, and Cloudflare has routed by hostname.
-        assert!(host_allowed(Some("my-worker.example.workers.dev"), Some("203.0.113.9"), &none));
-        assert!(host_allowed(Some("anything"), Some("2001:db8::1"), &none));
+        for local in ["localhost:8787", "127.0.0.1:8787", "[::1]:8787", "LOCALHOST"] {
+            assert!(host_allowed(Some(local), false, &none), "{local}");
+        }
+        assert!(!host_allowed(Some("evil.example.com"), false, &none));
+        assert!(!host_allowed(Some("localhost.evil.com:80"), false, &none));
+        assert!(!host_allowed(None, false, &none));
+        assert!(host_allowed(Some("mcp.internal:8787"), false, &["mcp.internal".to_string()]));
+        // At the edge, Cloudflare has routed by hostname.
+        assert!(host_allowed(Some("my-worker.example.workers.dev"), true, &none));
         assert!(!is_loopback_ip("127.0.0"));
         assert!(!is_loopback_ip("128.0.0.1"));
+    }
+
+    #[test]
+    fn only_the_edge_is_trusted_with_the_client_address() {
+        // Production: a real address, a hostname with no port or a proxied one.
+        assert!(at_edge(false, Some("203.0.113.9"), Some("my-worker.example.workers.dev")));
+        assert!(at_edge(false, Some("2001:db8::1"), Some("mcp.example.com:8443")));
+        // A rebinding page on a local server: its Host carries the local port, and the header it
+        // sent proves nothing.
+        assert!(!at_edge(false, Some("203.0.113.7"), Some("rebind.evil:8787")));
+        assert!(!at_edge(false, Some("203.0.113.7"), Some("[::1]:8787")));
+        // The launcher says the run is local: whatever the port.
+        assert!(!at_edge(true, Some("203.0.113.7"), Some("rebind.evil")));
+        // No address, or loopback: a local client.
+        assert!(!at_edge(false, None, Some("mcp.example.com")));
+        assert!(!at_edge(false, Some(""), Some("mcp.example.com")));
+        assert!(!at_edge(false, Some("127.0.0.1"), Some("mcp.example.com")));
+        assert!(!at_edge(false, Some("203.0.113.7"), None));
+        assert!(!at_edge(false, Some("203.0.113.7"), Some("h:notaport")));
+        assert_eq!(client_address(true, Some("2001:DB8::1")), "2001:db8::1");
+        assert_eq!(client_address(false, Some("203.0.113.7")), "local");
     }
 
     #[test]

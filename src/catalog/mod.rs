@@ -29,6 +29,11 @@ pub struct Catalog {
     pub console: ConsoleAccess,
     /// Whether tool calls are counted for the health figures (`console.health`).
     pub health: HealthSettings,
+    /// `admin.secrets`: the only secrets a live change may name anew; `None`: any but the
+    /// deployment's own ([`Catalog::own_secrets`]).
+    pub admin_secrets: Option<Vec<String>>,
+    /// The built-in per-address limit (`admission`); `None`: off.
+    pub admission: Option<crate::admission::PerAddress>,
 }
 
 /// Who may see the status page at `/` (`console.access`).

@@ -59,7 +59,9 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
         (other, _) => return Err(ConfigError::at("console.access", format!("{other:?} is not \"public\", \"signed-in\" or \"off\""))),
     };
     let health = super::health::health(file.console.health)?;
-    Ok(Catalog { servers: servers.into_iter().map(std::sync::Arc::new).collect(), log: file.log, oauth, console, health })
+    let admin_secrets = super::safety::admin_secrets(file.admin)?;
+    let admission = super::safety::admission(file.admission)?;
+    Ok(Catalog { servers: servers.into_iter().map(std::sync::Arc::new).collect(), log: file.log, oauth, console, health, admin_secrets, admission })
 }
 
 fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {

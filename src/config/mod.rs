@@ -1,12 +1,13 @@
 //! The configuration file: its model (`model`), read with faults located by their JSON path
 //! (`file`, `locate`), validated and compiled into the `Catalog` that requests are served from
 //! (`compile`, with `tool`, `request`, `auth` and `resources` for the parts of a server, and
-//! `oauth` and `health` for top-level sections).
+//! `oauth`, `health` and `safety` (`admin`, `admission`) for top-level sections).
 
 pub(crate) mod auth;
 mod oauth;
 mod compile;
 mod health;
+mod safety;
 mod file;
 mod locate;
 pub mod model;
@@ -221,7 +222,10 @@ mod tests {
             r#"servers[0].tools[1].http.headers.A: unknown principal field "name" in template: one of id, subject, email, roles, upstreamToken"#
         );
         // A subject names a caller, which may choose it (a JWT's `sub`): never a host.
-        assert!(err(&with_tool(r#"{"name":"a","http":{"url":"https://{principal.subject}.x.test/"}}"#)).ends_with(r#""principal.subject" appears before the host is complete; arguments and the caller's identity may only fill the path, query or fragment"#));
+        assert_eq!(
+            err(&with_tool(r#"{"name":"a","http":{"url":"https://{principal.subject}.x.test/"}}"#)),
+            "servers[0].tools[1].http.url: {principal.subject} appears before the host is complete: it is a value the client controls, which may fill the path, query or fragment, never the scheme, host or port (only {env.NAME} may)"
+        );
         let server = |body: &str| format!(r#"{{"servers":[{{"name":"s","version":"1",{body}}}]}}"#);
         let elsewhere = [
             (r#""resources":[{"uri":"a://x","name":"x","http":{"url":"https://h/{principal.subject}"}}]"#, "servers[0].resources[0].http.url"),
@@ -242,10 +246,42 @@ mod tests {
             let got = err(&with_tool(&tool));
             assert!(got.contains("before the host is complete"), "{url}: {got}");
         }
-        for url in ["https://x/{h}", "https://x{/h}", "https://x{?h}", "{+env.BASE}/{+h}", "https://x:8080/a{#h}"] {
+        for url in ["https://x/{h}", "https://x{/h}", "https://x{?h}", "{+env.BASE}/{+h}", "https://x:8080/a{#h}", "https://{env.HOST}:{env.PORT}/{h}"] {
             let tool = format!(r#"{{"name":"a",{schema},"http":{{"url":"{url}"}}}}"#);
             assert!(load(&with_tool(&tool)).is_ok(), "{url}");
         }
+    }
+
+    #[test]
+    fn values_the_client_controls_never_choose_the_host() {
+        // `_meta` values, route parameters and the caller's identity are the client's as much as
+        // arguments are: `https://{meta.host}/v1` with a secret in a header sends it wherever the
+        // caller says.
+        let routed = |url: &str| {
+            format!(r#"{{"servers":[{{"name":"s","version":"1","route":"/t/{{tenant}}/mcp","tools":[{{"name":"a","http":{{"url":"{url}","headers":{{"Authorization":"Bearer {{env.API_KEY}}"}}}}}}]}}]}}"#)
+        };
+        for (url, var) in [
+            ("https://{meta.host}/v1", "meta.host"),
+            ("https://{route.tenant}.api.example.com/", "route.tenant"),
+            ("https://api.example.com:{meta.port}/", "meta.port"),
+            ("https://api.example.com{+meta.path}", "meta.path"),
+            ("{+env.BASE}{+route.tenant}", "route.tenant"),
+            ("https://{principal.email}/", "principal.email"),
+        ] {
+            assert_eq!(
+                err(&routed(url)),
+                format!("servers[0].tools[0].http.url: {{{var}}} appears before the host is complete: it is a value the client controls, which may fill the path, query or fragment, never the scheme, host or port (only {{env.NAME}} may)"),
+                "{url}"
+            );
+        }
+        // The scheme is always written out.
+        assert!(err(&routed("http{meta.s}://api.example.com/")).ends_with("must start with http://, https:// or a {+env.NAME} base URL"));
+        for url in ["https://api.example.com/{meta.path}", "https://api.example.com/t/{route.tenant}", "{+env.BASE}/{route.tenant}{?meta.q}"] {
+            assert!(load(&routed(url)).is_ok(), "{url}");
+        }
+        // Introspection's `{token}` is the client's credential: never a host either.
+        let introspected = r#"{"servers":[{"name":"s","version":"1","auth":{"introspection":{"http":{"url":"https://{token}.auth.test/me"},"subject":"/sub"}}}]}"#;
+        assert!(err(introspected).starts_with("servers[0].auth.introspection.http.url: {token} appears before the host is complete"), "{}", err(introspected));
     }
 
     #[test]

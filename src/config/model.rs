@@ -25,6 +25,57 @@ pub struct ConfigFile {
     /// The status page at `/`: who may see it.
     #[serde(default)]
     pub console: ConsoleConfig,
+    /// The admin API: what live changes may name.
+    #[serde(default)]
+    pub admin: AdminConfig,
+    /// The built-in per-address limit on the authorization server, the console's sign-in and the
+    /// admin API.
+    #[serde(default)]
+    pub admission: AdmissionConfig,
+}
+
+/// `admin`: what live changes through the admin API may do.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AdminConfig {
+    /// The only secrets a live change may name in a template (besides those the file already
+    /// names for the same server). Absent: any but the deployment's own keys.
+    #[serde(default)]
+    pub secrets: Option<Vec<String>>,
+}
+
+/// `admission`: requests per client address to the authorization server's endpoints, the
+/// console's sign-in and the admin API, counted across isolates.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AdmissionConfig {
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    #[serde(default = "default_admission_requests")]
+    pub requests: u32,
+    #[serde(default = "default_admission_period")]
+    pub period_seconds: u64,
+    /// Dynamic Client Registrations per address and hour (within `requests`).
+    #[serde(default = "default_registrations")]
+    pub registrations_per_hour: u32,
+}
+
+impl Default for AdmissionConfig {
+    fn default() -> Self {
+        AdmissionConfig { enabled: true, requests: default_admission_requests(), period_seconds: default_admission_period(), registrations_per_hour: default_registrations() }
+    }
+}
+
+fn default_registrations() -> u32 {
+    crate::admission::PerAddress::default().registrations_per_hour
+}
+
+fn default_admission_requests() -> u32 {
+    crate::admission::PerAddress::default().requests
+}
+
+fn default_admission_period() -> u64 {
+    crate::admission::PerAddress::default().period_ms / 1000
 }
 
 /// The status page at `/` (when no server's route is `/`).

@@ -199,16 +199,18 @@ fn named_texts<'a>(
         .collect()
 }
 
-/// Arguments (and the caller's identity, which a client may choose too, as a JWT's subject)
-/// may fill the path, query or fragment, never the scheme, host or port: text before
-/// the first argument must already have closed the authority with `/`, `?` or `#`, unless the
-/// argument's own operator starts with one of them.
+/// Values a client controls (arguments, `_meta` values, route parameters, and the caller's
+/// identity, which a client may choose too, as a JWT's subject or a registered name) may fill
+/// the path, query or fragment, never the scheme, host or port: text before the first of them
+/// must already have closed the authority with `/`, `?` or `#`, unless the expression's own
+/// operator starts with one of them. Only the deployment's `{env.NAME}` may choose where a
+/// request goes: a secret in a header must never follow a host the caller names.
 fn check_url_shape(source: &str, url: &Template) -> Result<(), String> {
     let starts_ok = source.starts_with("https://") || source.starts_with("http://") || source.starts_with("{+env.");
     if !starts_ok {
         return Err("must start with http://, https:// or a {+env.NAME} base URL".into());
     }
-    let Some(first_arg) = url.variables().find(|v| !v.starts_with("env.") && !v.starts_with("route.") && !v.starts_with("meta.")) else {
+    let Some(first_arg) = url.variables().find(|v| !v.starts_with("env.")) else {
         return Ok(());
     };
     // Find the text of the template before the expression that holds `first_arg`.
@@ -243,6 +245,6 @@ fn check_url_shape(source: &str, url: &Template) -> Result<(), String> {
     if closed {
         Ok(())
     } else {
-        Err(format!("{first_arg:?} appears before the host is complete; arguments and the caller's identity may only fill the path, query or fragment"))
+        Err(format!("{{{first_arg}}} appears before the host is complete: it is a value the client controls, which may fill the path, query or fragment, never the scheme, host or port (only {{env.NAME}} may)"))
     }
 }

@@ -142,13 +142,18 @@ fn is_credential(name: &str) -> bool {
 }
 
 /// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only
-/// when the tool forwards them.
+/// when the tool forwards them. A member whose name has a dot is left out: `{"auth.token": …}`
+/// would bind `meta.auth.token` past the `auth` gate, and no template could name it apart from
+/// the nested one anyway.
 fn bind_meta(bindings: &mut Bindings, prefix: &str, value: &Value, with_auth: bool) {
     match value {
         Value::Object(members) => {
             for (name, member) in members {
+                if name.contains('.') || (prefix == "meta" && name == "auth" && !with_auth) {
+                    continue;
+                }
                 let path = format!("{prefix}.{name}");
-                if (path != "meta.auth" || with_auth) && path.matches('.').count() <= 4 {
+                if path.matches('.').count() <= 4 {
                     bind_meta(bindings, &path, member, with_auth);
                 }
             }
@@ -184,5 +189,25 @@ pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: 
             Ok(result) => jsonrpc::success(&call.id, decorate(server, session, Method::ResourcesRead, result)),
             Err(error) => jsonrpc::failure(&call.id, &error),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn meta_auth_stays_behind_its_gate_whatever_the_keys_are_called() {
+        let meta = json!({"auth.token": "dotted", "auth": {"token": "nested"}, "tenant": {"id": "t1"}, "a.b": "x"});
+        let mut closed = Bindings::new();
+        bind_meta(&mut closed, "meta", &meta, false);
+        assert_eq!(closed.keys().collect::<Vec<_>>(), ["meta.tenant.id"]);
+        let mut open = Bindings::new();
+        bind_meta(&mut open, "meta", &meta, true);
+        let mut keys: Vec<_> = open.keys().cloned().collect();
+        keys.sort();
+        assert_eq!(keys, ["meta.auth.token", "meta.tenant.id"]);
+        assert_eq!(open["meta.auth.token"], json!("nested"), "the dotted key never stands in for the nested one");
     }
 }

@@ -102,6 +102,16 @@ pub(crate) fn secret(env: &::worker::Env, name: &str) -> Option<String> {
     value
 }
 
+/// The deployment's own keys, checked when an isolate starts: one that is set but too short is
+/// a fault every request answers with (as a faulty configuration is), never a weak signature.
+pub(crate) fn keys_checked(env: &::worker::Env) -> Result<(), crate::error::Error> {
+    thread_local! {
+        static FAULT: std::cell::OnceCell<Option<String>> = const { std::cell::OnceCell::new() };
+    }
+    let fault = FAULT.with(|f| f.get_or_init(|| crate::keys::OWN_KEYS.iter().find_map(|name| crate::keys::too_short(name, &secret(env, name)?))).clone());
+    fault.map_or(Ok(()), |why| Err(crate::error::Error::Config(why)))
+}
+
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
 extern "C" {
     /// A stored or received value as JSON text, for the module's one JSON parser; what

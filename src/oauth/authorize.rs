@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::client::Client;
 use super::{single, uri, OAuthError};
-use crate::upstream::signing::{mac_hex, mac_matches, seal, unseal};
+use crate::upstream::signing::{seal, sign, signed, unseal};
 
 /// How long the sign-in and consent page may take before its form is refused.
 pub const PAGE_TTL_MS: u64 = 15 * 60 * 1000;
@@ -32,8 +32,17 @@ pub struct AuthorizationRequest {
 pub enum Refusal {
     /// The client or redirect URI cannot be trusted: an error page, never a redirect (§4.1.2.1).
     Page(String),
-    /// Everything else goes back to the client's redirect URI.
-    Redirect(String),
+    /// Everything else goes back to the client's redirect URI: at once for a client the
+    /// operator configured; for any other, only once the person chooses to (`redirects_at_once`).
+    Redirect { to: String, description: String },
+}
+
+/// Whether an error may go back to `client`'s redirect URI without the person choosing to. An
+/// error answers before anyone signed in or consented, so a registered client (or a metadata
+/// document's, which anyone can publish) could otherwise use this server to send a browser
+/// anywhere it registered: an open redirector (RFC 9700 §4.11.2).
+pub fn redirects_at_once(client: &Client) -> bool {
+    matches!(client.origin, super::client::Origin::Configured)
 }
 
 /// What checking needs besides the query.
@@ -67,7 +76,7 @@ pub fn check(pairs: &[(String, String)], client: Option<&Client>, cx: &Context<'
     // From here on, errors can safely go back to the client.
     let given_state = single(pairs, "state");
     let state = given_state.as_ref().ok().copied().flatten().map(str::to_string);
-    let back = |error: &str, description: String| Refusal::Redirect(error_redirect(redirect_uri, error, &description, state.as_deref(), cx.issuer));
+    let back = |error: &str, description: String| Refusal::Redirect { to: error_redirect(redirect_uri, error, &description, state.as_deref(), cx.issuer), description };
     let one = |name: &str| single(pairs, name).map_err(|e| back("invalid_request", e.description));
     given_state.map_err(|e| back("invalid_request", e.description))?;
     if state.as_ref().is_some_and(|s| s.len() > 2000) {
@@ -147,11 +156,11 @@ impl AuthorizationRequest {
 /// The form's CSRF token: bound to the browser (the random value of its CSRF cookie) and to the
 /// sealed request, so that neither another browser nor another request can use it.
 pub fn csrf_token(key: &[u8], cookie: &str, sealed_request: &str) -> String {
-    mac_hex(key, format!("oauth.csrf.{cookie}.{sealed_request}").as_bytes())
+    sign(key, "oauth.csrf", &format!("{cookie}.{sealed_request}"))
 }
 
 pub fn csrf_matches(key: &[u8], cookie: Option<&str>, sealed_request: &str, token: &str) -> bool {
-    cookie.is_some_and(|c| c.len() >= 16 && mac_matches(key, format!("oauth.csrf.{c}.{sealed_request}").as_bytes(), token))
+    cookie.is_some_and(|c| c.len() >= 16 && signed(key, "oauth.csrf", &format!("{c}.{sealed_request}"), token))
 }
 
 #[cfg(test)]
@@ -198,7 +207,7 @@ mod tests {
         assert!(matches!(check(&form(&good()), None, &cx), Err(Refusal::Page(_))));
 
         let redirect = |q: String| match check_query(&q) {
-            Err(Refusal::Redirect(to)) => to,
+            Err(Refusal::Redirect { to, .. }) => to,
             other => panic!("{other:?}"),
         };
         assert!(redirect(good().replace("&code_challenge_method=S256", "")).starts_with("https://app.test/cb?error=invalid_request&error_description=code_challenge_method%20must%20be%20S256&state=xyz&iss=https"));

@@ -6,7 +6,11 @@ pub struct Consent<'a> {
     /// The MCP server the client asks for (its title or name).
     pub server: &'a str,
     pub resource: &'a str,
+    /// The client asks for the admin API: the page says in words what that grants.
+    pub admin: bool,
     pub client_name: &'a str,
+    /// Who vouches for the client's name.
+    pub vouched: Vouched<'a>,
     pub redirect_host: &'a str,
     pub scopes: &'a [String],
     /// Who is signed in already; `None`: the page asks for a username and password.
@@ -19,6 +23,17 @@ pub struct Consent<'a> {
     pub identity: Option<&'a str>,
     /// The username typed before a failed attempt, so only the password is typed again.
     pub username: &'a str,
+}
+
+/// Who vouches for the name a client shows on the consent page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vouched<'a> {
+    /// The deployment's configuration lists the client.
+    Configured,
+    /// A Client ID Metadata Document: the client is whoever controls this host.
+    Document { host: &'a str },
+    /// Dynamic registration: the client chose its own name, which anyone can.
+    SelfNamed,
 }
 
 const STYLE: &str = "body{font:16px/1.5 system-ui,sans-serif;background:#f4f5f7;color:#1d2330;margin:0}\
@@ -36,13 +51,32 @@ fn document(title: &str, body: &str) -> String {
 }
 
 pub fn consent(c: &Consent<'_>) -> String {
-    let mut body = format!("<h1>Allow <span id=\"client-name\">{}</span> to use {}?</h1>", escape(c.client_name), escape(c.server));
+    let what = if c.admin { "administer this deployment".to_string() } else { format!("use {}", c.server) };
+    let mut body = format!("<h1>Allow <span id=\"client-name\">{}</span> to {}?</h1>", escape(c.client_name), escape(&what));
+    let vouched = match c.vouched {
+        Vouched::Configured => "This application is configured by this server's operator.".to_string(),
+        Vouched::Document { host } => format!("This application is the one published at <strong>{}</strong>; the name is its own.", escape(host)),
+        Vouched::SelfNamed => "<strong>The application chose this name itself, and nothing checks it</strong>: any application can call itself anything. Allow only if you started this sign-in yourself.".to_string(),
+    };
+    body.push_str(&format!("<p class=\"who\" id=\"vouched\">{vouched}</p>"));
+    if c.admin {
+        body.push_str(
+            "<p class=\"error\" id=\"admin-rights\">This gives the application <strong>administrator rights</strong> over this deployment: \
+             it can read and change every server's tools, resources and prompts (where they send requests, and with which of the deployment's secrets), \
+             see the health figures, and roll the configuration back.</p>",
+        );
+    }
     if let Some(error) = c.error {
         body.push_str(&format!("<p class=\"error\" id=\"error\" role=\"alert\">{}</p>", escape(error)));
     }
-    let scopes = if c.scopes.is_empty() { "the tools this server offers you".to_string() } else { c.scopes.join(" ") };
+    let scopes = match (c.admin, c.scopes.is_empty()) {
+        (true, _) => "administrator rights: the admin API".to_string(),
+        (false, true) => "the tools this server offers you".to_string(),
+        (false, false) => c.scopes.join(" "),
+    };
+    let resource_label = if c.admin { "Admin API" } else { "MCP server" };
     body.push_str(&format!(
-        "<dl><dt>MCP server</dt><dd id=\"resource\">{}</dd><dt>Access</dt><dd id=\"scopes\">{}</dd><dt>You will be sent back to</dt><dd id=\"redirect-host\">{}</dd></dl>",
+        "<dl><dt>{resource_label}</dt><dd id=\"resource\">{}</dd><dt>Access</dt><dd id=\"scopes\">{}</dd><dt>You will be sent back to</dt><dd id=\"redirect-host\">{}</dd></dl>",
         escape(c.resource),
         escape(&scopes),
         escape(c.redirect_host)
@@ -60,7 +94,7 @@ pub fn consent(c: &Consent<'_>) -> String {
         )),
     }
     body.push_str("<div class=\"buttons\"><button id=\"deny\" name=\"decision\" value=\"deny\" formnovalidate>Deny</button><button id=\"allow\" name=\"decision\" value=\"allow\">Allow</button></div></form>");
-    document(&format!("Allow {} to use {}", c.client_name, c.server), &body)
+    document(&format!("Allow {} to {what}", c.client_name), &body)
 }
 
 pub fn error_page(message: &str) -> String {
@@ -70,6 +104,25 @@ pub fn error_page(message: &str) -> String {
         sentence.push('.');
     }
     document("Sign-in cannot continue", &format!("<h1>Sign-in cannot continue</h1><p class=\"error\" id=\"error\">{}</p><p class=\"who\">Go back to the application and try again.</p>", escape(&sentence)))
+}
+
+/// An error for an application that may not be sent back to at once: the page says what went
+/// wrong, and a link returns to the application with the error, if the person so chooses.
+pub fn error_return_page(message: &str, host: &str, location: &str) -> String {
+    let mut sentence: String = message.chars().take(1).flat_map(char::to_uppercase).chain(message.chars().skip(1)).collect();
+    if !sentence.ends_with('.') {
+        sentence.push('.');
+    }
+    document(
+        "Sign-in cannot continue",
+        &format!(
+            "<h1>Sign-in cannot continue</h1><p class=\"error\" id=\"error\">The application's request is not valid: {}</p>\
+             <p class=\"who\">If you started this sign-in, <a id=\"return\" href=\"{}\" rel=\"noreferrer\">return to {}</a> to tell it. If you did not, close this page.</p>",
+            escape(&sentence),
+            escape(location),
+            escape(host)
+        ),
+    )
 }
 
 /// The page's headers: a CSP that allows its one style block and a form posted to this origin
@@ -98,7 +151,7 @@ mod tests {
     use super::*;
 
     fn page(signed_in_as: Option<&str>, error: Option<&str>) -> String {
-        consent(&Consent { server: "Demo", resource: "https://mcp.test/mcp", client_name: "<script>x</script>", redirect_host: "claude.ai", scopes: &[], signed_in_as, error, request: "r\"1", csrf: "c1", identity: None, username: "bob\"" })
+        consent(&Consent { server: "Demo", resource: "https://mcp.test/mcp", admin: false, client_name: "<script>x</script>", vouched: Vouched::SelfNamed, redirect_host: "claude.ai", scopes: &[], signed_in_as, error, request: "r\"1", csrf: "c1", identity: None, username: "bob\"" })
     }
 
     #[test]
@@ -113,6 +166,20 @@ mod tests {
         assert!(!signed_in.contains("id=\"password\""));
         assert!(signed_in.contains("Signed in as alice"));
         assert!(signed_in.contains("<p class=\"error\" id=\"error\" role=\"alert\">wrong &lt;password&gt;</p>"));
+    }
+
+    #[test]
+    fn the_page_says_who_vouches_for_the_name_and_what_admin_rights_are() {
+        let html = page(None, None);
+        assert!(html.contains("The application chose this name itself, and nothing checks it"), "{html}");
+        assert!(!html.contains("administrator rights"));
+        let c = |admin, vouched| consent(&Consent { server: "Demo", resource: "https://mcp.test/admin/api", admin, client_name: "Claude", vouched, redirect_host: "claude.ai", scopes: &[], signed_in_as: Some("ann"), error: None, request: "r", csrf: "c", identity: None, username: "" });
+        let admin = c(true, Vouched::Document { host: "claude.ai" });
+        assert!(admin.contains("<h1>Allow <span id=\"client-name\">Claude</span> to administer this deployment?</h1>"), "{admin}");
+        assert!(admin.contains("<strong>administrator rights</strong> over this deployment"));
+        assert!(admin.contains("the one published at <strong>claude.ai</strong>"));
+        assert!(admin.contains("<dt>Admin API</dt><dd id=\"resource\">https://mcp.test/admin/api</dd>"));
+        assert!(c(false, Vouched::Configured).contains("configured by this server's operator"));
     }
 
     #[test]

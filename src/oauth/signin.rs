@@ -79,8 +79,12 @@ pub fn oidc_principal(oidc: &Oidc, claims: &Value) -> Result<Principal, String> 
         Some(Value::Number(n)) => n.to_string(),
         _ => return Err(format!("the identity provider's answer has no subject at {}", oidc.subject)),
     };
-    let verified = claims.get("email_verified").and_then(Value::as_bool) != Some(false);
-    let email = claims.pointer(&oidc.email).and_then(Value::as_str).filter(|_| verified).map(str::to_string);
+    // An email the provider calls unverified is no one's; one it says nothing about names the
+    // person, but grants nothing: anyone may type any address into an account at some
+    // providers, so only a verified one is a `roleMap` key.
+    let said = claims.get("email_verified").and_then(|v| v.as_bool().or_else(|| v.as_str().map(|s| s == "true")));
+    let email = claims.pointer(&oidc.email).and_then(Value::as_str).filter(|_| said != Some(false)).map(str::to_string);
+    let verified_email = email.as_ref().filter(|_| said == Some(true));
     let groups: Vec<String> = match claims.pointer(&oidc.groups) {
         Some(Value::Array(items)) => items.iter().filter_map(|g| g.as_str().map(str::to_string).or_else(|| g.as_i64().map(|n| n.to_string()))).collect(),
         Some(Value::String(s)) => s.split_whitespace().map(str::to_string).collect(),
@@ -91,7 +95,7 @@ pub fn oidc_principal(oidc: &Oidc, claims: &Value) -> Result<Principal, String> 
     if oidc.role_map.is_empty() {
         roles.extend(groups);
     } else {
-        let keys = std::iter::once(&subject).chain(email.iter()).chain(groups.iter());
+        let keys = std::iter::once(&subject).chain(verified_email).chain(groups.iter());
         roles.extend(keys.filter_map(|k| oidc.role_map.get(k)).flatten().cloned());
     }
     roles.sort();
@@ -146,5 +150,15 @@ mod tests {
         let p = oidc_principal(&oidc(&[("a@x.test", "mail")]), &unverified).unwrap();
         assert_eq!((p.subject.as_str(), p.email, p.roles), ("42", None, vec!["user".to_string()]));
         assert!(oidc_principal(&oidc(&[]), &json!({"email": "a@x.test"})).is_err());
+    }
+
+    #[test]
+    fn only_a_verified_email_grants_roles() {
+        let map = oidc(&[("a@x.test", "admin")]);
+        // Without `email_verified` the email still names the person, and grants nothing.
+        let silent = oidc_principal(&map, &json!({"sub": "u-2", "email": "a@x.test"})).unwrap();
+        assert_eq!((silent.email.as_deref(), silent.roles.clone()), (Some("a@x.test"), vec!["user".to_string()]));
+        let verified = oidc_principal(&map, &json!({"sub": "u-2", "email": "a@x.test", "email_verified": "true"})).unwrap();
+        assert_eq!(verified.roles, vec!["admin", "user"]);
     }
 }

@@ -87,10 +87,13 @@ pub fn result(requests: Map<String, Value>, state: String) -> Value {
     json!({"resultType": "input_required", "inputRequests": requests, "requestState": state})
 }
 
+/// What a request state's signature is for.
+const PURPOSE: &str = "mrtr";
+
 /// `base64(claims JSON).hex(HMAC-SHA256("mrtr." + base64))`.
 pub fn seal(key: &[u8], claims: &Claims) -> String {
     let body = crate::base64::encode(serde_json::to_string(claims).unwrap_or_default().as_bytes());
-    let mac = crate::upstream::signing::mac_hex(key, format!("mrtr.{body}").as_bytes());
+    let mac = crate::upstream::signing::sign(key, PURPOSE, &body);
     format!("{body}.{mac}")
 }
 
@@ -99,7 +102,7 @@ pub fn seal(key: &[u8], claims: &Claims) -> String {
 pub fn open(state: &str, binding: &Binding, now_ms: u64) -> Result<Claims, Error> {
     let refused = |why: &str| Error::InvalidParams(format!("requestState {why}"));
     let (body, mac) = state.rsplit_once('.').ok_or_else(|| refused("is malformed"))?;
-    if !crate::upstream::signing::mac_matches(&binding.key, format!("mrtr.{body}").as_bytes(), mac) {
+    if !crate::upstream::signing::signed(&binding.key, PURPOSE, body, mac) {
         return Err(refused("failed its integrity check"));
     }
     let claims: Claims = crate::base64::decode(body).and_then(|b| serde_json::from_slice(&b).ok()).ok_or_else(|| refused("is malformed"))?;

@@ -8,8 +8,21 @@ use sha2::Sha256;
 /// The secret that signs callback URLs and 2026-07-28 request states.
 pub const SIGNING_KEY: &str = crate::keys::CALLBACK_SIGNING_KEY;
 
+/// The signature of `message` for `purpose`: HMAC-SHA256 over `purpose.message`, as hex. Every
+/// signature names what it is for, so one made for a purpose never verifies for another with
+/// the same key (a request state is no callback token). Purposes are fixed names without a dot
+/// at their end, and no purpose is another followed by a dot: the split is never ambiguous.
+pub fn sign(key: &[u8], purpose: &str, message: &str) -> String {
+    mac_hex(key, format!("{purpose}.{message}").as_bytes())
+}
+
+/// Whether `signature` is `sign(key, purpose, message)`, compared in constant time.
+pub fn signed(key: &[u8], purpose: &str, message: &str, signature: &str) -> bool {
+    mac_matches(key, format!("{purpose}.{message}").as_bytes(), signature)
+}
+
 /// HMAC-SHA256 of `message` as lowercase hex.
-pub fn mac_hex(key: &[u8], message: &[u8]) -> String {
+fn mac_hex(key: &[u8], message: &[u8]) -> String {
     match Hmac::<Sha256>::new_from_slice(key) {
         Ok(mut m) => {
             m.update(message);
@@ -21,7 +34,7 @@ pub fn mac_hex(key: &[u8], message: &[u8]) -> String {
 }
 
 /// Whether `signature` (hex) is the HMAC-SHA256 of `message`, compared in constant time.
-pub fn mac_matches(key: &[u8], message: &[u8], signature: &str) -> bool {
+fn mac_matches(key: &[u8], message: &[u8], signature: &str) -> bool {
     let (Some(expected), Ok(mut m)) = (unhex(signature), Hmac::<Sha256>::new_from_slice(key)) else { return false };
     m.update(message);
     m.verify_slice(&expected).is_ok()
@@ -56,6 +69,18 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
     (0..text.len()).step_by(2).map(|i| text.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()
 }
 
+/// The bare HMAC, for tests of what earlier builds signed.
+#[cfg(test)]
+pub fn tests_mac(key: &[u8], message: &str) -> String {
+    mac_hex(key, message.as_bytes())
+}
+
+/// A signature made before signatures named their purpose: `HMAC-SHA256(message)`. Only for
+/// tokens that earlier builds handed out and that may still come back.
+pub fn signed_without_purpose(key: &[u8], message: &str, signature: &str) -> bool {
+    mac_matches(key, message.as_bytes(), signature)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +94,16 @@ mod tests {
         assert!(!mac_matches(b"other", b"message", &sig));
         assert!(!mac_matches(b"key", b"message", &sig[..62]));
         assert!(!mac_matches(b"key", b"message", &sig.replace(|c: char| c.is_ascii_digit(), "z")));
+    }
+
+    #[test]
+    fn a_signature_is_for_one_purpose() {
+        let sig = sign(b"key", "mrtr", "body");
+        assert!(signed(b"key", "mrtr", "body", &sig));
+        assert!(!signed(b"key", "callback", "body", &sig));
+        assert_eq!(sig, mac_hex(b"key", b"mrtr.body"), "the bytes signed before purposes had names stay the same");
+        // The same key's HMAC of the bare message HMAC is not the purposed one.
+        assert!(!signed_without_purpose(b"key", "body", &sig));
     }
 
     #[test]

@@ -17,7 +17,7 @@ import { openSession, post, startMiniflare } from '../e2e/harness.mjs';
 import { startTestUpstream } from '../e2e/upstream.mjs';
 import { OUTPUT_DIR, launchBrowser, open, screenshot } from '../oauth/browser.mjs';
 
-const ADMIN_TOKEN = 'admin-token-console-2c9d';
+const ADMIN_TOKEN = 'admin-token-console-2c9d-7f30e18ab94c56d2';
 const SERVER = 'admin-demo';
 const echo = (name, description) => ({
   name,

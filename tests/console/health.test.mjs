@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { freshPersistDir, openSession, post, startMiniflare } from '../e2e/harness.mjs';
 import { startTestUpstream } from '../e2e/upstream.mjs';
 
-const ADMIN_TOKEN = 'admin-token-health-5b7e';
+const ADMIN_TOKEN = 'admin-token-health-5b7e-93c1a0f4d2e8b76a';
 const PRIVATE = ['127.0.0.1', 'localhost'];
 const echo = {
   name: 'echo',

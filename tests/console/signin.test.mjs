@@ -277,7 +277,7 @@ test('an admin-token sign-in: only with the token, and it ends when the token ch
   writeFileSync(file, JSON.stringify({ servers: [{ route: '/mcp', name: 'plain', version: '1', tools: [] }] }));
   const persist = freshPersistDir();
   const signInWith = (origin, token, from = origin) => fetch(`${origin}/console/signin`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: from }, body: new URLSearchParams({ token }) });
-  const first = await startMiniflare({ config: file, persist, bindings: { MCP_EDGE_ADMIN_TOKEN: 'first-admin-token-0a1b' } });
+  const first = await startMiniflare({ config: file, persist, bindings: { MCP_EDGE_ADMIN_TOKEN: 'first-admin-token-0a1b-5e7c9d2f41a8b6e3' } });
   let cookie;
   try {
     const origin = first.url.origin;
@@ -285,10 +285,10 @@ test('an admin-token sign-in: only with the token, and it ends when the token ch
     assert.equal(wrong.status, 401);
     assert.deepEqual(wrong.headers.getSetCookie(), []);
     assert.match(await wrong.text(), /That is not the admin token\./);
-    const foreign = await signInWith(origin, 'first-admin-token-0a1b', 'https://evil.example');
+    const foreign = await signInWith(origin, 'first-admin-token-0a1b-5e7c9d2f41a8b6e3', 'https://evil.example');
     assert.equal(foreign.status, 403);
     assert.deepEqual(foreign.headers.getSetCookie(), []);
-    const right = await signInWith(origin, 'first-admin-token-0a1b');
+    const right = await signInWith(origin, 'first-admin-token-0a1b-5e7c9d2f41a8b6e3');
     assert.equal(right.status, 200);
     cookie = right.headers.getSetCookie().find((c) => c.startsWith('mcp_edge_console=')).split(';')[0];
     const page = await (await fetch(`${origin}/`, { headers: { cookie } })).text();
@@ -301,14 +301,14 @@ test('an admin-token sign-in: only with the token, and it ends when the token ch
     await first.mf.dispose();
   }
   // Restarted on the same storage (the same signing key): still signed in with the same token...
-  const again = await startMiniflare({ config: file, persist, bindings: { MCP_EDGE_ADMIN_TOKEN: 'first-admin-token-0a1b' } });
+  const again = await startMiniflare({ config: file, persist, bindings: { MCP_EDGE_ADMIN_TOKEN: 'first-admin-token-0a1b-5e7c9d2f41a8b6e3' } });
   try {
     assert.match(await (await fetch(`${again.url.origin}/`, { headers: { cookie } })).text(), /Signed in as/);
   } finally {
     await again.mf.dispose();
   }
   // ...but with another admin token, the old sign-in is void.
-  const second = await startMiniflare({ config: file, persist, bindings: { MCP_EDGE_ADMIN_TOKEN: 'second-admin-token-9f8e' } });
+  const second = await startMiniflare({ config: file, persist, bindings: { MCP_EDGE_ADMIN_TOKEN: 'second-admin-token-9f8e-2b6d0c4a71e3f958' } });
   try {
     const page = await (await fetch(`${second.url.origin}/`, { headers: { cookie } })).text();
     assert.doesNotMatch(page, /Signed in as/);

@@ -14,7 +14,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { startServer, root, run, sseEvents } from './harness.mjs';
 import { n8nNode } from './clients.mjs';
 
-const ADMIN_TOKEN = 'admin-token-e2e-6b1f';
+const ADMIN_TOKEN = 'admin-token-e2e-6b1f-0c9d4e2a7b3f5810';
 const SERVER = 'mcp-edge-test';
 
 let server;

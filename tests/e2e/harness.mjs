@@ -16,7 +16,7 @@ export const testConfig = join(root, 'tests', 'e2e', 'config.json');
 export const invalidConfig = join(root, 'tests', 'e2e', 'invalid-config.json');
 export const API_KEY = 'test-key-7f3a';
 export const NOTIFY_TOKEN = 'notify-token-91c2';
-export const CALLBACK_SIGNING_KEY = 'callback-key-5d0e';
+export const CALLBACK_SIGNING_KEY = 'callback-key-5d0e-8a41c7f2e69b03d5';
 /** Static credentials of the /auth/mcp test server. */
 export const TOKENS = { BOT_TOKEN: 'bot-token-3c1a', ADMIN_KEY: 'admin-key-77e0', VISITOR_TOKEN: 'visitor-token-0b2d' };
 

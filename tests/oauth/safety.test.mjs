@@ -89,14 +89,25 @@ test('PKCE: a wrong verifier, a missing one, plain and a missing challenge are r
   // The right verifier still works: a failed attempt does not use the code up.
   assert.equal((await exchange(c.verifier)).status, 200);
 
+  // A registered client's error goes back only if the person follows the page's link: before
+  // anyone signed in, an automatic redirect would make this server an open redirector for
+  // whatever URI anyone registered (RFC 9700 §4.11.2).
   const client = await registerClient(w.origin, { redirect_uris: [REDIRECT] });
   for (const changes of [{ code_challenge_method: 'plain' }, { code_challenge_method: undefined }, { code_challenge: undefined, code_challenge_method: undefined }]) {
     const page = await authorize(w.origin, client.client_id, changes);
-    assert.equal(page.res.status, 302, JSON.stringify(changes));
-    const to = new URL(page.res.headers.get('location'));
+    assert.equal(page.res.status, 400, JSON.stringify(changes));
+    assert.equal(page.res.headers.get('location'), null);
+    const link = page.body.match(/id="return" href="([^"]*)"/)?.[1]?.replace(/&amp;/g, '&');
+    const to = new URL(link);
     assert.equal(`${to.origin}${to.pathname}`, REDIRECT);
     assert.deepEqual([to.searchParams.get('error'), to.searchParams.get('state'), to.searchParams.get('iss')], ['invalid_request', 'state-1', w.origin]);
+    assert.match(page.body, /return to 127\.0\.0\.1:9/);
   }
+  // A client the operator configured gets the error redirect at once.
+  const configured = await authorize(w.origin, 'configured-app', { redirect_uri: 'https://app.example/cb', code_challenge_method: 'plain' });
+  assert.equal(configured.res.status, 302);
+  const to = new URL(configured.res.headers.get('location'));
+  assert.deepEqual([`${to.origin}${to.pathname}`, to.searchParams.get('error')], ['https://app.example/cb', 'invalid_request']);
 });
 
 test('a code used twice is refused, and the tokens of its first use stop working', async () => {
@@ -165,8 +176,9 @@ test('a token is for the one MCP server it was issued for', async () => {
   const client = await registerClient(w.origin, { redirect_uris: [REDIRECT] });
   for (const resource of ['https://evil.example/mcp', `${w.origin}/not-a-server`]) {
     const page = await authorize(w.origin, client.client_id, { resource });
-    const to = new URL(page.res.headers.get('location'));
-    assert.equal(to.searchParams.get('error'), 'invalid_target', resource);
+    // A registered client's error: a page, with the way back as a link.
+    const link = page.body.match(/id="return" href="([^"]*)"/)?.[1]?.replace(/&amp;/g, '&');
+    assert.equal(new URL(link).searchParams.get('error'), 'invalid_target', resource);
   }
   // A token whose signature is not ours, or that was altered.
   const [prefix, body, mac] = t.access_token.split('.');
@@ -231,6 +243,8 @@ test('Client ID Metadata Documents: fetched, checked, their redirect URIs enforc
     const page = await authorize(w.origin, id);
     assert.equal(page.res.status, 200, page.body);
     assert.equal(html(page.body, 'client-name'), 'Metadata app');
+    // Its name is its own, and the page says whose host vouches for it.
+    assert.match(page.body, /<p class="who" id="vouched">This application is the one published at <strong>127\.0\.0\.1:\d+<\/strong>/);
     const res = await consent(w.origin, page);
     const code = new URL(res.headers.get('location')).searchParams.get('code');
     const t = await tokenRequest(w.origin, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: page.verifier, client_id: id });
@@ -376,7 +390,7 @@ test('wrong passwords are refused, and a username is locked after five', async (
   }
   const locked = await consent(w.origin, page, { username: 'bob', password: PASSWORDS.BOB_PASSWORD });
   assert.equal(locked.status, 401);
-  assert.match(html(await locked.text(), 'error'), /Too many failed sign-in attempts/);
+  assert.match(html(await locked.text(), 'error'), /Too many sign-in attempts for this user from here/);
   // Another user is not affected; an unknown user gets the same answer as a wrong password.
   const unknown = await consent(w.origin, page, { username: 'mallory', password: 'x' });
   assert.equal(html(await unknown.text(), 'error'), 'Wrong username or password.');

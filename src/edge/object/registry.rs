@@ -23,6 +23,11 @@ const READS_PREFIX: &str = "reads:";
 
 /// Sends one operation to a Durable Object of the sessions namespace.
 pub async fn call(env: &Env, name: &str, op: Op, server_index: usize, session_id: Option<&str>, body: String) -> Result<Response, Error> {
+    // Test builds only: the objects a test names fail, as a store that is down would.
+    #[cfg(mcp_edge_test_hooks)]
+    if crate::edge::secret(env, "MCP_EDGE_TEST_FAILING_OBJECTS").is_some_and(|names| names.split(',').any(|n| n == name)) {
+        return Err(Error::Internal(format!("the object {name} is down (test build)")));
+    }
     let stub = crate::edge::http::object_stub(env, name)?;
     let envelope = Envelope { op, server: server_index, session_id: session_id.unwrap_or_default().into(), object: Some(name.into()), ..Envelope::default() };
     Ok(crate::edge::http::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)
@@ -83,9 +88,18 @@ async fn fan_out(storage: &worker::Storage, env: &Env, server_index: usize, meth
     Ok(told)
 }
 
+/// How a principal's objects are named after it: as before session objects had a prefix (the
+/// anonymous principal, whose tasks are counted per session object, has none).
+fn principal_key(principal: &str) -> String {
+    if principal == crate::auth::ANONYMOUS {
+        return String::new();
+    }
+    format!(":{}", crate::auth::principal_digest(principal))
+}
+
 /// The object that counts a principal's sessions on a server.
 fn principal_object(server: &Server, principal: &str) -> String {
-    format!("principal:{}|{}", server.route.as_str(), crate::auth::object_name("", principal))
+    format!("principal:{}|{}", server.route.as_str(), principal_key(principal))
 }
 
 /// Records a new session of `principal`, unless it already has `max` open: then `Busy`.
@@ -103,7 +117,7 @@ pub async fn open_session(env: &Env, server: &Server, server_index: usize, princ
 
 /// The object that counts a principal's tasks on a server (as the other counts its sessions).
 fn tasks_object(server: &Server, principal: &str) -> String {
-    format!("principal-tasks:{}|{}", server.route.as_str(), crate::auth::object_name("", principal))
+    format!("principal-tasks:{}|{}", server.route.as_str(), principal_key(principal))
 }
 
 /// Records a new task of `principal` (kept by the session object `object`), unless it already

@@ -3,9 +3,12 @@
 //! the request, checks who asks, and stores through `object::versions`).
 //!
 //! Who may: a bearer of the admin token (`MCP_EDGE_ADMIN_TOKEN`, for automation such as an n8n
-//! HTTP Request node), or of one of our authorization server's access tokens whose principal has
-//! the `admin` role. Credentials travel only in `Authorization`, never in a cookie, so another
-//! site cannot make a browser send them; a request from another origin is refused anyway.
+//! HTTP Request node); a bearer of one of our authorization server's access tokens issued for
+//! the admin API itself (its own audience: `resource=<origin>/admin/api`, granted on a consent
+//! page that says it gives admin rights; never a token for an MCP server) whose principal has
+//! the `admin` role; or the console's own sign-in, from the console. Bearer credentials travel
+//! only in `Authorization`, so another site cannot make a browser send them; a request from
+//! another origin is refused anyway. Every request counts against its address's limit.
 
 use std::time::Duration;
 
@@ -103,7 +106,7 @@ async fn admin(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -
         return Ok(crate::console::session::admin_token_principal());
     }
     if catalog.oauth.is_some() && credential.starts_with(crate::oauth::token::ACCESS_PREFIX) {
-        let principal = crate::edge::worker::oauth::verify_access(env, None, &url.origin, &credential).await.map_err(|why| unauthorized(&why))?;
+        let principal = crate::edge::worker::oauth::verify_access(env, crate::edge::worker::oauth::Audience::Admin, &url.origin, &credential).await.map_err(|why| unauthorized(&why))?;
         if !principal.roles.iter().any(|r| r == ADMIN_ROLE) {
             return Err(AdminError::forbidden(format!("{} does not have the {ADMIN_ROLE} role", principal.id)).into());
         }
@@ -192,6 +195,7 @@ async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, 
 async fn rollback(env: &Env, ctx: &Context, who: &Principal, expected: Option<u64>, target: u64) -> Result<Response, Error> {
     let stored: Stored = parse(&live::ask(env, &Command::Get { version: target }).await?)?;
     let catalog = crate::live::compile(live::bundled_file()?, &stored.layer).map_err(|fault| AdminError::located(fault, ""))?;
+    edit::check_layer(live::bundled_file()?, &stored.layer, &catalog)?;
     let (version, layer) = sync(env).await?;
     if expected.is_some_and(|e| e != version) {
         return Err(stale(version));

@@ -60,7 +60,7 @@ async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route
     }
     // Our own authorization server's tokens say what they are.
     if auth.oauth && credential.starts_with(crate::oauth::token::ACCESS_PREFIX) {
-        return crate::edge::worker::oauth::verify_access(env, Some((server, route)), origin, credential).await;
+        return crate::edge::worker::oauth::verify_access(env, crate::edge::worker::oauth::Audience::Server(server, route), origin, credential).await;
     }
     if let (Some(jwt), Some(token)) = (&auth.jwt, parse_jwt(credential)) {
         return verify_jwt(jwt, env, server, &token, resource).await;

@@ -17,13 +17,13 @@ pub async fn receive(mut req: crate::edge::http::Incoming, env: &Env, token: &st
     }
     // Without a key no callback URL was ever handed out.
     let key = crate::edge::secret(env, SIGNING_KEY).ok_or(Error::UnknownCallback)?;
-    let (session, call) = crate::pending::verify(key.as_bytes(), token).ok_or(Error::UnknownCallback)?;
-    if !valid_session_id(session) {
+    let (object, call) = crate::pending::verify(key.as_bytes(), token).ok_or(Error::UnknownCallback)?;
+    if !valid_session_id(&object) {
         return Err(Error::UnknownCallback);
     }
     let limit = crate::edge::catalog()?.servers.iter().map(|s| s.max_body_bytes).max().unwrap_or(0);
     let body = read_limited(&mut req, limit).await?;
     let content_type = req.header("content-type");
-    let envelope = Envelope { op: Op::Callback, session_id: session.to_string(), call: Some(call.to_string()), content_type, ..Envelope::default() };
+    let envelope = Envelope { op: Op::Callback, session_id: object, call: Some(call.to_string()), content_type, ..Envelope::default() };
     forward(env, envelope, &body).await
 }

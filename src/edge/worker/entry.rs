@@ -6,7 +6,7 @@ use worker::{console_log, event, Context, Env, Method, Response, ResponseBuilder
 use crate::edge::http::{error_response, with_headers, Incoming};
 use crate::edge::catalog;
 use crate::edge::now_ms;
-use crate::edge::worker::streamable;
+use crate::edge::worker::{admission, streamable};
 use crate::catalog::Endpoint;
 use crate::auth::Principal;
 use crate::error::Error;
@@ -60,41 +60,14 @@ async fn admit(req: &Incoming, env: &Env, server: &crate::catalog::Server, param
         let limiter = env.rate_limiter(binding).map_err(|_| Error::Config(format!("limits.rateLimit names the binding {binding}, which this Worker does not have")))?;
         let session = req.header("mcp-session-id").or_else(|| url.query_param("sessionId"));
         // The anonymous principal is everyone: its requests count per client address instead.
-        let caller = if principal.id == crate::auth::ANONYMOUS { format!("ip:{}", req.header("cf-connecting-ip").unwrap_or_default()) } else { principal.id.clone() };
+        let caller = if principal.id == crate::auth::ANONYMOUS { format!("ip:{}", admission::client_address(req, env)) } else { principal.id.clone() };
         let route = server.route.as_str();
         let keys = std::iter::once(format!("{route}|principal|{caller}")).chain(session.map(|s| format!("{route}|session|{s}")));
         for key in keys {
-            within(limiter.as_ref(), *period, &key).await?;
+            admission::within(limiter.as_ref(), *period, &key).await?;
         }
     }
     Ok(principal)
-}
-
-/// One more request with `key` through the Rate Limiting binding, or `RateLimited`.
-async fn within(limiter: &wasm_bindgen::JsValue, period: u64, key: &str) -> Result<(), Error> {
-    let failed = |e: wasm_bindgen::JsValue| Error::Internal(format!("rate limiter: {}", crate::edge::js_text(&e)));
-    let outcome = wasm_bindgen_futures::JsFuture::from(rate_limit(limiter, key).map_err(failed)?).await.map_err(failed)?;
-    if outcome.as_bool() != Some(true) {
-        return Err(Error::RateLimited(period));
-    }
-    Ok(())
-}
-
-/// The Host check for the routes of the deployment rather than of one server: a host some
-/// server allows.
-pub fn any_host_allowed(req: &Incoming, catalog: &crate::catalog::Catalog) -> Result<(), Error> {
-    let host = req.header("host");
-    let ip = req.header("cf-connecting-ip");
-    if !catalog.servers.iter().any(|s| policy::host_allowed(host.as_deref(), ip.as_deref(), &s.allowed_hosts)) {
-        return Err(Error::HostForbidden(host.unwrap_or_default()));
-    }
-    Ok(())
-}
-
-/// The same, for a binding named in the configuration.
-pub async fn within_rate(env: &Env, binding: &str, period: u64, key: &str) -> Result<(), Error> {
-    let limiter = env.rate_limiter(binding).map_err(|_| Error::Config(format!("rateLimit names the binding {binding}, which this Worker does not have")))?;
-    within(limiter.as_ref(), period, key).await
 }
 
 async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -> Result<Response, Error> {
@@ -115,6 +88,7 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
     crate::edge::mcp::discovery::refresh(env).await;
     let catalog = catalog()?;
     let catalog = &catalog;
+    crate::edge::keys_checked(env)?;
     let url = req.url()?;
     if let Some(token) = url.path.strip_prefix("/callbacks/") {
         return crate::edge::apart(crate::edge::worker::callbacks::receive(req, env, token)).await;
@@ -123,12 +97,19 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
     // register and exchange codes cross-origin, without cookies), so the Origin allowlist of the
     // MCP routes does not apply; the Host check does.
     if crate::edge::worker::oauth::serves(catalog, &url.path) {
-        any_host_allowed(&req, catalog)?;
+        admission::any_host_allowed(&req, env, catalog)?;
         return crate::edge::apart(crate::edge::worker::oauth::serve(req, env, catalog, &url)).await;
     }
     // The admin API: bearer credentials only, from automation or the console on this origin.
     if crate::edge::worker::admin::serves(&url.path) {
-        any_host_allowed(&req, catalog)?;
+        admission::any_host_allowed(&req, env, catalog)?;
+        match admission::per_address(&req, env, catalog).await {
+            Err(Error::RateLimited(seconds)) => {
+                let message = format!("too many requests from this address; retry after {seconds} s");
+                return admission::too_many(seconds, &serde_json::json!({"error": {"code": "too_many_requests", "message": message}}), false);
+            }
+            other => other?,
+        }
         return crate::edge::apart(crate::edge::worker::admin::serve(req, env, ctx, catalog, &url)).await;
     }
     // The status page: a browser's top-level navigation, which sends no Origin.
@@ -141,10 +122,7 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
         return Err(Error::RouteNotFound(url.path.clone()));
     };
     // Host and Origin checks come before anything reads the body: DNS rebinding defence.
-    let host = req.header("host");
-    if !policy::host_allowed(host.as_deref(), req.header("cf-connecting-ip").as_deref(), &server.allowed_hosts) {
-        return Err(Error::HostForbidden(host.unwrap_or_default()));
-    }
+    admission::host_allowed(&req, env, server)?;
     let origin = req.header("origin");
     let decision = policy::check_origin(origin.as_deref(), &server.origins, &url.origin);
     if let OriginDecision::Forbidden(o) = &decision {
@@ -196,12 +174,4 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
         }
     };
     Ok(with_headers(response, &policy::cors_headers(&decision))?)
-}
-
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
-extern "C" {
-    /// Whether the Rate Limiting binding lets one more request with `key` through. Straight on
-    /// the binding: `worker`'s wrapper converts with serde-wasm-bindgen.
-    #[wasm_bindgen(catch)]
-    fn rate_limit(limiter: &wasm_bindgen::JsValue, key: &str) -> Result<js_sys::Promise, wasm_bindgen::JsValue>;
 }

@@ -1,5 +1,6 @@
 //! What runs in the Worker: the fetch handler (`entry`: preflight, Origin, auth, routing, the log
-//! line), the transports it serves (`streamable`: Streamable HTTP, `legacy_sse`: 2024-11-05,
+//! line), `admission` (the Host check, the client's address, rate limits and the built-in
+//! per-address limit), the transports it serves (`streamable`: Streamable HTTP, `legacy_sse`: 2024-11-05,
 //! `stateless` and `listen`: the 2026-07-28 revision), `auth` (credentials checked before the
 //! body is read), `leases` (a session's plain calls served without the object hop), `callbacks`
 //! (where a callback tool's result arrives), `console` (the status page at `/`), `admin` (the
@@ -8,6 +9,7 @@
 //! each request writes).
 
 pub(super) mod admin;
+pub(super) mod admission;
 pub(super) mod auth;
 pub(super) mod callbacks;
 pub(super) mod console;

@@ -102,6 +102,13 @@ impl DurableObject for McpSession {
 
     async fn alarm(&self) -> worker::Result<Response> {
         let Some(mut session) = self.load().await.map_err(|e| worker::Error::RustError(e.message()))? else {
+            // An object of the same class that is no session: a counting object's windows end,
+            // and the authorization server's objects drop what has expired.
+            let storage = self.state.storage();
+            let rust = |e: Error| worker::Error::RustError(e.message());
+            if !crate::edge::object::counters::sweep(&storage, now_ms()).await.map_err(rust)? {
+                crate::edge::object::authority::sweep(&storage, now_ms()).await.map_err(rust)?;
+            }
             return Response::empty();
         };
         let found = catalog().ok().and_then(|c| c.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == session.server).map(|(i, s)| (i, s.clone())));
@@ -178,6 +185,9 @@ impl McpSession {
         }
         if op == Op::Live {
             return crate::edge::apart(crate::edge::object::versions::serve(&self.state, body)).await;
+        }
+        if op == Op::Count {
+            return crate::edge::apart(crate::edge::object::counters::serve(&self.state, body)).await;
         }
         if matches!(op, Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::PrincipalOpen | Op::PrincipalClose | Op::PrincipalKeep) {
             return crate::edge::apart(registry::serve(&self.state, &self.env, op, server_index, &session_id, body)).await;
@@ -383,7 +393,7 @@ impl McpSession {
                 Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(&session_id, None)?).empty())
             }
             // Served above, by a registry, or in test builds only; or from a newer Worker.
-            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::PrincipalKeep | Op::OAuth | Op::Live | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::HealthFlush | Op::HealthRead | Op::TestAlarm | Op::Unknown) => {
+            other @ (Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback | Op::RegistrySet | Op::RegistryNotify | Op::PrincipalOpen | Op::PrincipalClose | Op::PrincipalKeep | Op::OAuth | Op::Live | Op::Count | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::HealthFlush | Op::HealthRead | Op::TestAlarm | Op::Unknown) => {
                 Err(Error::Internal(format!("not a session operation: {other:?}")))
             }
         }

@@ -27,7 +27,7 @@ pub fn takes(req: &Incoming, path: &str) -> bool {
 /// A console path (`crate::console::serves`) that [`takes`] the request.
 pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
     // The page spells URLs on the request's origin: only a host some server allows may name it.
-    crate::edge::worker::entry::any_host_allowed(&req, catalog)?;
+    crate::edge::worker::admission::any_host_allowed(&req, env, catalog)?;
     match url.path.as_str() {
         "/" => page(&req, env, catalog, url, None, 200).await,
         p if crate::console::script::find(p).is_some() => script(&req, p),

@@ -159,7 +159,10 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     let now = now_ms();
     let exchange = Exchange { client_id: CLIENT_ID.into(), redirect_uri: Some(format!("{}{CALLBACK_PATH}", url.origin)), verifier: Some(login.verifier), resource: Some(format!("{}/", url.origin)) };
     // The grant has a refresh token no one holds: the session is the grant, for its lifetime.
-    let command = Command::Exchange { code: digest(&code), exchange, grant_id: random(16)?, refresh: digest(&random(32)?), lifetime_ms: oauth.refresh_ttl_ms.min(TTL_MS), now_ms: now };
+    let Some(grant) = crate::oauth::store::grant_of(&code, crate::oauth::token::CODE_PREFIX).map(str::to_string) else {
+        return failed("Sign-in did not complete: the answer carries no valid code.".into()).await;
+    };
+    let command = Command::Exchange { grant, code: digest(&code), exchange, refresh: digest(&random(32)?), lifetime_ms: oauth.refresh_ttl_ms.min(TTL_MS), now_ms: now };
     let answer = match store(env, &command).await {
         Ok(a) => a,
         Err(Error::OAuth(e)) => return failed(format!("Sign-in did not complete: {}", e.description)).await,
@@ -179,10 +182,17 @@ async fn admin_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &Requ
     if !from_console(&req, url) {
         return super::page(&req, env, catalog, url, Some(FOREIGN), 403).await;
     }
-    // Guessing the admin token is counted with the authorization server's sign-in attempts.
+    // Guessing the admin token is counted per address, with the authorization server's sign-in
+    // attempts where a binding counts those too.
+    match crate::edge::worker::admission::per_address(&req, env, catalog).await {
+        Err(Error::RateLimited(seconds)) => {
+            return super::page(&req, env, catalog, url, Some(&format!("Too many attempts from this address. Try again in {seconds} seconds.")), 429).await;
+        }
+        other => other?,
+    }
     if let Some((binding, period)) = catalog.oauth.as_ref().and_then(|o| o.rate_limit.as_ref()) {
-        let ip = req.header("cf-connecting-ip").unwrap_or_else(|| "local".into());
-        crate::edge::worker::entry::within_rate(env, binding, *period, &format!("console:{ip}")).await?;
+        let ip = crate::edge::worker::admission::client_address(&req, env);
+        crate::edge::worker::admission::within_rate(env, binding, *period, &format!("console:{ip}")).await?;
     }
     let pairs = form_body(&mut req, MAX_FORM_BYTES).await?;
     let typed = crate::oauth::single(&pairs, "token").ok().flatten().unwrap_or_default().to_string();
@@ -203,7 +213,7 @@ async fn sign_out(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
         return super::page(req, env, catalog, url, Some(FOREIGN), 403).await;
     }
     if let Some(Session { via: Via::Grant(id), .. }) = session(req, env, catalog).await? {
-        store(env, &Command::Revoke { refresh: None, grant: Some(id), client_id: CLIENT_ID.into(), now_ms: now_ms() }).await?;
+        store(env, &Command::Revoke { grant: id, presented: None, client_id: Some(CLIENT_ID.into()), now_ms: now_ms() }).await?;
     }
     // The authorization server's own password sign-in ends too: otherwise the next "Sign in"
     // would go straight through as the same person, and signing out would mean nothing.

@@ -11,10 +11,10 @@ use crate::edge::http::Incoming;
 use crate::edge::now_ms;
 use crate::error::Error;
 use crate::oauth::authorize::{self as request, csrf_matches, csrf_token, AuthorizationRequest, Context, Refusal};
-use crate::oauth::client::Client;
+use crate::oauth::client::{Client, Origin};
 use crate::oauth::grant::CodeRecord;
-use crate::oauth::page::{self, Consent};
-use crate::oauth::store::Command;
+use crate::oauth::page::{self, Consent, Vouched};
+use crate::oauth::store::{token_for, Command};
 use crate::oauth::token::CODE_PREFIX;
 use crate::oauth::{digest, single, SignIn};
 
@@ -28,7 +28,7 @@ pub async fn page(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     let key = signing_key(cx.env).await?;
     let client_id = match request::client_id(&pairs) {
         Ok(id) => id,
-        Err(refusal) => return refuse(refusal),
+        Err(refusal) => return refuse(refusal, None),
     };
     let client = match register::find(cx, &client_id).await {
         Ok(c) => c,
@@ -49,13 +49,18 @@ pub async fn page(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     let context = Context { issuer: cx.issuer(), resource: &resource, default_resource: fallback, scopes: &cx.server.scopes, now_ms: now_ms() };
     let (request, client) = match (request::check(&pairs, client.as_ref(), &context), client) {
         (Ok(r), Some(c)) => (r, c),
-        (Err(refusal), _) => return refuse(refusal),
+        (Err(refusal), client) => return refuse(refusal, client.as_ref()),
         (Ok(_), None) => return error_page(400, "This client is not registered."),
     };
     match &cx.server.sign_in {
         SignIn::Users(users) => {
             let who = signin::signed_in(&req, &key, users);
             decide(&req, cx, &key, &request, &client, who, None).await
+        }
+        // The host application's session is checked by an MCP server's own introspection: the
+        // admin API has none.
+        SignIn::Introspection { .. } if request.resource == super::admin_resource(&cx.url.origin) => {
+            error_page(400, "The admin API cannot be authorized with the host application's sign-in; use the admin token")
         }
         SignIn::Introspection { login_url } => match signin::browser_session(&req, cx, &request.resource).await? {
             Some(who) => decide(&req, cx, &key, &request, &client, Some(who), None).await,
@@ -65,10 +70,16 @@ pub async fn page(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     }
 }
 
-fn refuse(refusal: Refusal) -> Result<Response, Error> {
+/// An authorization request refused: a page, or the error sent back to the client, at once
+/// only to a client the operator configured; any other's is a link the person may follow.
+fn refuse(refusal: Refusal, client: Option<&Client>) -> Result<Response, Error> {
     match refusal {
         Refusal::Page(why) => error_page(400, &why),
-        Refusal::Redirect(to) => redirect(&to, &[]),
+        Refusal::Redirect { to, .. } if client.is_some_and(request::redirects_at_once) => redirect(&to, &[]),
+        Refusal::Redirect { to, description } => {
+            let host = crate::oauth::uri::display_host(&to);
+            html(400, page::error_return_page(&description, &host, &to), None, &[])
+        }
     }
 }
 
@@ -95,7 +106,9 @@ async fn decide(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &Authorization
     if let (Some(who), crate::console::session::CLIENT_ID) = (&who, client.client_id.as_str()) {
         return issue_code(cx, key, request, who, &[]).await;
     }
-    if let (Some(who), true) = (&who, cx.server.remember_consent) {
+    // Admin rights are granted on the page that says so, every time.
+    let admin = request.resource == super::admin_resource(&cx.url.origin);
+    if let (Some(who), true, false) = (&who, cx.server.remember_consent, admin) {
         let given = store(cx.env, &Command::ConsentGiven { client_id: client.client_id.clone(), principal: who.id.clone(), resource: request.resource.clone(), scope: request.scope.clone() }).await?;
         if given.get("given").and_then(serde_json::Value::as_bool) == Some(true) {
             return issue_code(cx, key, request, who, &[]).await;
@@ -124,10 +137,18 @@ fn consent(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationReque
         .map(|s| s.title.clone().unwrap_or_else(|| s.name.clone()))
         .unwrap_or_else(|| "this MCP server".into());
     let signed_in_as = who.map(|p| p.email.clone().unwrap_or_else(|| p.subject.clone()));
+    let document_host = crate::oauth::uri::display_host(&client.client_id);
+    let vouched = match client.origin {
+        Origin::Configured => Vouched::Configured,
+        Origin::MetadataDocument => Vouched::Document { host: &document_host },
+        Origin::Registered { .. } => Vouched::SelfNamed,
+    };
     let body = page::consent(&Consent {
         server: &server,
         resource: &request.resource,
+        admin: request.resource == super::admin_resource(&cx.url.origin),
         client_name: &client.display_name(),
+        vouched,
         redirect_host: &crate::oauth::uri::display_host(&request.redirect_uri),
         scopes: &request.scope,
         signed_in_as: signed_in_as.as_deref(),
@@ -170,10 +191,10 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     let (who, cookies) = match &cx.server.sign_in {
         SignIn::Users(users) => match signin::signed_in(&req, &key, users) {
             Some(who) => (who, Vec::new()),
-            None => match signin::password(cx, users, &field("username"), &field("password")).await? {
-                Ok(who) => {
+            None => match signin::password(&req, cx, &key, users, &field("username"), &field("password")).await? {
+                Ok((who, device)) => {
                     let cookie = signin::seal_principal(&key, "oauth.signin", &who, "", SIGNED_IN_S * 1000)?;
-                    (who, vec![cx.cookie(SIGNED_IN_COOKIE, &cookie, SIGNED_IN_S)])
+                    (who, std::iter::once(cx.cookie(SIGNED_IN_COOKIE, &cookie, SIGNED_IN_S)).chain(device).collect())
                 }
                 Err(why) => return consent(&req, cx, &key, &request, &client, None, None, Some((&why, &field("username"))), 401),
             },
@@ -196,11 +217,17 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     issue_code(cx, &key, &request, &who, &cookies).await
 }
 
-/// Stores a code for `who` and sends the browser back to the client with it.
+/// Stores a code for `who` and sends the browser back to the client with it. The code names the
+/// grant it will start, whose object keeps it; the client's object indexes that grant now, so
+/// that deleting the client revokes it whenever it is exchanged.
 async fn issue_code(cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, who: &Principal, cookies: &[String]) -> Result<Response, Error> {
-    let code = format!("{CODE_PREFIX}{}", random(32)?);
+    let grant = random(16)?;
+    let code = token_for(CODE_PREFIX, &grant, &random(32)?);
     let principal = crate::oauth::token::sealed_upstream(who, key, super::nonce()?);
-    let record = CodeRecord { request: request.clone(), principal, expires_ms: now_ms() + cx.server.code_ttl_ms, grant: None };
-    store(cx.env, &Command::PutCode { hash: digest(&code), record }).await?;
+    let now = now_ms();
+    let record = CodeRecord { request: request.clone(), principal, expires_ms: now + cx.server.code_ttl_ms, grant: None };
+    let lasts_until = now + cx.server.code_ttl_ms + cx.server.refresh_ttl_ms;
+    store(cx.env, &Command::IndexGrant { client_id: request.client_id.clone(), grant: grant.clone(), expires_ms: lasts_until }).await?;
+    store(cx.env, &Command::PutCode { grant, hash: digest(&code), record }).await?;
     redirect(&request.success(&code, cx.issuer()), cookies)
 }

@@ -20,13 +20,14 @@ use worker::{Env, Headers, Response, ResponseBuilder};
 
 use crate::catalog::Catalog;
 use crate::edge::http::Incoming;
+use crate::edge::worker::admission;
 use crate::envelope::Op;
 use crate::error::Error;
 use crate::head::RequestUrl;
-use crate::oauth::store::{Command, OBJECT};
+use crate::oauth::store::Command;
 use crate::oauth::{AuthServer, SIGNING_KEY};
 
-pub use token::verify_access;
+pub use token::{verify_access, Audience};
 pub(crate) use signin::{current as configured_user, SIGNED_IN_COOKIE};
 
 thread_local! {
@@ -77,11 +78,27 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     if method == worker::Method::Options {
         return preflight();
     }
-    // What writes to the store, or checks a password, counts against the client address's rate.
-    let limited = method == worker::Method::Post || method == worker::Method::Delete;
+    // Every endpoint that reads or writes the store, or checks a password, counts against the
+    // client address: the built-in limit, and a Rate Limiting binding's where one is named.
+    let limited = !matches!(which, Endpoint::Metadata | Endpoint::OpenIdMetadata | Endpoint::Jwks);
+    if limited {
+        let registering = matches!((&method, &which), (worker::Method::Post, Endpoint::Register));
+        let extra = registering.then(|| crate::admission::registration_budget(catalog.admission.unwrap_or_default()));
+        match admission::per_address_with(&req, env, catalog, extra).await {
+            Err(Error::RateLimited(seconds)) => {
+                let description = format!("too many requests from this address; retry after {seconds} s");
+                return match which {
+                    // A person's browser: a page.
+                    Endpoint::Authorize | Endpoint::Callback => error_page(429, &description),
+                    _ => admission::too_many(seconds, &serde_json::json!({"error": "temporarily_unavailable", "error_description": description}), true),
+                };
+            }
+            other => other?,
+        }
+    }
     if let (true, Some((binding, period))) = (limited, &server.rate_limit) {
-        let address = req.header("cf-connecting-ip").unwrap_or_default();
-        crate::edge::worker::entry::within_rate(env, binding, *period, &format!("oauth|ip:{address}")).await?;
+        let address = admission::client_address(&req, env);
+        admission::within_rate(env, binding, *period, &format!("oauth|ip:{address}")).await?;
     }
     let cx = Cx { env, catalog, server, url };
     use worker::Method::{Delete, Get, Post};
@@ -132,22 +149,20 @@ impl Cx<'_> {
     }
 }
 
-/// One command to the authorization server's Durable Object, and its answer. A refusal comes
-/// back as the OAuth error it is. Whatever grants the store says it revoked (`revoked`: one id or
-/// a list), this isolate refuses the tokens of at once; other isolates within the revocation
-/// window.
+/// One command to the authorization server's Durable Object it concerns, and its answer. A
+/// refusal comes back as the OAuth error it is. Whatever grants the store says it revoked
+/// (`revoked`: one id or a list), this isolate refuses the tokens of at once, and the list of
+/// revocations that every isolate reads within the revocation window is told.
 pub(crate) async fn store(env: &Env, command: &Command) -> Result<Value, Error> {
-    let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
-    let mut response = crate::edge::object::registry::call(env, OBJECT, Op::OAuth, 0, None, body).await?;
-    let bytes = response.bytes().await?;
-    if response.status_code() != 200 {
-        return Err(Error::Internal(format!("the authorization server's store answered {}: {}", response.status_code(), String::from_utf8_lossy(&bytes))));
-    }
-    let answer: Value = serde_json::from_slice(&bytes).map_err(|e| Error::Internal(format!("the store's answer: {e}")))?;
-    match answer.get("revoked") {
-        Some(Value::String(grant)) => token::note_revoked(grant),
-        Some(Value::Array(grants)) => grants.iter().filter_map(Value::as_str).for_each(token::note_revoked),
-        _ => {}
+    let answer = ask(env, command).await?;
+    let revoked: Vec<String> = match answer.get("revoked") {
+        Some(Value::String(grant)) => vec![grant.clone()],
+        Some(Value::Array(grants)) if !matches!(command, Command::Revoked { .. }) => grants.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+        _ => Vec::new(),
+    };
+    if !revoked.is_empty() {
+        revoked.iter().for_each(|g| token::note_revoked(g));
+        ask(env, &Command::NoteRevoked { grants: revoked, now_ms: crate::edge::now_ms() }).await?;
     }
     if let Some(refused) = answer.get("refused") {
         let error: crate::oauth::OAuthError = serde_json::from_value(refused.clone()).map_err(|e| Error::Internal(e.to_string()))?;
@@ -156,14 +171,28 @@ pub(crate) async fn store(env: &Env, command: &Command) -> Result<Value, Error> 
     Ok(answer)
 }
 
+/// One command to its object, and the answer as it came.
+async fn ask(env: &Env, command: &Command) -> Result<Value, Error> {
+    let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
+    let name = command.object().name();
+    let mut response = crate::edge::object::registry::call(env, &name, Op::OAuth, 0, None, body).await?;
+    let bytes = response.bytes().await?;
+    if response.status_code() != 200 {
+        return Err(Error::Internal(format!("the authorization server's store ({name}) answered {}: {}", response.status_code(), String::from_utf8_lossy(&bytes))));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| Error::Internal(format!("the store's answer: {e}")))
+}
+
 /// The key that signs tokens, sealed forms and cookies.
 pub(crate) async fn signing_key(env: &Env) -> Result<Vec<u8>, Error> {
     if let Some(key) = KEY.with(|k| k.borrow().clone()) {
         return Ok(key);
     }
-    let key = match crate::edge::secret(env, SIGNING_KEY) {
-        Some(v) if v.len() >= 32 => v.into_bytes(),
-        Some(_) => return Err(Error::Config(format!("the secret {SIGNING_KEY} must be at least 32 characters"))),
+    let key = match crate::edge::secret(env, SIGNING_KEY).filter(|v| !v.is_empty()) {
+        Some(v) => match crate::keys::too_short(SIGNING_KEY, &v) {
+            None => v.into_bytes(),
+            Some(why) => return Err(Error::Config(why)),
+        },
         None => {
             let answer = store(env, &Command::Key { generated: random(32)? }).await?;
             let key = answer.get("key").and_then(Value::as_str).ok_or_else(|| Error::Internal("the store kept no signing key".into()))?;
@@ -251,17 +280,27 @@ pub(crate) fn redirect(location: &str, cookies: &[String]) -> Result<Response, E
     Ok(ResponseBuilder::new().with_status(302).with_headers(headers).empty())
 }
 
-/// The canonical URL of the MCP server a `resource` names, if it is one of ours that accepts
-/// this authorization server's tokens: same origin, a server's route, `"auth": {"oauth": true}`.
+/// The canonical URL of the resource a `resource` names, if it is one of ours that accepts
+/// this authorization server's tokens: same origin, and a server's route with
+/// `"auth": {"oauth": true}`, or the admin API (its own audience: a token for it is for nothing
+/// else, and a person grants it on a page that says it gives admin rights).
 fn resource(catalog: &Catalog, origin: &str, named: &str) -> Option<String> {
     let url = RequestUrl::parse(named)?;
     if !url.origin.eq_ignore_ascii_case(origin) || !url.query.is_empty() || named.contains('#') {
         return None;
     }
     let path = if url.path.len() > 1 { url.path.trim_end_matches('/') } else { url.path.as_str() };
+    if path == crate::live::api::PREFIX {
+        return Some(admin_resource(origin));
+    }
     let (index, _, _) = catalog.route(path)?;
     catalog.servers.get(index)?.auth.as_ref().filter(|a| a.oauth)?;
     Some(format!("{origin}{path}"))
+}
+
+/// The admin API as a resource: the audience of the only access tokens it takes.
+pub(crate) fn admin_resource(origin: &str) -> String {
+    format!("{origin}{}", crate::live::api::PREFIX)
 }
 
 /// The resource when a client names none: the only OAuth server, when its route has no

@@ -65,7 +65,12 @@ pub async fn delete(req: Incoming, cx: &Cx<'_>, client_id: &str) -> Result<Respo
         _ => false,
     };
     let registration_token = (!operator).then(|| digest(&token));
-    store(cx.env, &Command::DeleteClient { client_id: client_id.into(), registration_token, now_ms: crate::edge::now_ms() }).await?;
+    let answer = store(cx.env, &Command::DeleteClient { client_id: client_id.into(), registration_token }).await?;
+    // Each grant lives in an object of its own: revoked there, and listed as revoked.
+    let grants = answer.get("grants").and_then(serde_json::Value::as_array).cloned().unwrap_or_default();
+    for grant in grants.iter().filter_map(serde_json::Value::as_str) {
+        store(cx.env, &Command::Revoke { grant: grant.into(), presented: None, client_id: None, now_ms: crate::edge::now_ms() }).await?;
+    }
     Ok(ResponseBuilder::new().with_status(204).empty())
 }
 

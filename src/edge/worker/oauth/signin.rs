@@ -10,18 +10,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use worker::Response;
 
-use super::{nonce, random, redirect, store, Cx};
+use super::{nonce, random, redirect, Cx};
 use crate::auth::{same_secret, Principal};
 use crate::edge::http::Incoming;
 use crate::edge::now_ms;
 use crate::error::Error;
 use crate::oauth::authorize::AuthorizationRequest;
 use crate::oauth::signin::{oidc_principal, user, user_principal, Password};
-use crate::oauth::store::Command;
 use crate::oauth::token::{opened_upstream, sealed_upstream};
 use crate::oauth::{digest, encode, Oidc, User};
 use crate::upstream::reply::Upstream;
-use crate::upstream::signing::{mac_hex, seal, unseal};
+use crate::upstream::signing::{seal, sign, unseal};
 use crate::upstream::HttpCall;
 
 /// The cookie that keeps a password sign-in for `SIGNED_IN_S`.
@@ -33,10 +32,28 @@ const LOGIN_COOKIE: &str = "mcp_edge_login";
 const DISCOVERY_MS: u64 = 3600 * 1000;
 
 thread_local! {
-    /// Plain password secrets derived once: (username, secret digest) → derived bytes.
-    static DERIVED: RefCell<HashMap<String, Vec<u8>>> = RefCell::new(HashMap::new());
-    /// A provider's endpoints by issuer, and until when.
+    /// A provider's endpoints by issuer (only the configured one), and until when.
     static ENDPOINTS: RefCell<HashMap<String, (Endpoints, u64)>> = RefCell::new(HashMap::new());
+}
+
+/// The cookie that marks a browser a username signed in on: its password attempts have a
+/// budget of their own, which nobody else's failures spend (`admission::sign_in_budgets`).
+const DEVICE_COOKIE: &str = "mcp_edge_device";
+/// Browsers keep a cookie at most 400 days.
+const DEVICE_S: u64 = 400 * 24 * 3600;
+
+/// What a device cookie says: which username signed in on this browser, and the browser's id.
+#[derive(Serialize, Deserialize)]
+struct Device {
+    user: String,
+    id: String,
+}
+
+/// The id of this browser, if `username` signed in on it before.
+fn known_device(req: &Incoming, key: &[u8], username: &str) -> Option<String> {
+    let sealed = crate::auth::cookie(&req.header("cookie")?, DEVICE_COOKIE)?;
+    let device: Device = serde_json::from_slice(&unseal(key, "oauth.device", &sealed)?).ok()?;
+    same_secret(&device.user, &digest(username)).then_some(device.id)
 }
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
@@ -51,41 +68,52 @@ async fn derive(password: &str, salt: &[u8], iterations: u32) -> Result<Vec<u8>,
     Ok(js_sys::Uint8Array::new(&bytes).to_vec())
 }
 
-/// Checks a username and password. `Ok(Err(message))`: refused, with what the page says. An
-/// unknown user costs the same derivation as a known one, and every outcome is counted.
-pub async fn password(cx: &Cx<'_>, users: &[User], username: &str, password: &str) -> Result<Result<Principal, String>, Error> {
-    let now = now_ms();
-    let allowed = store(cx.env, &Command::SignInAllowed { username: username.into(), now_ms: now }).await?;
-    if allowed.get("allowed").and_then(Value::as_bool) != Some(true) {
-        return Ok(Err("Too many failed sign-in attempts for this user. Try again in 15 minutes.".into()));
+/// Checks a username and password: `Ok(Ok((principal, cookies)))` signs in, with the cookies to
+/// set; `Ok(Err(message))` is refused, with what the page says.
+///
+/// The attempt is counted before the password is derived, in one command to the username's
+/// counting object, so N attempts at once get the budget's worth of checks, not N. The budget
+/// is per address (per known device, for a browser the username signed in on), so an attacker
+/// spends their own. Known and unknown usernames cost the same: one derivation of the presented
+/// password, and a comparison in constant time.
+pub async fn password(req: &Incoming, cx: &Cx<'_>, key: &[u8], users: &[User], username: &str, password: &str) -> Result<Result<(Principal, Vec<String>), String>, Error> {
+    let device = known_device(req, key, username);
+    let budgets = crate::admission::sign_in_budgets(device.as_deref(), &crate::edge::worker::admission::client_address(req, cx.env));
+    let counter = format!("signin:{}", digest(username));
+    let taken = crate::edge::worker::admission::take(cx.env, &counter, budgets.clone()).await?;
+    if !taken.allowed {
+        let minutes = taken.retry_after_ms.div_ceil(60_000).max(1);
+        return Ok(Err(format!("Too many sign-in attempts for this user from here. Try again in {minutes} minute{}.", if minutes == 1 { "" } else { "s" })));
     }
     let known = user(users, username);
     let secret = known.and_then(|u| crate::edge::secret(cx.env, &u.password_secret)).filter(|s| !s.is_empty());
-    let spec = Password::parse(secret.as_deref().unwrap_or("no such user")).map_err(|why| Error::Config(format!("the password secret of user {username:?} {why}")))?;
-    let (iterations, salt) = spec.derivation(username);
+    let spec = match &secret {
+        Some(secret) => Some(Password::parse(secret).map_err(|why| Error::Config(format!("the password secret of user {username:?} {why}")))?),
+        None => None,
+    };
+    // An unknown username is derived like a plain secret's: the same work as a known one.
+    let (iterations, salt) = spec.as_ref().map_or_else(|| Password::Plain(String::new()).derivation(username), |s| s.derivation(username));
     let presented = derive(password, &salt, iterations).await?;
-    let expected = match &spec {
-        Password::Hashed { hash, .. } => hash.clone(),
-        Password::Plain(plain) => {
-            let cache_key = format!("{username}\n{}", digest(plain));
-            match DERIVED.with(|d| d.borrow().get(&cache_key).cloned()) {
-                Some(bytes) => bytes,
-                None => {
-                    let bytes = derive(plain, &salt, iterations).await?;
-                    DERIVED.with(|d| d.borrow_mut().insert(cache_key, bytes.clone()));
-                    bytes
-                }
-            }
-        }
+    let matches = match &spec {
+        Some(Password::Hashed { hash, .. }) => same_secret(&hex(&presented), &hex(hash)),
+        Some(Password::Plain(plain)) => same_secret(password, plain),
+        None => false,
     };
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-    let matches = same_secret(&hex(&presented), &hex(&expected));
-    let signed_in = match (known, secret.is_some() && matches) {
-        (Some(u), true) => Some(user_principal(u)),
-        _ => None,
+    let Some(user) = known.filter(|_| matches) else {
+        return Ok(Err("Wrong username or password.".to_string()));
     };
-    store(cx.env, &Command::SignInAttempt { username: username.into(), failed: signed_in.is_none(), now_ms: now }).await?;
-    Ok(signed_in.ok_or_else(|| "Wrong username or password.".to_string()))
+    crate::edge::worker::admission::reset(cx.env, &counter, crate::admission::sign_in_reset(&budgets)).await?;
+    let mut cookies = Vec::new();
+    if device.is_none() {
+        let mark = Device { user: digest(username), id: random(16)? };
+        let sealed = seal(key, "oauth.device", serde_json::to_string(&mark).unwrap_or_default().as_bytes());
+        cookies.push(crate::auth::set_cookie(DEVICE_COOKIE, &sealed, DEVICE_S, cx.url.origin.starts_with("https://"), "Lax"));
+    }
+    Ok(Ok((user_principal(user), cookies)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// What a sealed principal carries: who, and until when; bound to `bound` (a request, or
@@ -140,10 +168,14 @@ pub async fn browser_session(req: &Incoming, cx: &Cx<'_>, resource: &str) -> Res
 /// Why `who` may not use the server `resource` names, if they may not: a token would only be
 /// refused there, so the page says it now.
 pub fn refusal(cx: &Cx<'_>, resource: &str, who: &Principal) -> Option<String> {
+    let name = who.email.clone().unwrap_or_else(|| who.subject.clone());
+    if resource == super::admin_resource(&cx.url.origin) {
+        let admin = crate::console::session::ADMIN_ROLE;
+        return (!who.roles.iter().any(|r| r == admin)).then(|| format!("You are signed in as {name}, who may not administer this deployment: that needs the role {admin}."));
+    }
     let url = crate::head::RequestUrl::parse(resource)?;
     let (index, _, _) = cx.catalog.route(&url.path)?;
     let auth = cx.catalog.servers.get(index)?.auth.as_ref()?;
-    let name = who.email.clone().unwrap_or_else(|| who.subject.clone());
     (!who.may(&auth.required_roles)).then(|| format!("You are signed in as {name}, who may not use this server: it needs the role {}.", auth.required_roles.join(" or ")))
 }
 
@@ -223,7 +255,7 @@ pub async fn provider_redirect(cx: &Cx<'_>, oidc: &Oidc, key: &[u8], request: &A
     let state = seal(key, "oauth.provider", serde_json::to_string(&state).unwrap_or_default().as_bytes());
     let challenge = {
         use sha2::{Digest, Sha256};
-        crate::base64::encode_url(&Sha256::digest(mac_hex(key, format!("oauth.pkce.{login}").as_bytes()).as_bytes()))
+        crate::base64::encode_url(&Sha256::digest(sign(key, "oauth.pkce", &login).as_bytes()))
     };
     let params = [
         ("response_type", "code".to_string()),
@@ -233,7 +265,7 @@ pub async fn provider_redirect(cx: &Cx<'_>, oidc: &Oidc, key: &[u8], request: &A
         ("state", state),
         ("code_challenge", challenge),
         ("code_challenge_method", "S256".into()),
-        ("nonce", mac_hex(key, format!("oauth.nonce.{login}").as_bytes())),
+        ("nonce", sign(key, "oauth.nonce", &login)),
     ];
     let refs: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let location = crate::oauth::uri::with_params(&endpoints.authorization, &refs);
@@ -270,7 +302,7 @@ pub async fn provider_callback(req: &Incoming, cx: &Cx<'_>, oidc: &Oidc, key: &[
         "grant_type=authorization_code&code={}&redirect_uri={}&code_verifier={}",
         encode(&code),
         encode(&format!("{}/oauth/callback", cx.url.origin)),
-        mac_hex(key, format!("oauth.pkce.{login}").as_bytes())
+        sign(key, "oauth.pkce", &login)
     );
     let mut headers = vec![
         ("Content-Type".into(), "application/x-www-form-urlencoded".into()),
@@ -302,7 +334,7 @@ pub async fn provider_callback(req: &Incoming, cx: &Cx<'_>, oidc: &Oidc, key: &[
             _ => false,
         };
         let issuer_ok = c.get("iss").and_then(Value::as_str).is_some_and(|i| crate::oauth::signin::same_issuer(i, &oidc.issuer));
-        let nonce_ok = c.get("nonce").and_then(Value::as_str) == Some(mac_hex(key, format!("oauth.nonce.{login}").as_bytes()).as_str());
+        let nonce_ok = c.get("nonce").and_then(Value::as_str) == Some(sign(key, "oauth.nonce", &login).as_str());
         if !(audience_ok && issuer_ok && nonce_ok) {
             return Ok(Err("The identity provider's ID token is not for this sign-in.".into()));
         }

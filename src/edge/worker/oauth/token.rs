@@ -17,8 +17,8 @@ use crate::edge::now_ms;
 use crate::error::Error;
 use crate::oauth::client::Client;
 use crate::oauth::grant::{Exchange, Grant};
-use crate::oauth::store::Command;
-use crate::oauth::token::{client_credentials, opened_upstream, AccessClaims, ACCESS_PREFIX, REFRESH_PREFIX};
+use crate::oauth::store::{grant_of, token_for, Command};
+use crate::oauth::token::{client_credentials, opened_upstream, AccessClaims, ACCESS_PREFIX, CODE_PREFIX, REFRESH_PREFIX};
 use crate::oauth::{digest, single, OAuthError};
 use crate::routes::RouteParams;
 
@@ -26,6 +26,10 @@ use crate::routes::RouteParams;
 pub const REVOCATION_WINDOW_MS: u64 = 30_000;
 /// Token and revocation requests are small.
 const MAX_FORM_BYTES: u64 = 16 * 1024;
+
+/// After a failed read of the revocations, how long an isolate goes on with the list it has
+/// before it asks again.
+const RETRY_AFTER_FAILURE_MS: u64 = 5_000;
 
 thread_local! {
     /// Grants revoked lately, and when the list was read.
@@ -39,39 +43,60 @@ pub fn note_revoked(grant: &str) {
     });
 }
 
-async fn is_revoked(env: &Env, max_access_ttl_ms: u64, grant: &str) -> Result<bool, Error> {
+/// Whether `grant` was revoked, as far as this isolate knows. When the list cannot be read, the
+/// isolate goes on with the one it has (and the revocations it saw itself) and asks again
+/// shortly: a failing store delays what other isolates learn of a revocation, as the window
+/// does, rather than refusing every signed-in request.
+async fn is_revoked(env: &Env, max_access_ttl_ms: u64, grant: &str) -> bool {
     let now = now_ms();
     if REVOKED.with(|r| now >= r.borrow().0 + REVOCATION_WINDOW_MS) {
         // Only revocations whose tokens may still be alive matter.
         let since_ms = now.saturating_sub(max_access_ttl_ms + REVOCATION_WINDOW_MS);
-        let answer = store(env, &Command::Revoked { since_ms }).await?;
-        let ids: HashSet<String> = answer.get("revoked").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default();
-        // The store's list holds every revocation that still matters, this isolate's included:
-        // it replaces the set, which so stays as small as the list.
-        REVOKED.with(|r| *r.borrow_mut() = (now, ids));
+        match store(env, &Command::Revoked { since_ms }).await {
+            Ok(answer) => {
+                let ids: HashSet<String> = answer.get("revoked").and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default();
+                // The store's list holds every revocation that still matters, this isolate's
+                // included: it replaces the set, which so stays as small as the list.
+                REVOKED.with(|r| *r.borrow_mut() = (now, ids));
+            }
+            Err(e) => {
+                worker::console_error!("{}", json!({"message": "the list of revoked grants could not be read; going on with the last one", "error": e.message()}));
+                REVOKED.with(|r| r.borrow_mut().0 = (now + RETRY_AFTER_FAILURE_MS).saturating_sub(REVOCATION_WINDOW_MS));
+            }
+        }
     }
-    Ok(REVOKED.with(|r| r.borrow().1.contains(grant)))
+    REVOKED.with(|r| r.borrow().1.contains(grant))
+}
+
+/// What an access token must have been issued for: every credential has one audience.
+#[derive(Clone, Copy)]
+pub enum Audience<'a> {
+    /// An MCP server, at these route parameters.
+    Server(&'a Server, &'a RouteParams),
+    /// The admin API (`/admin/api`): a token issued for it, never one for an MCP server.
+    Admin,
 }
 
 /// The principal of an access token we issued, if it is valid for this request: signed by us,
-/// not expired, for this server (and these route parameters) on this origin, not revoked.
-/// `None` for the server: the token may be for any of this deployment's servers on this origin
-/// (the admin API, where the principal's roles decide).
-pub async fn verify_access(env: &Env, server: Option<(&Server, &RouteParams)>, origin: &str, credential: &str) -> Result<Principal, String> {
+/// not expired, for `audience` on this origin, not revoked.
+pub async fn verify_access(env: &Env, audience: Audience<'_>, origin: &str, credential: &str) -> Result<Principal, String> {
     let catalog: std::sync::Arc<Catalog> = crate::edge::catalog().map_err(|e| e.message())?;
     let Some(oauth) = &catalog.oauth else { return Err("this deployment has no authorization server".into()) };
     let key = signing_key(env).await.map_err(|e| e.message())?;
     let claims = AccessClaims::verify(&key, credential, now_ms())?;
-    let audience = crate::head::RequestUrl::parse(&claims.aud).ok_or("the token names no MCP server")?;
-    let same_server = audience.origin == origin
-        && catalog.route(&audience.path).is_some_and(|(i, _, params)| match server {
-            Some((server, route)) => catalog.servers.get(i).is_some_and(|s| s.route == server.route) && params == *route,
-            None => true,
+    let named = crate::head::RequestUrl::parse(&claims.aud).ok_or("the token names no MCP server")?;
+    let ours = named.origin == origin
+        && match audience {
+            Audience::Server(server, route) => catalog.route(&named.path).is_some_and(|(i, _, params)| catalog.servers.get(i).is_some_and(|s| s.route == server.route) && params == *route),
+            Audience::Admin => named.path == crate::live::api::PREFIX,
+        };
+    if !ours {
+        return Err(match audience {
+            Audience::Server(..) => format!("the token is for another MCP server ({})", claims.aud),
+            Audience::Admin => format!("the token is for {}, not for the admin API: ask for one with resource={origin}{}", claims.aud, crate::live::api::PREFIX),
         });
-    if !same_server {
-        return Err(format!("the token is for another MCP server ({})", claims.aud));
     }
-    if is_revoked(env, oauth.access_ttl_ms, &claims.grant).await.map_err(|e| e.message())? {
+    if is_revoked(env, oauth.access_ttl_ms, &claims.grant).await {
         return Err("the token was revoked".into());
     }
     Ok(claims.principal)
@@ -101,24 +126,27 @@ pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         return Err(OAuthError::invalid_client("the console's client has no token endpoint").into());
     }
     let now = now_ms();
-    let next_refresh = format!("{REFRESH_PREFIX}{}", random(32)?);
-    let answer = match single(&pairs, "grant_type")? {
+    let (answer, next_refresh) = match single(&pairs, "grant_type")? {
         Some("authorization_code") => {
             let code = single(&pairs, "code")?.ok_or_else(|| OAuthError::invalid_request("code is required"))?;
+            let grant = grant_of(code, CODE_PREFIX).ok_or_else(|| OAuthError::invalid_grant("the code is not valid"))?.to_string();
             let exchange = Exchange {
                 client_id: client.client_id.clone(),
                 redirect_uri: single(&pairs, "redirect_uri")?.map(str::to_string),
                 verifier: single(&pairs, "code_verifier")?.map(str::to_string),
                 resource: single(&pairs, "resource")?.map(|r| canonical(cx, r)),
             };
-            let command = Command::Exchange { code: digest(code), exchange, grant_id: random(16)?, refresh: digest(&next_refresh), lifetime_ms: cx.server.refresh_ttl_ms, now_ms: now };
-            store(cx.env, &command).await?
+            let next_refresh = token_for(REFRESH_PREFIX, &grant, &random(32)?);
+            let command = Command::Exchange { grant, code: digest(code), exchange, refresh: digest(&next_refresh), lifetime_ms: cx.server.refresh_ttl_ms, now_ms: now };
+            (store(cx.env, &command).await?, next_refresh)
         }
         Some("refresh_token") => {
             let presented = single(&pairs, "refresh_token")?.ok_or_else(|| OAuthError::invalid_request("refresh_token is required"))?;
+            let grant = grant_of(presented, REFRESH_PREFIX).ok_or_else(|| OAuthError::invalid_grant("the refresh token is not valid (tokens issued before an upgrade are not: sign in again)"))?.to_string();
             let resource = single(&pairs, "resource")?.map(|r| canonical(cx, r));
-            let command = Command::Refresh { presented: digest(presented), client_id: client.client_id.clone(), resource, next: digest(&next_refresh), now_ms: now };
-            store(cx.env, &command).await?
+            let next_refresh = token_for(REFRESH_PREFIX, &grant, &random(32)?);
+            let command = Command::Refresh { grant, presented: digest(presented), client_id: client.client_id.clone(), resource, next: digest(&next_refresh), now_ms: now };
+            (store(cx.env, &command).await?, next_refresh)
         }
         Some(other) => return Err(OAuthError::new(400, "unsupported_grant_type", format!("grant_type {other:?} is not supported")).into()),
         None => return Err(OAuthError::invalid_request("grant_type is required").into()),
@@ -135,7 +163,7 @@ pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         match super::signin::current(users, &principal) {
             Some(now_configured) => principal = Principal { upstream_token: stored.upstream_token, ..now_configured },
             None => {
-                store(cx.env, &Command::Revoke { refresh: None, grant: Some(grant.id.clone()), client_id: grant.client_id.clone(), now_ms: now }).await?;
+                store(cx.env, &Command::Revoke { grant: grant.id.clone(), presented: None, client_id: Some(grant.client_id.clone()), now_ms: now }).await?;
                 return Err(OAuthError::invalid_grant("the user no longer exists; sign in again").into());
             }
         }
@@ -165,11 +193,12 @@ pub async fn revoke(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         let key = signing_key(cx.env).await?;
         // An expired token's grant is revoked all the same: its refresh token may still live.
         match AccessClaims::verify(&key, token, 0) {
-            Ok(claims) => Some(Command::Revoke { refresh: None, grant: Some(claims.grant), client_id: client.client_id.clone(), now_ms: now }),
+            Ok(claims) => Some(Command::Revoke { grant: claims.grant, presented: None, client_id: Some(client.client_id.clone()), now_ms: now }),
             Err(_) => None,
         }
-    } else if token.starts_with(REFRESH_PREFIX) {
-        Some(Command::Revoke { refresh: Some(digest(token)), grant: None, client_id: client.client_id.clone(), now_ms: now })
+    } else if let Some(grant) = grant_of(token, REFRESH_PREFIX) {
+        // The grant object checks that this is a token it issued: a grant id alone revokes nothing.
+        Some(Command::Revoke { grant: grant.to_string(), presented: Some(digest(token)), client_id: Some(client.client_id.clone()), now_ms: now })
     } else {
         None
     };
