@@ -13,9 +13,9 @@
 //! - a stream's messages: `LineWriter::send_line`/`send_event` (every framing, the GET stream,
 //!   legacy SSE, listen streams, replays) and `Streams::send` (the SSE event log, which is also
 //!   stored for `Last-Event-ID`); producers send through `Outlet::send`, which seals each message,
-//!   with the call's own credentials too when `calls::complete` wrapped it (`Outlet::Call`);
+//!   with the call's own credentials too when `calls::run` wrapped it (`Outlet::Call`);
 //! - buffered replies: `framing::json_body` (`http::respond`, stateless requests, tasks) and
-//!   `http::error_response`;
+//!   error bodies (`http::error_response`, `failure_response`);
 //! - storage: the outbox (`outbox::Kept::new`); a task's record and a deferred call's record,
 //!   redacted whole as they are stored (`tasks::store`, `deferred::store_record`), results and all;
 //! - logs: [`line`], for every line that can carry upstream text or an error message.
