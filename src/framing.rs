@@ -1,6 +1,7 @@
 //! The exact bytes of each framing: an SSE event, an NDJSON line, a buffered JSON body.
 
 use crate::negotiate::Framing;
+use crate::redact::Redacted;
 
 /// One Server-Sent Event. Fields are written in the order the SSE spec's examples use.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -75,10 +76,11 @@ pub fn probe(framing: Framing) -> Vec<u8> {
 }
 
 /// The buffered JSON body for a set of replies: the reply itself, or an array for a batch.
-pub fn json_body(replies: &[String], batch: bool) -> Vec<u8> {
+/// Redacted replies only: a buffered body is an exit (`crate::redact`).
+pub fn json_body(replies: &[Redacted], batch: bool) -> Vec<u8> {
     match replies {
-        [single] if !batch => single.clone().into_bytes(),
-        many => format!("[{}]", many.join(",")).into_bytes(),
+        [single] if !batch => single.as_str().as_bytes().to_vec(),
+        many => format!("[{}]", many.iter().map(Redacted::as_str).collect::<Vec<_>>().join(",")).into_bytes(),
     }
 }
 
@@ -109,8 +111,10 @@ mod tests {
 
     #[test]
     fn json_bodies() {
-        assert_eq!(json_body(&["{}".into()], false), b"{}");
-        assert_eq!(json_body(&["{}".into()], true), b"[{}]");
-        assert_eq!(json_body(&["1".into(), "2".into()], true), b"[1,2]");
+        let none = crate::redact::Redactor::default();
+        let sealed = |texts: &[&str]| texts.iter().map(|t| none.seal(t.to_string())).collect::<Vec<_>>();
+        assert_eq!(json_body(&sealed(&["{}"]), false), b"{}");
+        assert_eq!(json_body(&sealed(&["{}"]), true), b"[{}]");
+        assert_eq!(json_body(&sealed(&["1", "2"]), true), b"[1,2]");
     }
 }

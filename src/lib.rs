@@ -22,6 +22,9 @@
 //! - [`versions`]: the protocol revisions this server speaks.
 //! - [`keys`]: the deployment's own keys by name and their minimum length; the secrets a catalog
 //!   names, which live edits may not use and no reply or log shows.
+//! - [`redact`]: secrets hidden from whatever leaves the server: a secret found in every spelling
+//!   it can take (JSON escapes, percent, HTML references, base64), a text redacted whole before
+//!   any cut.
 //! - [`base64`]: binary content as MCP carries it.
 //! - [`framing`]: the exact bytes of an SSE event, an NDJSON line, a JSON body.
 //! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
@@ -75,6 +78,7 @@ pub mod outbox;
 pub mod pending;
 pub mod policy;
 pub mod protocol;
+pub mod redact;
 pub mod routes;
 pub mod session;
 pub mod tasks;

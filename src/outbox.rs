@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::redact::Redacted;
+
 /// The storage keys of kept replies, in the order they were kept.
 pub const PREFIX: &str = "outbox:";
 
@@ -25,8 +27,9 @@ pub struct Kept {
 }
 
 impl Kept {
-    pub fn new(message: String, now_ms: u64, pending_timeout_ms: u64, idle_timeout_ms: u64) -> Kept {
-        Kept { message, until_ms: now_ms.saturating_add(pending_timeout_ms).saturating_add(idle_timeout_ms) }
+    /// A redacted reply, kept: storage is an exit too (`crate::redact`).
+    pub fn new(message: Redacted, now_ms: u64, pending_timeout_ms: u64, idle_timeout_ms: u64) -> Kept {
+        Kept { message: message.into_string(), until_ms: now_ms.saturating_add(pending_timeout_ms).saturating_add(idle_timeout_ms) }
     }
 
     pub fn expired(&self, now_ms: u64) -> bool {
@@ -79,7 +82,7 @@ mod tests {
 
     #[test]
     fn a_reply_is_kept_for_the_pending_timeout_plus_the_idle_timeout() {
-        let k = Kept::new("{}".into(), 1_000, 60_000, 300_000);
+        let k = Kept::new(crate::redact::Redactor::default().seal("{}".into()), 1_000, 60_000, 300_000);
         assert_eq!(k.until_ms, 361_000);
         assert!(!k.expired(360_999));
         assert!(k.expired(361_000));

@@ -1,9 +1,15 @@
-//! The bytes we write (SSE events, NDJSON lines) read back as a client reads them, and the
-//! upstream line reader fed arbitrary chunks.
+//! The bytes we write (SSE events, NDJSON lines) read back as a client reads them, the upstream
+//! line reader fed arbitrary chunks, and any text through the redactor.
 #![no_main]
+use std::sync::Arc;
+
 use libfuzzer_sys::fuzz_target;
 use mcp_edge::framing::{ndjson_line, SseEvent};
+use mcp_edge::redact::Redactor;
 use mcp_edge::upstream::stream::LineReader;
+
+/// Secrets with the characters every spelling treats specially, and one that looks like base64.
+const SECRETS: [&str; 2] = ["s3cr3t-k3y/+&\"<\\ ~", "QUJDREVG"];
 
 /// An SSE parser per the HTML spec: the `data` of the first event.
 fn sse_data(bytes: &[u8]) -> Option<String> {
@@ -32,10 +38,21 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(sse_data(&event).as_deref(), Some(json.as_str()));
     let line = ndjson_line(&json);
     assert!(line.ends_with(b"\n") && line.iter().filter(|b| **b == b'\n').count() == 1);
+    // Any text through the redactor: nothing panics, no secret as written survives, and an unread
+    // text never ends with more than a secret's first character.
+    let redactor = Arc::new(Redactor::new(SECRETS));
+    let whole = redactor.redact(&text);
+    let unread = redactor.redact_unread(&text);
+    for secret in SECRETS {
+        assert!(!whole.contains(secret) && !unread.contains(secret), "{text:?}");
+        for k in 2..secret.len() {
+            assert!(!unread.ends_with(&secret[..k]), "{text:?}");
+        }
+    }
     // The upstream line protocol: any bytes, split anywhere, in both framings.
     let split = data.first().map_or(0, |b| *b as usize) % (data.len() + 1);
     for sse in [false, true] {
-        let mut reader = LineReader::new(sse, Some(serde_json::json!(1)), Some("debug".into())).with_progress_update();
+        let mut reader = LineReader::new(sse, Some(serde_json::json!(1)), Some("debug".into()), redactor.clone()).with_progress_update();
         let (a, b) = data.split_at(split);
         let _ = reader.feed(a);
         let _ = reader.feed(b);

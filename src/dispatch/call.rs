@@ -176,12 +176,12 @@ pub(super) fn bindings(secrets: &[String], env: &Environment<'_>) -> Bindings {
 }
 
 /// The reply to a call once its upstream has answered.
-pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: &Upstream) -> String {
+pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: &Upstream, secrets: &crate::redact::Redactor) -> String {
     match &call.kind {
         CallKind::Tool(name) => {
             let structured = at_least(&session.protocol_version, "2025-06-18");
             let plan = server.reply_plan(name);
-            jsonrpc::success(&call.id, decorate(server, session, Method::ToolsCall, reply::finalize(reply::to_result(upstream, &plan), &plan, structured)))
+            jsonrpc::success(&call.id, decorate(server, session, Method::ToolsCall, reply::finalize(reply::to_result(upstream, &plan, secrets), &plan, structured)))
         }
         // Carried out by the edge's MCP client, never through an HTTP reply.
         CallKind::Upstream { .. } => jsonrpc::failure(&call.id, &Error::Internal("an upstream MCP request has no HTTP reply".into())),

@@ -323,7 +323,7 @@ mod tests {
         assert_eq!(call.http.url, "http://127.0.0.1:9/echo");
         assert_eq!(call.http.body.as_deref(), Some(r#"{"message":"hi"}"#));
         assert!(call.http.headers.contains(&("X-Key".into(), "k".into())));
-        let ok = finish(&s, &session("2025-11-25"), &call, &Upstream::Reply { status: 200, content_type: Some("text/plain".into()), body: b"hi".to_vec(), truncated_at: None });
+        let ok = finish(&s, &session("2025-11-25"), &call, &Upstream::Reply { status: 200, content_type: Some("text/plain".into()), body: b"hi".to_vec(), truncated_at: None }, &Default::default());
         assert_eq!(ok, r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"}]}}"#);
     }
 
@@ -378,11 +378,11 @@ mod tests {
         let Action::Call(call) = run(&s, &sess, json!({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://item/123/data"}})) else { panic!() };
         assert_eq!(call.http.url, "http://127.0.0.1:9/items/123");
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"id":"123"}"#.to_vec(), truncated_at: None };
-        assert_eq!(finish(&s, &sess, &call, &up), r#"{"jsonrpc":"2.0","id":4,"result":{"contents":[{"uri":"test://item/123/data","mimeType":"application/json","text":"{\"id\":\"123\"}"}]}}"#);
+        assert_eq!(finish(&s, &sess, &call, &up, &Default::default()), r#"{"jsonrpc":"2.0","id":4,"result":{"contents":[{"uri":"test://item/123/data","mimeType":"application/json","text":"{\"id\":\"123\"}"}]}}"#);
         let png = Upstream::Reply { status: 200, content_type: Some("image/png".into()), body: vec![0x89, b'P', b'N', b'G'], truncated_at: None };
         let live = PendingCall { kind: CallKind::Resource { uri: "test://live".into(), mime_type: None }, ..(*call).clone() };
-        assert!(finish(&s, &sess, &live, &png).contains(r#""mimeType":"image/png","blob":"iVBORw=="#));
-        let failed = finish(&s, &sess, &live, &Upstream::Failed("refused".into()));
+        assert!(finish(&s, &sess, &live, &png, &Default::default()).contains(r#""mimeType":"image/png","blob":"iVBORw=="#));
+        let failed = finish(&s, &sess, &live, &Upstream::Failed("refused".into()), &Default::default());
         assert!(failed.contains(r#""code":-32603"#), "{failed}");
         let missing = reply(run(&s, &sess, json!({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://nope"}})));
         assert_eq!(missing["error"], json!({"code":-32002,"message":"Resource not found: test://nope"}));
@@ -507,7 +507,7 @@ mod tests {
         assert_eq!(as_user.http.headers[0], ("Authorization".to_string(), "Bearer idp-token-5f2e".to_string()));
         // An upstream that quotes the token back: the reply shows it redacted.
         let up = Upstream::Reply { status: 401, content_type: Some("text/plain".into()), body: b"bad token idp-token-5f2e".to_vec(), truncated_at: None };
-        let reply = crate::upstream::reply::redact(finish(&s, &sess, &as_user, &up), &as_user.redact);
+        let reply = finish(&s, &sess, &as_user, &up, &crate::redact::Redactor::new(&as_user.redact));
         assert!(reply.contains("bad token [redacted]") && !reply.contains("idp-token-5f2e"), "{reply}");
         let plain = call("plain");
         assert!(!format!("{:?}", plain.http).contains("idp-token-5f2e"));
@@ -519,7 +519,8 @@ mod tests {
         let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![] }, progress_token: None, redact: vec![], mrtr: None, task: None };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
         let s = server("");
-        assert!(finish(&s, &session("2025-06-18"), &call, &up).contains("structuredContent"));
-        assert!(!finish(&s, &session("2025-03-26"), &call, &up).contains("structuredContent"));
+        let none = crate::redact::Redactor::default();
+        assert!(finish(&s, &session("2025-06-18"), &call, &up, &none).contains("structuredContent"));
+        assert!(!finish(&s, &session("2025-03-26"), &call, &up, &none).contains("structuredContent"));
     }
 }

@@ -27,6 +27,7 @@ use crate::error::Error;
 use crate::jsonrpc;
 use crate::negotiate::at_least;
 use crate::session::Session;
+use crate::redact::Redactor;
 use crate::upstream::reply::{self, error_result};
 use crate::upstream::stream::{follow_up_body, required_capability, Event, InputAsk, LineReader};
 
@@ -70,6 +71,7 @@ pub fn admit(cancels: &Cancels, max: usize, actions: &mut [Action]) {
 /// How many input round trips one call may make before it is stopped.
 const MAX_ROUNDS: usize = 8;
 
+#[derive(Clone, Copy)]
 pub struct CallContext<'a> {
     pub server: &'a Arc<Server>,
     pub session: &'a Session,
@@ -152,7 +154,7 @@ pub async fn send_or_keep(home: Option<&Home>, server: &Server, out: &Outlet, re
         }
     }
     if let Some(home) = home {
-        let kept = crate::outbox::Kept::new(reply, crate::edge::now_ms(), waits, server.idle_timeout_ms);
+        let kept = crate::outbox::Kept::new(crate::edge::redaction::seal(reply), crate::edge::now_ms(), waits, server.idle_timeout_ms);
         home.outbox.keep(&kept).await;
     }
 }
@@ -207,15 +209,26 @@ async fn bounded(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<O
     }
 }
 
+/// The call, wrapped in its redaction: the deployment's secrets are redacted wherever its reply
+/// and its messages leave (`edge::redaction`), and the caller's own credentials (a forwarded
+/// `_meta` credential, the caller's upstream token), which only this call knows, are redacted
+/// here, from its reply and from every message it sends on its stream. Whatever the call quotes
+/// and cuts is redacted with both first.
 async fn run(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<Outcome>) {
-    let (reply, outcome) = run_unredacted(ctx, call).await;
-    (reply::redact(reply, &call.redact), outcome)
+    let (secrets, own) = crate::edge::redaction::for_call(call);
+    if !own {
+        return run_within(ctx, call, &secrets).await;
+    }
+    let out = ctx.out.map(|out| Outlet::Call { to: Box::new(out.clone()), secrets: secrets.clone() });
+    let ctx = CallContext { out: out.as_ref(), ..*ctx };
+    let (reply, outcome) = run_within(&ctx, call, &secrets).await;
+    (secrets.redact_owned(reply), outcome)
 }
 
-async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<Outcome>) {
+async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Redactor>) -> (String, Option<Outcome>) {
     // A resource or prompt of an upstream MCP server: its answer as it gave it.
     if let CallKind::Upstream { source, method, params, .. } = &call.kind {
-        let (answer, _) = crate::edge::mcp::call::forward(ctx, call, *source, *method, params).await;
+        let (answer, _) = crate::edge::mcp::call::forward(ctx, call, *source, *method, params, secrets).await;
         let offered = |e: &serde_json::Value| !(*method == Method::CompletionComplete && e.get("code").and_then(serde_json::Value::as_i64) == Some(-32601));
         let reply = match answer.or_else(|e| if offered(&e) { Err(e) } else { Ok(crate::protocol::completion::nothing()) }) {
             Ok(result) => jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, *method, result)),
@@ -225,7 +238,7 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> (String, O
     }
     let CallKind::Tool(name) = &call.kind else {
         let upstream = upstream::perform(&call.http, ctx.server.max_reply_bytes).await;
-        return (dispatch::finish(ctx.server, ctx.session, call, &upstream), None);
+        return (dispatch::finish(ctx.server, ctx.session, call, &upstream, secrets), None);
     };
     let tool = ctx.server.tool(name);
     let plan = ctx.server.reply_plan(name);
@@ -233,7 +246,7 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> (String, O
     let finished = |result| jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, Method::ToolsCall, reply::finalize(result, &plan, structured)));
     // An upstream MCP server's tool: its own session, its own messages.
     if let Some(target) = tool.and_then(|t| t.mcp.as_ref()) {
-        let (result, outcome) = crate::edge::mcp::call::run(ctx, call, target).await;
+        let (result, outcome) = crate::edge::mcp::call::run(ctx, call, target, secrets).await;
         return (finished(result), Some(outcome));
     }
     // Deferred calls are not counted: their upstream answers elsewhere (`crate::health`).
@@ -251,8 +264,8 @@ async fn run_unredacted(ctx: &CallContext<'_>, call: &PendingCall) -> (String, O
     let mut http = call.http.clone();
     let mut last = Outcome::Ok;
     for _ in 0..MAX_ROUNDS {
-        let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone());
-        let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader } };
+        let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone(), secrets.clone());
+        let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader }, secrets };
         let (event, outcome) = upstream::perform_tool(&http, reading).await;
         last = outcome;
         match event {
@@ -293,7 +306,7 @@ async fn task_asks(ctx: &CallContext<'_>, asking: bool) {
     let Some(mut record) = crate::edge::stored::<crate::tasks::Record>(&home.storage, &key).await.ok().flatten() else { return };
     if record.asking(asking, crate::edge::now_ms()) {
         if let Ok(text) = serde_json::to_string(&record) {
-            if let Ok(promise) = home.storage.put(&key, text.into()) {
+            if let Ok(promise) = home.storage.put(&key, crate::edge::redaction::seal(text).into_string().into()) {
                 let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
             }
         }

@@ -95,8 +95,10 @@ async fn end_record(storage: &DurableObjectStorage, call: &str, state: State) {
     }
 }
 
+/// Stores a call's record, redacted: it may hold the result until it is delivered.
 pub async fn store_record(storage: &DurableObjectStorage, record: &PendingRecord) {
     let Ok(json) = serde_json::to_string(record) else { return };
+    let json = crate::edge::redaction::seal(json).into_string();
     if let Ok(promise) = storage.put(&record_key(&record.call), json.into()) {
         let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
     }
@@ -141,7 +143,7 @@ pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferra
     let mut guard = WaiterGuard { home, call: call_id.clone(), settled: false };
     let started = match deferral {
         Deferral::Queued => enqueue(home, &call_id, tool, &call.http).await,
-        Deferral::Callback => call_back(home, &call_id, tool, &call.http).await,
+        Deferral::Callback => call_back(home, &call_id, tool, call).await,
     };
     if let Err(result) = started {
         end_record(&home.storage, &call_id, State::Done).await;
@@ -191,7 +193,8 @@ extern "C" {
 
 /// Sends the request with its callback URL. A 202 means the result comes later; any other
 /// reply is the call's result at once.
-async fn call_back(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> Result<(), Value> {
+async fn call_back(home: &Home, call_id: &str, tool: &Tool, call: &PendingCall) -> Result<(), Value> {
+    let http = &call.http;
     let Some(key) = crate::edge::secret(&home.env, crate::upstream::signing::SIGNING_KEY) else {
         return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {} is not set.", tool.name, crate::upstream::signing::SIGNING_KEY)));
     };
@@ -200,6 +203,6 @@ async fn call_back(home: &Home, call_id: &str, tool: &Tool, http: &HttpCall) -> 
     http.headers.push((CALLBACK_HEADER.into(), format!("{}/callbacks/{token}", home.origin)));
     match upstream::perform(&http, tool.reply.max_bytes).await {
         Upstream::Reply { status: 202, .. } => Ok(()),
-        answered => Err(to_result(&answered, &tool.reply)),
+        answered => Err(to_result(&answered, &tool.reply, &crate::edge::redaction::for_call(call).0)),
     }
 }

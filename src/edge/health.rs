@@ -154,7 +154,7 @@ async fn flush_task(env: Env, budget_ms: Option<u64>) {
         let batch = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
         if !batch.is_empty() {
             if let Err(error) = send(&env, &batch).await {
-                worker::console_error!("health: the figures could not be sent to the {OBJECT} object: {}", error.message());
+                worker::console_error!("{}", crate::edge::redaction::line(format!("health: the figures could not be sent to the {OBJECT} object: {}", error.message())));
                 // Kept for the next flush; pruning bounds what a lasting failure can hold.
                 PENDING.with(|p| {
                     let mut pending = p.borrow_mut();
@@ -196,7 +196,7 @@ fn write_points(env: &Env, settings: &HealthSettings) {
     });
     if let Err(e) = written {
         if !WRITE_FAILED.with(|f| f.replace(true)) {
-            worker::console_error!("health: console.health.analyticsEngine names the binding {binding}, which cannot be written: {e}");
+            worker::console_error!("{}", crate::edge::redaction::line(format!("health: console.health.analyticsEngine names the binding {binding}, which cannot be written: {e}")));
         }
     }
 }

@@ -7,6 +7,7 @@ use crate::head::RequestHead;
 use crate::jsonrpc;
 use crate::framing;
 use crate::negotiate::Framing;
+use crate::redact::Redacted;
 
 /// The Durable Object namespace binding that holds sessions.
 pub const SESSIONS_BINDING: &str = "MCP_SESSIONS";
@@ -73,11 +74,13 @@ pub fn accepted(session_id: &str) -> std::result::Result<Response, Error> {
     Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)?).empty())
 }
 
-/// Answers with all replies at once: a JSON body, or a stream that is already complete.
+/// Answers with all replies at once: a JSON body, or a stream that is already complete; each
+/// reply redacted (`edge::redaction`).
 pub fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: bool) -> std::result::Result<Response, Error> {
+    let replies: Vec<Redacted> = replies.into_iter().map(crate::edge::redaction::seal).collect();
     let body: Vec<u8> = match framing {
         Framing::Json => framing::json_body(&replies, batch),
-        streaming => replies.iter().flat_map(|r| framing::stream_chunk(streaming, r)).collect(),
+        streaming => replies.iter().flat_map(|r| framing::stream_chunk(streaming, r.as_str())).collect(),
     };
     Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(session_id, Some(framing))?).fixed(body))
 }
@@ -94,7 +97,7 @@ pub fn error_response(error: &Error) -> Result<Response> {
             // RFC 6749 §5.2: a 401 names the scheme the client should authenticate with.
             headers.set("WWW-Authenticate", "Basic realm=\"mcp-edge\"")?;
         }
-        return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(e.body().into_bytes()));
+        return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(crate::edge::redaction::seal(e.body()).into_string().into_bytes()));
     }
     if let Error::Admin(e) = error {
         let headers = Headers::new();
@@ -103,7 +106,7 @@ pub fn error_response(error: &Error) -> Result<Response> {
         if e.status == 401 {
             headers.set("WWW-Authenticate", "Bearer realm=\"mcp-edge-admin\"")?;
         }
-        return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(e.body().into_bytes()));
+        return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(crate::edge::redaction::seal(e.body()).into_string().into_bytes()));
     }
     failure_response(&serde_json::Value::Null, error, error.http_status())
 }
@@ -118,8 +121,9 @@ pub fn failure_response(id: &serde_json::Value, error: &Error, status: u16) -> R
         Error::RateLimited(seconds) => headers.set("Retry-After", &seconds.to_string())?,
         _ => {}
     }
-    let body = jsonrpc::failure(id, error);
-    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.into_bytes()))
+    // An error's message may quote what an upstream said.
+    let body = crate::edge::redaction::seal(jsonrpc::failure(id, error));
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.into_string().into_bytes()))
 }
 
 /// Returns the response with extra headers. A fetched response's headers are immutable, so

@@ -74,6 +74,9 @@ pub fn bundled_file() -> Result<&'static serde_json::Value, Error> {
 /// Brings this isolate up to date: at most every [`REFRESH_MS`], or at once when a forwarded
 /// request says its Worker served a newer version than `seen`.
 pub async fn refresh(env: &Env, seen: u64) {
+    // Every request begins here: the redactor reads this environment's secrets, and follows the
+    // catalog this call installs.
+    crate::edge::redaction::follow(env);
     let Ok(bundled) = super::bundled() else { return };
     if !enabled(env, &bundled) {
         return;
@@ -86,7 +89,7 @@ pub async fn refresh(env: &Env, seen: u64) {
     }
     // The store out of reach: serve what this isolate has, and ask again after the bound.
     if let Err(e) = sync(env).await {
-        worker::console_error!("{}", serde_json::json!({"message": "live configuration: the store did not answer", "error": e.message()}));
+        worker::console_error!("{}", crate::edge::redaction::line(serde_json::json!({"message": "live configuration: the store did not answer", "error": e.message()}).to_string()));
         LIVE.with(|l| {
             if let Some(live) = l.borrow_mut().as_mut() {
                 live.checked_ms = now_ms();
@@ -128,7 +131,7 @@ pub fn install(version: u64, layer: Layer, catalog: Option<Catalog>) {
     let mut catalog = match compiled {
         Ok(catalog) => catalog,
         Err(e) => {
-            worker::console_error!("{}", serde_json::json!({"message": "live configuration: the live layer does not compile over this file; serving the file", "version": version, "error": e.message()}));
+            worker::console_error!("{}", crate::edge::redaction::line(serde_json::json!({"message": "live configuration: the live layer does not compile over this file; serving the file", "version": version, "error": e.message()}).to_string()));
             match super::bundled() {
                 Ok(bundled) => (*bundled).clone(),
                 Err(_) => return,

@@ -11,7 +11,9 @@
 //!   stream and the messages written to it), `upstream` (the fetch), `mcp` (upstream MCP
 //!   servers: their tool lists, sessions and calls), `http` (requests and
 //!   responses), `body` (bodies within their limits), `ids`, `rescue` (what a trap interrupted,
-//!   answered), and below: the configuration, the environment and stored JSON.
+//!   answered), `redaction` (the deployment's secrets hidden at every exit: what the streams,
+//!   buffered bodies, stores and log lines take), and below: the configuration, the environment
+//!   and stored JSON.
 
 mod body;
 mod calls;
@@ -24,6 +26,7 @@ mod live;
 mod mcp;
 mod object;
 mod outbox;
+mod redaction;
 mod rescue;
 mod streams;
 mod upstream;

@@ -125,6 +125,6 @@ impl Outbox {
         if let Ok(promise) = self.storage.delete_multiple(values) {
             let _ = JsFuture::from(promise).await;
         }
-        worker::console_log!("{}", serde_json::json!({"message": "kept replies dropped", "sessionId": session_id, "count": keys.len(), "why": why}));
+        worker::console_log!("{}", crate::edge::redaction::line(serde_json::json!({"message": "kept replies dropped", "sessionId": session_id, "count": keys.len(), "why": why}).to_string()));
     }
 }

@@ -7,13 +7,15 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use wasm_bindgen::JsValue;
 use wasm_bindgen_futures::JsFuture;
 use worker::worker_sys::DurableObjectStorage;
 
+use crate::edge::redaction;
 use crate::edge::writer::LineWriter;
-use crate::framing::SseEvent;
+use crate::redact::{Redacted, Redactor};
 
 /// How many events of one stream are kept for replay.
 const MAX_EVENTS: u64 = 256;
@@ -58,25 +60,41 @@ pub enum Outlet {
     /// A task's call, whose request has been answered: its messages, tied to the task, go on
     /// the session's GET stream when one is open.
     Task { standalone: Rc<std::cell::RefCell<Option<Rc<LineWriter>>>>, task: String },
+    /// Another outlet, as one call sees it: its messages are redacted with the caller's own
+    /// credentials as well as the deployment's secrets (`calls::run` wraps it).
+    Call { to: Box<Outlet>, secrets: Arc<Redactor> },
 }
 
 impl Outlet {
     /// Sends one message; false when it is lost unless kept elsewhere: the client is gone and
     /// cannot resume the stream to read it (a resumable SSE stream logs it, and a task's
-    /// messages are for whoever polls the task).
+    /// messages are for whoever polls the task). Every message is redacted here, whatever it is
+    /// and whoever made it (`edge::redaction`).
     pub async fn send(&self, json: &str) -> bool {
         match self {
-            Outlet::Lines(writer) => writer.send_line(json).await,
-            Outlet::Sse { streams, id } => streams.send(*id, json).await,
-            Outlet::Legacy(writer) => writer.send_bytes(&SseEvent { event: Some("message"), data: json, ..SseEvent::default() }.to_bytes()).await,
+            Outlet::Call { to, secrets } => to.carry(secrets.seal(json.to_string())).await,
+            // Not an exit: whatever receives it sends it on through an outlet of its own.
             Outlet::Deferred(sender) => sender.unbounded_send((false, json.to_string())).is_ok(),
+            _ => self.carry(redaction::seal(json.to_string())).await,
+        }
+    }
+
+    /// Sends a redacted message where this outlet leads.
+    async fn carry(&self, message: Redacted) -> bool {
+        match self {
+            Outlet::Lines(writer) => writer.send_line(&message).await,
+            Outlet::Sse { streams, id } => streams.send(*id, &message).await,
+            Outlet::Legacy(writer) => writer.send_event(None, Some("message"), &message).await,
+            Outlet::Deferred(sender) => sender.unbounded_send((false, message.into_string())).is_ok(),
             Outlet::Task { standalone, task } => {
                 let writer = standalone.borrow().clone();
                 if let Some(writer) = writer {
-                    writer.send_line(&crate::tasks::related(json, task)).await;
+                    // The task's id is ours; the message is sealed again with it.
+                    writer.send_line(&redaction::seal(crate::tasks::related(message.as_str(), task))).await;
                 }
                 true
             }
+            Outlet::Call { to, .. } => Box::pin(to.carry(message)).await,
         }
     }
 
@@ -89,6 +107,7 @@ impl Outlet {
             Outlet::Lines(writer) | Outlet::Legacy(writer) => writer.probe(always).await,
             Outlet::Sse { streams, id } => streams.probe(*id, always).await,
             Outlet::Deferred(_) | Outlet::Task { .. } => true,
+            Outlet::Call { to, .. } => Box::pin(to.probe(always)).await,
         }
     }
 
@@ -100,11 +119,12 @@ impl Outlet {
             worker::Delay::from(std::time::Duration::from_millis(every_ms)).await;
             match self {
                 Outlet::Lines(writer) => {
-                    writer.send_bytes(&crate::framing::probe(crate::negotiate::Framing::Ndjson)).await;
+                    writer.send_probe().await;
                 }
                 Outlet::Sse { streams, id } => streams.comment(*id).await,
-                // The legacy event stream keeps itself alive; the others are no client's stream.
-                Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } => futures::future::pending::<()>().await,
+                // The legacy event stream keeps itself alive; the others are no client's stream
+                // (a call's view of an outlet is never kept alive: its stream's owner does that).
+                Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } | Outlet::Call { .. } => futures::future::pending::<()>().await,
             }
         }
     }
@@ -114,8 +134,9 @@ impl Outlet {
         match self {
             Outlet::Lines(writer) => writer.close().await,
             Outlet::Sse { streams, id } => streams.finish(*id).await,
-            // The event stream outlives each message: it closes with the session.
-            Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } => {}
+            // The event stream outlives each message: it closes with the session; a call's view
+            // of an outlet is finished by the outlet's owner.
+            Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } | Outlet::Call { .. } => {}
         }
     }
 }
@@ -170,16 +191,17 @@ impl Streams {
         let writer = self.map.borrow().get(&id).and_then(|s| s.writer.clone());
         let Some(writer) = writer else { return };
         let event_id = format!("{id}-0");
-        let priming = SseEvent { id: Some(&event_id), retry_ms: Some(retry_ms), data: "", ..SseEvent::default() };
-        if !writer.send_bytes(&priming.to_bytes()).await {
+        if !writer.send_empty(Some(&event_id), Some(retry_ms)).await {
             self.detach(id);
         }
     }
 
     /// Logs and writes one event; false when it reached no one and no resume can replay it
     /// (a stream before 2025-11-25 whose client is gone): it is then left out of the log too,
-    /// so that whoever keeps it elsewhere is the only one to deliver it.
-    async fn send(&self, id: u64, json: &str) -> bool {
+    /// so that whoever keeps it elsewhere is the only one to deliver it. The log, in memory and
+    /// in storage, keeps the message redacted, as it was written.
+    async fn send(&self, id: u64, message: &Redacted) -> bool {
+        let json = message.as_str();
         let (writer, seq, persist) = {
             let mut map = self.map.borrow_mut();
             let Some(stream) = map.get_mut(&id) else { return false };
@@ -203,9 +225,8 @@ impl Streams {
             }
         }
         let event_id = format!("{id}-{seq}");
-        let event = SseEvent { id: Some(&event_id), data: json, ..SseEvent::default() };
         let written = match writer {
-            Some(writer) => writer.send_bytes(&event.to_bytes()).await,
+            Some(writer) => writer.send_event(Some(&event_id), None, message).await,
             None => false,
         };
         if !written {
@@ -221,7 +242,7 @@ impl Streams {
     async fn comment(&self, id: u64) {
         let writer = self.map.borrow().get(&id).and_then(|s| s.writer.clone());
         if let Some(writer) = writer {
-            if !writer.send_bytes(&crate::framing::sse_comment("keepalive")).await {
+            if !writer.send_probe().await {
                 self.detach(id);
             }
         }
@@ -297,7 +318,8 @@ impl Streams {
         };
         for (seq, json) in missed {
             let event_id = format!("{id}-{seq}");
-            if !writer.send_bytes(&SseEvent { id: Some(&event_id), data: &json, ..SseEvent::default() }.to_bytes()).await {
+            // Kept redacted; sealed again, as the secrets may have changed since (a live edit).
+            if !writer.send_event(Some(&event_id), None, &redaction::seal(json)).await {
                 return;
             }
         }

@@ -39,12 +39,14 @@ pub struct ToolReading<'a> {
     /// Where progress and log lines go while the call runs; `None` for buffered JSON replies.
     pub out: Option<&'a Outlet>,
     pub reader: LineReader,
+    /// Redacted from what the result quotes of the reply, before it is cut.
+    pub secrets: &'a crate::redact::Redactor,
 }
 
 /// Makes a tool call and returns how it ended: a result, or a request for client input; and
 /// the exchange's outcome, for the health figures.
 pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> (Event, Outcome) {
-    let plan = reading.plan;
+    let (plan, secrets) = (reading.plan, reading.secrets);
     let ended = exchange(call, async |response| {
         let head = ReplyHead::of(&response);
         let media = head.content_type.as_deref().map(media_type).unwrap_or_default();
@@ -58,7 +60,7 @@ pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> (Event, 
     .await;
     match ended {
         Ok(Ok(ended)) => ended,
-        Ok(Err(upstream)) | Err(upstream) => (reply::outcome(&upstream, plan), Outcome::of(&upstream)),
+        Ok(Err(upstream)) | Err(upstream) => (reply::outcome(&upstream, plan, secrets), Outcome::of(&upstream)),
     }
 }
 

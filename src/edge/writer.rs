@@ -18,8 +18,9 @@ use web_sys::{AbortSignal, ReadableStream, TransformStream, WritableStreamDefaul
 
 use crate::edge::now_ms;
 use crate::edge::rescue;
-use crate::framing;
+use crate::framing::{self, SseEvent};
 use crate::negotiate::Framing;
+use crate::redact::Redacted;
 
 /// A reply on a stream written to no more recently than this is preceded by a probe.
 const PROBE_AFTER_MS: u64 = 1_000;
@@ -58,12 +59,34 @@ pub fn open(framing: Framing, signal: Option<&AbortSignal>) -> worker::Result<(L
 }
 
 impl LineWriter {
-    /// Writes one JSON message; false once the client is known to have gone away.
-    pub async fn send_line(&self, json: &str) -> bool {
-        self.send_bytes(&framing::stream_chunk(self.framing, json)).await
+    /// Writes one JSON message; false once the client is known to have gone away. Redacted
+    /// messages only (`edge::redaction`): a stream is an exit.
+    pub async fn send_line(&self, json: &Redacted) -> bool {
+        self.send_bytes(&framing::stream_chunk(self.framing, json.as_str())).await
     }
 
-    pub async fn send_bytes(&self, bytes: &[u8]) -> bool {
+    /// Writes one SSE event whose data is a redacted message (`id` and `event` are ours).
+    pub async fn send_event(&self, id: Option<&str>, event: Option<&str>, data: &Redacted) -> bool {
+        self.send_bytes(&SseEvent { id, event, data: data.as_str(), ..SseEvent::default() }.to_bytes()).await
+    }
+
+    /// An SSE event that carries no message: an id and a retry with empty data (a priming event).
+    pub async fn send_empty(&self, id: Option<&str>, retry_ms: Option<u64>) -> bool {
+        self.send_bytes(&SseEvent { id, retry_ms, data: "", ..SseEvent::default() }.to_bytes()).await
+    }
+
+    /// A bare `retry:` field: sets the client's reconnection delay without an event.
+    pub async fn send_retry(&self, retry_ms: u64) -> bool {
+        self.send_bytes(&framing::sse_retry(retry_ms)).await
+    }
+
+    /// A keepalive that clients ignore (an SSE comment, an empty NDJSON line).
+    pub async fn send_probe(&self) -> bool {
+        self.send_bytes(&framing::probe(self.framing)).await
+    }
+
+    /// The only writer of bytes: the methods above are how anything reaches it.
+    async fn send_bytes(&self, bytes: &[u8]) -> bool {
         if self.gone() {
             return false;
         }
@@ -78,7 +101,7 @@ impl LineWriter {
     pub async fn probe(&self, always: bool) -> bool {
         if self.signal.is_some() && (always || now_ms().saturating_sub(self.written_ms.get()) >= PROBE_AFTER_MS) {
             for _ in 0..PROBES {
-                if !self.send_bytes(&framing::probe(self.framing)).await {
+                if !self.send_probe().await {
                     return false;
                 }
                 worker::Delay::from(Duration::from_millis(PROBE_SETTLE_MS)).await;

@@ -1,6 +1,10 @@
-//! Mapping an upstream HTTP reply (or its failure) into an MCP `CallToolResult`.
+//! Mapping an upstream HTTP reply (or its failure) into an MCP `CallToolResult`. Where a result
+//! quotes a cut piece of the reply (an error's excerpt, a truncated text), the reply is redacted
+//! whole first (`crate::redact`), so the cut never shows the beginning of a secret.
 
 use serde_json::{json, Value};
+
+use crate::redact::Redactor;
 
 /// How the upstream call ended, as the edge observed it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,20 +56,24 @@ impl ReplyPlan {
     }
 }
 
-/// Builds the tool result from the whole reply (or how the exchange failed).
-pub fn to_result(upstream: &Upstream, plan: &ReplyPlan) -> Value {
+/// Builds the tool result from the whole reply (or how the exchange failed); `secrets` are
+/// redacted from what it quotes before it is cut.
+pub fn to_result(upstream: &Upstream, plan: &ReplyPlan, secrets: &Redactor) -> Value {
+    let quote = |body: &[u8]| excerpt(body, secrets);
     match upstream {
         Upstream::TimedOut { after_ms } => error_result(format!("The upstream did not answer within {after_ms} ms.")),
         Upstream::Failed(reason) => error_result(format!("The upstream request failed: {reason}")),
         Upstream::Reply { status, content_type, body, .. } if !(200..300).contains(status) => {
             let ct = content_type.as_deref().unwrap_or("no content type");
-            error_result(format!("The upstream answered HTTP {status} ({ct}): {}", excerpt(body)))
+            error_result(format!("The upstream answered HTTP {status} ({ct}): {}", quote(body)))
         }
         Upstream::Reply { truncated_at: Some(limit), status, content_type, body } => {
             let media = content_type.as_deref().map(crate::negotiate::media_type).unwrap_or_default();
             if plan.truncate && plan.mode == ResultMode::Map && is_textual(&media) {
                 let text = String::from_utf8_lossy(body);
-                let text = text.trim_end_matches('\u{FFFD}');
+                // The rest was never read: a secret the cut split shows only its beginning, which
+                // is redacted as the tail of an unread text.
+                let text = secrets.redact_unread(text.trim_end_matches('\u{FFFD}'));
                 text_result(format!("{text}\n\n[mcp-edge: the reply was truncated at {limit} bytes]"))
             } else {
                 let ct = content_type.as_deref().unwrap_or("no content type");
@@ -73,10 +81,10 @@ pub fn to_result(upstream: &Upstream, plan: &ReplyPlan) -> Value {
             }
         }
         Upstream::Reply { content_type, body, status, .. } => match plan.mode {
-            ResultMode::Map => success(*status, content_type.as_deref(), body, plan),
+            ResultMode::Map => success(*status, content_type.as_deref(), body, plan, secrets),
             ResultMode::Passthrough => match serde_json::from_slice::<Value>(body) {
                 Ok(value) => passthrough(value),
-                Err(e) => error_result(format!("The upstream answered HTTP {status} with invalid JSON ({e}): {}", excerpt(body))),
+                Err(e) => error_result(format!("The upstream answered HTTP {status} with invalid JSON ({e}): {}", quote(body))),
             },
         },
     }
@@ -84,7 +92,7 @@ pub fn to_result(upstream: &Upstream, plan: &ReplyPlan) -> Value {
 
 /// What a whole (non-streamed) reply means for the call: its result, or, for passthrough tools,
 /// possibly a request for client input.
-pub fn outcome(upstream: &Upstream, plan: &ReplyPlan) -> crate::upstream::stream::Event {
+pub fn outcome(upstream: &Upstream, plan: &ReplyPlan, secrets: &Redactor) -> crate::upstream::stream::Event {
     if let (ResultMode::Passthrough, Upstream::Reply { status: 200..=299, body, truncated_at: None, .. }) = (plan.mode, upstream) {
         if let Ok(value) = serde_json::from_slice::<Value>(body) {
             if value.get("input").is_some() || value.get("inputs").is_some() {
@@ -94,7 +102,7 @@ pub fn outcome(upstream: &Upstream, plan: &ReplyPlan) -> crate::upstream::stream
             }
         }
     }
-    crate::upstream::stream::Event::Result(to_result(upstream, plan))
+    crate::upstream::stream::Event::Result(to_result(upstream, plan, secrets))
 }
 
 /// The last step of every tool result, however it was made: the structured result is checked
@@ -187,7 +195,8 @@ fn declares_utf8(content_type: &str, media: &str) -> bool {
     }
 }
 
-fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPlan) -> Value {
+fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPlan, secrets: &Redactor) -> Value {
+    let quote = |body: &[u8]| excerpt(body, secrets);
     let media = content_type.map(crate::negotiate::media_type).unwrap_or_default();
     if media.starts_with("image/") || media.starts_with("audio/") {
         let kind = if media.starts_with("image/") { "image" } else { "audio" };
@@ -216,13 +225,13 @@ fn success(status: u16, content_type: Option<&str>, body: &[u8], plan: &ReplyPla
     }
     let value = match serde_json::from_slice::<Value>(text.as_bytes()) {
         Ok(value) => value,
-        Err(e) => return error_result(format!("The upstream answered HTTP {status} with invalid JSON ({e}): {}", excerpt(body))),
+        Err(e) => return error_result(format!("The upstream answered HTTP {status} with invalid JSON ({e}): {}", quote(body))),
     };
     let value = match &plan.pick {
         None => value,
         Some(pointer) => match value.pointer(pointer) {
             Some(part) => part.clone(),
-            None => return error_result(format!("The upstream reply has nothing at {pointer} (response.pick): {}", excerpt(body))),
+            None => return error_result(format!("The upstream reply has nothing at {pointer} (response.pick): {}", quote(body))),
         },
     };
     match value {
@@ -237,25 +246,6 @@ pub fn structured_result(value: Value) -> Value {
     json!({"content": [{"type": "text", "text": value.to_string()}], "structuredContent": value})
 }
 
-/// Replaces every occurrence of a secret (as written, and as JSON escapes it) in a message that
-/// goes back to the client. Values shorter than 4 characters are left alone: they would match
-/// everywhere and protect nothing.
-pub fn redact(message: String, secrets: &[String]) -> String {
-    let mut message = message;
-    for secret in secrets.iter().filter(|s| s.len() >= 4) {
-        // JSON escapes only quotes, backslashes and control characters; most secrets have none,
-        // and their escaped form is the secret itself (this runs on every call's reply).
-        let quoted = secret.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20).then(|| Value::String(secret.clone()).to_string());
-        let escaped = quoted.as_deref().and_then(|q| q.get(1..q.len() - 1));
-        for form in std::iter::once(secret.as_str()).chain(escaped) {
-            if message.contains(form) {
-                message = message.replace(form, "[redacted]");
-            }
-        }
-    }
-    message
-}
-
 pub fn text_result(text: String) -> Value {
     json!({"content": [{"type": "text", "text": text}]})
 }
@@ -264,12 +254,14 @@ pub fn error_result(text: String) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
-/// The start of a body as text, cut on a character boundary, for error messages.
-fn excerpt(body: &[u8]) -> String {
+/// The start of a body as text, for error messages: redacted whole, then cut on a character
+/// boundary.
+fn excerpt(body: &[u8], secrets: &Redactor) -> String {
     if body.is_empty() {
         return "(empty body)".into();
     }
     let text = String::from_utf8_lossy(body);
+    let text = secrets.redact(&text);
     let mut end = text.len().min(EXCERPT_BYTES);
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -296,6 +288,10 @@ mod tests {
 
     fn map(upstream: &Upstream) -> Value {
         to_result(upstream, &plan())
+    }
+
+    fn to_result(upstream: &Upstream, plan: &ReplyPlan) -> Value {
+        super::to_result(upstream, plan, &Redactor::default())
     }
 
     #[test]
@@ -426,10 +422,17 @@ mod tests {
     }
 
     #[test]
-    fn secrets_are_redacted_from_what_goes_back() {
-        let secrets = vec!["s3cr3t-key".to_string(), "a\"b\\c/d".to_string(), "abc".to_string(), "two\nlines".to_string()];
-        let reply = error_result("The upstream answered HTTP 401 (text/plain): bad key s3cr3t-key for a\"b\\c/d; abc; two\nlines".to_string());
-        let text = redact(reply.to_string(), &secrets);
-        assert_eq!(text, r#"{"content":[{"type":"text","text":"The upstream answered HTTP 401 (text/plain): bad key [redacted] for [redacted]; abc; [redacted]"}],"isError":true}"#);
+    fn what_a_result_quotes_is_redacted_before_it_is_cut() {
+        let secrets = Redactor::new(["s3cr3t-key"]);
+        // The secret straddles the excerpt's 512th byte: redacted whole, then cut.
+        let body = format!("{}s3cr3t-key{}", "x".repeat(500), "y".repeat(100));
+        let r = super::to_result(&reply(500, "text/plain", body.as_bytes()), &plan(), &secrets);
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(text.ends_with(&format!("{}[redacted]yy…", "x".repeat(500))), "{text}");
+        // A reply cut at the limit inside the secret: its unread rest cannot be matched, so the
+        // beginning it shows goes as an unread tail.
+        let cut = Upstream::Reply { status: 200, content_type: Some("text/plain".into()), body: b"key: s3cr3t-".to_vec(), truncated_at: Some(12) };
+        let r = super::to_result(&cut, &ReplyPlan { truncate: true, ..plan() }, &secrets);
+        assert_eq!(r, text_result("key: [redacted]\n\n[mcp-edge: the reply was truncated at 12 bytes]".into()));
     }
 }

@@ -14,8 +14,12 @@
 //!
 //! A passthrough tool's single JSON body may also be an `{"input": …}` message.
 
+use std::sync::Arc;
+
 use crate::method::Method;
 use serde_json::{json, Value};
+
+use crate::redact::Redactor;
 
 use crate::upstream::reply::{error_result, passthrough};
 use crate::jsonrpc;
@@ -72,10 +76,12 @@ pub struct LineReader {
     progress_update: bool,
     /// Events a line produced beyond its first.
     extra: Vec<Event>,
+    /// Redacted from a line quoted in an error, before it is cut.
+    secrets: Arc<Redactor>,
 }
 
 impl LineReader {
-    pub fn new(sse: bool, progress_token: Option<Value>, log_level: Option<String>) -> LineReader {
+    pub fn new(sse: bool, progress_token: Option<Value>, log_level: Option<String>, secrets: Arc<Redactor>) -> LineReader {
         LineReader {
             sse,
             buffer: Vec::new(),
@@ -86,6 +92,7 @@ impl LineReader {
             done: false,
             progress_update: false,
             extra: Vec::new(),
+            secrets,
         }
     }
 
@@ -152,7 +159,10 @@ impl LineReader {
     fn message(&mut self, text: &str) -> Option<Event> {
         let Ok(value) = serde_json::from_slice::<Value>(text.as_bytes()) else {
             self.done = true;
-            return Some(Event::Result(error_result(format!("The upstream sent a line that is not JSON: {}", text.chars().take(200).collect::<String>()))));
+            // The stream is read no further: the line is redacted as an unread text (a secret
+            // with a line break in it ends this line with its beginning), then cut.
+            let quoted: String = self.secrets.redact_unread(text).chars().take(200).collect();
+            return Some(Event::Result(error_result(format!("The upstream sent a line that is not JSON: {quoted}"))));
         };
         if let Some(event) = classify(&value) {
             self.done = true;
@@ -260,7 +270,7 @@ mod tests {
 
     #[test]
     fn ndjson_progress_logs_and_result() {
-        let mut r = LineReader::new(false, Some(json!("tok")), Some("info".into()));
+        let mut r = LineReader::new(false, Some(json!("tok")), Some("info".into()), Arc::default());
         let mut events = r.feed(b"{\"progress\":0,\"total\":100}\n{\"progress\":50,\"total\":100,\"message\":\"half\"}\n{\"prog");
         events.extend(r.feed(b"ress\":50}\n{\"log\":{\"level\":\"debug\",\"data\":\"hidden\"}}\n{\"log\":{\"level\":\"info\",\"data\":\"shown\",\"logger\":\"t\"}}\n"));
         assert_eq!(
@@ -281,7 +291,7 @@ mod tests {
 
     #[test]
     fn progress_update_lines_for_ndjson_clients() {
-        let mut r = LineReader::new(false, Some(json!(7)), None).with_progress_update();
+        let mut r = LineReader::new(false, Some(json!(7)), None, Arc::default()).with_progress_update();
         let events = r.feed(b"{\"progress\":1,\"total\":2}\n");
         assert_eq!(
             notifies(&events),
@@ -294,13 +304,13 @@ mod tests {
 
     #[test]
     fn progress_needs_a_token() {
-        let mut r = LineReader::new(false, None, None);
+        let mut r = LineReader::new(false, None, None, Arc::default());
         assert!(r.feed(b"{\"progress\":1}\n").is_empty());
     }
 
     #[test]
     fn sse_data_events() {
-        let mut r = LineReader::new(true, Some(json!(1)), None);
+        let mut r = LineReader::new(true, Some(json!(1)), None, Arc::default());
         let events = r.feed(b": comment\nid: 1\ndata: {\"progress\":1}\n\nevent: message\ndata: {\"result\":\n");
         assert_eq!(notifies(&events).len(), 1);
         let events = r.feed(b"data: {\"content\":[]}}\n\n");
@@ -309,11 +319,11 @@ mod tests {
 
     #[test]
     fn a_stream_without_result_or_with_garbage_is_an_error() {
-        let mut r = LineReader::new(false, None, None);
+        let mut r = LineReader::new(false, None, None, Arc::default());
         r.feed(b"{\"log\":{\"level\":\"info\",\"data\":1}}\n");
         let end = r.finish();
         assert!(matches!(&end[..], [Event::Result(v)] if v["isError"] == true));
-        let mut r = LineReader::new(false, None, None);
+        let mut r = LineReader::new(false, None, None, Arc::default());
         let events = r.feed(b"not json\n{\"result\":{\"content\":[]}}\n");
         assert!(matches!(&events[..], [Event::Result(v)] if v["content"][0]["text"].as_str().unwrap().contains("not JSON")));
         assert!(r.finish().is_empty());
@@ -321,7 +331,7 @@ mod tests {
 
     #[test]
     fn input_requests() {
-        let mut r = LineReader::new(false, None, None);
+        let mut r = LineReader::new(false, None, None, Arc::default());
         let events = r.feed(b"{\"input\":{\"method\":\"elicitation/create\",\"params\":{\"message\":\"m\"}},\"state\":{\"step\":1}}\n");
         let single = InputAsk {
             requests: vec![InputRequest { key: "input".into(), method: Method::ElicitationCreate, params: json!({"message":"m"}) }],

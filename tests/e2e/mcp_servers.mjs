@@ -34,7 +34,10 @@ export async function startEverything(port, transport = 'streamableHttp') {
  * `tools/call` does what `mode` says: `echo` and `sessions` answer "done" (`sessions` also names
  * a session per initialize), `nonsense` answers HTML, `silent` never answers, `growing` adds the
  * tool `grown` to its list and says so (`notifications/tools/list_changed`) on the call's SSE
- * stream before its answer. Each lists one prompt, `brief`, and completes nothing (-32601). Every message it got is in `received`, with its headers and HTTP
+ * stream before its answer, `leaky` echoes the X-Secret it was sent in a log message and a
+ * progress notification before its answer, and in its answer (a call with `fail` in its
+ * arguments: HTTP 500, the secret after `pad` dots), and `unlisted` fails `tools/list` the same
+ * way. Each lists one prompt, `brief`, and completes nothing (-32601). Every message it got is in `received`, with its headers and HTTP
  * method (`http`; a DELETE's message is `{}`).
  */
 export async function startOwn(mode) {
@@ -59,6 +62,18 @@ export async function startOwn(mode) {
     if (message.method === 'logging/setLevel') return answer({});
     if (message.method === 'prompts/list') return answer({ prompts: [{ name: 'brief', arguments: [{ name: 'topic', required: true }] }] });
     if (message.method === 'completion/complete') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+    const secret = req.headers['x-secret'];
+    if (mode === 'unlisted' && message.method === 'tools/list') return res.writeHead(500, { 'content-type': 'text/plain' }).end(`no list for ${secret}`);
+    if (mode === 'leaky' && message.method === 'tools/call') {
+      const args = message.params?.arguments ?? {};
+      if (args.fail) return res.writeHead(500, { 'content-type': 'text/plain' }).end(`${'.'.repeat(args.pad ?? 0)}${secret}${'.'.repeat(300)}`);
+      const event = (m) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(event({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', logger: 'leaky', data: `logged ${secret}` } }));
+      const token = message.params?._meta?.progressToken;
+      if (token !== undefined) res.write(event({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2, message: `progress ${secret}` } }));
+      return res.end(event({ jsonrpc: '2.0', id: message.id, result: { content: [{ type: 'text', text: `done ${secret}` }] } }));
+    }
     if (message.method === 'tools/list') return answer({ tools: [{ name: 'work', inputSchema: { type: 'object' } }, ...(grown ? [{ name: 'grown', inputSchema: { type: 'object' } }] : [])] });
     if (mode === 'growing') {
       grown = true;

@@ -1,7 +1,8 @@
 //! A real HTTP upstream on 127.0.0.1 for the end-to-end tests: the demo endpoints plus ones that
 //! fail, hang, flap, ask to retry later, redirect, send 50 MB or binary, lie about JSON, wait
 //! for the test to release them, or misbehave on purpose (drip, stall, never end, send invalid
-//! UTF-8 or 100 KB of headers, answer after the client cancelled: /hostile/<kind>/<key>).
+//! UTF-8 or 100 KB of headers, answer after the client cancelled: /hostile/<kind>/<key>), or echo
+//! the secret they were sent in any spelling (/secret/<spelling>).
 import { createServer } from 'node:http';
 import { demoHandler } from '../../examples/default/upstream.mjs';
 
@@ -12,6 +13,60 @@ const BINARY = {
   '/audio': ['audio/wav', Buffer.from('RIFF$\0\0\0WAVEfmt ', 'latin1')],
   '/pdf': ['application/pdf', Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1')],
 };
+
+/** The spellings a careless upstream may echo a secret in: as written, JSON-escaped (and a JSON
+ *  text inside a JSON string), percent-encoded, HTML references, base64 (alone, and inside a
+ *  longer value). */
+export const SPELLINGS = {
+  raw: (s) => s,
+  json: (s) => JSON.stringify(s).slice(1, -1),
+  'json-slash': (s) => JSON.stringify(s).slice(1, -1).replaceAll('/', '\\/'),
+  'json-u': (s) => [...s].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0').toUpperCase()}`).join(''),
+  'json-in-json': (s) => JSON.stringify(JSON.stringify(s)).slice(3, -3),
+  percent: (s) => encodeURIComponent(s),
+  'percent-lower': (s) => [...Buffer.from(s)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''),
+  form: (s) => new URLSearchParams({ s }).toString().slice(2),
+  'html-dec': (s) => [...s].map((c) => `&#${c.codePointAt(0)};`).join(''),
+  'html-hex': (s) => [...s].map((c) => `&#x00${c.codePointAt(0).toString(16)};`).join(''),
+  'html-named': (s) => s.replace(/[&<>"/+=:]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '/': '&sol;', '+': '&plus;', '=': '&equals;', ':': '&colon;' })[c]),
+  base64: (s) => Buffer.from(s).toString('base64'),
+  base64url: (s) => Buffer.from(s).toString('base64url'),
+  'base64-inside': (s) => Buffer.from(`{"key":"${s}"}`).toString('base64'),
+};
+
+/** /secret/<spelling>: the secret sent in X-Secret, spelled, between `pad` and `after` dots, as
+ *  `as` says: `text`, an `error` (500), an NDJSON `stream` (a progress line and a log line with
+ *  it, then a result with it), a `garbage` line that is not JSON, or a request to `ask` the
+ *  client with it (the follow-up's result says what came back). */
+function secretEcho(req, res, url) {
+  const spelled = SPELLINGS[url.pathname.slice('/secret/'.length)](req.headers['x-secret'] ?? '');
+  const dots = (n) => '.'.repeat(Number(n ?? 0));
+  const text = `${dots(url.searchParams.get('pad'))}${spelled}${dots(url.searchParams.get('after'))}`;
+  const as = url.searchParams.get('as') ?? 'text';
+  const line = (value) => `${JSON.stringify(value)}\n`;
+  if (as === 'text' || as === 'error') {
+    res.writeHead(as === 'error' ? 500 : 200, { 'content-type': 'text/plain' });
+    res.end(text);
+  } else if (as === 'stream') {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.write(line({ progress: 1, total: 2, message: `progress ${text}` }));
+    res.write(line({ log: { level: 'info', data: { seen: text }, logger: 'echo' } }));
+    res.end(line({ result: { content: [{ type: 'text', text: `result ${text}` }] } }));
+  } else if (as === 'garbage') {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+    res.end(`${text}\n`);
+  } else if (as === 'ask') {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+      const answered = JSON.parse(body || '{}').input;
+      if (answered) return res.end(line({ result: { content: [{ type: 'text', text: `answered ${JSON.stringify(answered.result)}` }] } }));
+      const params = { message: `Confirm ${text}`, requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } };
+      res.end(line({ input: { method: 'elicitation/create', params }, state: { asked: true } }));
+    });
+  }
+}
 
 export async function startTestUpstream() {
   const held = new Map(); // key → [res]
@@ -133,6 +188,8 @@ export async function startTestUpstream() {
       // A careless upstream that quotes the credentials it was sent.
       res.writeHead(500, { 'content-type': 'text/plain' });
       res.end(`bad key ${req.headers['x-key']} (query ${url.searchParams.get('key')})`);
+    } else if (url.pathname.startsWith('/secret/')) {
+      secretEcho(req, res, url);
     } else if (url.pathname === '/jwks') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(api.jwks));

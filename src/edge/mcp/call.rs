@@ -15,6 +15,7 @@ use crate::upstream::mcp::reader::{error_text, Message};
 use crate::upstream::mcp::{self as protocol, Source, Target};
 use crate::upstream::reply::error_result;
 use crate::dispatch::PendingCall;
+use crate::redact::Redactor;
 
 /// The client capabilities an upstream may use through mcp-edge: those the client declared that
 /// mcp-edge relays, when the client can be asked at all.
@@ -28,12 +29,12 @@ fn relayed(ctx: &CallContext<'_>) -> Value {
 }
 
 /// The call's result (a `CallToolResult`), and its outcome for the health figures.
-pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target) -> (Value, Outcome) {
+pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target, secrets: &Redactor) -> (Value, Outcome) {
     let Some(source) = ctx.server.upstreams.get(target.source) else {
         return (error_result(format!("The tool {:?} has no upstream any more.", call.label())), Outcome::Network);
     };
     let request = |id: u64| protocol::call_tool(id, &target.name, &call.arguments, call.progress_token.as_ref());
-    match in_session(ctx, call, source, &request).await {
+    match in_session(ctx, call, source, &request, secrets).await {
         Ok(Ok(result)) => (crate::upstream::reply::passthrough(result), Outcome::Ok),
         // A protocol error (unknown tool, invalid arguments): the model reads it as the tool's error.
         Ok(Err(error)) => (error_result(format!("The upstream MCP server {:?} refused the call: {}", source.name, error_text(&error))), Outcome::Ok),
@@ -43,12 +44,12 @@ pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target) -> 
 
 /// A request passed on as it is (`resources/read`, `prompts/get`): the upstream's result or
 /// error object, or an error that says why there is none.
-pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, method: Method, params: &Value) -> (Result<Value, Value>, Outcome) {
+pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, method: Method, params: &Value, secrets: &Redactor) -> (Result<Value, Value>, Outcome) {
     let Some(source) = ctx.server.upstreams.get(source) else {
         return (Err(json!({"code": -32603, "message": format!("{} has no upstream any more", call.label())})), Outcome::Network);
     };
     let request = |id: u64| protocol::request(id, method.name(), Some(params.clone()));
-    match in_session(ctx, call, source, &request).await {
+    match in_session(ctx, call, source, &request, secrets).await {
         Ok(answer) => (answer, Outcome::Ok),
         Err((why, outcome)) => (Err(json!({"code": -32603, "message": format!("The upstream MCP server {:?} failed: {why}.", source.name)})), outcome),
     }
@@ -88,7 +89,7 @@ pub async fn end_kept(env: &worker::Env, storage: &worker::worker_sys::DurableOb
 /// The upstream's answer to the request `request(id)` makes, in the upstream session kept for
 /// this client session: opened if there is none, and opened again, with the request made once
 /// more, when the upstream has forgotten it. `Err`: why there is no answer, and its outcome.
-async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, request: &dyn Fn(u64) -> String) -> Result<Result<Value, Value>, (String, Outcome)> {
+async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, request: &dyn Fn(u64) -> String, secrets: &Redactor) -> Result<Result<Value, Value>, (String, Outcome)> {
     // Kept in the session object's storage (under the server and source), the one place every
     // call of the session reads it from, so an evicted or restarted object goes on in the same
     // upstream session. A legacy upstream's session lives as long as its event stream, and a
@@ -103,19 +104,19 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
         };
         let (mut link, mut changed) = match known {
             Some(link) => (link, false),
-            None => match open(&call.http, source.transport, &relayed(ctx), ctx.server.max_reply_bytes).await {
+            None => match open(&call.http, source.transport, &relayed(ctx), ctx.server.max_reply_bytes, secrets).await {
                 Ok(link) => (link, true),
                 Err(Failure::Down(why, outcome)) => return Err((why, outcome)),
                 Err(Failure::Gone) => return Err(("it forgot the session it had just opened".into(), Outcome::Network)),
             },
         };
-        changed |= pass_level(ctx, call, &mut link).await;
+        changed |= pass_level(ctx, call, &mut link, secrets).await;
         if let (true, Some(storage), Some(Ok(text))) = (changed, &storage, link.stored().map(|s| serde_json::to_string(&s))) {
             if let Ok(promise) = storage.put(&key, text.into()) {
                 let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
             }
         }
-        let ended = exchange(ctx, call, source, &link, request).await;
+        let ended = exchange(ctx, call, source, &link, request, secrets).await;
         if storage.is_none() {
             super::close(&call.http, &link).await;
         }
@@ -136,7 +137,7 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
 
 /// Passes the client's log level on (`logging/setLevel`) when the upstream logs and has another,
 /// so that the upstream sends what the client asked for, and no more. Whether it changed.
-async fn pass_level(ctx: &CallContext<'_>, call: &PendingCall, link: &mut Link) -> bool {
+async fn pass_level(ctx: &CallContext<'_>, call: &PendingCall, link: &mut Link, secrets: &Redactor) -> bool {
     let Some(level) = &ctx.session.log_level else { return false };
     if link.level.as_ref() == Some(level) || link.capabilities.get("logging").is_none_or(Value::is_null) {
         return false;
@@ -144,7 +145,7 @@ async fn pass_level(ctx: &CallContext<'_>, call: &PendingCall, link: &mut Link) 
     let id = next_id();
     let set = protocol::request(id, Method::LoggingSetLevel.name(), Some(json!({"level": level})));
     // Best effort: an upstream that refuses it logs as it would have.
-    let done = matches!(post(&call.http, Some(link), set, Some(id), 4096, None).await, Ok((Reply::Answer(Ok(_)), _)));
+    let done = matches!(post(&call.http, Some(link), set, Some(id), 4096, None, secrets).await, Ok((Reply::Answer(Ok(_)), _)));
     if done {
         link.level = Some(level.clone());
     }
@@ -152,12 +153,12 @@ async fn pass_level(ctx: &CallContext<'_>, call: &PendingCall, link: &mut Link) 
 }
 
 /// One exchange, with everything the upstream sends before its answer.
-async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, request: &dyn Fn(u64) -> String) -> Result<Result<Value, Value>, Failure> {
+async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, request: &dyn Fn(u64) -> String, secrets: &Redactor) -> Result<Result<Value, Value>, Failure> {
     let id = next_id();
     let mut cancel = CancelOnDrop { call: Some((call.http.clone(), link.clone(), id)) };
     let max_bytes = ctx.server.max_reply_bytes;
-    let on = |message: Message| -> futures::future::LocalBoxFuture<'_, ()> { Box::pin(relay(ctx, call, source, link, message)) };
-    let answered = post(&call.http, Some(link), request(id), Some(id), max_bytes, Some(&on)).await;
+    let on = |message: Message| -> futures::future::LocalBoxFuture<'_, ()> { Box::pin(relay(ctx, call, source, link, message, secrets)) };
+    let answered = post(&call.http, Some(link), request(id), Some(id), max_bytes, Some(&on), secrets).await;
     // Answered, or failed without the upstream still working on it: nothing to cancel. A call
     // that ran out of time is still running there, and is cancelled as the guard drops.
     if !matches!(answered, Err(Failure::Down(_, Outcome::Timeout))) {
@@ -170,7 +171,7 @@ async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, li
 }
 
 /// What the upstream sends during a call: notifications for the client, requests to ask it.
-async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, message: Message) {
+async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, message: Message, secrets: &Redactor) {
     match message {
         Message::Notification { method, params } => {
             let passes = match method.as_str() {
@@ -191,6 +192,7 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
                 }
                 _ => false,
             };
+            // Sent on the call's outlet, which redacts it (`Outlet::send`).
             if let (true, Some(out)) = (passes, ctx.out) {
                 out.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}).to_string()).await;
             }
@@ -207,7 +209,7 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
                 },
             };
             // The answer is a message of its own in the same session; the call's stream goes on.
-            let _ = post(&call.http, Some(link), protocol::answer(&id, &outcome), None, 64 * 1024, None).await;
+            let _ = post(&call.http, Some(link), protocol::answer(&id, &outcome), None, 64 * 1024, None, secrets).await;
         }
         Message::Response { .. } => {}
     }
@@ -223,7 +225,8 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some((http, link, id)) = self.call.take() {
             wasm_bindgen_futures::spawn_local(async move {
-                let _ = post(&http, Some(&link), protocol::cancelled(id, "the client cancelled the call"), None, 4096, None).await;
+                // Its answer is not looked at: nothing of it is quoted.
+                let _ = post(&http, Some(&link), protocol::cancelled(id, "the client cancelled the call"), None, 4096, None, &Redactor::default()).await;
             });
         }
     }

@@ -129,7 +129,7 @@ pub async fn refresh(env: &Env) {
                     announce(env, server, index, &read).await;
                 }
                 Err(why) => {
-                    worker::console_error!("{}", json!({"message": "upstream MCP server: its tool list could not be read", "server": server.name, "upstream": source.name, "error": why}));
+                    worker::console_error!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: its tool list could not be read", "server": server.name, "upstream": source.name, "error": why}).to_string()));
                     FOUND.with(|f| f.borrow_mut().entry(key).or_default().due_ms = now + RETRY_MS);
                 }
             }
@@ -143,7 +143,7 @@ async fn announce(env: &Env, server: &Server, index: usize, read: &Read) {
     let body = read.to_json();
     let registry = crate::edge::object::registry::name(server);
     if let Err(e) = crate::edge::object::registry::call(env, &registry, crate::envelope::Op::RegistryUpstreamRead, index, None, body).await {
-        worker::console_warn!("{}", json!({"message": "upstream MCP server: its clients could not be told of a list read", "server": server.name, "upstream": read.source, "error": e.message()}));
+        worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: its clients could not be told of a list read", "server": server.name, "upstream": read.source, "error": e.message()}).to_string()));
     }
 }
 
@@ -161,7 +161,7 @@ async fn discover(env: &Env, server: &Server, source: &Source) -> Result<Lists, 
     let call = base_call(env, server, source)?;
     // What mcp-edge can relay, so that tools an upstream offers only to such clients are listed;
     // a call then asks the client behind, if it declared the capability.
-    let link = open(&call, source.transport, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes).await.map_err(down)?;
+    let link = open(&call, source.transport, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes, &crate::edge::redaction::current()).await.map_err(down)?;
     let offers = |what: &str| link.capabilities.get(what).is_some_and(|c| !c.is_null());
     let lists = async {
         Ok::<Lists, String>(Lists {
@@ -190,7 +190,7 @@ async fn list(call: &HttpCall, link: &super::Link, server: &Server, method: &str
     for _ in 0..MAX_PAGES {
         let id = next_id();
         let params = cursor.as_ref().map(|c| json!({"cursor": c}));
-        let page = match post(call, Some(link), protocol::request(id, method, params), Some(id), server.max_reply_bytes, None).await.map_err(down)?.0 {
+        let page = match post(call, Some(link), protocol::request(id, method, params), Some(id), server.max_reply_bytes, None, &crate::edge::redaction::current()).await.map_err(down)?.0 {
             Reply::Answer(Ok(page)) => page,
             Reply::Answer(Err(error)) => return Err(format!("it refused {method}: {}", crate::upstream::mcp::reader::error_text(&error))),
             Reply::Accepted => return Err(format!("it accepted {method} without answering it")),
@@ -239,7 +239,7 @@ pub fn merged(base: Arc<Catalog>) -> Arc<Catalog> {
             skipped.extend(why);
         }
         if !skipped.is_empty() {
-            worker::console_warn!("{}", json!({"message": "upstream MCP server: entries left out", "server": server.name, "entries": skipped}));
+            worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: entries left out", "server": server.name, "entries": skipped}).to_string()));
         }
         if let ToolDiscovery::Catalog(_) = server.discovery {
             server.discovery = ToolDiscovery::Catalog(crate::tools::search::Index::new(&server.tools));

@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use crate::health::Outcome;
 use crate::upstream::mcp::reader::{messages, Message, SseEvent, SseReader};
 use crate::upstream::mcp::{self as protocol, Transport};
+use crate::redact::Redactor;
 use crate::upstream::reply::Upstream;
 use crate::upstream::HttpCall;
 
@@ -105,8 +106,9 @@ pub type Relay<'a> = &'a dyn Fn(Message) -> LocalBoxFuture<'a, ()>;
 
 /// POSTs `body` (a request with `id`, or a notification or answer with none) in `link`'s session,
 /// and reads the reply until the answer to `id`. Messages that come first go to `on` (none:
-/// dropped). Returns the reply and the session id the upstream named, if it named one.
-pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>) -> Result<(Reply, Option<String>), Failure> {
+/// dropped). Returns the reply and the session id the upstream named, if it named one. `secrets`
+/// are redacted from the excerpt of a failed reply before it is cut.
+pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>, secrets: &Redactor) -> Result<(Reply, Option<String>), Failure> {
     if let Some(legacy) = link.and_then(|l| l.legacy.as_ref()) {
         return legacy::post(base, &legacy.stream, &legacy.endpoint, body, id, max_bytes, on).await.map(|reply| (reply, None));
     }
@@ -133,13 +135,15 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
         }
         if !(200..300).contains(&status) {
             let (upstream, drained) = crate::edge::upstream::read_whole(response, 4096).await;
-            let text = match &upstream {
-                Upstream::Reply { body, .. } => String::from_utf8_lossy(body).into_owned(),
-                _ => String::new(),
+            let (text, unread) = match &upstream {
+                Upstream::Reply { body, truncated_at, .. } => (String::from_utf8_lossy(body).into_owned(), truncated_at.is_some()),
+                _ => (String::new(), false),
             };
             // 404 is the spec's answer to a session it no longer has; some servers say 400.
             let gone = has_session && (status == 404 || (status == 400 && text.to_ascii_lowercase().contains("session")));
-            let excerpt: String = text.chars().take(200).collect();
+            // Redacted whole (its unread rest, past the 4096 bytes read, cannot be matched), then cut.
+            let redacted = if unread { secrets.redact_unread(text.trim_end_matches('\u{FFFD}')) } else { secrets.redact(&text) };
+            let excerpt: String = redacted.chars().take(200).collect();
             return (Err(if gone { Failure::Gone } else { Failure::Down(format!("it answered HTTP {status} {}", excerpt.trim()), Outcome::Upstream(status)) }), drained);
         }
         let answer = if media == "text/event-stream" { stream(response, id, max_bytes, on).await } else { whole(response, id, max_bytes, on).await };
@@ -242,7 +246,7 @@ async fn answer_to(message: Message, id: Option<u64>, on: Option<Relay<'_>>) -> 
 /// Opens a session: `initialize` (with the client capabilities mcp-edge relays), then
 /// `notifications/initialized`. Requests the upstream makes meanwhile are refused. A legacy
 /// upstream's event stream is opened first, and lives as long as the link.
-pub async fn open(base: &HttpCall, transport: Transport, capabilities: &Value, max_bytes: u64) -> Result<Link, Failure> {
+pub async fn open(base: &HttpCall, transport: Transport, capabilities: &Value, max_bytes: u64, secrets: &Redactor) -> Result<Link, Failure> {
     let legacy = match transport {
         Transport::StreamableHttp => None,
         Transport::Sse => {
@@ -252,7 +256,7 @@ pub async fn open(base: &HttpCall, transport: Transport, capabilities: &Value, m
     };
     let first = Link { session_id: None, version: protocol::PROTOCOL_VERSION.into(), capabilities: json!({}), level: None, legacy: legacy.clone() };
     let id = next_id();
-    let (reply, session) = post(base, legacy.as_ref().map(|_| &first), protocol::initialize(id, capabilities), Some(id), max_bytes, None).await?;
+    let (reply, session) = post(base, legacy.as_ref().map(|_| &first), protocol::initialize(id, capabilities), Some(id), max_bytes, None, secrets).await?;
     let result = match reply {
         Reply::Answer(Ok(result)) => result,
         Reply::Answer(Err(error)) => return Err(nonsense(format!("it refused initialize: {}", crate::upstream::mcp::reader::error_text(&error)))),
@@ -260,7 +264,7 @@ pub async fn open(base: &HttpCall, transport: Transport, capabilities: &Value, m
     };
     let capabilities = result.get("capabilities").cloned().unwrap_or_else(|| json!({}));
     let link = Link { session_id: session, version: protocol::negotiated(&result).map_err(nonsense)?, capabilities, level: None, legacy };
-    post(base, Some(&link), protocol::initialized(), None, max_bytes, None).await.map_err(|f| match f {
+    post(base, Some(&link), protocol::initialized(), None, max_bytes, None, secrets).await.map_err(|f| match f {
         Failure::Gone => nonsense("it forgot the session it had just opened".into()),
         down => down,
     })?;

@@ -42,7 +42,7 @@ pub async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> worker::Res
         if log.request_id.is_empty() {
             log.request_id = crate::edge::ids::random_id().unwrap_or_default();
         }
-        console_log!("{}", serde_json::to_string(&log).unwrap_or_default());
+        console_log!("{}", log.line());
     }
     // The health figures this request counted go to their object in the background.
     crate::edge::health::after_request(&env, &ctx);

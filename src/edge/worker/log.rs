@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-/// One structured log line per request. Argument values and secrets never go in it.
+/// One structured log line per request. Argument values and secrets never go in it: its error
+/// may quote an upstream, so the line is redacted as it is written (`line`).
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RequestLog {
@@ -22,4 +23,11 @@ pub struct RequestLog {
     pub duration_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl RequestLog {
+    /// The line as it is written, the deployment's secrets redacted.
+    pub fn line(&self) -> String {
+        crate::edge::redaction::line(serde_json::to_string(self).unwrap_or_default())
+    }
 }

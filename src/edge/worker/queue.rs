@@ -25,7 +25,7 @@ pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -
             Some(queued) => handle(&env, queued, dead).await,
             // A message this build cannot read would fail on every retry; its call times out.
             None => {
-                worker::console_error!("queue message {} is not a queued call; dropped", message.id());
+                worker::console_error!("{}", crate::edge::redaction::line(format!("queue message {} is not a queued call; dropped", message.id())));
                 true
             }
         };
@@ -55,12 +55,12 @@ async fn handle(env: &Env, queued: &QueuedCall, dead: bool) -> bool {
     };
     let upstream = upstream::perform(&queued.http, tool.reply.max_bytes).await;
     if crate::upstream::retry::is_retryable_outcome(&upstream) {
-        let why = reply::to_result(&upstream, &tool.reply);
+        let why = reply::to_result(&upstream, &tool.reply, &crate::edge::redaction::current());
         let text = why.pointer("/content/0/text").and_then(Value::as_str).unwrap_or_default().to_string();
         send(env, queued, Op::AttemptFailed, text.into_bytes(), false).await;
         return false;
     }
-    let result = match reply::outcome(&upstream, &tool.reply) {
+    let result = match reply::outcome(&upstream, &tool.reply, &crate::edge::redaction::current()) {
         Event::Result(result) => result,
         _ => error_result("A queued tool cannot ask the client for input.".into()),
     };

@@ -112,6 +112,7 @@ async fn respond(server: &Arc<Server>, deadline_ms: Option<u64>, session: &Sessi
             _ => 200,
         };
         let headers = framing_headers(Framing::Json)?;
+        let replies: Vec<_> = replies.into_iter().map(crate::edge::redaction::seal).collect();
         return Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, batch)));
     }
     // No outbox here to keep a reply for a client that left: nothing to watch for.

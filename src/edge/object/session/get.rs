@@ -19,8 +19,7 @@ impl McpSession {
         let keepalive = server.keepalive_ms;
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
-            let event = framing::SseEvent { event: Some("endpoint"), data: &endpoint, ..Default::default() };
-            if writer.send_bytes(&event.to_bytes()).await {
+            if writer.send_event(None, Some("endpoint"), &crate::edge::redaction::seal(endpoint)).await {
                 writer.keep_alive(keepalive).await;
             }
             *standalone.borrow_mut() = None;
@@ -44,7 +43,7 @@ impl McpSession {
         let server = server.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
-            if writer.send_line(&ack).await {
+            if writer.send_line(&crate::edge::redaction::seal(ack)).await {
                 writer.keep_alive(keepalive).await;
             }
             *standalone.borrow_mut() = None;
@@ -105,13 +104,14 @@ impl McpSession {
             wasm_bindgen_futures::spawn_local(async move {
                 let _busy = busy;
                 if let Some(retry) = retry {
-                    writer.send_bytes(&framing::sse_retry(retry)).await;
+                    writer.send_retry(retry).await;
                 }
-                for message in &pending {
-                    writer.send_line(message).await;
+                // Kept redacted; sealed again, as the secrets may have changed since (a live edit).
+                for message in pending {
+                    writer.send_line(&crate::edge::redaction::seal(message)).await;
                 }
                 for (key, reply) in kept {
-                    if !writer.send_line(&reply.message).await {
+                    if !writer.send_line(&crate::edge::redaction::seal(reply.message.clone())).await {
                         outbox.put_back(&key, &reply).await;
                     }
                 }

@@ -75,6 +75,8 @@ pub struct McpSession {
 impl DurableObject for McpSession {
     fn new(state: State, env: Env) -> Self {
         crate::edge::rescue::install();
+        // Whatever this object sends (an alarm's too) is redacted with this environment's secrets.
+        crate::edge::redaction::follow(&env);
         // The JS storage object is shared, not copied: every handle writes the same storage.
         let storage = state.storage();
         let raw: &wasm_bindgen::JsValue = storage.as_raw().as_ref();
@@ -343,7 +345,8 @@ impl McpSession {
                 // An upstream announced a change. A subscribed session gets it on its GET
                 // stream, or at its next GET when none is open.
                 let session = self.session_for(server, None).await?;
-                let body = String::from_utf8_lossy(body).into_owned();
+                // Relayed to the client, and kept for its next GET: redacted from the start.
+                let body = crate::edge::redaction::seal(String::from_utf8_lossy(body).into_owned()).into_string();
                 let message = serde_json::from_slice::<serde_json::Value>(body.as_bytes()).ok();
                 let uri = message.as_ref().and_then(|v| v.pointer("/params/uri").and_then(|u| u.as_str()).map(str::to_string));
                 let method = message.as_ref().and_then(|v| v.get("method")).and_then(|m| m.as_str()).unwrap_or_default();
@@ -369,7 +372,7 @@ impl McpSession {
                     None => body.clone(),
                 };
                 let delivered = match stream {
-                    Some(stream) => stream.send_line(&line).await,
+                    Some(stream) => stream.send_line(&crate::edge::redaction::seal(line)).await,
                     None => false,
                 };
                 // A listen stream that is gone has no later GET to catch up with.

@@ -37,6 +37,7 @@ impl McpSession {
                 let content_type = envelope.content_type.clone();
                 let dead = envelope.dead_letter;
                 let plan = server.reply_plan(&record.tool);
+                let secrets = crate::edge::redaction::current();
                 let result = if dead {
                     let why = record.last_error.clone().unwrap_or_else(|| "no attempt succeeded".into());
                     error_result(format!("The queued call failed on every attempt the queue made: {why}"))
@@ -44,7 +45,7 @@ impl McpSession {
                     serde_json::from_slice::<Value>(body).unwrap_or_else(|e| error_result(format!("The queued call's result was unreadable: {e}")))
                 } else {
                     // A callback's body is mapped like the upstream's reply would have been.
-                    reply::to_result(&Upstream::Reply { status: 200, content_type, body: body.to_vec(), truncated_at: None }, &plan)
+                    reply::to_result(&Upstream::Reply { status: 200, content_type, body: body.to_vec(), truncated_at: None }, &plan, &secrets)
                 };
                 // Applied once, and kept on the record (one write) until its reply is delivered:
                 // should this object end before that, the alarm delivers it.
@@ -90,26 +91,23 @@ impl McpSession {
     /// GET stream or to the outbox. Then its record goes.
     async fn deliver_orphan(&self, (index, server): (usize, &Server), session: &Session, record: &PendingRecord, result: Value, plan: &reply::ReplyPlan) {
         let structured = at_least(&session.protocol_version, "2025-06-18");
-        let secrets = self.tool_secrets(server, &record.tool);
+        // The call's own credentials went with its waiter; the deployment's secrets (the tool's
+        // among them) are redacted on the way out, and from the task as it is stored.
         if let Some(task) = &record.task {
-            let result = serde_json::from_str(&reply::redact(reply::finalize(result, plan, structured).to_string(), &secrets)).unwrap_or(Value::Null);
+            let result = reply::finalize(result, plan, structured);
             self.finish_task((index, server), session, task, crate::tasks::Outcome::Result(result)).await;
         } else {
             let reply = jsonrpc::success(&record.request_id, reply::finalize(result, plan, structured));
             let waits = server.tool(&record.tool).and_then(|t| t.deferral).map_or(0, |(_, ms)| ms);
-            self.deliver_later(server, reply::redact(reply, &secrets), waits).await;
+            self.deliver_later(server, reply, waits).await;
         }
         crate::edge::deferred::forget_record(&self.raw_storage, &record.call).await;
-    }
-
-    /// The call's own redaction list went with its waiter: rebuilt from the tool's secrets.
-    fn tool_secrets(&self, server: &Server, tool: &str) -> Vec<String> {
-        server.tool(tool).map(|t| t.request.secrets.iter().filter_map(|n| crate::edge::secret(&self.env, n)).collect()).unwrap_or_default()
     }
 
     /// Sends a reply whose request's stream is gone on the GET stream, or keeps it in the outbox
     /// for the client's next stream.
     pub(super) async fn deliver_later(&self, server: &Server, reply: String, waits: u64) {
+        let reply = crate::edge::redaction::seal(reply);
         let stream = self.standalone.borrow().clone();
         if let Some(stream) = stream {
             if stream.probe(true).await && stream.send_line(&reply).await {

@@ -175,6 +175,7 @@ impl McpSession {
             _ => 200,
         };
         let headers = crate::edge::http::framing_headers(Framing::Json)?;
+        let replies: Vec<_> = replies.into_iter().map(crate::edge::redaction::seal).collect();
         Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, false)))
     }
 
@@ -338,8 +339,10 @@ impl McpSession {
     }
 }
 
+/// Stores a task's record, redacted: it holds the task's result and what it asked the client.
 async fn store(storage: &DurableObjectStorage, record: &Record) {
     let Ok(text) = serde_json::to_string(record) else { return };
+    let text = crate::edge::redaction::seal(text).into_string();
     if let Ok(promise) = storage.put(&tasks::key(&record.id), text.into()) {
         let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
     }
@@ -349,7 +352,7 @@ async fn store(storage: &DurableObjectStorage, record: &Record) {
 async fn notify(standalone: &Rc<RefCell<Option<Rc<writer::LineWriter>>>>, record: &Record, settings: &tasks::Settings) {
     let writer = standalone.borrow().clone();
     if let Some(writer) = writer {
-        writer.send_line(&tasks::status_notification(record, settings)).await;
+        writer.send_line(&crate::edge::redaction::seal(tasks::status_notification(record, settings))).await;
     }
 }
 
