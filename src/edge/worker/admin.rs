@@ -168,7 +168,7 @@ async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, 
         return Ok(Err(written.version));
     }
     live::install(written.version, layer, Some(catalog));
-    worker::console_log!("{}", json!({"message": "live configuration changed", "version": written.version, "by": who.id, "summary": summary}));
+    worker::console_log!("{}", crate::edge::redaction::line(json!({"message": "live configuration changed", "version": written.version, "by": who.id, "summary": summary}).to_string()));
     let catalog = crate::edge::catalog()?;
     let mut tell = Vec::new();
     for (name, methods) in changes {
@@ -183,7 +183,7 @@ async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, 
             worker::Delay::from(Duration::from_millis(live::REFRESH_MS + 500)).await;
             for (registry, index, methods) in tell {
                 if let Err(e) = crate::edge::object::registry::call(&env, &registry, crate::envelope::Op::RegistryListChanged, index, None, methods).await {
-                    worker::console_error!("{}", json!({"message": "live configuration: sessions were not told of a change", "error": e.message()}));
+                    worker::console_error!("{}", crate::edge::redaction::line(json!({"message": "live configuration: sessions were not told of a change", "error": e.message()}).to_string()));
                 }
             }
         });

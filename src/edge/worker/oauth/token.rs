@@ -60,7 +60,7 @@ async fn is_revoked(env: &Env, max_access_ttl_ms: u64, grant: &str) -> bool {
                 REVOKED.with(|r| *r.borrow_mut() = (now, ids));
             }
             Err(e) => {
-                worker::console_error!("{}", json!({"message": "the list of revoked grants could not be read; going on with the last one", "error": e.message()}));
+                worker::console_error!("{}", crate::edge::redaction::line(json!({"message": "the list of revoked grants could not be read; going on with the last one", "error": e.message()}).to_string()));
                 REVOKED.with(|r| r.borrow_mut().0 = (now + RETRY_AFTER_FAILURE_MS).saturating_sub(REVOCATION_WINDOW_MS));
             }
         }
