@@ -43,7 +43,13 @@ impl RequestHead {
 }
 
 /// A request URL as the runtime serialized it (WHATWG-normalized: lowercase scheme and host,
-/// default port dropped, path percent-encoded), split without a general URL parser.
+/// default port dropped, path percent-encoded), split without a general URL parser: the
+/// incoming request's URL is on every request's hot path, and is already normalized.
+///
+/// Never for a URL that came from a configuration, a client, an upstream or a token: its
+/// splitting trusts that normalization (a `\`, a tab or a non-ASCII host would be read
+/// otherwise than workerd reads it). Those are parsed by `crate::weburl`, which may hand one
+/// over through [`RequestUrl::of`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestUrl {
     /// `scheme://host[:port]`, as `Origin` headers and resource identifiers spell it.
@@ -55,6 +61,7 @@ pub struct RequestUrl {
 }
 
 impl RequestUrl {
+    /// Splits a URL the runtime serialized (see above: never another).
     pub fn parse(url: &str) -> Option<RequestUrl> {
         let (scheme, rest) = url.split_once("://")?;
         let url = rest.split('#').next().unwrap_or_default();
@@ -64,6 +71,11 @@ impl RequestUrl {
         let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
         let path = if path.is_empty() { "/" } else { path };
         Some(RequestUrl { origin: format!("{scheme}://{host}"), path: path.to_string(), query: query.to_string() })
+    }
+
+    /// A URL the WHATWG parser read and serialized, split the same way.
+    pub fn of(url: &crate::weburl::WebUrl) -> RequestUrl {
+        RequestUrl { origin: url.origin(), path: url.path().to_string(), query: url.query().unwrap_or_default().to_string() }
     }
 
     /// The first value of a query parameter, decoded as a form would encode it.

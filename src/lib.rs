@@ -49,6 +49,9 @@
 //! - [`routes`]: route patterns with `{param}` segments.
 //! - [`head`]: a request's method, URL and headers as the edge reads them.
 //! - [`policy`]: Origin allowlists and CORS headers.
+//! - [`weburl`]: URLs as the WHATWG URL Standard parses them, for every security decision
+//!   (the SSRF guard, redirects, redirect URIs, `resource`, audiences, metadata documents,
+//!   identity providers, callbacks): parsed hosts compared, hostile spellings refused.
 //! - `edge` (wasm32 only): the only code that imports `worker`.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
@@ -85,6 +88,7 @@ pub mod tasks;
 pub mod tools;
 pub mod upstream;
 pub mod versions;
+pub mod weburl;
 
 #[cfg(target_arch = "wasm32")]
 mod edge;

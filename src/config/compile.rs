@@ -81,6 +81,7 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         .enumerate()
         .map(|(i, o)| OriginPattern::parse(o).map_err(|e| ConfigError::at(format!("{path}.allowedOrigins[{i}]"), e)))
         .collect::<Result<Vec<_>, _>>()?;
+    hosts(&s.private_upstreams, &format!("{path}.privateUpstreams"))?;
     let Sizes { idle_timeout_ms, max_body_bytes, max_reply_bytes, limits } = sizes(&s, path)?;
     let route_params: Vec<String> = route.params().map(str::to_string).collect();
     let auth = s.auth.as_ref().map(|a| super::auth::auth(a, &format!("{path}.auth"), &route_params)).transpose()?;
@@ -325,10 +326,20 @@ fn prompts(s: &model::ServerConfig, path: &str) -> Result<Vec<Prompt>, ConfigErr
     Ok(prompts)
 }
 
+/// A list of hosts (`privateUpstreams`, `oauth.privateHosts`): each a host as the URL parser
+/// reads one (no scheme, port or path), or `*.domain`; the guard compares them parsed.
+pub(super) fn hosts(list: &[String], at: &str) -> Result<(), ConfigError> {
+    for (i, host) in list.iter().enumerate() {
+        crate::weburl::HostPattern::parse(host).map_err(|why| ConfigError::at(format!("{at}[{i}]"), why))?;
+    }
+    Ok(())
+}
+
+/// The SSRF guard on a URL whose host the file writes out: a private host not in
+/// `privateUpstreams`, or a host the URL parser refuses, is a fault when the file loads.
 pub(super) fn guard(request: &crate::upstream::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
-    let Some(host) = request.literal_host() else { return Ok(()) };
-    let private: Vec<String> = private.iter().map(|h| h.to_ascii_lowercase()).collect();
-    crate::upstream::address::check(&format!("http://{host}/"), &private).map_err(|why| ConfigError::at(at, why))
+    let Some(origin) = request.literal_origin() else { return Ok(()) };
+    crate::upstream::address::check(&format!("{origin}/"), private).map(|_| ()).map_err(|why| ConfigError::at(at, why))
 }
 
 /// The configured hint over `base`: a field left out keeps the base's value.

@@ -4,6 +4,7 @@ use super::model::{OAuthConfig, SignInConfig};
 use super::ConfigError;
 use crate::oauth::client::{AuthMethod, Client, Origin, Secret};
 use crate::oauth::{uri, AuthServer, Oidc, Registration, SignIn, User};
+use crate::weburl::{listed, WebUrl};
 
 /// The paths the authorization server answers; no server route may use them.
 pub const PATHS: &[&str] = &["/authorize", "/token", "/register", "/register/{client_id}", "/revoke", "/oauth/callback", "/.well-known/jwks.json"];
@@ -18,6 +19,7 @@ pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
     let secret_name = |field: &str, name: &str| {
         if is_secret_name(name) { Ok(name.to_string()) } else { Err(at(field, format!("{name:?} is not a secret name (letters, digits and _)"))) }
     };
+    super::compile::hosts(&o.private_hosts, "oauth.privateHosts")?;
     let sign_in = sign_in(o.sign_in, &o.private_hosts)?;
     if let Some(r) = &o.rate_limit {
         if ![10, 60].contains(&r.period_seconds) {
@@ -88,12 +90,21 @@ pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
 
 fn sign_in(s: SignInConfig, private_hosts: &[String]) -> Result<SignIn, ConfigError> {
     let at = |field: &str, msg: String| ConfigError::at(format!("oauth.signIn.{field}"), msg);
+    // Read by the one URL parser: an http host is allowed when it is listed, compared parsed.
     let url = |field: &str, value: &str| -> Result<String, ConfigError> {
-        match uri::parts(value) {
-            Some(p) if p.scheme == "https" && !p.host.is_empty() => Ok(value.trim_end_matches('/').to_string()),
-            Some(p) if p.scheme == "http" && private_hosts.iter().any(|h| h == p.host) => Ok(value.trim_end_matches('/').to_string()),
-            _ => Err(at(field, format!("{value:?} must be an https URL (http only for a host in oauth.privateHosts)"))),
+        let parsed = WebUrl::parse(value).map_err(|why| at(field, why))?;
+        let allowed = match (parsed.scheme(), parsed.host()) {
+            ("https", Some(_)) => true,
+            ("http", Some(host)) => listed(private_hosts, host),
+            _ => false,
+        };
+        if !allowed {
+            return Err(at(field, format!("{value:?} must be an https URL (http only for a host in oauth.privateHosts)")));
         }
+        if parsed.has_credentials() || parsed.fragment().is_some() {
+            return Err(at(field, format!("{value:?} may not carry user info or a fragment")));
+        }
+        Ok(value.trim_end_matches('/').to_string())
     };
     match (s.users, s.oidc, s.introspection) {
         (Some(users), None, None) => {
@@ -143,7 +154,7 @@ fn sign_in(s: SignInConfig, private_hosts: &[String]) -> Result<SignIn, ConfigEr
             })))
         }
         (None, None, Some(i)) => {
-            let valid = uri::parts(&i.login_url).is_some_and(|p| matches!(p.scheme, "http" | "https") && !p.host.is_empty()) || i.login_url.starts_with('/');
+            let valid = WebUrl::parse(&i.login_url).is_ok_and(|u| matches!(u.scheme(), "http" | "https")) || (i.login_url.starts_with('/') && !i.login_url.starts_with("//") && !i.login_url.contains('\\'));
             if !valid {
                 return Err(at("introspection.loginUrl", format!("{:?} must be an http(s) URL or a path", i.login_url)));
             }

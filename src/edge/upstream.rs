@@ -141,8 +141,10 @@ pub(crate) async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response
             return Err(timed_out());
         }
         // The SSRF guard, for the first URL and every redirect: an expanded secret or a
-        // Location header may point anywhere.
-        crate::upstream::address::check(&current.url, &call.private_upstreams).map_err(Upstream::Failed)?;
+        // Location header may point anywhere. The fetch is given the URL as the guard's parser
+        // serialized it, so the runtime connects to the host that was checked.
+        let checked = crate::upstream::address::check(&current.url, &call.private_upstreams).map_err(Upstream::Failed)?;
+        current.url = checked.as_str().to_string();
         made += 1;
         let controller = AbortController::new().map_err(|e| Upstream::Failed(js_text(&e)))?;
         let signal = controller.signal();

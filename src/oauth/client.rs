@@ -190,14 +190,37 @@ fn redirect_uris(value: Option<&Value>) -> Result<Vec<String>, OAuthError> {
         .collect()
 }
 
-/// Whether a `client_id` names a Client ID Metadata Document: an `https` URL with a path.
-/// `http` is accepted only for the hosts in `private_hosts` (local development).
-pub fn is_metadata_url(client_id: &str, private_hosts: &[String]) -> bool {
-    match uri::parts(client_id) {
-        Some(p) if p.scheme == "https" => p.rest.len() > 1 && !p.rest.contains("/../") && !p.rest.contains("/./"),
-        Some(p) if p.scheme == "http" => private_hosts.iter().any(|h| h == p.host) && p.rest.len() > 1,
-        _ => false,
+/// Whether a `client_id` names a Client ID Metadata Document: `None` when it is no URL (a plain
+/// id, looked up in the store); `Some(Err(why))` when it is one that may not be fetched. A
+/// document URL is `https` with a path, in the form the WHATWG parser serializes it (no `.` or
+/// `..` segments, default port, case or escapes left to normalize, so the string compared with
+/// the document's `client_id` names the URL fetched), without user info or a fragment. `http`
+/// is accepted only for the hosts in `private_hosts` (local development), compared parsed.
+pub fn metadata_url(client_id: &str, private_hosts: &[String]) -> Option<Result<(), String>> {
+    if !client_id.contains("://") {
+        return None;
     }
+    let refused = |why: String| Some(Err(format!("the client_id {client_id:?} is not a usable metadata document URL: {why}")));
+    let url = match crate::weburl::WebUrl::parse(client_id) {
+        Ok(url) => url,
+        Err(why) => return refused(why),
+    };
+    let Some(host) = url.host() else { return refused("it has no host".into()) };
+    match url.scheme() {
+        "https" => {}
+        "http" if crate::weburl::listed(private_hosts, host) => {}
+        _ => return refused("it must be https".into()),
+    }
+    if url.has_credentials() || url.fragment().is_some() {
+        return refused("it may not carry user info or a fragment".into());
+    }
+    if url.path().len() <= 1 {
+        return refused("it needs a path".into());
+    }
+    if url.as_str() != client_id {
+        return refused(format!("write it as {}", url.as_str()));
+    }
+    Some(Ok(()))
 }
 
 /// A Client ID Metadata Document checked against the URL it was fetched from.
@@ -280,11 +303,19 @@ mod tests {
     #[test]
     fn metadata_documents() {
         let url = "https://app.test/oauth/client.json";
-        assert!(is_metadata_url(url, &[]));
-        assert!(!is_metadata_url("https://app.test/", &[]));
-        assert!(!is_metadata_url("http://127.0.0.1:9/c.json", &[]));
-        assert!(is_metadata_url("http://127.0.0.1:9/c.json", &["127.0.0.1".into()]));
-        assert!(!is_metadata_url("my-client", &[]));
+        let usable = |id: &str, private: &[&str]| metadata_url(id, &private.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+        assert_eq!(usable(url, &[]), Some(Ok(())));
+        assert_eq!(usable("my-client", &[]), None, "a plain id");
+        assert!(usable("https://app.test/", &[]).unwrap().unwrap_err().contains("needs a path"));
+        assert!(usable("http://127.0.0.1:9/c.json", &[]).unwrap().unwrap_err().contains("must be https"));
+        assert_eq!(usable("http://127.0.0.1:9/c.json", &["127.0.0.1"]), Some(Ok(())));
+        assert!(usable("http://127.attacker.example:9/c.json", &["127.0.0.1"]).unwrap().is_err());
+        assert!(usable("https://app.test/a/../c.json", &[]).unwrap().unwrap_err().contains("write it as https://app.test/c.json"));
+        assert!(usable("https://APP.test/c.json", &[]).unwrap().is_err());
+        assert!(usable("https://u@app.test/c.json", &[]).unwrap().is_err());
+        for hostile in ["http://１２７.０.０.１:9/c.json", "http://127。0。0。1:9/c.json", "https://evil.example\\@app.test/c.json", "http://127.0.0.1%C2%AD:9/c.json"] {
+            assert!(usable(hostile, &["127.0.0.1"]).unwrap().unwrap_err().contains("not a usable metadata document URL"), "{hostile}");
+        }
         let doc = format!(r#"{{"client_id":"{url}","client_name":"App","redirect_uris":["https://app.test/cb"]}}"#);
         let client = from_metadata_document(url, doc.as_bytes()).unwrap();
         assert_eq!((client.redirect_uris.clone(), client.auth_method, client.origin), (vec!["https://app.test/cb".to_string()], AuthMethod::None, Origin::MetadataDocument));

@@ -135,14 +135,14 @@ pub fn headers(redirect_origin: Option<&str>) -> Vec<(&'static str, String)> {
     crate::html::page_headers(STYLE, &form_action)
 }
 
-/// What a redirect URI's origin is for `form-action`: `scheme://host[:port]`, or a private-use
-/// scheme alone (`cursor:`).
+/// What a redirect URI's origin is for `form-action`: `scheme://host[:port]` as parsed, or the
+/// scheme alone (`cursor:`) for a native app's URI, or one whose host a CSP source cannot spell.
 pub fn redirect_origin(redirect_uri: &str) -> Option<String> {
-    let p = super::uri::parts(redirect_uri)?;
-    Some(match (p.host.is_empty(), p.port) {
-        (true, _) => format!("{}:", p.scheme),
-        (false, Some(port)) => format!("{}://{}:{port}", p.scheme, p.host),
-        (false, None) => format!("{}://{}", p.scheme, p.host),
+    let url = super::uri::read(redirect_uri).ok()?;
+    let plain = |h: &str| h.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'[' | b']' | b':'));
+    Some(match url.host_and_port() {
+        Some(host) if !host.is_empty() && plain(&host) => format!("{}://{host}", url.scheme()),
+        _ => format!("{}:", url.scheme()),
     })
 }
 
@@ -191,6 +191,8 @@ mod tests {
         assert_eq!(redirect_origin("http://127.0.0.1:5/cb?x").as_deref(), Some("http://127.0.0.1:5"));
         assert_eq!(redirect_origin("cursor://x/cb").as_deref(), Some("cursor://x"));
         assert_eq!(redirect_origin("com.example.app:/cb").as_deref(), Some("com.example.app:"));
+        assert_eq!(redirect_origin("HTTPS://Claude.AI:443/cb").as_deref(), Some("https://claude.ai"));
+        assert_eq!(redirect_origin("cursor://a;script-src/cb").as_deref(), Some("cursor:"), "a host a CSP source cannot spell");
         assert!(error_page("<b>").contains("&lt;b&gt;."));
         assert!(error_page("this client is gone").contains(">This client is gone.</p>"));
         assert!(error_page("Done.").contains(">Done.</p>"));

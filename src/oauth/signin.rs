@@ -59,6 +59,30 @@ pub fn same_issuer(claimed: &str, issuer: &str) -> bool {
     claimed == issuer || (issuer == "https://accounts.google.com" && claimed == "accounts.google.com")
 }
 
+/// An endpoint the identity provider's discovery document names, if it may be used: https, or
+/// plain http only where the issuer itself is http on a host in `oauth.privateHosts` (a local
+/// provider) and the endpoint's host is listed too. Read by the one URL parser; the URL comes
+/// back as it serialized it. Another https origin is allowed: providers serve their endpoints
+/// on hosts of their own (Google's token endpoint is oauth2.googleapis.com), and the document
+/// came from the issuer over TLS.
+pub fn discovered_endpoint(issuer: &str, endpoint: &str, private_hosts: &[String]) -> Result<String, String> {
+    use crate::weburl::{listed, WebUrl};
+    let url = WebUrl::parse(endpoint).map_err(|why| format!("the discovery document names an endpoint that is refused: {why}"))?;
+    let local = || WebUrl::parse(issuer).is_ok_and(|i| i.scheme() == "http" && i.host().is_some_and(|h| listed(private_hosts, h)));
+    let allowed = match (url.scheme(), url.host()) {
+        ("https", Some(_)) => true,
+        ("http", Some(host)) => local() && listed(private_hosts, host),
+        _ => false,
+    };
+    if !allowed {
+        return Err(format!("the discovery document names {}, which is not https (plain http only for a local provider in oauth.privateHosts)", url.as_str()));
+    }
+    if url.has_credentials() || url.fragment().is_some() {
+        return Err(format!("the discovery document names {}, with user info or a fragment", url.as_str()));
+    }
+    Ok(url.as_str().to_string())
+}
+
 /// The configured user with this name (names compare exactly).
 pub fn user<'a>(users: &'a [User], username: &str) -> Option<&'a User> {
     users.iter().find(|u| u.username == username)
@@ -136,6 +160,22 @@ mod tests {
         assert!(!same_issuer("https://evil.test", "https://idp.test"));
         assert!(same_issuer("accounts.google.com", "https://accounts.google.com"));
         assert!(!same_issuer("idp.test", "https://idp.test"));
+    }
+
+    #[test]
+    fn discovered_endpoints_are_https_or_a_local_providers() {
+        let private = vec!["127.0.0.1".to_string()];
+        let ok = |issuer: &str, endpoint: &str| discovered_endpoint(issuer, endpoint, &private);
+        assert_eq!(ok("https://accounts.google.com", "https://oauth2.googleapis.com/token").unwrap(), "https://oauth2.googleapis.com/token");
+        assert_eq!(ok("http://127.0.0.1:9000", "http://127.0.0.1:9000/token").unwrap(), "http://127.0.0.1:9000/token");
+        // A provider over https may not send the client secret, codes or tokens in clear.
+        assert!(ok("https://idp.test", "http://idp.test/token").unwrap_err().contains("not https"));
+        assert!(ok("https://idp.test", "http://127.0.0.1:9000/token").is_err(), "http only where the issuer itself is local");
+        assert!(ok("http://127.0.0.1:9000", "http://evil.example/token").is_err());
+        assert!(ok("https://idp.test", "https://evil.example\\@idp.test/token").unwrap_err().contains("backslash"));
+        assert!(ok("https://idp.test", "https://ｉｄｐ.test/token").is_err());
+        assert!(ok("https://idp.test", "javascript:alert(1)").is_err());
+        assert!(ok("https://idp.test", "https://u:p@idp.test/token").is_err());
     }
 
     #[test]

@@ -1,74 +1,47 @@
 //! Redirect URIs: which a client may register (RFC 9700 §2.1, RFC 8252 §7), when a presented one
 //! matches a registered one (exactly, except a loopback port, RFC 8252 §7.3), and the redirect
-//! that carries an answer back.
+//! that carries an answer back. Every decision reads the URI with the one WHATWG parser
+//! (`crate::weburl`), the way the browser that follows the redirect reads it.
 
-/// A URI split as the redirect rules need it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Parts<'a> {
-    pub scheme: &'a str,
-    /// Empty for a private-use scheme without an authority (`com.example.app:/cb`).
-    pub host: &'a str,
-    pub port: Option<&'a str>,
-    /// Path and query.
-    pub rest: &'a str,
+use crate::weburl::{Host, WebUrl};
+
+/// Loopback hosts, as parsed: `localhost`, 127.0.0.0/8 and `[::1]`. Their redirects may vary
+/// the port (native apps pick a free one). A name such as `127.attacker.example` is a domain.
+pub fn is_loopback(host: Host<'_>) -> bool {
+    match host {
+        Host::Domain(name) => name.strip_suffix('.').unwrap_or(name) == "localhost",
+        Host::V4(ip) => ip.is_loopback(),
+        Host::V6(ip) => ip.is_loopback(),
+    }
 }
 
-/// Splits an absolute URI; `None` when it is not one, has a fragment, or carries user info.
-pub fn parts(uri: &str) -> Option<Parts<'_>> {
-    if uri.contains('#') || uri.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return None;
+/// A redirect URI read: absolute, without a fragment or user info; `Err` says why not.
+pub fn read(uri: &str) -> Result<WebUrl, String> {
+    if uri.chars().any(char::is_whitespace) {
+        return Err(format!("{uri:?} contains whitespace"));
     }
-    let (scheme, after) = uri.split_once(':')?;
-    let valid_scheme = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    if !valid_scheme {
-        return None;
+    let url = WebUrl::parse(uri).map_err(|why| format!("{uri:?} cannot be a redirect URI: {why}"))?;
+    if url.fragment().is_some() || uri.contains('#') {
+        return Err(format!("{uri:?} has a fragment, which a redirect URI may not"));
     }
-    let Some(hierarchical) = after.strip_prefix("//") else {
-        return Some(Parts { scheme, host: "", port: None, rest: after });
-    };
-    let end = hierarchical.find(['/', '?']).unwrap_or(hierarchical.len());
-    let (authority, rest) = hierarchical.split_at(end);
-    if authority.contains('@') || authority.is_empty() {
-        return None;
+    if url.has_credentials() {
+        return Err(format!("{uri:?} carries user info, which a redirect URI may not"));
     }
-    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-        let (inside, after) = v6.split_once(']')?;
-        let host = authority.get(..inside.len() + 2)?;
-        match after {
-            "" => (host, None),
-            p => (host, Some(p.strip_prefix(':')?)),
-        }
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    if port.is_some_and(|p| p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit())) {
-        return None;
-    }
-    Some(Parts { scheme, host, port, rest })
-}
-
-/// Loopback hosts: their redirects may vary the port (native apps pick a free one).
-pub fn is_loopback(host: &str) -> bool {
-    let host = host.to_ascii_lowercase();
-    host == "localhost" || host == "[::1]" || host.starts_with("127.")
+    Ok(url)
 }
 
 /// Why a URI may not be registered as a redirect URI, if it may not.
 pub fn refuse_registration(uri: &str) -> Option<String> {
-    let Some(p) = parts(uri) else {
-        return Some(format!("{uri:?} is not an absolute URI without a fragment"));
+    let url = match read(uri) {
+        Ok(url) => url,
+        Err(why) => return Some(why),
     };
-    let scheme = p.scheme.to_ascii_lowercase();
-    match scheme.as_str() {
-        "https" if !p.host.is_empty() => None,
-        "http" if is_loopback(p.host) => None,
-        "http" => Some(format!("{uri:?}: http is allowed only for loopback hosts; use https")),
+    match (url.scheme(), url.host()) {
+        ("https", Some(_)) => None,
+        ("http", Some(host)) if is_loopback(host) => None,
+        ("http", _) => Some(format!("{uri:?}: http is allowed only for loopback hosts; use https")),
         // Schemes that would run or reveal something in the browser itself.
-        "javascript" | "data" | "vbscript" | "file" | "about" | "blob" | "https" => Some(format!("{uri:?} cannot be a redirect URI")),
+        ("javascript" | "data" | "vbscript" | "file" | "about" | "blob" | "https", _) => Some(format!("{uri:?} cannot be a redirect URI")),
         // A private-use scheme of a native app (RFC 8252 §7.1: reverse domain names), such as
         // `cursor://` or `com.example.app:/callback`.
         _ => None,
@@ -76,19 +49,20 @@ pub fn refuse_registration(uri: &str) -> Option<String> {
 }
 
 /// Whether a presented redirect URI is one of the registered ones: the same string, except that
-/// a loopback `http` URI may name any port.
+/// a loopback `http` URI may name any port. A URI registration would refuse now never matches,
+/// whatever was stored before.
 pub fn matches(registered: &[String], presented: &str) -> bool {
-    registered.iter().any(|r| {
-        if r == presented {
-            return true;
-        }
-        match (parts(r), parts(presented)) {
-            (Some(a), Some(b)) => {
-                a.scheme.eq_ignore_ascii_case("http") && b.scheme.eq_ignore_ascii_case("http") && is_loopback(a.host) && a.host == b.host && a.rest == b.rest
-            }
-            _ => false,
-        }
-    })
+    if refuse_registration(presented).is_some() {
+        return false;
+    }
+    registered.iter().any(|r| r == presented || same_but_loopback_port(r, presented))
+}
+
+/// Both `http` on the same loopback host (parsed), with the same path and query.
+fn same_but_loopback_port(registered: &str, presented: &str) -> bool {
+    let (Ok(a), Ok(b)) = (read(registered), read(presented)) else { return false };
+    let loopback = |u: &WebUrl| u.scheme() == "http" && u.host().is_some_and(is_loopback);
+    loopback(&a) && loopback(&b) && a.host() == b.host() && a.path() == b.path() && a.query() == b.query()
 }
 
 /// `uri` with `params` appended to its query.
@@ -105,16 +79,12 @@ pub fn with_params(uri: &str, params: &[(&str, &str)]) -> String {
     out
 }
 
-/// The host a person recognises on the consent page (`claude.ai`, `127.0.0.1:33418`, or the
-/// scheme of a native app).
+/// The host a person recognises on the consent page, as parsed (`claude.ai`,
+/// `127.0.0.1:33418`), or the scheme of a native app (`com.example.app:`).
 pub fn display_host(uri: &str) -> String {
-    match parts(uri) {
-        Some(p) if p.host.is_empty() => format!("{}:", p.scheme),
-        Some(p) => match p.port {
-            Some(port) => format!("{}:{port}", p.host),
-            None => p.host.to_string(),
-        },
-        None => uri.to_string(),
+    match read(uri) {
+        Ok(url) => url.host_and_port().unwrap_or_else(|| format!("{}:", url.scheme())),
+        Err(_) => "an address that is not a valid URL".into(),
     }
 }
 
@@ -123,16 +93,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn uris_split() {
-        assert_eq!(parts("https://claude.ai/api/mcp/auth_callback"), Some(Parts { scheme: "https", host: "claude.ai", port: None, rest: "/api/mcp/auth_callback" }));
-        assert_eq!(parts("http://127.0.0.1:33418/cb?x=1").map(|p| (p.host, p.port, p.rest)), Some(("127.0.0.1", Some("33418"), "/cb?x=1")));
-        assert_eq!(parts("http://[::1]:80/").map(|p| (p.host, p.port)), Some(("[::1]", Some("80"))));
-        assert_eq!(parts("com.example.app:/oauth").map(|p| (p.scheme, p.host, p.rest)), Some(("com.example.app", "", "/oauth")));
-        assert_eq!(parts("https://a.test/cb#frag"), None);
-        assert_eq!(parts("https://user@evil.test/cb"), None);
-        assert_eq!(parts("https://a.test:x/cb"), None);
-        assert_eq!(parts("/relative"), None);
-        assert_eq!(parts("https://a.test/c b"), None);
+    fn loopback_is_a_parsed_host() {
+        let host = |u: &str| is_loopback(WebUrl::parse(u).unwrap().host().unwrap());
+        assert!(host("http://127.0.0.1:3000/") && host("http://127.1/") && host("http://localhost/") && host("http://[::1]/") && host("http://2130706433/"));
+        assert!(!host("http://127.attacker.example/"), "a domain that starts with 127.");
+        assert!(!host("http://127.0.0.1.nip.io/") && !host("http://localhost.evil.example/") && !host("http://[::2]/"));
+        assert!(refuse_registration("http://127.attacker.example/cb").unwrap().contains("only for loopback"));
     }
 
     #[test]
@@ -140,8 +106,18 @@ mod tests {
         for ok in ["https://claude.ai/api/mcp/auth_callback", "http://127.0.0.1:3000/cb", "http://localhost/cb", "http://[::1]/cb", "cursor://anysphere.cursor-retrieval/oauth/callback", "com.example.app:/cb"] {
             assert_eq!(refuse_registration(ok), None, "{ok}");
         }
-        for bad in ["http://example.com/cb", "javascript:alert(1)", "data:text/html,x", "https:/nohost", "https://a.test/cb#x", "file:///etc/passwd"] {
+        for bad in ["http://example.com/cb", "javascript:alert(1)", "data:text/html,x", "https:/nohost", "https://a.test/cb#x", "file:///etc/passwd", "https://user@evil.test/cb", "https://a.test/c b", "/relative", "https://a.test:x/cb"] {
             assert!(refuse_registration(bad).is_some(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_redirect_uri_whose_host_parsers_disagree_on_cannot_be_registered() {
+        // The browser goes to evil.example (WHATWG ends the host at `\`); the page would have
+        // shown claude.ai.
+        for bad in ["http://evil.example\\claude.ai/cb", "https://evil.example\\claude.ai/cb", "https://evil.example\\@claude.ai/cb", "https://claude.ai\t/cb", "https://ｃｌａｕｄｅ.ai/cb", "http://１２７.０.０.１/cb", "https:\\\\evil.example/cb"] {
+            assert!(refuse_registration(bad).is_some(), "{bad:?}");
+            assert!(!matches(&[bad.to_string()], bad), "{bad:?}: never matches, even if stored before");
         }
     }
 
@@ -158,6 +134,8 @@ mod tests {
         assert!(!matches(&registered, "http://127.0.0.1:51234/other"));
         assert!(!matches(&registered, "http://localhost:51234/callback"));
         assert!(!matches(&["https://app.test:3000/cb".to_string()], "https://app.test:3001/cb"));
+        assert!(matches(&["http://localhost/cb".to_string()], "http://localhost:4000/cb"));
+        assert!(!matches(&["http://127.0.0.1/cb".to_string()], "http://127.attacker.example/cb"));
     }
 
     #[test]
@@ -167,5 +145,9 @@ mod tests {
         assert_eq!(display_host("https://claude.ai/api/cb"), "claude.ai");
         assert_eq!(display_host("http://127.0.0.1:5/cb"), "127.0.0.1:5");
         assert_eq!(display_host("cursor://x/cb"), "x");
+        assert_eq!(display_host("com.example.app:/cb"), "com.example.app:");
+        assert_eq!(display_host("https://Claude.AI:443/cb"), "claude.ai", "the host as parsed");
+        assert_eq!(display_host("https://evil.example\\claude.ai/cb"), "an address that is not a valid URL");
+
     }
 }

@@ -125,14 +125,17 @@ impl HttpCall {
 }
 
 impl RequestTemplate {
-    /// The URL's host when the configuration writes it out (not from a secret or a variable).
-    pub fn literal_host(&self) -> Option<String> {
-        let rest = self.url_source.split_once("://")?.1;
+    /// `scheme://authority` when the configuration writes both out (not from a secret or a
+    /// variable), for the guard to parse and check when the file loads. Cut where RFC 3986
+    /// ends an authority (`/`, `?`, `#`), so a `\` that a WHATWG parser would end it at stays
+    /// inside, for the parser's refusal rules to see.
+    pub fn literal_origin(&self) -> Option<&str> {
+        let (scheme, rest) = self.url_source.split_once("://")?;
         let authority = rest.split(['/', '?', '#']).next()?;
-        if authority.contains('{') {
+        if scheme.contains('{') || authority.contains('{') {
             return None;
         }
-        crate::upstream::address::host_of(&self.url_source)
+        self.url_source.get(..scheme.len() + 3 + authority.len())
     }
 
     /// Renders the request for one call. Arguments must already be validated.

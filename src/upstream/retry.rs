@@ -1,6 +1,8 @@
 //! Attempts of one upstream call: which failures are retried, how long to wait (exponential
 //! backoff with jitter, or the upstream's `Retry-After`), and where redirects may lead.
 
+use crate::weburl::{listed, WebUrl};
+
 /// A tool's retry settings, after validation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RetryPolicy {
@@ -115,20 +117,24 @@ pub struct RedirectPolicy {
 
 impl RedirectPolicy {
     /// Resolves `location` against `current` and checks it against the host rules of `first`,
-    /// the URL the templates produced. Never downgrades https to http.
+    /// the URL the templates produced: the same origin (scheme, host and port, as the WHATWG
+    /// parser reads them, the one workerd fetches with), or a listed host. Never downgrades
+    /// https to http. The target comes back as the parser serialized it.
     pub fn target(&self, first: &str, current: &str, location: &str) -> Result<String, String> {
-        let next = resolve(current, location).ok_or_else(|| format!("the redirect to {location:?} is not a valid URL"))?;
-        let (scheme, host, port) = origin(&next).ok_or_else(|| format!("the redirect to {location:?} is not an http(s) URL"))?;
-        let (first_scheme, first_host, first_port) = origin(first).ok_or("the request URL is not http(s)")?;
-        if first_scheme == "https" && scheme == "http" {
-            return Err(format!("the redirect to {next} would downgrade https to http"));
+        let first = WebUrl::parse(first).map_err(|why| format!("the request URL is refused: {why}"))?;
+        let current = WebUrl::parse(current).map_err(|why| format!("the request URL is refused: {why}"))?;
+        let next = current.join(location.trim()).map_err(|why| format!("the redirect is refused: {why}"))?;
+        if !matches!(next.scheme(), "http" | "https") {
+            return Err(format!("the redirect to {} is not an http(s) URL", next.as_str()));
         }
-        let same_origin = host == first_host && port == first_port && scheme == first_scheme;
-        let listed = self.hosts.iter().any(|h| h.eq_ignore_ascii_case(&host));
-        if same_origin || listed {
-            Ok(next)
+        if first.scheme() == "https" && next.scheme() == "http" {
+            return Err(format!("the redirect to {} would downgrade https to http", next.as_str()));
+        }
+        let Some(host) = next.host() else { return Err(format!("the redirect to {} has no host", next.as_str())) };
+        if next.same_origin(&first) || listed(&self.hosts, host) {
+            Ok(next.as_str().to_string())
         } else {
-            Err(format!("the redirect to host {host:?} is not allowed (add it to http.redirectHosts)"))
+            Err(format!("the redirect to host \"{host}\" is not allowed (add it to http.redirectHosts)"))
         }
     }
 }
@@ -142,52 +148,6 @@ pub fn redirected_method(status: u16, method: &str) -> (String, bool) {
         301 | 302 if method == "POST" => ("GET".into(), false),
         _ => (method.to_string(), true),
     }
-}
-
-/// Scheme, lowercase host and port of an http(s) URL.
-fn origin(url: &str) -> Option<(String, String, u16)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = scheme.to_ascii_lowercase();
-    let default_port = match scheme.as_str() {
-        "https" => 443,
-        "http" => 80,
-        _ => return None,
-    };
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    // An IPv6 literal keeps its colons inside brackets.
-    let (host, port) = match host_port.rsplit_once(':') {
-        Some((h, p)) if !p.contains(']') => (h, p.parse().ok()?),
-        _ => (host_port, default_port),
-    };
-    if host.is_empty() {
-        return None;
-    }
-    Some((scheme, host.to_ascii_lowercase(), port))
-}
-
-/// Resolves a `Location` value against the URL it came from (the common cases of RFC 3986 5.2).
-fn resolve(base: &str, location: &str) -> Option<String> {
-    let location = location.trim();
-    if location.contains("://") {
-        return Some(location.to_string());
-    }
-    let (scheme, rest) = base.split_once("://")?;
-    if let Some(net) = location.strip_prefix("//") {
-        return Some(format!("{scheme}://{net}"));
-    }
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path_and_more) = rest.split_at(authority_end);
-    let origin = format!("{scheme}://{authority}");
-    if location.starts_with('/') {
-        return Some(format!("{origin}{location}"));
-    }
-    let path = path_and_more.split(['?', '#']).next().unwrap_or("");
-    if location.starts_with('?') {
-        return Some(format!("{origin}{path}{location}"));
-    }
-    let dir = path.rfind('/').map_or("/", |i| path.get(..=i).unwrap_or("/"));
-    Some(format!("{origin}{dir}{location}"))
 }
 
 #[cfg(test)]
@@ -240,16 +200,40 @@ mod tests {
         assert_eq!(policy.target(first, first, "/v2/items").unwrap(), "https://api.example.com/v2/items");
         assert_eq!(policy.target(first, first, "other?y=2").unwrap(), "https://api.example.com/v1/other?y=2");
         assert_eq!(policy.target(first, first, "?page=2").unwrap(), "https://api.example.com/v1/items?page=2");
-        assert_eq!(policy.target(first, first, "https://API.example.com:443/z").unwrap(), "https://API.example.com:443/z");
+        assert_eq!(policy.target(first, first, "https://API.example.com:443/z").unwrap(), "https://api.example.com/z", "the same origin, serialized");
         assert_eq!(policy.target(first, first, "//cdn.example.com/f").unwrap(), "https://cdn.example.com/f");
         assert!(policy.target(first, first, "https://evil.test/").unwrap_err().contains("host \"evil.test\" is not allowed"));
         assert!(policy.target(first, first, "https://api.example.com:8443/").is_err());
-        assert!(policy.target(first, first, "https://api.example.com@evil.test/").is_err());
+        assert!(policy.target(first, first, "https://api.example.com@evil.test/").unwrap_err().contains("\"evil.test\""));
         assert!(policy.target(first, first, "http://api.example.com/").unwrap_err().contains("downgrade"));
         assert!(policy.target(first, first, "ftp://api.example.com/").is_err());
         let local = "http://127.0.0.1:8788/a/b";
         assert_eq!(policy.target(local, local, "c").unwrap(), "http://127.0.0.1:8788/a/c");
         assert!(policy.target(local, local, "http://127.0.0.1:9999/").is_err());
+        assert_eq!(policy.target(local, local, "http://2130706433:8788/x").unwrap(), "http://127.0.0.1:8788/x", "the same host, spelled otherwise");
+    }
+
+    #[test]
+    fn a_backslash_or_a_mapped_host_never_passes_as_the_same_origin() {
+        // Each of these is another host to workerd (WHATWG ends the authority at `\`) while a
+        // reading that ends it at `/`, `?` or `#` alone sees api.example.com: the redirect
+        // would carry every header, credentials included.
+        let policy = RedirectPolicy { max: 3, hosts: vec![] };
+        let first = "https://api.example.com/v1";
+        for location in [
+            "https://evil.example\\@api.example.com/",
+            "https://evil.example\\api.example.com/",
+            "/\\evil.example/",
+            "\\\\evil.example/",
+            "https://api.example.com\t.evil.example/",
+            "https://ａｐｉ.example.com/",
+            "https://evil.example#@api.example.com/",
+            "https://api.example.com.evil.example/",
+        ] {
+            assert!(policy.target(first, first, location).is_err(), "{location:?}");
+        }
+        let local = "http://127.0.0.1:8788/a";
+        assert!(policy.target(local, local, "http://evil.example\\@127.0.0.1:8788/").unwrap_err().contains("backslash"));
     }
 
     #[test]

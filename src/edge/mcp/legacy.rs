@@ -58,8 +58,10 @@ impl Stream {
 /// event, on the same origin.
 pub async fn connect(base: &HttpCall, max_bytes: u64) -> Result<(Mutex<Stream>, String), Failure> {
     let down = |why: String| Failure::Down(why, Outcome::Network);
-    crate::upstream::address::check(&base.url, &base.private_upstreams).map_err(|why| down(format!("it could not be reached: {why}")))?;
+    let checked = crate::upstream::address::check(&base.url, &base.private_upstreams).map_err(|why| down(format!("it could not be reached: {why}")))?;
     let mut call = base.clone();
+    // The stream is opened at the URL as the guard's parser serialized it: the host checked.
+    call.url = checked.as_str().to_string();
     call.method = "GET".into();
     call.body = None;
     call.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("accept") && !n.eq_ignore_ascii_case("content-type"));
@@ -89,7 +91,7 @@ pub async fn connect(base: &HttpCall, max_bytes: u64) -> Result<(Mutex<Stream>, 
             break event.data;
         }
     };
-    let url = crate::upstream::mcp::endpoint(&base.url, endpoint.trim()).ok_or_else(|| nonsense(format!("its endpoint {endpoint:?} is not on its own origin")))?;
+    let url = crate::upstream::mcp::endpoint(&call.url, endpoint.trim()).ok_or_else(|| nonsense(format!("its endpoint {endpoint:?} is not on its own origin")))?;
     Ok((Mutex::new(stream), url))
 }
 

@@ -124,15 +124,19 @@ pub fn negotiated(result: &Value) -> Result<String, String> {
 }
 
 /// Where a legacy (HTTP+SSE) upstream says to POST, as an absolute URL, when it is on the event
-/// stream's own origin: a path, or a URL of that origin. Anything else is refused: the upstream
-/// may not send mcp-edge's requests elsewhere.
+/// stream's own origin: a path, or a URL of that origin, compared as the WHATWG parser reads
+/// both (the one workerd fetches with). Anything else is refused: the upstream may not send
+/// mcp-edge's requests elsewhere.
 pub fn endpoint(stream_url: &str, endpoint: &str) -> Option<String> {
-    let origin = crate::head::RequestUrl::parse(stream_url)?.origin;
-    if endpoint.starts_with('/') && !endpoint.starts_with("//") {
-        return Some(format!("{origin}{endpoint}"));
+    let stream = crate::weburl::WebUrl::parse(stream_url).ok()?;
+    // A path (`/message?sessionId=…`) or an absolute URL; a bare relative path is not an
+    // endpoint an upstream sends.
+    let absolute = endpoint.contains("://");
+    if !absolute && !endpoint.starts_with('/') {
+        return None;
     }
-    let url = crate::head::RequestUrl::parse(endpoint)?;
-    (url.origin == origin).then(|| endpoint.to_string())
+    let url = stream.join(endpoint).ok()?;
+    url.same_origin(&stream).then(|| url.as_str().to_string())
 }
 
 #[cfg(test)]
@@ -163,6 +167,16 @@ mod tests {
         assert_eq!(endpoint(base, "http://evil.example/m"), None);
         assert_eq!(endpoint(base, "//evil.example/m"), None);
         assert_eq!(endpoint(base, "message"), None);
+        assert_eq!(endpoint(base, "http://2130706433:3102/m").as_deref(), Some("http://127.0.0.1:3102/m"), "the same origin, serialized");
+    }
+
+    #[test]
+    fn a_legacy_endpoint_with_a_backslash_is_not_on_the_streams_origin() {
+        // WHATWG (and workerd) end the authority at `\`: these POST to evil.example.
+        let base = "http://127.0.0.1:3102/sse";
+        for spelling in ["http://evil.example\\@127.0.0.1:3102/m", "/\\evil.example/m", "\\\\evil.example/m", "http://evil.example#@127.0.0.1:3102/m", "http://１２７.0.0.1:3102/m"] {
+            assert_eq!(endpoint(base, spelling), None, "{spelling:?}");
+        }
     }
 
     #[test]

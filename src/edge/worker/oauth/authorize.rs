@@ -131,8 +131,9 @@ fn consent(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &AuthorizationReque
         }
     };
     let csrf = csrf_token(key, &browser, &sealed);
-    let server = crate::head::RequestUrl::parse(&request.resource)
-        .and_then(|u| cx.catalog.route(&u.path))
+    let server = crate::weburl::WebUrl::parse(&request.resource)
+        .ok()
+        .and_then(|u| cx.catalog.route(u.path()))
         .and_then(|(i, _, _)| cx.catalog.servers.get(i))
         .map(|s| s.title.clone().unwrap_or_else(|| s.name.clone()))
         .unwrap_or_else(|| "this MCP server".into());

@@ -25,6 +25,7 @@ use crate::envelope::Op;
 use crate::error::Error;
 use crate::head::RequestUrl;
 use crate::oauth::store::Command;
+use crate::weburl::WebUrl;
 use crate::oauth::{AuthServer, SIGNING_KEY};
 
 pub use token::{verify_access, Audience};
@@ -281,21 +282,23 @@ pub(crate) fn redirect(location: &str, cookies: &[String]) -> Result<Response, E
 }
 
 /// The canonical URL of the resource a `resource` names, if it is one of ours that accepts
-/// this authorization server's tokens: same origin, and a server's route with
-/// `"auth": {"oauth": true}`, or the admin API (its own audience: a token for it is for nothing
-/// else, and a person grants it on a page that says it gives admin rights).
+/// this authorization server's tokens: the same origin as parsed, no query, fragment or user
+/// info, and a server's route with `"auth": {"oauth": true}`, or the admin API (its own
+/// audience: a token for it is for nothing else, and a person grants it on a page that says it
+/// gives admin rights).
 fn resource(catalog: &Catalog, origin: &str, named: &str) -> Option<String> {
-    let url = RequestUrl::parse(named)?;
-    if !url.origin.eq_ignore_ascii_case(origin) || !url.query.is_empty() || named.contains('#') {
+    let url = WebUrl::parse(named).ok()?;
+    let ours = WebUrl::parse(origin).ok()?;
+    if !url.same_origin(&ours) || url.query().is_some() || url.fragment().is_some() || url.has_credentials() {
         return None;
     }
-    let path = if url.path.len() > 1 { url.path.trim_end_matches('/') } else { url.path.as_str() };
+    let path = if url.path().len() > 1 { url.path().trim_end_matches('/') } else { url.path() };
     if path == crate::live::api::PREFIX {
         return Some(admin_resource(origin));
     }
     let (index, _, _) = catalog.route(path)?;
     catalog.servers.get(index)?.auth.as_ref().filter(|a| a.oauth)?;
-    Some(format!("{origin}{path}"))
+    canonical(&ours, path)
 }
 
 /// The admin API as a resource: the audience of the only access tokens it takes.
@@ -308,9 +311,16 @@ pub(crate) fn admin_resource(origin: &str) -> String {
 fn default_resource(catalog: &Catalog, origin: &str) -> Option<String> {
     let mut oauth = catalog.servers.iter().filter(|s| s.auth.as_ref().is_some_and(|a| a.oauth));
     match (oauth.next(), oauth.next()) {
-        (Some(only), None) if !only.route.as_str().contains('{') => Some(format!("{origin}{}", only.route.as_str())),
+        (Some(only), None) if !only.route.as_str().contains('{') => canonical(&WebUrl::parse(origin).ok()?, only.route.as_str()),
         _ => None,
     }
+}
+
+/// A resource as both endpoints spell it: `path` on `origin`, serialized by the URL parser, so
+/// `/authorize`, `/token` and an audience compare the same string.
+fn canonical(origin: &WebUrl, path: &str) -> Option<String> {
+    let url = origin.join(path).ok()?;
+    url.same_origin(origin).then(|| url.as_str().to_string())
 }
 
 /// The body of a form POST, within `limit` bytes.

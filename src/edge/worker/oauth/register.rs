@@ -83,11 +83,11 @@ pub async fn find(cx: &Cx<'_>, client_id: &str) -> Result<Option<Client>, Error>
     if let Some(c) = cx.server.clients.iter().find(|c| c.client_id == client_id) {
         return Ok(Some(c.clone()));
     }
-    if client::is_metadata_url(client_id, &cx.server.private_hosts) {
-        if !cx.server.metadata_documents {
-            return Ok(None);
-        }
-        return document(cx, client_id).await.map(Some);
+    match client::metadata_url(client_id, &cx.server.private_hosts) {
+        Some(_) if !cx.server.metadata_documents => return Ok(None),
+        Some(Ok(())) => return document(cx, client_id).await.map(Some),
+        Some(Err(why)) => return Err(OAuthError::invalid_client(why).into()),
+        None => {}
     }
     let answer = store(cx.env, &Command::GetClient { client_id: client_id.into() }).await?;
     Ok(answer.get("client").filter(|c| !c.is_null()).and_then(|c| serde_json::from_value(c.clone()).ok()))

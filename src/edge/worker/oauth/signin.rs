@@ -156,8 +156,8 @@ pub fn current(users: &[User], principal: &Principal) -> Option<Principal> {
 /// (b) Who the browser is to the host application: its cookie, checked by the introspection of
 /// the server the request is for.
 pub async fn browser_session(req: &Incoming, cx: &Cx<'_>, resource: &str) -> Result<Option<Principal>, Error> {
-    let Some(url) = crate::head::RequestUrl::parse(resource) else { return Ok(None) };
-    let Some((index, _, params)) = cx.catalog.route(&url.path) else { return Ok(None) };
+    let Ok(url) = crate::weburl::WebUrl::parse(resource) else { return Ok(None) };
+    let Some((index, _, params)) = cx.catalog.route(url.path()) else { return Ok(None) };
     let Some(server) = cx.catalog.servers.get(index) else { return Ok(None) };
     let Some(auth) = server.auth.as_ref() else { return Ok(None) };
     let header = |name: &str| req.header(name);
@@ -173,8 +173,8 @@ pub fn refusal(cx: &Cx<'_>, resource: &str, who: &Principal) -> Option<String> {
         let admin = crate::console::session::ADMIN_ROLE;
         return (!who.roles.iter().any(|r| r == admin)).then(|| format!("You are signed in as {name}, who may not administer this deployment: that needs the role {admin}."));
     }
-    let url = crate::head::RequestUrl::parse(resource)?;
-    let (index, _, _) = cx.catalog.route(&url.path)?;
+    let url = crate::weburl::WebUrl::parse(resource).ok()?;
+    let (index, _, _) = cx.catalog.route(url.path())?;
     let auth = cx.catalog.servers.get(index)?.auth.as_ref()?;
     (!who.may(&auth.required_roles)).then(|| format!("You are signed in as {name}, who may not use this server: it needs the role {}.", auth.required_roles.join(" or ")))
 }
@@ -225,11 +225,13 @@ async fn endpoints(cx: &Cx<'_>, oidc: &Oidc) -> Result<Endpoints, String> {
     if doc.get("issuer").and_then(Value::as_str).map(|i| i.trim_end_matches('/')) != Some(oidc.issuer.as_str()) {
         return Err("the identity provider's discovery document names another issuer".into());
     }
-    let field = |name: &str| doc.get(name).and_then(Value::as_str).map(str::to_string);
+    // A discovered endpoint is checked as configured ones are when the file loads: https, or
+    // http for a local provider in `privateHosts`.
+    let field = |name: &str| doc.get(name).and_then(Value::as_str).map(|e| crate::oauth::signin::discovered_endpoint(&oidc.issuer, e, &cx.server.private_hosts)).transpose();
     let endpoints = Endpoints {
-        authorization: oidc.authorization_endpoint.clone().or_else(|| field("authorization_endpoint")).ok_or("the discovery document names no authorization_endpoint")?,
-        token: oidc.token_endpoint.clone().or_else(|| field("token_endpoint")).ok_or("the discovery document names no token_endpoint")?,
-        userinfo: oidc.userinfo_endpoint.clone().or_else(|| field("userinfo_endpoint")),
+        authorization: oidc.authorization_endpoint.clone().map_or_else(|| field("authorization_endpoint"), |e| Ok(Some(e)))?.ok_or("the discovery document names no authorization_endpoint")?,
+        token: oidc.token_endpoint.clone().map_or_else(|| field("token_endpoint"), |e| Ok(Some(e)))?.ok_or("the discovery document names no token_endpoint")?,
+        userinfo: oidc.userinfo_endpoint.clone().map_or_else(|| field("userinfo_endpoint"), |e| Ok(Some(e)))?,
     };
     ENDPOINTS.with(|c| c.borrow_mut().insert(oidc.issuer.clone(), (endpoints.clone(), now + DISCOVERY_MS)));
     Ok(endpoints)

@@ -84,7 +84,7 @@ pub async fn verify_access(env: &Env, audience: Audience<'_>, origin: &str, cred
     let Some(oauth) = &catalog.oauth else { return Err("this deployment has no authorization server".into()) };
     let key = signing_key(env).await.map_err(|e| e.message())?;
     let claims = AccessClaims::verify(&key, credential, now_ms())?;
-    let named = crate::head::RequestUrl::parse(&claims.aud).ok_or("the token names no MCP server")?;
+    let named = crate::weburl::WebUrl::parse(&claims.aud).map(|u| crate::head::RequestUrl::of(&u)).map_err(|_| "the token names no MCP server")?;
     let ours = named.origin == origin
         && match audience {
             Audience::Server(server, route) => catalog.route(&named.path).is_some_and(|(i, _, params)| catalog.servers.get(i).is_some_and(|s| s.route == server.route) && params == *route),
