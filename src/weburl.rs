@@ -103,6 +103,25 @@ impl WebUrl {
         Ok(WebUrl(url))
     }
 
+    /// `path` on `origin`, for a URL this server hands out on its own origin (a callback URL,
+    /// its `/oauth/callback` redirect URI, a resource): `origin` must be exactly an http(s)
+    /// origin as a serializer spells it (`scheme://host[:port]`, what the runtime's request URL
+    /// starts with), and `path` an absolute path that stays on it.
+    pub fn on_origin(origin: &str, path: &str) -> Result<WebUrl, String> {
+        let base = WebUrl::parse(origin)?;
+        if !matches!(base.scheme(), "http" | "https") || base.origin() != origin {
+            return Err(format!("{} is not an http(s) origin", shown(origin)));
+        }
+        if !path.starts_with('/') {
+            return Err(format!("{} is not an absolute path", shown(path)));
+        }
+        let url = base.join(path)?;
+        if !url.same_origin(&base) {
+            return Err(format!("{} leaves the origin {origin}", shown(path)));
+        }
+        Ok(url)
+    }
+
     /// The URL as the parser serialized it: what a fetch must be given.
     pub fn as_str(&self) -> &str {
         self.0.as_str()
@@ -406,6 +425,27 @@ mod tests {
         assert!(base.same_origin(&base.join("/z").unwrap()));
         assert!(!base.same_origin(&base.join("http://api.example.com/").unwrap()));
         assert!(!base.same_origin(&base.join("https://api.example.com:8443/").unwrap()));
+    }
+
+    #[test]
+    fn urls_on_our_own_origin() {
+        let on = |origin: &str, path: &str| WebUrl::on_origin(origin, path).map(|u| u.as_str().to_string());
+        assert_eq!(on("http://127.0.0.1:8787", "/callbacks/t.1").unwrap(), "http://127.0.0.1:8787/callbacks/t.1");
+        assert_eq!(on("https://mcp.example.com", "/oauth/callback").unwrap(), "https://mcp.example.com/oauth/callback");
+        assert_eq!(on("https://mcp.example.com", "/").unwrap(), "https://mcp.example.com/");
+        for (origin, path) in [
+            ("http://evil.example\\@127.0.0.1:8787", "/cb"),
+            ("http://１２７.0.0.1:8787", "/cb"),
+            ("http://LOCALHOST:8787", "/cb"),
+            ("http://127.0.0.1:8787/x", "/cb"),
+            ("http://u@127.0.0.1:8787", "/cb"),
+            ("cursor://x", "/cb"),
+            ("https://mcp.example.com", "//evil.example/cb"),
+            ("https://mcp.example.com", "/\\evil.example/cb"),
+            ("https://mcp.example.com", "cb"),
+        ] {
+            assert!(on(origin, path).is_err(), "{origin} {path}");
+        }
     }
 
     #[test]

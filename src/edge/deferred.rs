@@ -199,8 +199,11 @@ async fn call_back(home: &Home, call_id: &str, tool: &Tool, call: &PendingCall) 
         return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {} is not set.", tool.name, crate::upstream::signing::SIGNING_KEY)));
     };
     let token = crate::pending::sign(key.as_bytes(), &home.object, call_id);
+    // The request's origin, as the runtime serialized it after the Host check, read again by the
+    // URL parser: the upstream gets a URL on exactly that origin, or none.
+    let callback = crate::weburl::WebUrl::on_origin(&home.origin, &format!("/callbacks/{token}")).map_err(|why| error_result(format!("The tool {:?} cannot be given a callback URL: {why}", tool.name)))?;
     let mut http = http.clone();
-    http.headers.push((CALLBACK_HEADER.into(), format!("{}/callbacks/{token}", home.origin)));
+    http.headers.push((CALLBACK_HEADER.into(), callback.as_str().to_string()));
     match upstream::perform(&http, tool.reply.max_bytes).await {
         Upstream::Reply { status: 202, .. } => Ok(()),
         answered => Err(to_result(&answered, &tool.reply, &crate::edge::redaction::for_call(call).0)),

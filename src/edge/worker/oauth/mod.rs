@@ -319,8 +319,7 @@ fn default_resource(catalog: &Catalog, origin: &str) -> Option<String> {
 /// A resource as both endpoints spell it: `path` on `origin`, serialized by the URL parser, so
 /// `/authorize`, `/token` and an audience compare the same string.
 fn canonical(origin: &WebUrl, path: &str) -> Option<String> {
-    let url = origin.join(path).ok()?;
-    url.same_origin(origin).then(|| url.as_str().to_string())
+    WebUrl::on_origin(&origin.origin(), path).ok().map(|u| u.as_str().to_string())
 }
 
 /// The body of a form POST, within `limit` bytes.

@@ -237,6 +237,12 @@ async fn endpoints(cx: &Cx<'_>, oidc: &Oidc) -> Result<Endpoints, String> {
     Ok(endpoints)
 }
 
+/// Where the identity provider sends the browser back: `/oauth/callback` on the request's
+/// origin, as the runtime serialized it after the Host check, read again by the URL parser.
+fn callback_uri(cx: &Cx<'_>) -> Result<String, Error> {
+    crate::weburl::WebUrl::on_origin(&cx.url.origin, "/oauth/callback").map(|u| u.as_str().to_string()).map_err(|why| Error::Internal(format!("no callback URI on this origin: {why}")))
+}
+
 /// What travels through the provider as `state`: the sealed authorization request, bound to
 /// the browser's login cookie.
 #[derive(Serialize, Deserialize)]
@@ -262,7 +268,7 @@ pub async fn provider_redirect(cx: &Cx<'_>, oidc: &Oidc, key: &[u8], request: &A
     let params = [
         ("response_type", "code".to_string()),
         ("client_id", oidc.client_id.clone()),
-        ("redirect_uri", format!("{}/oauth/callback", cx.url.origin)),
+        ("redirect_uri", callback_uri(cx)?),
         ("scope", oidc.scopes.join(" ")),
         ("state", state),
         ("code_challenge", challenge),
@@ -303,7 +309,7 @@ pub async fn provider_callback(req: &Incoming, cx: &Cx<'_>, oidc: &Oidc, key: &[
     let mut body = format!(
         "grant_type=authorization_code&code={}&redirect_uri={}&code_verifier={}",
         encode(&code),
-        encode(&format!("{}/oauth/callback", cx.url.origin)),
+        encode(&callback_uri(cx)?),
         sign(key, "oauth.pkce", &login)
     );
     let mut headers = vec![
