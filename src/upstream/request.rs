@@ -147,7 +147,9 @@ impl RequestTemplate {
             }
         }
         let url = self.url.expand(Context::Url, lookup);
-        if !(url.starts_with("https://") || url.starts_with("http://")) {
+        // Schemes are case-insensitive (`HTTPS://` is https); the SSRF guard parses the rest.
+        let scheme_is = |prefix: &str| url.get(..prefix.len()).is_some_and(|p| p.eq_ignore_ascii_case(prefix));
+        if !(scheme_is("https://") || scheme_is("http://")) {
             return Err(Error::Internal(format!("{owner} has a URL that is not http(s) once expanded")));
         }
         let mut query = String::new();
