@@ -131,7 +131,7 @@ pub fn endpoint(stream_url: &str, endpoint: &str) -> Option<String> {
     let stream = crate::weburl::WebUrl::parse(stream_url).ok()?;
     // A path (`/message?sessionId=…`) or an absolute URL; a bare relative path is not an
     // endpoint an upstream sends.
-    let absolute = endpoint.contains("://");
+    let absolute = crate::weburl::WebUrl::parse(endpoint).is_ok();
     if !absolute && !endpoint.starts_with('/') {
         return None;
     }
