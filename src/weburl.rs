@@ -300,7 +300,37 @@ fn check_authority(authority: &str) -> Result<(), String> {
     if decoded.iter().any(|b| b.is_ascii_control() || *b == b' ' || *b == b'\\') {
         return Err(format!("the host part {} contains a control character, a space or a backslash once percent-decoded", shown(authority)));
     }
+    check_punycode(&decoded)
+}
+
+/// `xn--` labels, checked as far as a parser without Unicode tables can. idna's back end is
+/// pinned to the one with no tables (`Cargo.toml`), which validates nothing in a decoded label,
+/// while idna's own checks assume that format characters were refused already (a debug
+/// assertion on U+200F in its bidi check, found by the `urls` fuzz target). So a label that is
+/// not Punycode, decodes to ASCII alone, or holds a control, space or invisible formatting
+/// character is refused here; UTS 46 refuses each of them too, so workerd would not connect.
+fn check_punycode(authority: &[u8]) -> Result<(), String> {
+    let authority = String::from_utf8_lossy(authority).to_ascii_lowercase();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    if host_port.starts_with('[') {
+        return Ok(());
+    }
+    let host = host_port.split(':').next().unwrap_or_default();
+    for label in host.split('.') {
+        let Some(code) = label.strip_prefix("xn--") else { continue };
+        let fine = idna::punycode::decode_to_string(code).is_some_and(|text| !text.is_ascii() && !text.chars().any(invisible));
+        if !fine {
+            return Err(format!("the host label {label:?} is not a valid internationalized (xn--) label"));
+        }
+    }
     Ok(())
+}
+
+/// Controls, spaces, and the default-ignorable and bidi formatting characters.
+fn invisible(c: char) -> bool {
+    c.is_control()
+        || c.is_whitespace()
+        || matches!(c, '\u{ad}' | '\u{34f}' | '\u{61c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}' | '\u{17b5}' | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}' | '\u{fff0}'..='\u{fff8}' | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}' | '\u{e0000}'..='\u{e0fff}')
 }
 
 fn backslash(input: &str) -> String {
@@ -392,6 +422,21 @@ mod tests {
             assert!(e.contains(why), "{input:?}: {e}");
         }
         assert!(WebUrl::parse("http://１２７.０.０.１/").unwrap_err().contains("punycode"));
+    }
+
+    #[test]
+    fn punycode_labels_are_checked_as_far_as_no_unicode_tables_allow() {
+        assert!(WebUrl::parse("https://xn--mnchen-3ya.de/").is_ok());
+        assert!(WebUrl::parse("https://XN--MNCHEN-3YA.de/").is_ok());
+        // What the `urls` fuzz target found: a label that decodes to U+200F (a debug assertion in
+        // idna's bidi check), and others UTS 46 refuses too.
+        let rlm = format!("xn--{}", idna::punycode::encode_str("a\u{200f}b").unwrap());
+        let zwsp = format!("xn--{}", idna::punycode::encode_str("m\u{fc}n\u{200b}chen").unwrap());
+        for host in [rlm.as_str(), zwsp.as_str(), "xn--abc-", "xn--", "xn--zz.example"] {
+            let e = WebUrl::parse(&format!("https://{host}/")).unwrap_err();
+            assert!(e.contains("not a valid internationalized"), "{host}: {e}");
+        }
+        assert!(HostPattern::parse(&rlm).is_err());
     }
 
     #[test]
