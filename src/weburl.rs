@@ -215,7 +215,7 @@ impl HostPattern {
         if let Ok(v6) = text.parse::<Ipv6Addr>() {
             return Ok(HostPattern::Exact(url::Host::Ipv6(v6)));
         }
-        url::Host::parse(text).map(HostPattern::Exact).map_err(|e| format!("{text:?} is not a host (no scheme, port or path): {e}"))
+        url::Host::parse(text).map(HostPattern::Exact).map_err(|_| format!("{text:?} is not a host: write the host alone (no scheme, port or path), or *.domain"))
     }
 
     pub fn matches(&self, host: Host<'_>) -> bool {

@@ -324,4 +324,20 @@ mod tests {
             "servers[0].tools[0].pendingTimeoutMs: must be 1000 to 86400000"
         );
     }
+
+    #[test]
+    fn urls_and_host_lists_are_read_by_the_one_url_parser() {
+        let server = |private: &str, url: &str| format!(r#"{{"servers":[{{"name":"s","version":"1","privateUpstreams":{private},"tools":[{{"name":"a","http":{{"url":"{url}"}}}}]}}]}}"#);
+        // A host written out is checked when the file loads, as parsed.
+        assert!(load(&server(r#"["127.0.0.1"]"#, "http://2130706433:8788/x")).is_ok(), "the listed host, spelled otherwise");
+        assert_eq!(err(&server("[]", "http://0x7f.1:8788/x")), "servers[0].tools[0].http.url: the upstream host 127.0.0.1 is a loopback address; list it in the server's privateUpstreams to allow it");
+        assert!(err(&server(r#"["127.0.0.1"]"#, "http://evil.example\\\\@127.0.0.1/x")).contains("backslash"));
+        assert!(err(&server(r#"["127.0.0.1"]"#, "http://１２７.0.0.1/x")).contains("punycode"));
+        // An allowlist entry is a host, or `*.domain`.
+        assert!(load(&server(r#"["*.corp.test", "[::1]", "localhost"]"#, "https://api.example.com/")).is_ok());
+        assert_eq!(err(&server(r#"["127.0.0.1", "localhost:8788"]"#, "https://api.example.com/")), "servers[0].privateUpstreams[1]: \"localhost:8788\" is not a host: write the host alone (no scheme, port or path), or *.domain");
+        assert!(err(&server(r#"["http://localhost"]"#, "https://api.example.com/")).starts_with("servers[0].privateUpstreams[0]:"));
+        let oauth = r#"{"servers":[{"name":"s","version":"1"}],"oauth":{"signIn":{"users":[{"username":"a","passwordSecret":"PW"}]},"privateHosts":["127.0.0.1/"]}}"#;
+        assert!(err(oauth).starts_with("oauth.privateHosts[0]:"), "{}", err(oauth));
+    }
 }
