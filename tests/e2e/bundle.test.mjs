@@ -7,9 +7,9 @@
 // 684 KiB at 696,364 bytes; the rescue of trapped requests and the outbox of replies whose stream
 // was gone (issue 25) made it 705,468. Issue 26 chose opt-level 2 by measurement (6 % less CPU
 // per call, the same cold start): 933,362. One WHATWG URL parser for every security decision
-// (issue 38: the url crate, with idna_adapter 1.0.0, no Unicode tables) added 40 KB: 1,000,787
-// against 960,571 (ICU4X's tables would have made it 1,053,811, over the cap). `npm test` builds
-// the module before the tests run.
+// (issue 38: the url crate, with idna_adapter 1.0.0, no Unicode tables) added 39 KB: 1,021,341
+// against 981,947 (ICU4X's tables would have added 93 KB, over the cap). `npm test` builds the
+// module before the tests run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
