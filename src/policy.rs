@@ -1,5 +1,7 @@
 //! Edge policy as pure functions of a request: Origin allowlists and the CORS headers that follow.
 
+use crate::weburl::Host;
+
 /// One allowed browser origin: `*`, or `scheme://host[:port]` where the port may be `*` and the
 /// host may start with `*.`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,15 +78,6 @@ pub fn is_loopback_ip(ip: &str) -> bool {
     ip == "::1" || ip.strip_prefix("127.").is_some_and(|rest| rest.split('.').count() == 3)
 }
 
-/// The host name of a `Host` header value, without the port, lower-cased.
-fn host_name(host: &str) -> String {
-    let host = host.trim().to_ascii_lowercase();
-    if host.starts_with('[') {
-        return host.split(']').next().map(|h| format!("{h}]")).unwrap_or(host);
-    }
-    host.split(':').next().unwrap_or("").to_string()
-}
-
 /// The ports Cloudflare's edge proxies HTTP and HTTPS on: a `Host` with any other explicit port
 /// reached the Worker some other way, such as a local `wrangler dev`.
 const EDGE_PORTS: [u16; 13] = [80, 8080, 8880, 2052, 2082, 2086, 2095, 443, 2053, 2083, 2087, 2096, 8443];
@@ -122,9 +115,19 @@ pub fn host_allowed(host: Option<&str>, at_edge: bool, allowed_hosts: &[String])
     if at_edge {
         return true;
     }
-    let Some(host) = host else { return false };
-    let name = host_name(host);
-    matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]") || allowed_hosts.iter().any(|h| h.eq_ignore_ascii_case(&name))
+    // `Host` is an authority: read as the one URL parser reads one, and nothing else may be in
+    // it (`127.0.0.1:8787\@evil.example` is refused, not taken for 127.0.0.1).
+    let Some(url) = host.and_then(|h| crate::weburl::WebUrl::parse(&format!("http://{h}/")).ok()) else { return false };
+    if url.has_credentials() || url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return false;
+    }
+    let Some(parsed) = url.host() else { return false };
+    let loopback = match parsed {
+        Host::V4(ip) => ip == std::net::Ipv4Addr::LOCALHOST,
+        Host::V6(ip) => ip.is_loopback(),
+        Host::Domain(name) => name.trim_end_matches('.') == "localhost",
+    };
+    loopback || crate::weburl::listed(allowed_hosts, parsed)
 }
 
 /// The address requests are counted by: the client's at the edge; off it, where any client can
@@ -231,6 +234,11 @@ mod tests {
         }
         assert!(!host_allowed(Some("evil.example.com"), false, &none));
         assert!(!host_allowed(Some("localhost.evil.com:80"), false, &none));
+        // Read as the URL parser reads an authority: nothing else in it passes.
+        for tricky in ["127.0.0.1:8787\\@evil.example", "127.0.0.1:8787@evil.example", "evil.example#@127.0.0.1", "127.0.0.1/x", "127.0.0.1:8787 evil", "127.0.0.1.evil.example"] {
+            assert!(!host_allowed(Some(tricky), false, &none), "{tricky}");
+        }
+        assert!(host_allowed(Some("[::1]:8787"), false, &none));
         assert!(!host_allowed(None, false, &none));
         assert!(host_allowed(Some("mcp.internal:8787"), false, &["mcp.internal".to_string()]));
         // At the edge, Cloudflare has routed by hostname.
