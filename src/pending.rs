@@ -157,8 +157,7 @@ pub fn verify<'t>(key: &[u8], token: &'t str) -> Option<(String, &'t str)> {
 /// principal's digest.
 fn is_object_name(name: &str) -> bool {
     let (id, digest) = name.split_once(':').unwrap_or((name, ""));
-    let uuid = id.len() == 36 && id.char_indices().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() });
-    uuid && digest.bytes().all(|b| b.is_ascii_hexdigit())
+    crate::session::is_issued_id(id) && digest.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ pub fn valid_session_id(id: &str) -> bool {
 /// client cannot name the stateless revision's task store (`tasks:<route>`) or any other of
 /// the namespace's objects, whatever it sends.
 pub fn is_session_id(id: &str) -> bool {
-    id.len() == 36 && id.char_indices().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() })
+    crate::session::is_issued_id(id)
 }
 
 /// A UUID v4 from the platform CSPRNG.
