@@ -194,7 +194,11 @@ pub fn bearer_matches(authorization: Option<&str>, secret: &str) -> bool {
 
 /// Compares secrets in time that does not depend on where they differ.
 pub fn same_secret(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    same_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// The same comparison for bytes (derived keys, hashes).
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     let mut diff = a.len() ^ b.len();
     for i in 0..a.len().max(b.len()) {
         diff |= usize::from(a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0));
@@ -220,19 +224,14 @@ fn roles_of(value: Option<&Value>) -> Vec<String> {
     }
 }
 
-/// The prefix of every session object's name. A session id is the client's to send: without
-/// it, `Mcp-Session-Id: oauth` would name the authorization server's object (or any other of
-/// the namespace's), whose names never start with it.
-pub const SESSION_OBJECT: &str = "session:";
-
-/// The name of a session's Durable Object: the prefix, the session id, and for an
+/// The name of a session's Durable Object: the prefix (`session_ids::SESSION_OBJECT`), the session id, and for an
 /// authenticated principal a digest of it, so that another principal presenting the same id
 /// reaches an empty object.
 pub fn object_name(session_id: &str, principal: &str) -> String {
     if principal == ANONYMOUS {
-        return format!("{SESSION_OBJECT}{session_id}");
+        return format!("{}{session_id}", crate::session_ids::SESSION_OBJECT);
     }
-    format!("{SESSION_OBJECT}{session_id}:{}", principal_digest(principal))
+    format!("{}{session_id}:{}", crate::session_ids::SESSION_OBJECT, principal_digest(principal))
 }
 
 /// A short digest of a principal's id, for the names of the objects kept per principal.
@@ -428,7 +427,7 @@ mod tests {
         assert!(a.starts_with("session:s-1:") && a.len() == 8 + 4 + 24);
         // Whatever a client sends, it names a session's object, never another of the namespace's.
         for other in ["oauth", "live-config", "health", "oauth-revocations", "registry:/mcp"] {
-            assert!(object_name(other, ANONYMOUS).starts_with(SESSION_OBJECT));
+            assert!(object_name(other, ANONYMOUS).starts_with(crate::session_ids::SESSION_OBJECT));
         }
         assert_ne!(a, object_name("s-1", "token:bob"));
         assert_eq!(a, object_name("s-1", "token:alice"));

@@ -20,8 +20,7 @@
 //! - [`error`]: the one error enum, and how it maps to JSON-RPC codes and HTTP statuses.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
 //! - [`versions`]: the protocol revisions this server speaks.
-//! - [`keys`]: the deployment's own keys by name and their minimum length; the secrets a catalog
-//!   names, which live edits may not use and no reply or log shows.
+//! - [`keys`]: the deployment's own keys by name and their minimum length.
 //! - [`redact`]: secrets hidden from whatever leaves the server: a secret found in every spelling
 //!   it can take (JSON escapes, percent, HTML references, base64), a text redacted whole before
 //!   any cut.
@@ -29,6 +28,7 @@
 //! - [`framing`]: the exact bytes of an SSE event, an NDJSON line, a JSON body.
 //! - [`protocol`]: MCP messages by area (lifecycle, tools, resources, prompts, completion, logging).
 //! - [`session`]: what a session persists, and when it expires.
+//! - [`session_ids`]: session ids as mcp-edge issues them, and the prefix of their objects' names.
 //! - [`lease`]: when the Worker may serve a session's calls without its Durable Object.
 //! - [`live`]: live changes through the admin API: the layer over the bundled file, one change
 //!   applied and validated, the API's routes and errors, the versions kept.
@@ -84,6 +84,7 @@ pub mod protocol;
 pub mod redact;
 pub mod routes;
 pub mod session;
+pub mod session_ids;
 pub mod tasks;
 pub mod tools;
 pub mod upstream;

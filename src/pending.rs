@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::auth::SESSION_OBJECT;
+use crate::session_ids::SESSION_OBJECT;
 use crate::upstream::signing::{sign as signature, signed, signed_without_purpose};
 
 /// How a deferred call gets its result.
@@ -157,7 +157,7 @@ pub fn verify<'t>(key: &[u8], token: &'t str) -> Option<(String, &'t str)> {
 /// principal's digest.
 fn is_object_name(name: &str) -> bool {
     let (id, digest) = name.split_once(':').unwrap_or((name, ""));
-    crate::session::is_issued_id(id) && digest.bytes().all(|b| b.is_ascii_hexdigit())
+    crate::session_ids::is_issued(id) && digest.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 #[cfg(test)]

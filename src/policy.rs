@@ -91,20 +91,16 @@ const EDGE_PORTS: [u16; 13] = [80, 8080, 8880, 2052, 2082, 2086, 2095, 443, 2053
 /// never through a port the edge does not proxy (a browser always sends the port it connected
 /// to, `rebind.example:8787`, and a page's script cannot change `Host`).
 pub fn at_edge(local: bool, client_ip: Option<&str>, host: Option<&str>) -> bool {
-    let proxied_port = host.is_some_and(|h| match port_of(h) {
-        None => true,
-        Some(port) => port.parse::<u16>().is_ok_and(|p| EDGE_PORTS.contains(&p)),
-    });
+    // The default port (80, as `http://` reads it) is proxied too.
+    let proxied_port = host.and_then(authority).is_some_and(|url| url.port().is_none_or(|p| EDGE_PORTS.contains(&p)));
     !local && client_ip.is_some_and(|ip| !ip.is_empty() && !is_loopback_ip(ip)) && proxied_port
 }
 
-/// The explicit port of a `Host` value, if it has one.
-fn port_of(host: &str) -> Option<&str> {
-    let after_host = match host.strip_prefix('[') {
-        Some(v6) => v6.split_once(']').map_or("", |(_, rest)| rest),
-        None => host,
-    };
-    after_host.rsplit_once(':').map(|(_, port)| port)
+/// A `Host` value as the one URL parser reads an authority, with nothing else in it:
+/// `127.0.0.1:8787\@evil.example` is no authority, not 127.0.0.1.
+fn authority(host: &str) -> Option<crate::weburl::WebUrl> {
+    let url = crate::weburl::WebUrl::parse(&format!("http://{host}/")).ok()?;
+    (!url.has_credentials() && url.path() == "/" && url.query().is_none() && url.fragment().is_none()).then_some(url)
 }
 
 /// DNS rebinding defence. Off the edge (`wrangler dev`, Miniflare, any local run) a request
@@ -115,12 +111,7 @@ pub fn host_allowed(host: Option<&str>, at_edge: bool, allowed_hosts: &[String])
     if at_edge {
         return true;
     }
-    // `Host` is an authority: read as the one URL parser reads one, and nothing else may be in
-    // it (`127.0.0.1:8787\@evil.example` is refused, not taken for 127.0.0.1).
-    let Some(url) = host.and_then(|h| crate::weburl::WebUrl::parse(&format!("http://{h}/")).ok()) else { return false };
-    if url.has_credentials() || url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
-        return false;
-    }
+    let Some(url) = host.and_then(authority) else { return false };
     let Some(parsed) = url.host() else { return false };
     let loopback = match parsed {
         Host::V4(ip) => ip == std::net::Ipv4Addr::LOCALHOST,

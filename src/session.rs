@@ -3,12 +3,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Whether a session id can be one mcp-edge issued: a UUID, as the edge makes them (lowercase
-/// hex and dashes, 8-4-4-4-12).
-pub fn is_issued_id(id: &str) -> bool {
-    id.len() == 36 && id.char_indices().all(|(i, c)| if matches!(i, 8 | 13 | 18 | 23) { c == '-' } else { c.is_ascii_hexdigit() })
-}
-
 /// Bumped when the stored shape changes incompatibly; new optional fields need no bump.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -126,14 +120,6 @@ impl Session {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn only_ids_shaped_as_issued_name_a_session() {
-        assert!(is_issued_id("9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e"));
-        for other in ["tasks:/mcp", "oauth", "live-config", "session:9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5", "9f1c0a52x1d3e-4b8e-9a57-2a1f0d3c4b5e", "9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5g", ""] {
-            assert!(!is_issued_id(other), "{other}");
-        }
-    }
 
     #[test]
     fn n8n_nodes_mcp_gets_no_stream_for_list_changes() {

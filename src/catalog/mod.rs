@@ -3,6 +3,7 @@
 //! `config`. Only `config` knows the file: the layers that serve requests read the catalog.
 
 mod entries;
+mod secrets;
 
 pub use entries::{Prompt, Resource, ResourceSource, ResourceTemplate};
 

@@ -9,14 +9,6 @@ pub fn valid_session_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
-/// Whether a client's `Mcp-Session-Id` (or legacy `sessionId`) can be one we issued: a UUID,
-/// as `random_id` makes them. Anything else names no session, and never reaches an object: a
-/// client cannot name the stateless revision's task store (`tasks:<route>`) or any other of
-/// the namespace's objects, whatever it sends.
-pub fn is_session_id(id: &str) -> bool {
-    crate::session::is_issued_id(id)
-}
-
 /// A UUID v4 from the platform CSPRNG.
 pub fn random_id() -> Result<String, Error> {
     let mut bytes = [0u8; 16];

@@ -173,16 +173,18 @@ pub fn apply(bundled: &Value, layer: &Layer, server: &str, edit: Edit) -> Result
         layer.insert(server.to_string(), next.clone());
     }
     let catalog = super::compile(bundled, &layer).map_err(|fault| AdminError::located(fault, &body_at))?;
-    check_secrets(bundled, &catalog, server, index, &next).map_err(|fault| AdminError::located(fault, &body_at))?;
+    let file = super::compile(bundled, &Layer::new()).map_err(|fault| AdminError::located(fault, ""))?;
+    check_secrets(&file, &catalog, server, index, &next).map_err(|fault| AdminError::located(fault, &body_at))?;
     Ok(Applied { layer, catalog, summary, created })
 }
 
 /// The same check for a whole layer, as a rollback restores it: a version stored before the
 /// rule (or with another `admin.secrets`) is not restored past it.
 pub fn check_layer(bundled: &Value, layer: &Layer, catalog: &Catalog) -> Result<(), AdminError> {
+    let file = super::compile(bundled, &Layer::new()).map_err(|fault| AdminError::located(fault, ""))?;
     for (name, config) in layer {
         let index = super::server_index(bundled, name).unwrap_or_default();
-        check_secrets(bundled, catalog, name, index, config).map_err(|fault| AdminError::located(fault, ""))?;
+        check_secrets(&file, catalog, name, index, config).map_err(|fault| AdminError::located(fault, ""))?;
     }
     Ok(())
 }
@@ -191,9 +193,9 @@ pub fn check_layer(bundled: &Value, layer: &Layer, catalog: &Catalog) -> Result<
 /// (its keys, passwords, the identity provider's secret, the tokens callers present), and with
 /// `admin.secrets` only those listed; whatever the file itself names for this server stays.
 /// An admin who may edit tools may otherwise send any secret of the Worker wherever a URL says.
-fn check_secrets(bundled: &Value, catalog: &Catalog, server: &str, index: usize, config: &Value) -> Result<(), ConfigError> {
+/// `file` is the bundled file compiled alone, `catalog` with the change.
+fn check_secrets(file: &Catalog, catalog: &Catalog, server: &str, index: usize, config: &Value) -> Result<(), ConfigError> {
     let Some(edited) = catalog.servers.iter().find(|s| s.name == server) else { return Ok(()) };
-    let file = super::compile(bundled, &Layer::new())?;
     let already = file.servers.iter().find(|s| s.name == server).map(|s| s.outbound_secrets()).unwrap_or_default();
     let own = file.own_secrets();
     for name in edited.outbound_secrets().into_iter().filter(|n| !already.contains(n)) {

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { pkce, readConfig, registerClient, startOAuthWorker, PASSWORDS } from './worker.mjs';
+import { PASSWORDS, hidden, pkce, readConfig, registerClient, startOAuthWorker } from './worker.mjs';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const HOST = 'mcp.example.test';
@@ -28,7 +28,6 @@ function request(port, { method = 'GET', path, address, headers = {}, body }) {
   });
 }
 
-const hidden = (text, name) => text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 const cookies = (headers) => (headers['set-cookie'] ?? []).map((c) => c.split(';')[0]);
 
 /** The consent page for a new client, fetched as `address` with `cookie`. */

@@ -6,7 +6,7 @@
 // put the deployment's own keys in a template.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { initializeWith, pkce, readConfig, registerClient, startOAuthWorker, tokenRequest, PASSWORDS } from './worker.mjs';
+import { PASSWORDS, hidden, initializeWith, pkce, readConfig, registerClient, startOAuthWorker, tokenRequest } from './worker.mjs';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const ADMIN_TOKEN = 'admin-token-audience-0f3b9c2e7a41d6580c';
@@ -18,7 +18,6 @@ before(async () => {
 });
 after(() => w?.close());
 
-const hidden = (text, name) => text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
 /** Signs `user` in through a freshly registered client for `resource`: the consent page, and the
  *  token endpoint's answer. */

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { pkce, readConfig, registerClient, startOAuthWorker, tokenRequest, PASSWORDS } from './worker.mjs';
+import { PASSWORDS, hidden, pkce, readConfig, registerClient, startOAuthWorker, tokenRequest } from './worker.mjs';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
@@ -24,7 +24,6 @@ before(async () => {
 after(() => w?.close());
 
 const html = (text, id) => text.match(new RegExp(`id="${id}"[^>]*>([^<]*)<`))?.[1];
-const hidden = (text, name) => text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
 /** `GET /authorize` with these parameters (a good request, changed by `changes`). */
 async function authorize(origin, clientId, changes = {}, headers = {}) {

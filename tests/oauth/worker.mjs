@@ -57,6 +57,9 @@ export async function startOAuthWorker({ config = readConfig(), bindings = {}, r
   };
 }
 
+/** The value of the consent page's hidden form field `name`, unescaped. */
+export const hidden = (text, name) => text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
+
 /** A PKCE pair (S256). */
 export function pkce() {
   const verifier = randomBytes(32).toString('base64url');

@@ -60,20 +60,10 @@ async fn revoke(storage: &Storage) -> Result<(), Error> {
     Ok(())
 }
 
-/// The alarm rings at `at_ms`, or earlier if it is set for earlier.
-async fn arm(storage: &Storage, at_ms: u64, now_ms: u64) -> Result<(), Error> {
-    let current = storage.get_alarm().await?;
-    if current.is_none_or(|at| at as u64 > at_ms) {
-        storage.set_alarm(std::time::Duration::from_millis(at_ms.saturating_sub(now_ms).max(1))).await?;
-    }
-    Ok(())
-}
-
 /// Serves one command inside the object it concerns.
 pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
     let storage = state.storage();
     let command: Command = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("oauth command: {e}")))?;
-    let now = crate::edge::now_ms();
     match command {
         Command::Key { generated } => {
             let key = match read::<String>(&storage, "key").await? {
@@ -89,7 +79,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             let forget_at = client.issued_at.saturating_mul(1000).saturating_add(UNUSED_CLIENT_MS);
             write(&storage, CLIENT, &client).await?;
             if matches!(client.origin, Origin::Registered { .. }) {
-                arm(&storage, forget_at, now).await?;
+                crate::edge::arm_by(storage.as_raw(), forget_at).await;
             }
             answer(&json!({}))
         }
@@ -111,7 +101,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
         }
         Command::IndexGrant { grant, expires_ms, .. } => {
             write(&storage, &format!("{CLIENT_GRANT}{grant}"), &expires_ms).await?;
-            arm(&storage, expires_ms, now).await?;
+            crate::edge::arm_by(storage.as_raw(), expires_ms).await;
             answer(&json!({}))
         }
         Command::ConsentGiven { principal, resource, scope, .. } => {
@@ -126,7 +116,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
         Command::PutCode { hash, record, .. } => {
             let kept_until = record.expires_ms.saturating_add(ENDED_KEPT_MS);
             write(&storage, &format!("{CODE}:{hash}"), &record).await?;
-            arm(&storage, kept_until, now).await?;
+            crate::edge::arm_by(storage.as_raw(), kept_until).await;
             answer(&json!({}))
         }
         Command::Exchange { grant: grant_id, code, exchange, refresh, lifetime_ms, now_ms } => {
@@ -143,7 +133,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             // an error for a code that was in fact used (its retry would revoke the grant).
             write(&storage, &key, &record).await?;
             write(&storage, GRANT, &grant).await?;
-            let _ = arm(&storage, grant.expires_ms.saturating_add(ENDED_KEPT_MS), now).await;
+            crate::edge::arm_by(storage.as_raw(), grant.expires_ms.saturating_add(ENDED_KEPT_MS)).await;
             answer(&json!({"grant": grant}))
         }
         Command::Refresh { presented, client_id, resource, next, now_ms, .. } => {
@@ -191,7 +181,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             for grant in &grants {
                 write(&storage, &format!("{REVOKED}{grant}"), &now_ms).await?;
             }
-            arm(&storage, now_ms + REVOCATIONS_KEPT_MS, now).await?;
+            crate::edge::arm_by(storage.as_raw(), now_ms + REVOCATIONS_KEPT_MS).await;
             answer(&json!({}))
         }
     }

@@ -36,7 +36,8 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
                         last = last.max(until_ms);
                         write(&storage, &format!("{PREFIX}{}", budget.key), &Stored { counter, until_ms }).await?;
                     }
-                    arm(&storage, last, now_ms).await?;
+                    // An alarm set earlier stays: its sweep sets the next.
+                    crate::edge::arm_by(storage.as_raw(), last).await;
                     json!({"allowed": true, "retryAfterMs": 0})
                 }
                 Err(taken) => serde_json::to_value(taken).map_err(|e| Error::Internal(e.to_string()))?,
@@ -50,14 +51,6 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
         }
     };
     Ok(ResponseBuilder::new().with_status(200).fixed(answer.to_string().into_bytes()))
-}
-
-/// The alarm rings when a window ends; one already set stays (its sweep sets the next).
-async fn arm(storage: &Storage, until_ms: u64, now_ms: u64) -> Result<(), Error> {
-    if storage.get_alarm().await?.is_none() {
-        storage.set_alarm(std::time::Duration::from_millis(until_ms.saturating_sub(now_ms).max(1))).await?;
-    }
-    Ok(())
 }
 
 /// From the object's alarm: counts whose window is over are deleted; the alarm is set again

@@ -6,7 +6,8 @@ use worker::{Env, Response};
 
 use crate::edge::worker::log::RequestLog;
 use crate::edge::forward::forward;
-use crate::edge::ids::{is_session_id, random_id};
+use crate::edge::ids::random_id;
+use crate::session_ids::is_issued;
 use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
 use crate::error::Error;
@@ -29,7 +30,7 @@ pub async fn open(req: crate::edge::http::Incoming, env: &Env, server_index: usi
 pub async fn message(mut req: crate::edge::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let url = req.url()?;
     let session_id = url.query_param("sessionId").ok_or(Error::SessionRequired)?;
-    if !is_session_id(&session_id) {
+    if !is_issued(&session_id) {
         return Err(Error::SessionNotFound);
     }
     log.session_id = Some(session_id.clone());

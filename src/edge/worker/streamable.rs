@@ -7,7 +7,8 @@ use worker::{Env, Response};
 use crate::edge::body::{check_depth, read_limited};
 use crate::edge::worker::log::RequestLog;
 use crate::edge::forward::forward;
-use crate::edge::ids::{is_session_id, random_id};
+use crate::edge::ids::random_id;
+use crate::session_ids::is_issued;
 use crate::edge::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
 use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
@@ -83,7 +84,7 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         (Op::Initialize, id)
     } else {
         let id = session_header.ok_or(Error::SessionRequired)?;
-        if !is_session_id(&id) {
+        if !is_issued(&id) {
             return Err(Error::SessionNotFound);
         }
         (Op::Message, id)
@@ -169,7 +170,7 @@ pub async fn get(req: Incoming, env: &Env, server_index: usize, principal: &Prin
 fn session_of(req: &Incoming, log: &mut RequestLog) -> Result<String, Error> {
     check_protocol_version(req)?;
     let id = req.header(SESSION_ID).ok_or(Error::SessionRequired)?;
-    if !is_session_id(&id) {
+    if !is_issued(&id) {
         return Err(Error::SessionNotFound);
     }
     log.session_id = Some(id.clone());

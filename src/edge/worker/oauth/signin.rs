@@ -95,7 +95,7 @@ pub async fn password(req: &Incoming, cx: &Cx<'_>, key: &[u8], users: &[User], u
     let (iterations, salt) = spec.as_ref().map_or_else(|| Password::Plain(String::new()).derivation(username), |s| s.derivation(username));
     let presented = derive(password, &salt, iterations).await?;
     let matches = match &spec {
-        Some(Password::Hashed { hash, .. }) => same_secret(&hex(&presented), &hex(hash)),
+        Some(Password::Hashed { hash, .. }) => crate::auth::same_bytes(&presented, hash),
         Some(Password::Plain(plain)) => same_secret(password, plain),
         None => false,
     };
@@ -110,10 +110,6 @@ pub async fn password(req: &Incoming, cx: &Cx<'_>, key: &[u8], users: &[User], u
         cookies.push(crate::auth::set_cookie(DEVICE_COOKIE, &sealed, DEVICE_S, cx.url.origin.starts_with("https://"), "Lax"));
     }
     Ok(Ok((user_principal(user), cookies)))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// What a sealed principal carries: who, and until when; bound to `bound` (a request, or
