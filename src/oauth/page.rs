@@ -109,7 +109,8 @@ pub fn error_page(message: &str) -> String {
 /// An error for an application that may not be sent back to at once: the page says what went
 /// wrong, and a link returns to the application with the error, if the person so chooses.
 pub fn error_return_page(message: &str, host: &str, location: &str) -> String {
-    let mut sentence: String = message.chars().take(1).flat_map(char::to_uppercase).chain(message.chars().skip(1)).collect();
+    // It follows a colon: as written, so a parameter's name (`code_challenge_method`) stays one.
+    let mut sentence = message.to_string();
     if !sentence.ends_with('.') {
         sentence.push('.');
     }
@@ -180,6 +181,13 @@ mod tests {
         assert!(admin.contains("the one published at <strong>claude.ai</strong>"));
         assert!(admin.contains("<dt>Admin API</dt><dd id=\"resource\">https://mcp.test/admin/api</dd>"));
         assert!(c(false, Vouched::Configured).contains("configured by this server's operator"));
+    }
+
+    #[test]
+    fn an_error_goes_back_only_by_the_persons_link() {
+        let html = error_return_page("code_challenge_method \"plain\" is not supported; use S256", "127.0.0.1:9", "http://127.0.0.1:9/cb?error=invalid_request&state=a\"b");
+        assert!(html.contains("The application's request is not valid: code_challenge_method &quot;plain&quot; is not supported; use S256.</p>"), "{html}");
+        assert!(html.contains("<a id=\"return\" href=\"http://127.0.0.1:9/cb?error=invalid_request&amp;state=a&quot;b\" rel=\"noreferrer\">return to 127.0.0.1:9</a>"), "{html}");
     }
 
     #[test]
