@@ -17,6 +17,7 @@
 
 mod body;
 mod calls;
+mod context;
 mod deferred;
 mod forward;
 mod health;

@@ -9,7 +9,8 @@ use std::collections::HashMap;
 
 use worker::{Env, Response};
 
-use crate::edge::calls::{self, CallContext, Cancels};
+use crate::edge::calls;
+use crate::edge::context::{self, CallContext, Cancels};
 use crate::edge::http::{accepted, respond};
 use crate::edge::now_ms;
 use crate::catalog::Server;
@@ -46,7 +47,7 @@ pub fn before_forward(session_id: &str, body: &Body) {
                 if n.method == Method::Cancelled {
                     let id = n.params.as_ref().and_then(|p| p.get("requestId"));
                     if let (Some(id), Some(cancels)) = (id, CALLS.with(|c| c.borrow().get(session_id).cloned())) {
-                        calls::cancel(&cancels, id);
+                        context::cancel(&cancels, id);
                     }
                 }
                 n.method.known()

@@ -9,7 +9,8 @@ use std::rc::Rc;
 
 use worker::{Env, Response, ResponseBuilder};
 
-use crate::edge::calls::{self, CallContext};
+use crate::edge::calls;
+use crate::edge::context::CallContext;
 use crate::edge::http::framing_headers;
 use crate::edge::streams::Outlet;
 use crate::edge::now_ms;

@@ -110,7 +110,7 @@ impl McpSession {
                 // of this session runs in this object.
                 Ok(Message::Notification(n)) if n.method == Method::Cancelled => {
                     if let Some(id) = n.params.as_ref().and_then(|p| p.get("requestId")) {
-                        crate::edge::calls::cancel(&self.cancels, id);
+                        crate::edge::context::cancel(&self.cancels, id);
                     }
                 }
                 // Over HTTP+SSE, initialize arrives in a session the GET already opened.

@@ -29,7 +29,7 @@ use worker::{durable_object, DurableObject, Env, Request, Response, State};
 
 use crate::auth::Principal;
 use crate::catalog::Server;
-use crate::edge::calls::{Cancels, Inputs};
+use crate::edge::context::{Cancels, Inputs};
 use crate::edge::deferred::{Home, Receipts, Waiters};
 use crate::edge::http::error_response;
 use crate::edge::object::{authority, counters, health, registry, versions};

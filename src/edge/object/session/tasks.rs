@@ -22,7 +22,7 @@ use super::{BusyGuard, McpSession};
 use crate::auth::{object_name, Principal};
 use crate::catalog::Server;
 use crate::dispatch::{self, Action, Environment, PendingCall, TaskRequest};
-use crate::edge::calls::{CallContext, Inputs};
+use crate::edge::context::{CallContext, Inputs};
 use crate::edge::deferred::Home;
 use crate::edge::object::registry;
 use crate::edge::streams::Outlet;
