@@ -14,6 +14,7 @@ pub(super) mod auth;
 pub(super) mod callbacks;
 pub(super) mod console;
 pub(super) mod entry;
+pub(super) mod introspection;
 pub(super) mod leases;
 pub(super) mod legacy_sse;
 pub(super) mod listen;
