@@ -10,11 +10,12 @@ use std::collections::HashMap;
 use worker::{Env, Response};
 
 use crate::edge::calls;
+use crate::edge::health;
 use crate::edge::context::{self, CallContext, Cancels};
 use crate::edge::http::{accepted, respond};
 use crate::edge::now_ms;
 use crate::catalog::Server;
-use crate::dispatch::{Action, Environment};
+use crate::dispatch::{self, Action, Environment};
 use crate::envelope::{Envelope, Op};
 use crate::error::Error;
 use crate::jsonrpc::{Body, Message};
@@ -84,7 +85,10 @@ pub async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: B
     let principal = envelope.principal.clone().unwrap_or_else(crate::auth::Principal::anonymous);
     let secret = |name: &str| crate::edge::secret(env, name);
     let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now };
-    let action = crate::edge::health::handle(server, &mut lease.session, Ok(message), &environment, None);
+    let message = Ok(message);
+    let refusal = health::Refusal::watch(server, &principal, &message);
+    let action = dispatch::handle(server, &mut lease.session, message, &environment);
+    refusal.count(server, &action, None);
     // Served methods never change the session; should one ever, the object must see it.
     let unchanged = LEASES.with(|l| l.borrow().get(&envelope.session_id) == Some(&lease));
     let servable = match &action {

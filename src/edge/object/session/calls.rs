@@ -10,6 +10,7 @@ use super::{Forwarded, McpSession};
 use crate::auth::{object_name, Principal};
 use crate::catalog::Server;
 use crate::dispatch::{self, Action, Environment};
+use crate::edge::health;
 use crate::edge::http::accepted;
 use crate::edge::object::registry;
 use crate::edge::streams::Outlet;
@@ -125,7 +126,10 @@ impl McpSession {
                 }
                 _ => {}
             }
-            actions.push(crate::edge::health::handle(server, &mut session, message, &env, Some(&self.env)));
+            let refusal = health::Refusal::watch(server, principal, &message);
+            let action = dispatch::handle(server, &mut session, message, &env);
+            refusal.count(server, &action, Some(&self.env));
+            actions.push(action);
         }
         crate::edge::calls::admit(&self.cancels, server.limits.max_calls_in_flight, &mut actions);
         if session != before {
