@@ -40,7 +40,7 @@ pub fn forget(session_id: &str) {
 
 /// What a POST forwarded to a session's object means for this isolate: a cancellation stops the
 /// call it names if it runs here, and a message that may change the session drops the lease.
-pub fn before_forward(session_id: &str, body: &Body) {
+fn before_forward(session_id: &str, body: &Body) {
     for message in &body.messages {
         let method = match message {
             Ok(Message::Request(r)) => r.method.known(),
@@ -63,9 +63,19 @@ pub fn before_forward(session_id: &str, body: &Body) {
     }
 }
 
+/// A POST to a session: served here from its lease when one serves it (`true`), or forwarded to
+/// the session's object. The client gets what the object would answer either way.
+pub async fn serve_or_forward(env: &Env, server: &Arc<Server>, envelope: Envelope, parsed: Body, body: &[u8]) -> Result<(Response, bool), Error> {
+    before_forward(&envelope.session_id, &parsed);
+    if let Some(response) = serve(env, server, &envelope, parsed).await? {
+        return Ok((response, true));
+    }
+    Ok((crate::edge::forward::forward(env, envelope, body).await?, false))
+}
+
 /// Serves a POST from its session's lease when the object would answer it the same way.
 /// `Ok(None)`: the object must answer it.
-pub async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body) -> Result<Option<Response>, Error> {
+async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body) -> Result<Option<Response>, Error> {
     let single = matches!(body.messages.as_slice(), [Ok(Message::Request(r))] if r.method.known().is_some_and(Method::lease_serves));
     // A JSON answer: the object streams only when something must, which a lease never serves.
     let json = envelope.json_ok || envelope.framing == Some(Framing::Json);

@@ -161,9 +161,7 @@ impl McpSession {
     /// A client's request (or the registry's notification) as the object serves it, at least
     /// at the configuration version the Worker served.
     async fn forwarded(&self, envelope: Envelope, signal: AbortSignal) -> Result<Forwarded, Error> {
-        crate::edge::live::refresh(&self.env, envelope.config).await;
-        crate::edge::mcp::discovery::refresh(&self.env).await;
-        let server = catalog()?.servers.get(envelope.server).cloned().ok_or_else(|| Error::Internal("unknown server index".into()))?;
+        let server = crate::edge::live::fresh_catalog(&self.env, envelope.config).await?.servers.get(envelope.server).cloned().ok_or_else(|| Error::Internal("unknown server index".into()))?;
         let principal = envelope.principal.clone().unwrap_or_else(Principal::anonymous);
         let home = Home {
             env: self.env.clone(),
