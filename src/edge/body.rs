@@ -1,11 +1,17 @@
 //! Request bodies, read within their limits: never more than the server allows in memory, and
-//! never nested deeper than it allows before they are parsed.
+//! never nested deeper than it allows before they are parsed; form posts (the authorization
+//! server's endpoints, the console's sign-in) within the two sizes forms may have.
 
 use futures::StreamExt;
 
 use crate::edge::http::Incoming;
 use crate::error::Error;
 use crate::jsonrpc;
+
+/// The authorization server's forms (`/authorize`, `/token`, `/revoke`) are small.
+pub const MAX_OAUTH_FORM_BYTES: u64 = 16 * 1024;
+/// The console's sign-in forms are smaller still.
+pub const MAX_CONSOLE_FORM_BYTES: u64 = 4 * 1024;
 
 /// The body, or `PayloadTooLarge` as soon as it passes `limit` bytes.
 pub async fn read_limited(req: &mut Incoming, limit: u64) -> Result<Vec<u8>, Error> {
@@ -34,4 +40,18 @@ pub fn check_depth(body: &[u8], max: usize) -> Result<(), Error> {
     } else {
         Err(Error::InvalidRequest(format!("the JSON nests deeper than {max} levels")))
     }
+}
+
+/// The body of a form POST, within `limit` bytes.
+pub async fn form_body(req: &mut Incoming, limit: u64) -> Result<Vec<(String, String)>, Error> {
+    let content_type = req.header("content-type").unwrap_or_default();
+    if !content_type.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded") {
+        return Err(crate::oauth::OAuthError::invalid_request("the body must be application/x-www-form-urlencoded").into());
+    }
+    let body = read_limited(req, limit).await.map_err(|e| match e {
+        Error::PayloadTooLarge(limit) => Error::OAuth(Box::new(crate::oauth::OAuthError::new(413, "invalid_request", format!("the body exceeds {limit} bytes")))),
+        other => other,
+    })?;
+    let text = String::from_utf8(body).map_err(|_| crate::oauth::OAuthError::invalid_request("the body is not UTF-8"))?;
+    Ok(crate::oauth::form(&text))
 }

@@ -13,11 +13,11 @@ pub async fn forward(env: &Env, mut envelope: Envelope, payload: &[u8]) -> Resul
         envelope.object = Some(crate::auth::object_name(&envelope.session_id, &principal.id));
     }
     envelope.config = crate::edge::live::version();
-    let stub = crate::edge::http::object_stub(env, envelope.object())?;
+    let stub = crate::edge::hop::object_stub(env, envelope.object())?;
     let body = envelope.seal(payload);
     let mut attempt = 0;
     loop {
-        match crate::edge::http::send_to_object(&stub, &body).await {
+        match crate::edge::hop::send_to_object(&stub, &body).await {
             Ok(response) => return Ok(response),
             Err(error) => {
                 let flag = |name: &str| match &error {

@@ -17,14 +17,13 @@ use std::time::Duration;
 use worker::{Context, Delay, Env};
 
 use crate::catalog::{Catalog, HealthSettings, Server};
-use crate::dispatch::{self, Action, CallKind, Environment, PendingCall};
+use crate::dispatch::{Action, CallKind, PendingCall};
 use crate::edge::now_ms;
 use crate::envelope::Op;
 use crate::error::Error;
 use crate::health::{DataPoint, HealthView, Outcome, Window};
 use crate::jsonrpc::{Message, Parsed};
 use crate::method::Method;
-use crate::session::Session;
 
 /// How long figures wait in an isolate before they are sent: one hop per isolate per 5 s at most.
 pub const FLUSH_MS: u64 = 5_000;
@@ -100,17 +99,28 @@ fn record(server: &Server, tool: &str, outcome: Outcome, latency_ms: u64, object
     }
 }
 
-/// `dispatch::handle`, also counting a `tools/call` of a configured tool that was refused for
-/// its arguments (`validation`). Everything else about a call is counted when it finishes.
-pub fn handle(server: &Server, session: &mut Session, message: Parsed, env: &Environment<'_>, object: Option<&Env>) -> Action {
-    let tool = settings().and_then(|_| called_tool(server, env.principal, &message));
-    let action = dispatch::handle(server, session, message, env);
-    if let (Some(tool), Action::Reply(reply)) = (tool, &action) {
-        if crate::health::refused(reply) {
-            record(server, &tool, Outcome::Validation, 0, object);
+/// A `tools/call` of a configured tool that dispatch refuses for its arguments counts as
+/// `validation`; everything else about a call is counted when it finishes (`Timer`). Applied
+/// around the dispatch, by its caller: `watch` the message before it goes to dispatch (by
+/// value), then `count` what dispatch made of it.
+pub struct Refusal {
+    tool: Option<String>,
+}
+
+impl Refusal {
+    pub fn watch(server: &Server, principal: &crate::auth::Principal, message: &Parsed) -> Refusal {
+        Refusal { tool: settings().and_then(|_| called_tool(server, principal, message)) }
+    }
+
+    /// `object`: the environment of the Durable Object the message was dispatched in; `None`
+    /// in the Worker.
+    pub fn count(self, server: &Server, action: &Action, object: Option<&Env>) {
+        if let (Some(tool), Action::Reply(reply)) = (self.tool, action) {
+            if crate::health::refused(reply) {
+                record(server, &tool, Outcome::Validation, 0, object);
+            }
         }
     }
-    action
 }
 
 /// The configured tool a `tools/call` names, directly or through catalog mode's `call_tool`,

@@ -1,5 +1,6 @@
-//! Ids at the edge: fresh ones from the platform CSPRNG (sessions, calls, request ids), and the
-//! check every session id a client sends gets before it names a Durable Object.
+//! Ids at the edge: fresh ones from the platform CSPRNG (sessions, calls, request ids; the
+//! authorization server's ids, codes, tokens and secrets; nonces), and the check every session
+//! id a client sends gets before it names a Durable Object.
 
 use crate::error::Error;
 
@@ -14,4 +15,18 @@ pub fn random_id() -> Result<String, Error> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| Error::Internal(format!("no randomness for a session id: {e}")))?;
     Ok(uuid::Builder::from_random_bytes(bytes).into_uuid().to_string())
+}
+
+/// `bytes` random bytes as base64url: ids, codes, tokens, secrets.
+pub fn random(bytes: usize) -> Result<String, Error> {
+    let mut buffer = vec![0u8; bytes];
+    getrandom::fill(&mut buffer).map_err(|e| Error::Internal(format!("no randomness: {e}")))?;
+    Ok(crate::base64::encode_url(&buffer))
+}
+
+/// A 12-byte AES-GCM nonce.
+pub fn nonce() -> Result<[u8; 12], Error> {
+    let mut n = [0u8; 12];
+    getrandom::fill(&mut n).map_err(|e| Error::Internal(format!("no randomness: {e}")))?;
+    Ok(n)
 }

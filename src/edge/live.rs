@@ -71,6 +71,15 @@ pub fn bundled_file() -> Result<&'static serde_json::Value, Error> {
     FILE.get_or_init(|| serde_json::from_str(&super::config_text()).map_err(|e| e.to_string())).as_ref().map_err(|e| Error::Config(e.clone()))
 }
 
+/// The catalog a request is served from, brought up to date first: the live version, at least
+/// `seen` (the one the Worker served, for an object), then the upstream MCP servers' lists due
+/// for a read. Every request the Worker or a session's object serves starts here.
+pub async fn fresh_catalog(env: &Env, seen: u64) -> Result<Arc<Catalog>, Error> {
+    refresh(env, seen).await;
+    crate::edge::mcp::discovery::refresh(env).await;
+    super::catalog()
+}
+
 /// Brings this isolate up to date: at most every [`REFRESH_MS`], or at once when a forwarded
 /// request says its Worker served a newer version than `seen`.
 pub async fn refresh(env: &Env, seen: u64) {

@@ -2,24 +2,31 @@
 //!
 //! Split by where the code runs:
 //! - `worker/`: the Worker's fetch and queue handlers, and the transports they serve.
-//! - `object/`: the Durable Objects: a session's (`session/`), the registries', and the
-//!   authorization server's store (`authority`).
-//! - Shared by both, here: `forward` (the hop from the Worker to an object), `calls` (one
-//!   upstream call carried out, in an object, or in the Worker for stateless requests and
-//!   leases), `deferred` (queued and callback calls), `outbox` (replies kept for the client's next stream), `health` (each call's outcome counted in
-//!   the isolate, flushed to the `health` object), `streams` and `writer` (a response's
-//!   stream and the messages written to it), `upstream` (the fetch), `mcp` (upstream MCP
-//!   servers: their tool lists, sessions and calls), `http` (requests and
-//!   responses), `body` (bodies within their limits), `ids`, `rescue` (what a trap interrupted,
-//!   answered), `redaction` (the deployment's secrets hidden at every exit: what the streams,
-//!   buffered bodies, stores and log lines take), and below: the configuration, the environment
-//!   and stored JSON.
+//! - `object/`: the Durable Objects: a session's (`session/`: `serve` hands each operation to
+//!   the file of its concern), the registries', and the authorization server's store
+//!   (`authority`).
+//! - Shared by both, here, in the order a session's `tools/call` meets them: `live` (the
+//!   catalog a request is served from, brought up to date: `fresh_catalog`), `body` (bodies
+//!   within their limits, form posts within theirs), `forward` (a session's request sent from
+//!   the Worker to its object) over `hop` (the hop to any object), `calls` (one upstream call
+//!   carried out, in an object, or in the Worker for stateless requests and leases) with
+//!   `context` below it (what a call runs with, and what it may ask of the client; `mcp::call`
+//!   uses it too), `upstream` (the fetch), `streams` and `writer` (a response's stream and the
+//!   messages written to it), `http` (a reply's headers and body); and `deferred` (queued and
+//!   callback calls), `outbox` (replies kept for the client's next stream), `mcp` (upstream MCP
+//!   servers: their tool lists, sessions and calls), `health` (each call's outcome counted in the
+//!   isolate, around the call by its callers, flushed to the `health` object), `ids` (fresh ids,
+//!   random tokens and nonces), `rescue` (what a trap interrupted, answered), `redaction` (the
+//!   deployment's secrets hidden at every exit: what the streams, buffered bodies, stores and log
+//!   lines take), and below: the configuration, the environment and stored JSON.
 
 mod body;
 mod calls;
+mod context;
 mod deferred;
 mod forward;
 mod health;
+mod hop;
 mod http;
 mod ids;
 mod live;

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 
 use super::{next_id, open, post, Failure, Link, Reply};
-use crate::edge::calls::CallContext;
+use crate::edge::context::{ask, CallContext};
 use crate::health::Outcome;
 use crate::method::Method;
 use crate::upstream::mcp::reader::{error_text, Message};
@@ -201,7 +201,7 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
             let outcome = match method.as_str() {
                 "ping" => Ok(json!({})),
                 _ => match Method::parse(&method).filter(|m| matches!(m, Method::SamplingCreateMessage | Method::ElicitationCreate | Method::RootsList)) {
-                    Some(m) => match crate::edge::calls::ask(ctx, m, params, call.http.timeout_ms).await {
+                    Some(m) => match ask(ctx, m, params, call.http.timeout_ms).await {
                         Ok(answer) => answer,
                         Err(why) => Err(json!({"code": -32603, "message": why})),
                     },

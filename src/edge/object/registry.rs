@@ -28,9 +28,9 @@ pub async fn call(env: &Env, name: &str, op: Op, server_index: usize, session_id
     if crate::edge::secret(env, "MCP_EDGE_TEST_FAILING_OBJECTS").is_some_and(|names| names.split(',').any(|n| n == name)) {
         return Err(Error::Internal(format!("the object {name} is down (test build)")));
     }
-    let stub = crate::edge::http::object_stub(env, name)?;
+    let stub = crate::edge::hop::object_stub(env, name)?;
     let envelope = Envelope { op, server: server_index, session_id: session_id.unwrap_or_default().into(), object: Some(name.into()), ..Envelope::default() };
-    Ok(crate::edge::http::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)
+    Ok(crate::edge::hop::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)
 }
 
 /// The registry object's name for a server.

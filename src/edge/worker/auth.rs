@@ -1,5 +1,5 @@
 //! Authenticates a request before its body is read: static tokens against secrets, the host
-//! application's introspection URL (answers cached briefly), or OAuth JWTs whose RS256/ES256
+//! application's introspection URL (`introspection`), or OAuth JWTs whose RS256/ES256
 //! signatures Web Crypto checks against the configured JWKS (cached), or the access tokens of this
 //! deployment's own authorization server (`edge/worker/oauth/`). Also serves the RFC 9728
 //! protected-resource metadata.
@@ -16,19 +16,17 @@ use crate::head::RequestUrl;
 
 use crate::edge::now_ms;
 use crate::edge::upstream;
-use crate::auth::{check_claims, introspected, parse_jwt, same_secret, Auth, Jwt, Principal};
+use crate::auth::{check_claims, parse_jwt, same_secret, Auth, Jwt, Principal};
 use crate::catalog::{Catalog, Server};
 use crate::error::Error;
 use crate::routes::RouteParams;
 use crate::upstream::reply::Upstream;
 use crate::upstream::Bindings;
 
-/// Answers and key sets are small; this many entries is plenty for one isolate.
+/// Key sets are small; this many entries is plenty for one isolate.
 const CACHE_ENTRIES: usize = 256;
 
 thread_local! {
-    /// Introspection answers by digest of (credential, route): principal and expiry.
-    static INTROSPECTED: RefCell<HashMap<String, (Principal, u64)>> = RefCell::new(HashMap::new());
     /// JWKS documents by URL: keys and expiry.
     static KEY_SETS: RefCell<HashMap<String, (Vec<Value>, u64)>> = RefCell::new(HashMap::new());
 }
@@ -66,50 +64,13 @@ async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route
         return verify_jwt(jwt, env, server, &token, resource).await;
     }
     if auth.introspection.is_some() {
-        return introspect(auth, env, server, credential, route).await;
+        return crate::edge::worker::introspection::introspect(auth, env, server, credential, route).await;
     }
     Err("the credentials match no configured token".into())
 }
 
 fn secrets_of(env: &Env, names: &[String], route: &RouteParams) -> Bindings {
     crate::upstream::request::bindings(names, &|name| crate::edge::secret(env, name), route)
-}
-
-/// The host application's answer for `credential`: also how sign-in mode (b) learns who the
-/// browser at `/authorize` is.
-pub async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams) -> Result<Principal, String> {
-    let Some(introspection) = &auth.introspection else { return Err("no introspection".into()) };
-    let key = {
-        use sha2::{Digest, Sha256};
-        let mut h = Sha256::new();
-        h.update(credential.as_bytes());
-        h.update(serde_json::to_string(route).unwrap_or_default().as_bytes());
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
-    };
-    let now = now_ms();
-    if let Some(principal) = INTROSPECTED.with(|c| c.borrow().get(&key).filter(|(_, until)| *until > now).map(|(p, _)| p.clone())) {
-        return Ok(principal);
-    }
-    let mut args = serde_json::Map::new();
-    args.insert("token".into(), Value::String(credential.to_string()));
-    let mut call = introspection.request.render("auth introspection", &args, &secrets_of(env, &introspection.request.secrets, route)).map_err(|e| e.message())?;
-    call.private_upstreams.clone_from(&server.private_upstreams);
-    let answer = match upstream::perform(&call, 64 * 1024).await {
-        Upstream::Reply { status: 200..=299, body, .. } => serde_json::from_slice::<Value>(&body).map_err(|_| "the introspection answer is not JSON".to_string())?,
-        Upstream::Reply { status, .. } => return Err(format!("the host application refused the credentials (HTTP {status})")),
-        Upstream::TimedOut { .. } | Upstream::Failed(_) => return Err("the introspection request failed".into()),
-    };
-    let principal = introspected(&answer, introspection).ok_or("the introspection answer names no subject")?;
-    INTROSPECTED.with(|c| {
-        let mut cache = c.borrow_mut();
-        if cache.len() >= CACHE_ENTRIES {
-            cache.retain(|_, (_, until)| *until > now);
-        }
-        if cache.len() < CACHE_ENTRIES && introspection.cache_ms > 0 {
-            cache.insert(key, (principal.clone(), now + introspection.cache_ms));
-        }
-    });
-    Ok(principal)
 }
 
 async fn verify_jwt(jwt: &Jwt, env: &Env, server: &Server, token: &crate::auth::Token, resource: &str) -> Result<Principal, String> {

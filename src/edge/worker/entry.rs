@@ -84,9 +84,7 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
         let envelope = crate::envelope::Envelope { op: crate::envelope::Op::TestAlarm, session_id: sid, principal: Some(Principal::anonymous()), ..Default::default() };
         return crate::edge::forward::forward(env, envelope, &[]).await;
     }
-    crate::edge::live::refresh(env, 0).await;
-    crate::edge::mcp::discovery::refresh(env).await;
-    let catalog = catalog()?;
+    let catalog = crate::edge::live::fresh_catalog(env, 0).await?;
     let catalog = &catalog;
     crate::edge::keys_checked(env)?;
     let url = req.url()?;

@@ -9,11 +9,13 @@ use std::collections::HashMap;
 
 use worker::{Env, Response};
 
-use crate::edge::calls::{self, CallContext, Cancels};
+use crate::edge::calls;
+use crate::edge::health;
+use crate::edge::context::{self, CallContext, Cancels};
 use crate::edge::http::{accepted, respond};
 use crate::edge::now_ms;
 use crate::catalog::Server;
-use crate::dispatch::{Action, Environment};
+use crate::dispatch::{self, Action, Environment};
 use crate::envelope::{Envelope, Op};
 use crate::error::Error;
 use crate::jsonrpc::{Body, Message};
@@ -38,7 +40,7 @@ pub fn forget(session_id: &str) {
 
 /// What a POST forwarded to a session's object means for this isolate: a cancellation stops the
 /// call it names if it runs here, and a message that may change the session drops the lease.
-pub fn before_forward(session_id: &str, body: &Body) {
+fn before_forward(session_id: &str, body: &Body) {
     for message in &body.messages {
         let method = match message {
             Ok(Message::Request(r)) => r.method.known(),
@@ -46,7 +48,7 @@ pub fn before_forward(session_id: &str, body: &Body) {
                 if n.method == Method::Cancelled {
                     let id = n.params.as_ref().and_then(|p| p.get("requestId"));
                     if let (Some(id), Some(cancels)) = (id, CALLS.with(|c| c.borrow().get(session_id).cloned())) {
-                        calls::cancel(&cancels, id);
+                        context::cancel(&cancels, id);
                     }
                 }
                 n.method.known()
@@ -61,9 +63,19 @@ pub fn before_forward(session_id: &str, body: &Body) {
     }
 }
 
+/// A POST to a session: served here from its lease when one serves it (`true`), or forwarded to
+/// the session's object. The client gets what the object would answer either way.
+pub async fn serve_or_forward(env: &Env, server: &Arc<Server>, envelope: Envelope, parsed: Body, body: &[u8]) -> Result<(Response, bool), Error> {
+    before_forward(&envelope.session_id, &parsed);
+    if let Some(response) = serve(env, server, &envelope, parsed).await? {
+        return Ok((response, true));
+    }
+    Ok((crate::edge::forward::forward(env, envelope, body).await?, false))
+}
+
 /// Serves a POST from its session's lease when the object would answer it the same way.
 /// `Ok(None)`: the object must answer it.
-pub async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body) -> Result<Option<Response>, Error> {
+async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body) -> Result<Option<Response>, Error> {
     let single = matches!(body.messages.as_slice(), [Ok(Message::Request(r))] if r.method.known().is_some_and(Method::lease_serves));
     // A JSON answer: the object streams only when something must, which a lease never serves.
     let json = envelope.json_ok || envelope.framing == Some(Framing::Json);
@@ -83,7 +95,10 @@ pub async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: B
     let principal = envelope.principal.clone().unwrap_or_else(crate::auth::Principal::anonymous);
     let secret = |name: &str| crate::edge::secret(env, name);
     let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now };
-    let action = crate::edge::health::handle(server, &mut lease.session, Ok(message), &environment, None);
+    let message = Ok(message);
+    let refusal = health::Refusal::watch(server, &principal, &message);
+    let action = dispatch::handle(server, &mut lease.session, message, &environment);
+    refusal.count(server, &action, None);
     // Served methods never change the session; should one ever, the object must see it.
     let unchanged = LEASES.with(|l| l.borrow().get(&envelope.session_id) == Some(&lease));
     let servable = match &action {

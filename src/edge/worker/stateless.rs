@@ -9,7 +9,9 @@ use std::rc::Rc;
 
 use worker::{Env, Response, ResponseBuilder};
 
-use crate::edge::calls::{self, CallContext};
+use crate::edge::calls;
+use crate::edge::health;
+use crate::edge::context::CallContext;
 use crate::edge::http::framing_headers;
 use crate::edge::streams::Outlet;
 use crate::edge::now_ms;
@@ -46,7 +48,12 @@ pub async fn serve(server: &Arc<Server>, timeout_ms: u64, env: &Env, post: Post)
         .into_iter()
         .map(|m| match m {
             Ok(Message::Request(r)) if r.method == Method::Initialize => Action::Reply(dispatch::initialize(server, &r, "", now_ms()).0),
-            other => crate::edge::health::handle(server, &mut session, other, &environment, None),
+            other => {
+                let refusal = health::Refusal::watch(server, &post.principal, &other);
+                let action = dispatch::handle(server, &mut session, other, &environment);
+                refusal.count(server, &action, None);
+                action
+            }
         })
         .collect();
     respond(server, Some(timeout_ms), &session, actions, batch, post.framing, post.progress_update).await
@@ -79,7 +86,10 @@ pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest)
     let streams = r.request.params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get("progressToken").is_some()) || session.log_level.is_some();
     let framing = if r.json_ok && !streams { Framing::Json } else { r.framing };
     let request = r.request.clone();
-    let action = crate::edge::health::handle(server, &mut session, Ok(Message::Request(r.request)), &environment, None);
+    let message = Ok(Message::Request(r.request));
+    let refusal = health::Refusal::watch(server, &r.principal, &message);
+    let action = dispatch::handle(server, &mut session, message, &environment);
+    refusal.count(server, &action, None);
     let tasks = matches!(&action, Action::Task(_)) || matches!(&action, Action::Call(call) if call.task.is_some());
     if tasks {
         return to_tasks(env, (r.server_index, server), &request, (&session.client_info, &session.client_capabilities), (r.route, r.principal, r.origin)).await;

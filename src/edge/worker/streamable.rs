@@ -104,11 +104,9 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         ..Envelope::default()
     };
     if op == Op::Message {
-        crate::edge::worker::leases::before_forward(&envelope.session_id, &parsed);
-        if let Some(response) = crate::edge::worker::leases::serve(env, server, &envelope, parsed).await? {
-            log.lease = true;
-            return Ok(response);
-        }
+        let (response, leased) = crate::edge::worker::leases::serve_or_forward(env, server, envelope, parsed, &body).await?;
+        log.lease = leased;
+        return Ok(response);
     }
     forward(env, envelope, &body).await
 }

@@ -1,9 +1,26 @@
 //! How a request's replies go out: one JSON body, a stream written as each is ready, or JSON
 //! unless something must stream.
 
+use std::rc::Rc;
 use std::sync::Arc;
-use crate::edge::object::session::*;
+use std::time::Duration;
+
+use futures::StreamExt;
 use web_sys::AbortSignal;
+use worker::{Delay, Response, ResponseBuilder};
+
+use super::{BusyGuard, McpSession};
+use crate::catalog::Server;
+use crate::dispatch::Action;
+use crate::edge::calls;
+use crate::edge::context::CallContext;
+use crate::edge::deferred::Home;
+use crate::edge::http::{accepted, respond, session_headers};
+use crate::edge::streams::Outlet;
+use crate::edge::writer;
+use crate::error::Error;
+use crate::negotiate::{at_least, Framing};
+use crate::session::Session;
 
 impl McpSession {
     /// Carries out a request's actions. Streams are answered at once and written as each reply

@@ -2,11 +2,18 @@
 //! at most once, to the call still waiting in this object, or, when none is (the object was
 //! evicted since), delivered on the session's GET stream. Expired calls are swept by the alarm.
 
-use crate::envelope::Op;
 use serde_json::Value;
+use worker::{Headers, Response, ResponseBuilder};
 
-use crate::edge::object::session::*;
+use super::{server_at, McpSession};
+use crate::catalog::Server;
 use crate::edge::deferred::{load_record, store_record};
+use crate::edge::now_ms;
+use crate::envelope::{Envelope, Op};
+use crate::error::Error;
+use crate::jsonrpc;
+use crate::negotiate::at_least;
+use crate::session::Session;
 use crate::pending::{record_key, PendingRecord, Refusal, State};
 use crate::upstream::reply::{self, error_result, Upstream};
 

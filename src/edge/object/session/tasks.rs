@@ -10,12 +10,30 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use futures::channel::oneshot;
 use futures::future::{select, Either};
 use serde_json::{json, Value};
+use worker::worker_sys::DurableObjectStorage;
+use worker::{Delay, Response, ResponseBuilder};
 
-use crate::dispatch::{PendingCall, TaskRequest};
-use crate::edge::object::session::*;
+use super::{BusyGuard, McpSession};
+use crate::auth::{object_name, Principal};
+use crate::catalog::Server;
+use crate::dispatch::{self, Action, Environment, PendingCall, TaskRequest};
+use crate::edge::context::{CallContext, Inputs};
+use crate::edge::deferred::Home;
+use crate::edge::object::registry;
+use crate::edge::streams::Outlet;
+use crate::edge::{now_ms, writer};
+use crate::error::Error;
+use crate::framing;
+use crate::jsonrpc::{self, Message};
+use crate::method::Method;
+use crate::negotiate::Framing;
+use crate::routes::RouteParams;
+use crate::session::Session;
 use crate::tasks::{self, Outcome, Record, Status};
 
 /// `tasks/list` pages hold this many tasks.

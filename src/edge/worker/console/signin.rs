@@ -19,7 +19,9 @@ use crate::catalog::Catalog;
 use crate::console::session::{self, Login, Session, Via, CALLBACK_PATH, CLIENT_ID, COOKIE, LOGIN_COOKIE, LOGIN_TTL_MS, SIGNIN_PATH, SIGNOUT_PATH, TOKEN_PATH, TTL_MS};
 use crate::edge::http::Incoming;
 use crate::edge::now_ms;
-use crate::edge::worker::oauth::{form_body, nonce, random, redirect, signing_key, store};
+use crate::edge::body::{form_body, read_limited, MAX_CONSOLE_FORM_BYTES};
+use crate::edge::ids::{nonce, random};
+use crate::edge::worker::oauth::{redirect, signing_key, store};
 use crate::error::Error;
 use crate::head::RequestUrl;
 use crate::oauth::grant::{Exchange, Grant};
@@ -27,7 +29,6 @@ use crate::oauth::store::Command;
 use crate::oauth::token::{opened_upstream, AccessClaims};
 use crate::oauth::{digest, SignIn};
 
-const MAX_FORM_BYTES: u64 = 4 * 1024;
 /// A sign-in or sign-out form that another site sent (login CSRF, forced sign-out).
 const FOREIGN: &str = "This form was sent from another site, and nothing was done.";
 
@@ -194,7 +195,7 @@ async fn admin_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &Requ
         let ip = crate::edge::worker::admission::client_address(&req, env);
         crate::edge::worker::admission::within_rate(env, binding, *period, &format!("console:{ip}")).await?;
     }
-    let pairs = form_body(&mut req, MAX_FORM_BYTES).await?;
+    let pairs = form_body(&mut req, MAX_CONSOLE_FORM_BYTES).await?;
     let typed = crate::oauth::single(&pairs, "token").ok().flatten().unwrap_or_default().to_string();
     let Some(token) = crate::edge::live::admin_token(env) else {
         return super::page(&req, env, catalog, url, Some("No admin token is set for this deployment (the secret MCP_EDGE_ADMIN_TOKEN)."), 404).await;
@@ -231,7 +232,7 @@ async fn access_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &Req
     let (Some(oauth), Via::Grant(grant)) = (&catalog.oauth, &session.via) else {
         return refuse(403, "only a sign-in through this deployment's authorization server gets tokens; the admin token does not");
     };
-    let body = crate::edge::body::read_limited(&mut req, MAX_FORM_BYTES).await?;
+    let body = read_limited(&mut req, MAX_CONSOLE_FORM_BYTES).await?;
     let route = serde_json::from_slice::<Value>(&body).ok().and_then(|v| v.get("route").and_then(Value::as_str).map(str::to_string)).unwrap_or_default();
     let server = catalog.route(&route).and_then(|(i, _, _)| catalog.servers.get(i).cloned());
     let Some(auth) = server.as_ref().and_then(|s| s.auth.as_ref()).filter(|a| a.oauth) else {

@@ -5,7 +5,9 @@
 use worker::Response;
 
 use super::signin::{self, SIGNED_IN_COOKIE, SIGNED_IN_S};
-use super::{default_resource, error_page, form_body, html, random, redirect, register, signing_key, store, Cx};
+use super::{default_resource, error_page, html, redirect, register, signing_key, store, Cx};
+use crate::edge::body::{form_body, MAX_OAUTH_FORM_BYTES};
+use crate::edge::ids::{nonce, random};
 use crate::auth::Principal;
 use crate::edge::http::Incoming;
 use crate::edge::now_ms;
@@ -20,7 +22,6 @@ use crate::oauth::{digest, single, SignIn};
 
 /// The cookie whose random value binds the consent form to this browser.
 const CSRF_COOKIE: &str = "mcp_edge_csrf";
-const MAX_FORM_BYTES: u64 = 16 * 1024;
 
 /// `GET /authorize`.
 pub async fn page(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
@@ -168,7 +169,7 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     if req.header("origin").is_some_and(|o| o != "null" && o != cx.url.origin) {
         return error_page(403, "This form was sent from another site.");
     }
-    let pairs = match form_body(&mut req, MAX_FORM_BYTES).await {
+    let pairs = match form_body(&mut req, MAX_OAUTH_FORM_BYTES).await {
         Ok(p) => p,
         Err(Error::OAuth(e)) => return error_page(e.status, &e.description),
         Err(e) => return Err(e),
@@ -224,7 +225,7 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
 async fn issue_code(cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, who: &Principal, cookies: &[String]) -> Result<Response, Error> {
     let grant = random(16)?;
     let code = token_for(CODE_PREFIX, &grant, &random(32)?);
-    let principal = crate::oauth::token::sealed_upstream(who, key, super::nonce()?);
+    let principal = crate::oauth::token::sealed_upstream(who, key, nonce()?);
     let now = now_ms();
     let record = CodeRecord { request: request.clone(), principal, expires_ms: now + cx.server.code_ttl_ms, grant: None };
     let lasts_until = now + cx.server.code_ttl_ms + cx.server.refresh_ttl_ms;

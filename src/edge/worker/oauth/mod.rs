@@ -195,7 +195,7 @@ pub(crate) async fn signing_key(env: &Env) -> Result<Vec<u8>, Error> {
             Some(why) => return Err(Error::Config(why)),
         },
         None => {
-            let answer = store(env, &Command::Key { generated: random(32)? }).await?;
+            let answer = store(env, &Command::Key { generated: crate::edge::ids::random(32)? }).await?;
             let key = answer.get("key").and_then(Value::as_str).ok_or_else(|| Error::Internal("the store kept no signing key".into()))?;
             // In no environment variable, so no catalog names it: redacted all the same.
             crate::edge::redaction::hide(key);
@@ -219,19 +219,6 @@ fn outbound(cx: &Cx<'_>, method: &str, url: &str, headers: Vec<(String, String)>
         retry: None,
         private_upstreams: cx.server.private_hosts.clone(),
     }
-}
-
-/// `bytes` random bytes as base64url: ids, codes, tokens, secrets.
-pub(crate) fn random(bytes: usize) -> Result<String, Error> {
-    let mut buffer = vec![0u8; bytes];
-    getrandom::fill(&mut buffer).map_err(|e| Error::Internal(format!("no randomness: {e}")))?;
-    Ok(crate::base64::encode_url(&buffer))
-}
-
-pub(crate) fn nonce() -> Result<[u8; 12], Error> {
-    let mut n = [0u8; 12];
-    getrandom::fill(&mut n).map_err(|e| Error::Internal(format!("no randomness: {e}")))?;
-    Ok(n)
 }
 
 /// A JSON answer: never cached, readable from any origin (browser-based clients register and
@@ -320,18 +307,4 @@ fn default_resource(catalog: &Catalog, origin: &str) -> Option<String> {
 /// `/authorize`, `/token` and an audience compare the same string.
 fn canonical(origin: &WebUrl, path: &str) -> Option<String> {
     WebUrl::on_origin(&origin.origin(), path).ok().map(|u| u.as_str().to_string())
-}
-
-/// The body of a form POST, within `limit` bytes.
-pub(crate) async fn form_body(req: &mut Incoming, limit: u64) -> Result<Vec<(String, String)>, Error> {
-    let content_type = req.header("content-type").unwrap_or_default();
-    if !content_type.to_ascii_lowercase().starts_with("application/x-www-form-urlencoded") {
-        return Err(crate::oauth::OAuthError::invalid_request("the body must be application/x-www-form-urlencoded").into());
-    }
-    let body = crate::edge::body::read_limited(req, limit).await.map_err(|e| match e {
-        Error::PayloadTooLarge(limit) => Error::OAuth(Box::new(crate::oauth::OAuthError::new(413, "invalid_request", format!("the body exceeds {limit} bytes")))),
-        other => other,
-    })?;
-    let text = String::from_utf8(body).map_err(|_| crate::oauth::OAuthError::invalid_request("the body is not UTF-8"))?;
-    Ok(crate::oauth::form(&text))
 }

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 
 use worker::{Response, ResponseBuilder};
 
-use super::{json, random, store, Cx};
+use super::{json, store, Cx};
+use crate::edge::ids::random;
 use crate::auth::same_secret;
 use crate::edge::http::Incoming;
 use crate::error::Error;

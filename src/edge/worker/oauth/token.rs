@@ -9,7 +9,9 @@ use std::collections::HashSet;
 use serde_json::{json, Value};
 use worker::{Env, Response};
 
-use super::{form_body, json, nonce, random, register, signing_key, store, Cx};
+use super::{json, register, signing_key, store, Cx};
+use crate::edge::body::{form_body, MAX_OAUTH_FORM_BYTES};
+use crate::edge::ids::{nonce, random};
 use crate::auth::Principal;
 use crate::catalog::{Catalog, Server};
 use crate::edge::http::Incoming;
@@ -24,8 +26,6 @@ use crate::routes::RouteParams;
 
 /// How late another isolate may learn of a revocation: the documented revocation window.
 pub const REVOCATION_WINDOW_MS: u64 = 30_000;
-/// Token and revocation requests are small.
-const MAX_FORM_BYTES: u64 = 16 * 1024;
 
 /// After a failed read of the revocations, how long an isolate goes on with the list it has
 /// before it asks again.
@@ -119,7 +119,7 @@ async fn authenticated_client(req: &Incoming, cx: &Cx<'_>, pairs: &[(String, Str
 
 /// `POST /token`.
 pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
-    let pairs = form_body(&mut req, MAX_FORM_BYTES).await?;
+    let pairs = form_body(&mut req, MAX_OAUTH_FORM_BYTES).await?;
     let client = authenticated_client(&req, cx, &pairs).await?;
     if client.client_id == crate::console::session::CLIENT_ID {
         // The console's codes are exchanged by the Worker itself, at its callback.
@@ -185,7 +185,7 @@ pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
 /// `POST /revoke`: either token revokes its whole grant. The answer is 200 whatever the token
 /// was (RFC 7009 §2.2), once the client is authenticated.
 pub async fn revoke(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
-    let pairs = form_body(&mut req, MAX_FORM_BYTES).await?;
+    let pairs = form_body(&mut req, MAX_OAUTH_FORM_BYTES).await?;
     let client = authenticated_client(&req, cx, &pairs).await?;
     let token = single(&pairs, "token")?.ok_or_else(|| OAuthError::invalid_request("token is required"))?;
     let now = now_ms();

@@ -1,0 +1,116 @@
+//! A session's beginning and end: `initialize` stores it, `DELETE` ends it, and the alarm ends
+//! it once idle (or keeps it while tasks, deferred calls or kept replies need it).
+
+use std::time::Duration;
+
+use worker::{Response, ResponseBuilder};
+
+use super::{Forwarded, McpSession};
+use crate::auth::object_name;
+use crate::dispatch;
+use crate::edge::http::{respond, session_headers};
+use crate::edge::object::{authority, counters, registry};
+use crate::edge::{catalog, now_ms};
+use crate::error::Error;
+use crate::jsonrpc::{self, Message};
+use crate::negotiate::Framing;
+
+impl McpSession {
+    /// `initialize`: a new session, stored, with its alarm set.
+    pub(super) async fn initialize(&self, request: &Forwarded, body: &[u8]) -> Result<Response, Error> {
+        let parsed = jsonrpc::parse_body(body, false)?;
+        let Some(Ok(Message::Request(initialize))) = parsed.messages.into_iter().next() else {
+            return Err(Error::InvalidRequest("initialize expected".into()));
+        };
+        let server = &request.server;
+        let (reply, mut session) = dispatch::initialize(server, &initialize, request.session_id(), now_ms());
+        session.principal.clone_from(&request.principal.id);
+        self.save(&session).await?;
+        self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
+        // Nothing to stream for initialize: JSON when the client takes it.
+        respond(if request.envelope.json_ok { Framing::Json } else { request.framing() }, request.session_id(), vec![reply], false)
+    }
+
+    /// `DELETE`: the client ends its session.
+    pub(super) async fn delete(&self, request: &Forwarded) -> Result<Response, Error> {
+        let (server, index) = (&request.server, request.index());
+        let session = self.session_for(server, Some(&request.principal)).await?;
+        self.close_tasks((index, server), &session, &request.home.object).await;
+        registry::forget(&self.env, server, index, &request.home.object, &session).await?;
+        registry::close_session(&self.env, server, index, &session.principal, &session.id).await?;
+        self.end(&session.id).await?;
+        Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(request.session_id(), None)?).empty())
+    }
+
+    /// The alarm: ends the session once idle, or sets the alarm again for when something it
+    /// keeps (a deferred call, a task, a kept reply) or its idle timeout is due.
+    pub(super) async fn expire(&self) -> Result<(), Error> {
+        let Some(mut session) = self.load().await? else {
+            // An object of the same class that is no session: a counting object's windows end,
+            // and the authorization server's objects drop what has expired.
+            let storage = self.state.storage();
+            if !counters::sweep(&storage, now_ms()).await? {
+                authority::sweep(&storage, now_ms()).await?;
+            }
+            return Ok(());
+        };
+        let found = catalog().ok().and_then(|c| c.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == session.server).map(|(i, s)| (i, s.clone())));
+        let idle = found.as_ref().map(|(_, s)| s.idle_timeout_ms);
+        let now = now_ms();
+        let next_call = match &found {
+            Some((index, server)) => self.sweep_calls((*index, server), &session, now).await?,
+            None => None,
+        };
+        // Tasks outlive their requests: the session is kept while it keeps one.
+        let object = object_name(&session.id, &session.principal);
+        let deferred: Vec<String> = self.records().await.into_iter().filter(|r| r.state == crate::pending::State::Waiting).filter_map(|r| r.task).collect();
+        let next_task = match &found {
+            Some((index, server)) => self.sweep_tasks((*index, server), &session, &object, &deferred, now).await,
+            None => None,
+        };
+        // Replies kept for the client keep the session until they are due to go.
+        let next_kept = self.outbox.sweep(&session.id, now).await;
+        // A session waiting for a deferred result is in use.
+        let busy = self.busy.get() > 0 || next_call.is_some();
+        // A legacy session and a listen stream's object live only as long as their stream.
+        let stream_bound = session.legacy_sse || session.listen_id.is_some();
+        let idle = idle.filter(|_| !(stream_bound && self.standalone.borrow().is_none() && !busy));
+        if busy || self.last_activity.get() > session.last_used_ms {
+            // Persist what only memory knew, so an eviction does not shorten the session.
+            session.touch(if busy { now } else { self.last_activity.get() });
+            self.save(&session).await?;
+        }
+        match idle {
+            Some(idle) if !session.is_expired(now, idle, busy) || next_task.is_some() || next_kept.is_some() => {
+                let live = (!session.is_expired(now, idle, busy)).then(|| session.expires_at(idle));
+                let at = [live, next_call, next_task, next_kept].into_iter().flatten().min().unwrap_or(now);
+                let wait = at.saturating_sub(now).max(if next_call.is_some() { 1 } else { 1_000 });
+                self.state.storage().set_alarm(Duration::from_millis(wait)).await?;
+            }
+            // Expired, or its server is no longer configured: the session ends.
+            _ => {
+                if let Some((index, server)) = found {
+                    self.close_tasks((index, &server), &session, &object).await;
+                    registry::forget(&self.env, &server, index, &object, &session).await?;
+                    registry::close_session(&self.env, &server, index, &session.principal, &session.id).await?;
+                }
+                self.end(&session.id).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the session: what it kept for the client, its calls, its upstream sessions, its
+    /// storage and its alarm.
+    async fn end(&self, session_id: &str) -> Result<(), Error> {
+        self.outbox.ending(session_id).await;
+        *self.cached.borrow_mut() = Some(None);
+        // Calls still waiting for a result end with the session; their records go with the storage.
+        self.waiters.borrow_mut().clear();
+        crate::edge::mcp::call::end_kept(&self.env, &self.raw_storage).await;
+        let storage = self.state.storage();
+        storage.delete_alarm().await?;
+        storage.delete_all().await?;
+        Ok(())
+    }
+}
