@@ -144,9 +144,15 @@ impl AdminError {
     }
 }
 
+/// An admin API refusal as the edge sends it: never cached, and a 401 names the admin realm.
 impl From<AdminError> for crate::error::Error {
     fn from(e: AdminError) -> Self {
-        crate::error::Error::Admin(Box::new(e))
+        let mut headers = vec![("Cache-Control", "no-store".to_string())];
+        if e.status == 401 {
+            headers.push(("WWW-Authenticate", "Bearer realm=\"mcp-edge-admin\"".to_string()));
+        }
+        let body = e.body();
+        crate::error::Error::Wire(Box::new(crate::error::WireError { status: e.status, code: e.code.to_string(), description: e.message, body, headers }))
     }
 }
 

@@ -165,7 +165,7 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     let command = Command::Exchange { grant, code: digest(&code), exchange, refresh: digest(&random(32)?), lifetime_ms: oauth.refresh_ttl_ms.min(TTL_MS), now_ms: now };
     let answer = match store(env, &command).await {
         Ok(a) => a,
-        Err(Error::OAuth(e)) => return failed(format!("Sign-in did not complete: {}", e.description)).await,
+        Err(Error::Wire(e)) => return failed(format!("Sign-in did not complete: {}", e.description)).await,
         Err(e) => return Err(e),
     };
     let grant: Grant = answer.get("grant").cloned().and_then(|g| serde_json::from_value(g).ok()).ok_or_else(|| Error::Internal("the store answered no grant".into()))?;

@@ -32,7 +32,7 @@ pub async fn page(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     };
     let client = match register::find(cx, &client_id).await {
         Ok(c) => c,
-        Err(Error::OAuth(e)) => return error_page(400, &e.description),
+        Err(Error::Wire(e)) => return error_page(400, &e.description),
         Err(e) => return Err(e),
     };
     // The console's client signs in to the console itself (`<origin>/`), and to nothing else.
@@ -170,7 +170,7 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     }
     let pairs = match form_body(&mut req, MAX_FORM_BYTES).await {
         Ok(p) => p,
-        Err(Error::OAuth(e)) => return error_page(e.status, &e.description),
+        Err(Error::Wire(e)) => return error_page(e.status, &e.description),
         Err(e) => return Err(e),
     };
     let field = |name: &str| single(&pairs, name).ok().flatten().unwrap_or_default().to_string();
