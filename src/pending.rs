@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::session_ids::SESSION_OBJECT;
-use crate::upstream::signing::{sign as signature, signed, signed_without_purpose};
+use crate::signing::{sign as signature, signed, signed_without_purpose};
 
 /// How a deferred call gets its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -234,7 +234,7 @@ mod tests {
         // A token of an earlier build (signed without its purpose) still verifies while its
         // call waits: its session part is a session object's name.
         let session = "9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e:0a1b2c";
-        let legacy = format!("{session}.c1.{}", crate::upstream::signing::tests_mac(key, &format!("{session}.c1")));
+        let legacy = format!("{session}.c1.{}", crate::signing::tests_mac(key, &format!("{session}.c1")));
         assert_eq!(verify(key, &legacy), Some((session.to_string(), "c1")));
     }
 }

@@ -6,6 +6,7 @@
 use super::session::{Session, ADMIN_ROLE, SIGNIN_PATH, SIGNOUT_PATH};
 use crate::health::HealthView;
 use crate::html::escape;
+use crate::time::iso;
 use crate::live::store::Version;
 
 /// The ways this deployment offers to sign in to the console.
@@ -141,23 +142,6 @@ pub fn admin(view: &AdminView) -> String {
     out
 }
 
-/// Milliseconds since the epoch as an ISO 8601 UTC time (to the second), without a date library.
-pub fn iso(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,12 +186,5 @@ mod tests {
         let live = view(Version { version: 3, at_ms: 1_790_000_000_000, by: "alice".into(), summary: "tool <x> created".into(), servers: vec![] });
         assert!(live.contains("tool &lt;x&gt; created by <strong>alice</strong>, at <time datetime=\"2026-09-21T14:13:20Z\">2026-09-21 14:13:20 UTC</time>"), "{live}");
         assert!(live.contains("data-version=\"3\""));
-    }
-
-    #[test]
-    fn iso_times() {
-        assert_eq!(iso(0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00Z");
-        assert_eq!(iso(1_790_000_000_000), "2026-09-21T14:13:20Z");
     }
 }

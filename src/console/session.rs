@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::auth::Principal;
 use crate::catalog::ConsoleAccess;
-use crate::upstream::signing::{seal, unseal};
+use crate::signing::{seal, unseal};
 
 /// The session cookie.
 pub const COOKIE: &str = "mcp_edge_console";

@@ -18,7 +18,7 @@ use crate::session::Session;
 use crate::tools::schema;
 use crate::tools::search::Index;
 use crate::upstream::reply::{self, ReplyPlan, Upstream};
-use crate::upstream::signing::SIGNING_KEY;
+use crate::signing::SIGNING_KEY;
 use crate::upstream::Bindings;
 
 pub(super) fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {

@@ -195,8 +195,8 @@ extern "C" {
 /// reply is the call's result at once.
 async fn call_back(home: &Home, call_id: &str, tool: &Tool, call: &PendingCall) -> Result<(), Value> {
     let http = &call.http;
-    let Some(key) = crate::edge::secret(&home.env, crate::upstream::signing::SIGNING_KEY) else {
-        return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {} is not set.", tool.name, crate::upstream::signing::SIGNING_KEY)));
+    let Some(key) = crate::edge::secret(&home.env, crate::signing::SIGNING_KEY) else {
+        return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {} is not set.", tool.name, crate::signing::SIGNING_KEY)));
     };
     let token = crate::pending::sign(key.as_bytes(), &home.object, call_id);
     // The request's origin, as the runtime serialized it after the Host check, read again by the

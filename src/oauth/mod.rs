@@ -173,7 +173,7 @@ pub fn encode(value: &str) -> String {
 /// stored (they are random and long, so a plain hash is enough; passwords get a slow KDF).
 pub fn digest(text: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::encode(&Sha256::digest(text.as_bytes()))
 }
 
 #[cfg(test)]

@@ -197,8 +197,8 @@ impl Record {
         if let Some(message) = &self.message {
             task.insert("statusMessage".into(), json!(message));
         }
-        task.insert("createdAt".into(), json!(crate::console::account::iso(self.created_ms)));
-        task.insert("lastUpdatedAt".into(), json!(crate::console::account::iso(self.updated_ms)));
+        task.insert("createdAt".into(), json!(crate::time::iso(self.created_ms)));
+        task.insert("lastUpdatedAt".into(), json!(crate::time::iso(self.updated_ms)));
         task.insert("ttl".into(), json!(self.ttl_ms));
         if !self.status.terminal() {
             task.insert("pollInterval".into(), json!(settings.poll_interval_ms));
