@@ -7,7 +7,8 @@ pub fn encode(bytes: &[u8]) -> String {
 
 /// The bytes that `text` (hex, either case) spells; `None` for an odd length or a non-hex digit.
 pub fn decode(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 {
+    // `from_str_radix` alone would take a sign: "+f" is no hex byte.
+    if text.len() % 2 != 0 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     (0..text.len()).step_by(2).map(|i| text.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()
