@@ -79,6 +79,7 @@ pub mod method;
 pub mod negotiate;
 pub mod oauth;
 pub mod outbox;
+pub mod paths;
 pub mod pending;
 pub mod policy;
 pub mod protocol;

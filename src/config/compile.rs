@@ -39,7 +39,7 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
         if matches!(oauth.sign_in, crate::oauth::SignIn::Introspection { .. }) && auth.introspection.is_none() {
             return Err(ConfigError::at(format!("servers[{i}].auth.introspection"), "sign-in by introspection needs the server's own introspection, which decides who the browser is"));
         }
-        for path in super::oauth::PATHS {
+        for path in crate::paths::of(crate::paths::Owner::AuthorizationServer) {
             let taken = crate::routes::RoutePattern::parse(path).is_ok_and(|p| server.endpoints.iter().any(|(route, _)| route.overlaps(&p)));
             if taken {
                 return Err(ConfigError::at(format!("servers[{i}].route"), format!("overlaps {path}, which the authorization server answers")));

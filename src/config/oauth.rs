@@ -6,9 +6,6 @@ use crate::oauth::client::{AuthMethod, Client, Origin, Secret};
 use crate::oauth::{uri, AuthServer, Oidc, Registration, SignIn, User};
 use crate::weburl::{listed, WebUrl};
 
-/// The paths the authorization server answers; no server route may use them.
-pub const PATHS: &[&str] = &["/authorize", "/token", "/register", "/register/{client_id}", "/revoke", "/oauth/callback", "/.well-known/jwks.json"];
-
 /// Whether `name` can name a Worker secret: letters, digits and `_`, not starting with a digit.
 pub(super) fn is_secret_name(name: &str) -> bool {
     !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit())

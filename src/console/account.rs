@@ -3,7 +3,8 @@
 //! else, and the administration section an admin sees (the configuration's version, the health
 //! figures, and the editor the admin script fills).
 
-use super::session::{Session, ADMIN_ROLE, SIGNIN_PATH, SIGNOUT_PATH};
+use super::session::{Session, ADMIN_ROLE};
+use crate::paths::{CONSOLE_SIGNIN, CONSOLE_SIGNOUT};
 use crate::health::HealthView;
 use crate::html::escape;
 use crate::time::iso;
@@ -48,7 +49,7 @@ pub fn bar(viewer: &Viewer<'_>) -> String {
         Some(s) => {
             let role = if s.is_admin() { " <span class=\"badge admin\">admin</span>" } else { "" };
             out.push_str(&format!(
-                "<span>Signed in as <strong>{}</strong>{role}</span><form method=\"post\" action=\"{SIGNOUT_PATH}\"><button class=\"quiet\">Sign out</button></form>",
+                "<span>Signed in as <strong>{}</strong>{role}</span><form method=\"post\" action=\"{CONSOLE_SIGNOUT}\"><button class=\"quiet\">Sign out</button></form>",
                 escape(s.name())
             ));
         }
@@ -69,13 +70,13 @@ pub fn bar(viewer: &Viewer<'_>) -> String {
 fn ways(ways: Ways, full: bool) -> String {
     let mut out = String::new();
     if ways.oauth {
-        out.push_str(&format!("<a class=\"button\" href=\"{SIGNIN_PATH}\">Sign in</a>"));
+        out.push_str(&format!("<a class=\"button\" href=\"{CONSOLE_SIGNIN}\">Sign in</a>"));
     }
     if ways.token {
         // In the bar, the form opens over the page.
         let pop = if full { "" } else { " pop" };
         let form = format!(
-            "<form method=\"post\" action=\"{SIGNIN_PATH}\" class=\"token{pop}\"><label for=\"admin-token\">Admin token</label>\
+            "<form method=\"post\" action=\"{CONSOLE_SIGNIN}\" class=\"token{pop}\"><label for=\"admin-token\">Admin token</label>\
              <input id=\"admin-token\" name=\"token\" type=\"password\" autocomplete=\"current-password\" required><button>Sign in</button></form>"
         );
         if full {
@@ -96,7 +97,7 @@ pub fn gate(viewer: &Viewer<'_>, roles: &[String]) -> String {
             let needed: Vec<String> = roles.iter().chain(std::iter::once(&ADMIN_ROLE.to_string())).map(|r| format!("<code>{}</code>", escape(r))).collect();
             out.push_str(&format!(
                 "<p>You are signed in as <strong>{}</strong>, who may not see it: it needs the role {}.</p>\
-                 <form method=\"post\" action=\"{SIGNOUT_PATH}\"><button>Sign out</button></form>",
+                 <form method=\"post\" action=\"{CONSOLE_SIGNOUT}\"><button>Sign out</button></form>",
                 escape(s.name()),
                 needed.join(" or ")
             ));

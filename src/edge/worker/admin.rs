@@ -22,7 +22,7 @@ use crate::edge::http::Incoming;
 use crate::edge::live::{self, parse, sync};
 use crate::error::Error;
 use crate::head::RequestUrl;
-use crate::live::api::{etag, if_match, route, AdminError, Route, MAX_BODY_BYTES, PREFIX};
+use crate::live::api::{etag, if_match, route, AdminError, Route, MAX_BODY_BYTES};
 use crate::live::edit::{self, Edit};
 use crate::live::store::{Command, Current, Stored};
 use crate::live::Layer;
@@ -33,7 +33,7 @@ const ATTEMPTS: usize = 3;
 
 /// Whether `path` is the admin API's.
 pub fn serves(path: &str) -> bool {
-    path == PREFIX || path.starts_with(&format!("{PREFIX}/"))
+    crate::paths::answers(crate::paths::Owner::Admin, path)
 }
 
 pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {

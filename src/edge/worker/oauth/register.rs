@@ -96,7 +96,8 @@ pub async fn find(cx: &Cx<'_>, client_id: &str) -> Result<Option<Client>, Error>
 /// The console's own client, while there is a console: public (PKCE), and sent back only to the
 /// console's callback on this origin.
 fn console(cx: &Cx<'_>) -> Option<Client> {
-    use crate::console::session::{CALLBACK_PATH, CLIENT_ID};
+    use crate::console::session::CLIENT_ID;
+    use crate::paths::CONSOLE_CALLBACK as CALLBACK_PATH;
     (cx.catalog.console != crate::catalog::ConsoleAccess::Off).then(|| Client {
         client_id: CLIENT_ID.into(),
         name: Some("mcp-edge console".into()),
