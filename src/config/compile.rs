@@ -136,7 +136,7 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
 }
 
 /// The server's bounds on tasks, each within its range.
-fn tasks(t: &model::TasksConfig, path: &str) -> Result<crate::tasks::Settings, ConfigError> {
+fn tasks(t: &model::TasksConfig, path: &str) -> Result<crate::catalog::TaskSettings, ConfigError> {
     let within = |value: u64, range: std::ops::RangeInclusive<u64>, field: &str| {
         if range.contains(&value) {
             Ok(value)
@@ -145,7 +145,7 @@ fn tasks(t: &model::TasksConfig, path: &str) -> Result<crate::tasks::Settings, C
         }
     };
     let max_ttl_ms = within(t.max_ttl_ms, 1_000..=2_592_000_000, "maxTtlMs")?;
-    Ok(crate::tasks::Settings {
+    Ok(crate::catalog::TaskSettings {
         default_ttl_ms: within(t.default_ttl_ms.unwrap_or(max_ttl_ms.min(3_600_000)), 1_000..=max_ttl_ms, "defaultTtlMs")?,
         max_ttl_ms,
         max_per_principal: within(t.max_per_principal as u64, 1..=100_000, "maxPerPrincipal")? as usize,

@@ -70,7 +70,7 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
     if deferral == Some(Deferral::Queued) && t.sse.close_after_ms.is_some() {
         return Err(at("sse.closeAfterMs", "a queued tool's result already arrives later; leave closeAfterMs out".into()));
     }
-    let task_support = t.task_support.unwrap_or(if deferral.is_some() { crate::tasks::Support::Optional } else { crate::tasks::Support::Forbidden });
+    let task_support = t.task_support.unwrap_or(if deferral.is_some() { crate::tools::TaskSupport::Optional } else { crate::tools::TaskSupport::Forbidden });
     tags(&t.tags, path)?;
     if t.response.max_bytes == Some(0) {
         return Err(at("response.maxBytes", "must be greater than 0".into()));
@@ -91,7 +91,7 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
     if let Some(annotations) = &t.annotations {
         listing.insert("annotations".into(), annotations.clone());
     }
-    if task_support != crate::tasks::Support::Forbidden {
+    if task_support != crate::tools::TaskSupport::Forbidden {
         listing.insert("execution".into(), json!({"taskSupport": task_support.name()}));
     }
     let result_mode = match t.result {

@@ -54,7 +54,8 @@ fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, re
 /// `params.task` means nothing. Elsewhere `params.task` is ignored, as the spec has it for
 /// servers without the capability.
 fn task(server: &Server, session: &Session, req: &Request, tool: &crate::tools::Tool) -> Result<Option<crate::tasks::Ask>, Error> {
-    use crate::tasks::{Ask, Support};
+    use crate::tasks::Ask;
+    use crate::tools::TaskSupport as Support;
     if !crate::tasks::offered(server, &session.protocol_version) {
         return Ok(None);
     }

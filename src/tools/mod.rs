@@ -40,13 +40,45 @@ pub struct Tool {
     /// that server's `tools/call`, and its result passes through unchanged.
     pub mcp: Option<crate::upstream::mcp::Target>,
     /// Whether clients may run it as an MCP Task.
-    pub task_support: crate::tasks::Support,
+    pub task_support: TaskSupport,
 }
 
 impl Tool {
     /// Renders the HTTP request for one call. Arguments must already be validated.
     pub fn prepare(&self, args: &Map<String, Value>, bindings: &Bindings) -> Result<HttpCall, Error> {
         self.request.render(&format!("tool {:?}", self.name), args, bindings)
+    }
+}
+
+/// A tool's `execution.taskSupport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TaskSupport {
+    /// Runs only as a plain call (the spec's default).
+    Forbidden,
+    /// Either way, as the client asks.
+    Optional,
+    /// Only as a task.
+    Required,
+}
+
+impl TaskSupport {
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
+    }
+
+    /// Whether a call asked as a task (`asked`) or not may run: both wrong ways are -32601, as
+    /// the spec has it.
+    pub fn admit(self, tool: &str, asked: bool) -> Result<(), Error> {
+        match (self, asked) {
+            (TaskSupport::Forbidden, true) => Err(Error::MethodNotFound(format!("the tool {tool:?} does not run as a task (its taskSupport is forbidden)"))),
+            (TaskSupport::Required, false) => Err(Error::MethodNotFound(format!("the tool {tool:?} runs only as a task: call it with params.task"))),
+            _ => Ok(()),
+        }
     }
 }
 

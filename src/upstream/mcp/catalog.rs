@@ -64,7 +64,7 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
             tags: Vec::new(),
             cache: None,
             mcp: Some(Target { source: index, name: name.to_string() }),
-            task_support: crate::tasks::Support::Forbidden,
+            task_support: crate::tools::TaskSupport::Forbidden,
         });
     }
     (tools, skipped)
