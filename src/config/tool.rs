@@ -21,12 +21,12 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
     if t.input_schema.get("type").and_then(Value::as_str) != Some("object") {
         return Err(at("inputSchema", "must be a JSON Schema with \"type\": \"object\"".into()));
     }
-    crate::tools::schema::lint(&t.input_schema).map_err(|(at, e)| ConfigError::at(format!("{path}.inputSchema{at}"), e))?;
+    crate::schema::lint(&t.input_schema).map_err(|(at, e)| ConfigError::at(format!("{path}.inputSchema{at}"), e))?;
     if let Some(output) = &t.output_schema {
         if output.get("type").and_then(Value::as_str) != Some("object") {
             return Err(at("outputSchema", "must be a JSON Schema with \"type\": \"object\"".into()));
         }
-        crate::tools::schema::lint(output).map_err(|(at, e)| ConfigError::at(format!("{path}.outputSchema{at}"), e))?;
+        crate::schema::lint(output).map_err(|(at, e)| ConfigError::at(format!("{path}.outputSchema{at}"), e))?;
     }
     let arguments: Vec<String> = t
         .input_schema

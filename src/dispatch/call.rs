@@ -15,7 +15,7 @@ use crate::negotiate::at_least;
 use crate::protocol::resources;
 use crate::protocol::{mrtr, tools as tools_protocol};
 use crate::session::Session;
-use crate::tools::schema;
+use crate::schema;
 use crate::tools::search::Index;
 use crate::upstream::reply::{self, ReplyPlan, Upstream};
 use crate::signing::SIGNING_KEY;

@@ -1,9 +1,8 @@
 //! What a tool is: its name, schemas, roles and settings, compiled from the configuration, its
-//! arguments validated against its input schema (`schema`), its words as a catalog search
-//! ranks them (`search`). How a call to its upstream goes is `upstream`'s: the request it
+//! words as a catalog search ranks them (`search`); its arguments are validated against its
+//! input schema by `crate::schema`. How a call to its upstream goes is `upstream`'s: the request it
 //! renders, and how its reply becomes an MCP result.
 
-pub mod schema;
 pub mod search;
 
 use serde_json::{Map, Value};

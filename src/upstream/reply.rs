@@ -112,7 +112,7 @@ pub fn finalize(mut result: Value, plan: &ReplyPlan, structured: bool) -> Value 
     let failed = result.get("isError") == Some(&Value::Bool(true));
     if let (Some(schema), false) = (&plan.output_schema, failed) {
         let verdict = match result.get("structuredContent") {
-            Some(content) => crate::tools::schema::validate(schema, content).map_err(|v| format!("the structured result breaks the tool's outputSchema at {v}")),
+            Some(content) => crate::schema::validate(schema, content).map_err(|v| format!("the structured result breaks the tool's outputSchema at {v}")),
             None => Err("the tool declares an outputSchema, but the reply has no structured (JSON object) result".to_string()),
         };
         if let Err(why) = verdict {

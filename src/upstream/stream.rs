@@ -23,7 +23,7 @@ use crate::redact::Redactor;
 
 use crate::upstream::reply::{error_result, passthrough};
 use crate::jsonrpc;
-use crate::protocol::logging;
+use crate::logging;
 
 /// What one message of the upstream asks of the edge.
 #[derive(Debug, Clone, PartialEq)]
