@@ -1,8 +1,10 @@
 //! The catalog: what requests are served from. Servers with their endpoints, limits and cache
 //! hints, and the tools, resources, prompts and auth compiled from a configuration file by
 //! `config`. Only `config` knows the file: the layers that serve requests read the catalog.
+//! `mcp`: an upstream MCP server's lists as entries of ours (tools, resources, prompts).
 
 mod entries;
+pub mod mcp;
 mod secrets;
 
 pub use entries::{Prompt, Resource, ResourceSource, ResourceTemplate};

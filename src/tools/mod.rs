@@ -49,6 +49,30 @@ impl Tool {
     }
 }
 
+/// The `x-mcp-header` annotations of an input schema (2026-07-28: the arguments a client
+/// mirrors in `Mcp-Param-*` headers): the header name part and the chain of
+/// `properties` keys that leads to the annotated property.
+pub fn header_params(schema: &Value) -> Vec<(String, Vec<String>)> {
+    let mut found = Vec::new();
+    collect_header_params(schema, &mut Vec::new(), &mut found);
+    found
+}
+
+fn collect_header_params(schema: &Value, path: &mut Vec<String>, found: &mut Vec<(String, Vec<String>)>) {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
+    for (name, property) in properties {
+        path.push(name.clone());
+        if let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) {
+            found.push((header.to_string(), path.clone()));
+        }
+        // Only chains of `properties` may reach an annotation; nesting is bounded by the schema.
+        if path.len() < 16 {
+            collect_header_params(property, path, found);
+        }
+        path.pop();
+    }
+}
+
 /// A tool's `execution.taskSupport`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
