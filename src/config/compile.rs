@@ -5,7 +5,7 @@ use super::model;
 use super::ConfigError;
 use crate::cache::{CacheHint, CacheScope, DEFAULT_CACHE_TTL_MS};
 use crate::catalog::{Catalog, ConsoleAccess, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server, ToolDiscovery};
-use crate::discovery::MetaTool;
+use crate::tools::meta::MetaTool;
 use crate::policy::{OriginPattern, DEFAULT_ORIGINS};
 use crate::routes::RoutePattern;
 use crate::tools::search::Index;

@@ -36,7 +36,7 @@ pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
         if c.client_id.trim().is_empty() || c.client_id.contains(char::is_whitespace) || c.client_id.contains("://") {
             return Err(at(&field("clientId"), format!("{:?} must be a plain identifier (a URL client_id is a metadata document)", c.client_id)));
         }
-        if c.client_id == crate::console::session::CLIENT_ID {
+        if c.client_id == crate::oauth::client::CONSOLE_CLIENT_ID {
             return Err(at(&field("clientId"), format!("{:?} is the console's own client", c.client_id)));
         }
         if clients.iter().any(|e| e.client_id == c.client_id) {

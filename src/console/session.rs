@@ -3,7 +3,7 @@
 //! opens and re-checks it (a revoked grant, a rotated admin token, a user gone from the file).
 //!
 //! Two ways in: the deployment's own authorization server, as its built-in first-party client
-//! ([`CLIENT_ID`], PKCE, the code exchanged by the Worker itself), or the admin token pasted
+//! (`oauth::client::CONSOLE_CLIENT_ID`, PKCE, the code exchanged by the Worker itself), or the admin token pasted
 //! into the page's form, for deployments without `oauth`.
 
 use serde::{Deserialize, Serialize};
@@ -16,8 +16,6 @@ use crate::signing::{seal, unseal};
 pub const COOKIE: &str = "mcp_edge_console";
 /// The cookie that carries a sign-in's state and PKCE verifier to its callback.
 pub const LOGIN_COOKIE: &str = "mcp_edge_console_login";
-/// The console's own client of the authorization server: never registered, never stored.
-pub const CLIENT_ID: &str = "mcp-edge-console";
 /// A console sign-in lasts this long (and no longer than its grant).
 pub const TTL_MS: u64 = 12 * 3600 * 1000;
 /// A sign-in must come back within this.

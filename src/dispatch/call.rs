@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{decorate, stateless_revision, Action, CallKind, Environment, PendingCall};
 use crate::catalog::Server;
-use crate::discovery::{self, MetaTool};
+use crate::discovery;
 use crate::error::Error;
 use crate::jsonrpc::{self, Request};
 use crate::method::Method;
@@ -16,6 +16,7 @@ use crate::protocol::resources;
 use crate::protocol::{mrtr, tools as tools_protocol};
 use crate::session::Session;
 use crate::schema;
+use crate::tools::meta::MetaTool;
 use crate::tools::search::Index;
 use crate::upstream::reply::{self, ReplyPlan, Upstream};
 use crate::signing::SIGNING_KEY;

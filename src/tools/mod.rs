@@ -1,8 +1,9 @@
 //! What a tool is: its name, schemas, roles and settings, compiled from the configuration, its
-//! words as a catalog search ranks them (`search`); its arguments are validated against its
+//! words as a catalog search ranks them (`search`), and catalog mode's own tools (`meta`); its arguments are validated against its
 //! input schema by `crate::schema`. How a call to its upstream goes is `upstream`'s: the request it
 //! renders, and how its reply becomes an MCP result.
 
+pub mod meta;
 pub mod search;
 
 use serde_json::{Map, Value};

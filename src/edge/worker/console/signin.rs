@@ -16,7 +16,8 @@ use worker::{Env, Method, Response};
 
 use crate::auth::Principal;
 use crate::catalog::Catalog;
-use crate::console::session::{self, Login, Session, Via, CLIENT_ID, COOKIE, LOGIN_COOKIE, LOGIN_TTL_MS, TTL_MS};
+use crate::console::session::{self, Login, Session, Via, COOKIE, LOGIN_COOKIE, LOGIN_TTL_MS, TTL_MS};
+use crate::oauth::client::CONSOLE_CLIENT_ID as CLIENT_ID;
 use crate::paths::{CONSOLE_CALLBACK as CALLBACK_PATH, CONSOLE_SIGNIN as SIGNIN_PATH, CONSOLE_SIGNOUT as SIGNOUT_PATH, CONSOLE_TOKEN as TOKEN_PATH};
 use crate::edge::http::Incoming;
 use crate::edge::now_ms;

@@ -121,7 +121,7 @@ async fn authenticated_client(req: &Incoming, cx: &Cx<'_>, pairs: &[(String, Str
 pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     let pairs = form_body(&mut req, MAX_FORM_BYTES).await?;
     let client = authenticated_client(&req, cx, &pairs).await?;
-    if client.client_id == crate::console::session::CLIENT_ID {
+    if client.client_id == crate::oauth::client::CONSOLE_CLIENT_ID {
         // The console's codes are exchanged by the Worker itself, at its callback.
         return Err(OAuthError::invalid_client("the console's client has no token endpoint").into());
     }
