@@ -4,6 +4,8 @@
 
 mod action;
 mod call;
+#[cfg(test)]
+mod served;
 
 pub use action::{Action, CallKind, PendingCall, TaskRequest};
 pub use call::finish;
