@@ -217,4 +217,14 @@ mod tests {
         assert_eq!(retry(claims(), state, Some(&json!("nope"))).unwrap_err().code(), -32602);
         assert_eq!(retry(claims(), state, Some(&json!({"name": 1, "llm": {}}))).unwrap_err().code(), -32602);
     }
+
+    #[test]
+    fn a_request_state_is_no_callback_token() {
+        // A 2026-07-28 request state is `body.mac` over `mrtr.body` with the same key: read as a
+        // callback token, "mrtr" would be its session and its body the call.
+        let key = b"signing key";
+        let claims = Claims { server: "/mcp".into(), tool: "t".into(), args: "a".into(), principal: "p".into(), expires_ms: 10, upstream: json!(null), keyed: false, requests: serde_json::Map::new() };
+        let state = seal(key, &claims);
+        assert_eq!(crate::pending::verify(key, &format!("mrtr.{state}")), None);
+    }
 }
