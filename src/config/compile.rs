@@ -2,6 +2,7 @@
 //! named by its path. Structure (types, unknown fields) was checked when the file was read.
 
 use super::model;
+use super::request::{guard, hosts};
 use super::ConfigError;
 use crate::cache::{CacheHint, CacheScope, DEFAULT_CACHE_TTL_MS};
 use crate::catalog::{Catalog, ConsoleAccess, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server, ToolDiscovery};
@@ -324,22 +325,6 @@ fn prompts(s: &model::ServerConfig, path: &str) -> Result<Vec<Prompt>, ConfigErr
         prompts.push(super::resources::prompt(p, &at)?);
     }
     Ok(prompts)
-}
-
-/// A list of hosts (`privateUpstreams`, `oauth.privateHosts`): each a host as the URL parser
-/// reads one (no scheme, port or path), or `*.domain`; the guard compares them parsed.
-pub(super) fn hosts(list: &[String], at: &str) -> Result<(), ConfigError> {
-    for (i, host) in list.iter().enumerate() {
-        crate::weburl::HostPattern::parse(host).map_err(|why| ConfigError::at(format!("{at}[{i}]"), why))?;
-    }
-    Ok(())
-}
-
-/// The SSRF guard on a URL whose host the file writes out: a private host not in
-/// `privateUpstreams`, or a host the URL parser refuses, is a fault when the file loads.
-pub(super) fn guard(request: &crate::upstream::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
-    let Some(origin) = request.literal_origin() else { return Ok(()) };
-    crate::upstream::address::check(&format!("{origin}/"), private).map(|_| ()).map_err(|why| ConfigError::at(at, why))
 }
 
 /// The configured hint over `base`: a field left out keeps the base's value.

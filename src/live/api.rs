@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::edit::Kind;
+use super::Kind;
 use crate::config::ConfigError;
 use crate::paths::ADMIN_API;
 

@@ -215,8 +215,8 @@ async fn read(env: &Env, file: &Value, version: u64, layer: &Layer, route: Route
             let servers: Vec<Value> = crate::live::server_names(file)
                 .map(|name| {
                     let config = crate::live::server_config(file, layer, name).cloned().unwrap_or_default();
-                    let count = |kind: edit::Kind| config.get(kind.field()).and_then(Value::as_array).map_or(0, Vec::len);
-                    json!({"name": name, "route": config.get("route").and_then(Value::as_str).unwrap_or(crate::config::model::DEFAULT_ROUTE), "live": layer.contains_key(name), "tools": count(edit::Kind::Tools), "resources": count(edit::Kind::Resources), "resourceTemplates": count(edit::Kind::ResourceTemplates), "prompts": count(edit::Kind::Prompts)})
+                    let count = |kind: crate::live::Kind| config.get(kind.field()).and_then(Value::as_array).map_or(0, Vec::len);
+                    json!({"name": name, "route": config.get("route").and_then(Value::as_str).unwrap_or(crate::config::model::DEFAULT_ROUTE), "live": layer.contains_key(name), "tools": count(crate::live::Kind::Tools), "resources": count(crate::live::Kind::Resources), "resourceTemplates": count(crate::live::Kind::ResourceTemplates), "prompts": count(crate::live::Kind::Prompts)})
                 })
                 .collect();
             json!({"version": version, "servers": servers})
