@@ -61,7 +61,7 @@ pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> (Event, 
     .await;
     match ended {
         Ok(Ok(ended)) => ended,
-        Ok(Err(upstream)) | Err(upstream) => (reply::outcome(&upstream, plan, secrets), Outcome::of(&upstream)),
+        Ok(Err(upstream)) | Err(upstream) => (crate::upstream::stream::outcome(&upstream, plan, secrets), Outcome::of(&upstream)),
     }
 }
 

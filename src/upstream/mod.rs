@@ -6,9 +6,8 @@
 //! this module says how a call to its upstream goes. `mcp`: an upstream that is itself an MCP
 //! server, whose tools a server serves too.
 //!
-//! `reply` and `stream` use each other: a whole reply's body may be a streamed event (a result,
-//! or a request for input) that `stream` classifies, and `stream` maps the results it reads with
-//! `reply`'s mapping.
+//! `stream` maps the results it reads with `reply`'s mapping, and says what a whole reply's body
+//! means when it is a streamed event (a result, or a request for input): `stream::outcome`.
 
 pub mod address;
 pub mod mcp;
