@@ -238,7 +238,7 @@ pub fn object_name(session_id: &str, principal: &str) -> String {
 pub fn principal_digest(principal: &str) -> String {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(principal.as_bytes());
-    crate::hex::encode(&digest[..12])
+    crate::hex::encode(digest.get(..12).unwrap_or_default())
 }
 
 /// A JWT split and decoded, before its signature is checked.

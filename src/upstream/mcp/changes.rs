@@ -58,7 +58,7 @@ fn digest(lists: &[&[Value]]) -> String {
         h.update(serde_json::to_string(list).unwrap_or_default().as_bytes());
         h.update([0]);
     }
-    crate::hex::encode(&h.finalize()[..12])
+    crate::hex::encode(h.finalize().get(..12).unwrap_or_default())
 }
 
 #[cfg(test)]
