@@ -9,109 +9,13 @@ use serde_json::{json, Map, Value};
 use crate::auth::Principal;
 use crate::catalog::Server;
 use crate::jsonrpc::Request;
+use crate::tools::meta::{MetaTool, DEFAULT_LIMIT};
 use crate::tools::search::Index;
 use crate::tools::Tool;
 use crate::upstream::reply;
 
-/// How many tools a search returns unless asked for another number, and at most.
-const DEFAULT_LIMIT: usize = 20;
-const MAX_LIMIT: u64 = 100;
 /// A search result's description: its first sentence, cut at this many characters.
 const SUMMARY_CHARS: usize = 200;
-
-/// Catalog mode's own tools, in the order `tools/list` lists them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetaTool {
-    Search,
-    Describe,
-    Call,
-}
-
-impl MetaTool {
-    pub const ALL: [MetaTool; 3] = [MetaTool::Search, MetaTool::Describe, MetaTool::Call];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MetaTool::Search => "search_tools",
-            MetaTool::Describe => "describe_tool",
-            MetaTool::Call => "call_tool",
-        }
-    }
-
-    pub fn named(name: &str) -> Option<MetaTool> {
-        MetaTool::ALL.into_iter().find(|m| m.name() == name)
-    }
-
-    /// Its arguments' schema, enforced like any tool's.
-    pub fn input_schema(self) -> Value {
-        let name = json!({"type": "string", "description": "A tool's name, exactly as search_tools returned it."});
-        match self {
-            MetaTool::Search => json!({"type": "object", "properties": {
-                "query": {"type": "string", "description": "What the tool should do, in a few words, e.g. \"list issues of a repository\". Leave it out to browse."},
-                "tags": {"type": "array", "items": {"type": "string"}, "description": "Only tools that have every one of these tags."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT, "description": "At most this many tools."}
-            }, "additionalProperties": false}),
-            MetaTool::Describe => json!({"type": "object", "properties": {"name": name}, "required": ["name"], "additionalProperties": false}),
-            MetaTool::Call => json!({"type": "object", "properties": {
-                "name": name,
-                "arguments": {"type": "object", "description": "The tool's arguments, as its inputSchema (from describe_tool) asks."}
-            }, "required": ["name"], "additionalProperties": false}),
-        }
-    }
-
-    /// Its `tools/list` entry.
-    pub fn listing(self) -> Value {
-        let (title, description) = match self {
-            MetaTool::Search => (
-                "Search tools",
-                "Finds this server's tools by what they do. The server has too many tools to list them all: search here first, \
-                 then call describe_tool with a name found to read that tool's inputSchema, then call_tool with the name and \
-                 arguments that fit it. Best matches come first, with each tool's name, title, first sentence and tags, and \
-                 total counts every match. Without query and tags, lists the tools in their configured order.",
-            ),
-            MetaTool::Describe => (
-                "Describe a tool",
-                "Shows one tool's full definition: description, inputSchema (the arguments call_tool must pass), \
-                 outputSchema, annotations and tags. Find names with search_tools.",
-            ),
-            MetaTool::Call => (
-                "Call a tool",
-                "Calls a tool by name with its arguments, and returns that tool's own result. Find the name with \
-                 search_tools and the arguments it takes with describe_tool.",
-            ),
-        };
-        let annotations = match self {
-            MetaTool::Search | MetaTool::Describe => json!({"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}),
-            MetaTool::Call => json!({"readOnlyHint": false, "openWorldHint": true}),
-        };
-        let mut listing = json!({"name": self.name(), "title": title, "description": description, "inputSchema": self.input_schema()});
-        if let (Some(schema), Some(fields)) = (self.output_schema(), listing.as_object_mut()) {
-            fields.insert("outputSchema".into(), schema);
-        }
-        if let Some(fields) = listing.as_object_mut() {
-            fields.insert("annotations".into(), annotations);
-        }
-        listing
-    }
-
-    /// The shape of its structured result, where that is fixed (`call_tool`'s is the called tool's).
-    fn output_schema(self) -> Option<Value> {
-        let tags = json!({"type": "array", "items": {"type": "string"}});
-        match self {
-            MetaTool::Search => Some(json!({"type": "object", "properties": {
-                "tools": {"type": "array", "items": {"type": "object", "properties": {
-                    "name": {"type": "string"}, "title": {"type": "string"}, "description": {"type": "string"}, "tags": tags
-                }, "required": ["name"]}},
-                "total": {"type": "integer", "minimum": 0}
-            }, "required": ["tools", "total"]})),
-            MetaTool::Describe => Some(json!({"type": "object", "properties": {
-                "name": {"type": "string"}, "title": {"type": "string"}, "description": {"type": "string"},
-                "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}, "annotations": {"type": "object"}, "tags": tags
-            }, "required": ["name", "inputSchema"]})),
-            MetaTool::Call => None,
-        }
-    }
-}
 
 /// `search_tools`: the tools the principal may see that have every tag asked for (in any case)
 /// and match the query, best first, up to the limit; `total` counts them all.
@@ -209,24 +113,9 @@ fn summary(description: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::{handle, Action, Environment};
-    use crate::jsonrpc::parse_message;
-    use crate::session::Session;
 
-    /// A few of GitHub's operations, as an importer would write them; one for admins only.
-    const TOOLS: &str = r#"[
-        {"name": "issues_list_for_org", "title": "List organization issues", "description": "List issues assigned to the user in an organization.", "tags": ["issues"], "http": {"url": "https://api.test/orgs"}},
-        {"name": "issues_list_for_repo", "title": "List repository issues", "description": "List issues in a repository. Only open issues will be listed.", "tags": ["issues"],
-         "inputSchema": {"type": "object", "properties": {"owner": {"type": "string"}, "repo": {"type": "string"}}, "required": ["owner", "repo"]},
-         "http": {"method": "GET", "url": "https://api.test/repos/{owner}/{repo}/issues", "headers": {"Authorization": "Bearer {env.TOKEN}"}}},
-        {"name": "issues_get", "title": "Get an issue", "description": "Gets an issue of a repository by its number.", "tags": ["issues"],
-         "inputSchema": {"type": "object", "properties": {"number": {"type": "integer"}}, "required": ["number"]},
-         "outputSchema": {"type": "object"}, "annotations": {"readOnlyHint": true}, "http": {"method": "GET", "url": "https://api.test/issues/{number}"}},
-        {"name": "repos_list_for_org", "title": "List organization repositories", "description": "Lists repositories for the specified organization.", "tags": ["repos"], "http": {"url": "https://api.test/r"}},
-        {"name": "pulls_list", "title": "List pull requests", "description": "Lists pull requests of a repository.", "tags": ["pulls"], "http": {"url": "https://api.test/p"}},
-        {"name": "admin_delete_repo", "description": "Deletes a repository.", "tags": ["repos", "Admin"], "roles": ["admin"], "http": {"url": "https://api.test/d"}},
-        {"name": "markdown_render", "http": {"url": "https://api.test/m"}}
-    ]"#;
+    /// One plain tool, for catalog mode's own names to be told from it.
+    const TOOLS: &str = r#"[{"name": "pulls_list", "http": {"url": "https://api.test/p"}}]"#;
 
     fn server(discovery: &str, limits: &str) -> Server {
         let text = format!(r#"{{"servers": [{{"name": "gh", "version": "1", "toolDiscovery": "{discovery}", "limits": {{{limits}}}, "tools": {TOOLS}}}]}}"#);
@@ -235,169 +124,6 @@ mod tests {
 
     fn catalog() -> Server {
         server("catalog", "")
-    }
-
-    fn run_as(server: &Server, version: &str, roles: &[&str], method: &str, params: Value) -> Action {
-        let mut session = Session::new("sid", "/mcp", version, json!({}), json!({}), 0);
-        let secret = |name: &str| (name == "TOKEN").then(|| "t0k3n-secret".to_string());
-        let principal = Principal { id: "p".into(), roles: roles.iter().map(|r| r.to_string()).collect(), ..Principal::default() };
-        let env = Environment { secret: &secret, route: &Vec::new(), principal: &principal, now_ms: 0 };
-        handle(server, &mut session, parse_message(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})), &env)
-    }
-
-    fn reply(action: Action) -> Value {
-        match action {
-            Action::Reply(text) => serde_json::from_str(&text).unwrap(),
-            other => panic!("expected a reply, got {other:?}"),
-        }
-    }
-
-    fn call(server: &Server, tool: &str, arguments: Value) -> Value {
-        reply(run_as(server, "2025-11-25", &[], "tools/call", json!({"name": tool, "arguments": arguments})))
-    }
-
-    /// The names a search finds, and its total.
-    fn found(server: &Server, roles: &[&str], arguments: Value) -> (Vec<String>, u64) {
-        let result = reply(run_as(server, "2025-11-25", roles, "tools/call", json!({"name": "search_tools", "arguments": arguments})))["result"].take();
-        let names = result["structuredContent"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_string()).collect();
-        (names, result["structuredContent"]["total"].as_u64().unwrap())
-    }
-
-    #[test]
-    fn tools_list_lists_the_three_catalog_tools_in_pages() {
-        let list = reply(run_as(&catalog(), "2025-11-25", &[], "tools/list", json!({})));
-        let tools = list["result"]["tools"].as_array().unwrap();
-        let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["search_tools", "describe_tool", "call_tool"]);
-        for (tool, others) in tools.iter().zip([["describe_tool", "call_tool"], ["search_tools", "call_tool"], ["search_tools", "describe_tool"]]) {
-            let description = tool["description"].as_str().unwrap();
-            assert!(tool["title"].is_string() && others.iter().all(|o| description.contains(o)), "{tool}");
-            assert_eq!(tool["inputSchema"]["type"], "object");
-        }
-        assert_eq!(tools[0]["annotations"]["readOnlyHint"], true);
-        assert_eq!(tools[1]["annotations"]["readOnlyHint"], true);
-        assert_eq!(tools[2]["annotations"]["readOnlyHint"], false);
-        assert_eq!((tools[0]["outputSchema"]["required"].clone(), tools[2].get("outputSchema")), (json!(["tools", "total"]), None));
-        let paged = server("catalog", r#""toolsPageSize": 2"#);
-        let first = reply(run_as(&paged, "2025-11-25", &[], "tools/list", json!({})))["result"].take();
-        assert_eq!((first["tools"].as_array().unwrap().len(), first["nextCursor"].is_string()), (2, true));
-        let second = reply(run_as(&paged, "2025-11-25", &[], "tools/list", json!({"cursor": first["nextCursor"]})))["result"].take();
-        assert_eq!((second["tools"][0]["name"].as_str(), second.get("nextCursor")), (Some("call_tool"), None));
-    }
-
-    #[test]
-    fn search_ranks_by_field_weight_then_configuration_order() {
-        let s = catalog();
-        // list·issues·repository: name 3, tags and title 2, description 1 per word and field.
-        let ranked = ["issues_list_for_repo", "issues_list_for_org", "repos_list_for_org", "issues_get", "pulls_list"];
-        assert_eq!(found(&s, &[], json!({"query": "list issues of a repository"})), (ranked.map(String::from).to_vec(), 5));
-        // The role's tool scores 6 (repository: name, tags, description): after pulls_list's 7.
-        let (names, total) = found(&s, &["admin"], json!({"query": "List issues of a repository!"}));
-        assert_eq!((names.last().map(String::as_str), total), (Some("admin_delete_repo"), 6));
-        // Ties keep configuration order: both score 3 + 2 + 1 for `list`, and pulls_list scores less.
-        assert_eq!(found(&s, &[], json!({"query": "organization"})).0, ["issues_list_for_org", "repos_list_for_org"]);
-        let summary = reply(run_as(&s, "2025-11-25", &[], "tools/call", json!({"name": "search_tools", "arguments": {"query": "repo issues", "limit": 1}})));
-        assert_eq!(
-            summary["result"],
-            json!({"content": [{"type": "text", "text": r#"{"tools":[{"name":"issues_list_for_repo","title":"List repository issues","description":"List issues in a repository.","tags":["issues"]}],"total":5}"#}],
-                   "structuredContent": {"tools": [{"name": "issues_list_for_repo", "title": "List repository issues", "description": "List issues in a repository.", "tags": ["issues"]}], "total": 5}})
-        );
-    }
-
-    #[test]
-    fn stop_words_prefixes_and_no_query() {
-        let s = catalog();
-        let all: Vec<String> = ["issues_list_for_org", "issues_list_for_repo", "issues_get", "repos_list_for_org", "pulls_list", "markdown_render"].map(String::from).to_vec();
-        assert_eq!(found(&s, &[], json!({})), (all.clone(), 6));
-        assert_eq!(found(&s, &[], json!({"query": "the of a I"})), (all, 6));
-        // `issue` ≈ `issues`, `repo` ≈ `repository`, `pul` is too short to be a prefix.
-        assert_eq!(found(&s, &[], json!({"query": "issue"})).1, 3);
-        // repos_list_for_org: repos (name, tags), repositories (title, description): 8; the others 6, 1, 1.
-        assert_eq!(found(&s, &[], json!({"query": "repo"})).0, ["repos_list_for_org", "issues_list_for_repo", "issues_get", "pulls_list"]);
-        assert_eq!(found(&s, &[], json!({"query": "pul"})), (vec![], 0));
-        assert_eq!(found(&s, &[], json!({"query": "markdownRender"})).0, ["markdown_render"]);
-    }
-
-    #[test]
-    fn tags_filter_limit_and_roles() {
-        let s = catalog();
-        assert_eq!(found(&s, &[], json!({"tags": ["ISSUES"]})).0, ["issues_list_for_org", "issues_list_for_repo", "issues_get"]);
-        assert_eq!(found(&s, &[], json!({"tags": ["issues"], "query": "repository"})).0, ["issues_list_for_repo", "issues_get"]);
-        assert_eq!(found(&s, &[], json!({"tags": ["repos", "admin"]})), (vec![], 0));
-        assert_eq!(found(&s, &["admin"], json!({"tags": ["repos", "admin"]})).0, ["admin_delete_repo"]);
-        assert_eq!(found(&s, &[], json!({"query": "delete"})), (vec![], 0));
-        assert_eq!(found(&s, &[], json!({"limit": 2})), (vec!["issues_list_for_org".into(), "issues_list_for_repo".into()], 6));
-        // Out of range: the schema's own error, as for any tool.
-        let bad = call(&s, "search_tools", json!({"limit": 0}));
-        assert_eq!(bad["result"]["content"][0]["text"], "invalid arguments for tool \"search_tools\": /limit: must be at least 1 (minimum)");
-        let old = reply(run_as(&s, "2025-06-18", &[], "tools/call", json!({"name": "search_tools", "arguments": {"limit": 101}})));
-        assert_eq!(old["error"]["code"], -32602);
-        assert_eq!(call(&s, "search_tools", json!({"q": "x"}))["result"]["isError"], true);
-    }
-
-    #[test]
-    fn describe_gives_the_plain_listing_with_tags() {
-        let plain = reply(run_as(&server("list", ""), "2025-11-25", &[], "tools/list", json!({})));
-        let listed = plain["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "issues_get").unwrap().clone();
-        let described = call(&catalog(), "describe_tool", json!({"name": "issues_get"}))["result"].take();
-        let mut expected = listed;
-        expected["tags"] = json!(["issues"]);
-        assert_eq!(described["structuredContent"], expected);
-        assert_eq!(described["content"][0]["text"], expected.to_string());
-        // No tags, no description: the listing alone.
-        assert_eq!(call(&catalog(), "describe_tool", json!({"name": "markdown_render"}))["result"]["structuredContent"], json!({"name": "markdown_render", "inputSchema": {"type": "object"}}));
-        for name in ["nope", "admin_delete_repo", "search_tools"] {
-            let unknown = call(&catalog(), "describe_tool", json!({"name": name}))["result"].take();
-            assert_eq!(unknown, reply::error_result(format!("unknown tool {name:?}: search_tools finds this server's tools and their names")));
-        }
-        let admin = reply(run_as(&catalog(), "2025-11-25", &["admin"], "tools/call", json!({"name": "describe_tool", "arguments": {"name": "admin_delete_repo"}})));
-        assert_eq!(admin["result"]["structuredContent"]["tags"], json!(["repos", "Admin"]));
-        assert_eq!(call(&catalog(), "describe_tool", json!({}))["result"]["content"][0]["text"], "invalid arguments for tool \"describe_tool\": missing required property \"name\" (required)");
-    }
-
-    #[test]
-    fn call_tool_is_the_named_tools_own_call() {
-        let (catalog, plain) = (catalog(), server("list", ""));
-        let meta = json!({"progressToken": "tok", "trace": "t"});
-        for version in ["2025-11-25", "2025-06-18", "2025-03-26"] {
-            // Valid, missing a property, of a wrong type, and left out.
-            for arguments in [json!({"owner": "o", "repo": "r"}), json!({"owner": "o"}), json!({"owner": 1, "repo": "r"}), Value::Null] {
-                let with = |name: &str| match &arguments {
-                    Value::Null => json!({"name": name, "_meta": meta}),
-                    given => json!({"name": name, "arguments": given, "_meta": meta}),
-                };
-                let direct = run_as(&plain, version, &[], "tools/call", with("issues_list_for_repo"));
-                let mut through = with("issues_list_for_repo");
-                through.as_object_mut().unwrap().remove("_meta");
-                let through = run_as(&catalog, version, &[], "tools/call", json!({"name": "call_tool", "arguments": through, "_meta": meta}));
-                assert_eq!(through, direct, "{version} {arguments}");
-                let own_name = run_as(&catalog, version, &[], "tools/call", with("issues_list_for_repo"));
-                assert_eq!(own_name, direct, "{version} {arguments}");
-            }
-            // Unknown, hidden, and catalog mode's own names: what tools/call answers for an unknown tool.
-            for name in ["nope", "admin_delete_repo", "call_tool"] {
-                let through = reply(run_as(&catalog, version, &[], "tools/call", json!({"name": "call_tool", "arguments": {"name": name}})));
-                assert_eq!(through["error"], json!({"code": -32602, "message": format!("Invalid params: unknown tool {name:?}")}), "{version}");
-            }
-        }
-        let Action::Call(pending) = run_as(&catalog, "2025-11-25", &["admin"], "tools/call", json!({"name": "call_tool", "arguments": {"name": "admin_delete_repo"}})) else { panic!("admins may") };
-        assert_eq!(pending.label(), "admin_delete_repo");
-        // call_tool's own arguments are checked first, against its own schema.
-        let missing = reply(run_as(&catalog, "2025-03-26", &[], "tools/call", json!({"name": "call_tool", "arguments": {"arguments": {}}})));
-        assert_eq!(missing["error"]["message"], "Invalid params: invalid arguments for tool \"call_tool\": missing required property \"name\" (required)");
-        let listed = call(&catalog, "call_tool", json!({"name": "pulls_list", "arguments": [1]}));
-        assert_eq!(listed["result"]["content"][0]["text"], "invalid arguments for tool \"call_tool\": /arguments: expected object, got array (type)");
-    }
-
-    #[test]
-    fn results_follow_the_protocol_revision() {
-        let s = catalog();
-        let old = reply(run_as(&s, "2025-03-26", &[], "tools/call", json!({"name": "search_tools", "arguments": {"query": "pull"}})));
-        assert_eq!(old["result"], json!({"content": [{"type": "text", "text": r#"{"tools":[{"name":"pulls_list","title":"List pull requests","description":"Lists pull requests of a repository.","tags":["pulls"]}],"total":1}"#}]}));
-        let stateless = reply(run_as(&s, crate::versions::STATELESS_VERSION, &[], "tools/call", json!({"name": "describe_tool", "arguments": {"name": "pulls_list"}})));
-        assert_eq!((stateless["result"]["resultType"].as_str(), stateless["result"]["structuredContent"]["name"].as_str()), (Some("complete"), Some("pulls_list")));
-        // A plain server has no catalog tools.
-        assert_eq!(call(&server("list", ""), "search_tools", json!({}))["error"]["message"], "Invalid params: unknown tool \"search_tools\"");
     }
 
     #[test]

@@ -76,10 +76,25 @@ pub enum Error {
     MissingClientCapability(Vec<String>),
     /// 2026-07-28: the requested protocol version is not one of ours.
     UnsupportedProtocolVersion(String),
-    /// The authorization server's answer to a bad OAuth request: its own JSON, not JSON-RPC.
-    OAuth(Box<crate::oauth::OAuthError>),
-    /// The admin API's refusal of a request or a change: its own JSON, not JSON-RPC.
-    Admin(Box<crate::live::api::AdminError>),
+    /// An answer in another protocol's own JSON, not JSON-RPC: the authorization server's OAuth
+    /// errors (`From<OAuthError>` in `oauth`), the admin API's refusals (`From<AdminError>` in
+    /// `live::api`). The layers above make it; this one only carries it to the wire.
+    Wire(Box<WireError>),
+}
+
+/// A whole HTTP answer made by a protocol other than JSON-RPC, as data: the error type stays
+/// below the layers that speak those protocols.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WireError {
+    pub status: u16,
+    /// The machine-readable code: OAuth's `error`, the admin API's `code`.
+    pub code: String,
+    /// For people: OAuth's `error_description`, the admin API's `message`.
+    pub description: String,
+    /// The JSON body, as sent.
+    pub body: String,
+    /// Headers beside `Content-Type: application/json` (`Cache-Control`, `WWW-Authenticate`, CORS).
+    pub headers: Vec<(&'static str, String)>,
 }
 
 impl Error {
@@ -111,8 +126,7 @@ impl Error {
             | Error::CallGone
             | Error::HeadersTooLarge(_)
             | Error::Busy(_)
-            | Error::OAuth(_)
-            | Error::Admin(_)
+            | Error::Wire(_)
             | Error::RateLimited(_) => code::BAD_REQUEST,
         }
     }
@@ -136,8 +150,7 @@ impl Error {
             Error::Conflict(_) => 409,
             Error::Unauthorized { .. } => 401,
             Error::UnsupportedMediaType(_) => 415,
-            Error::OAuth(e) => e.status,
-            Error::Admin(e) => e.status,
+            Error::Wire(e) => e.status,
         }
     }
 
@@ -177,8 +190,7 @@ impl Error {
             Error::HeaderMismatch(detail) => format!("Header mismatch: {detail}"),
             Error::MissingClientCapability(names) => format!("Missing required client capability: {}", names.join(", ")),
             Error::UnsupportedProtocolVersion(_) => "Unsupported protocol version".into(),
-            Error::OAuth(e) => format!("{}: {}", e.error, e.description),
-            Error::Admin(e) => format!("{}: {}", e.code, e.message),
+            Error::Wire(e) => format!("{}: {}", e.code, e.description),
             Error::UnsupportedVersion(v) => format!("Bad Request: Unsupported protocol version {v:?} (supported: {})", crate::versions::SUPPORTED_VERSIONS.join(", ")),
         }
     }

@@ -44,7 +44,7 @@
 //!   catalog search ranks them.
 //! - [`discovery`]: catalog mode: three tools that search the tools, describe one, call one.
 //! - [`upstream`]: calling an HTTP upstream: request rendering (OpenAPI query styles and
-//!   cookies included), the SSRF guard, retries and redirects, signing, reply mapping; and
+//!   cookies included), the SSRF guard, retries and redirects, reply mapping; and
 //!   upstream MCP servers as tool sources (`upstream::mcp`): their messages, replies and tools.
 //! - [`routes`]: route patterns with `{param}` segments.
 //! - [`head`]: a request's method, URL and headers as the edge reads them.
@@ -69,23 +69,29 @@ pub mod error;
 pub mod framing;
 pub mod head;
 pub mod health;
+pub mod hex;
 pub mod html;
 pub mod jsonrpc;
 pub mod keys;
 pub mod lease;
 pub mod live;
+pub mod logging;
 pub mod method;
 pub mod negotiate;
 pub mod oauth;
 pub mod outbox;
+pub mod paths;
 pub mod pending;
 pub mod policy;
 pub mod protocol;
 pub mod redact;
 pub mod routes;
+pub mod schema;
 pub mod session;
 pub mod session_ids;
+pub mod signing;
 pub mod tasks;
+pub mod time;
 pub mod tools;
 pub mod upstream;
 pub mod versions;

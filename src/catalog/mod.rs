@@ -1,8 +1,10 @@
 //! The catalog: what requests are served from. Servers with their endpoints, limits and cache
 //! hints, and the tools, resources, prompts and auth compiled from a configuration file by
 //! `config`. Only `config` knows the file: the layers that serve requests read the catalog.
+//! `mcp`: an upstream MCP server's lists as entries of ours (tools, resources, prompts).
 
 mod entries;
+pub mod mcp;
 mod secrets;
 
 pub use entries::{Prompt, Resource, ResourceSource, ResourceTemplate};
@@ -107,7 +109,7 @@ pub struct Server {
     /// has upstream MCP servers): `listChanged` in its capabilities, and the notifications on streams.
     pub lists_change: bool,
     /// Bounds on MCP Tasks.
-    pub tasks: crate::tasks::Settings,
+    pub tasks: TaskSettings,
     pub origins: Vec<OriginPattern>,
     pub allowed_hosts: Vec<String>,
     /// Private hosts tools may reach (the SSRF guard's allowlist).
@@ -192,4 +194,27 @@ pub enum Endpoint {
     LegacySse,
     /// 2024-11-05: `POST ?sessionId=` delivers a message, answered on the event stream.
     LegacyMessages,
+}
+
+/// A server's bounds on tasks (`tasks` in its configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// A task kept this long when the client asks for no `ttl`.
+    pub default_ttl_ms: u64,
+    /// And never longer, whatever it asks.
+    pub max_ttl_ms: u64,
+    /// Tasks a principal may keep at once, running or ended (an anonymous one: a session).
+    pub max_per_principal: usize,
+    /// A result larger than this (as JSON) is not kept: the task fails and says so.
+    pub max_result_bytes: usize,
+    /// The results a principal's tasks keep at once, in all (an anonymous one's: a session's).
+    pub max_total_result_bytes: usize,
+    /// How often a client is asked to poll.
+    pub poll_interval_ms: u64,
+}
+
+impl Default for TaskSettings {
+    fn default() -> TaskSettings {
+        TaskSettings { default_ttl_ms: 3_600_000, max_ttl_ms: 86_400_000, max_per_principal: 100, max_result_bytes: 1024 * 1024, max_total_result_bytes: 10 * 1024 * 1024, poll_interval_ms: 1_000 }
+    }
 }

@@ -64,22 +64,3 @@ fn dedup(mut names: Vec<String>) -> Vec<String> {
     names.dedup();
     names
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_catalog_names_its_secrets() {
-        let config = serde_json::json!({
-            "oauth": {"signIn": {"users": [{"username": "ann", "passwordSecret": "ANN_PASSWORD", "roles": ["admin"]}]}},
-            "servers": [{
-                "name": "s", "version": "1", "privateUpstreams": ["127.0.0.1"],
-                "auth": {"tokens": [{"secret": "BOT_TOKEN", "subject": "bot"}], "oauth": true},
-                "tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"},
-                           "http": {"method": "GET", "url": "https://api.example.com/x", "headers": {"Authorization": "Bearer {env.API_KEY}"}}}]
-            }]
-        });
-        let catalog = crate::config::load(&config.to_string()).unwrap();
-        assert_eq!(catalog.own_secrets(), ["ANN_PASSWORD", "BOT_TOKEN", "CALLBACK_SIGNING_KEY", "MCP_EDGE_ADMIN_TOKEN", "OAUTH_SIGNING_KEY"]);
-        assert_eq!(catalog.secret_names(), ["ANN_PASSWORD", "API_KEY", "BOT_TOKEN", "CALLBACK_SIGNING_KEY", "MCP_EDGE_ADMIN_TOKEN", "OAUTH_SIGNING_KEY"]);
-    }
-}

@@ -2,10 +2,11 @@
 //! named by its path. Structure (types, unknown fields) was checked when the file was read.
 
 use super::model;
+use super::request::{guard, hosts};
 use super::ConfigError;
 use crate::cache::{CacheHint, CacheScope, DEFAULT_CACHE_TTL_MS};
 use crate::catalog::{Catalog, ConsoleAccess, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server, ToolDiscovery};
-use crate::discovery::MetaTool;
+use crate::tools::meta::MetaTool;
 use crate::policy::{OriginPattern, DEFAULT_ORIGINS};
 use crate::routes::RoutePattern;
 use crate::tools::search::Index;
@@ -39,7 +40,7 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
         if matches!(oauth.sign_in, crate::oauth::SignIn::Introspection { .. }) && auth.introspection.is_none() {
             return Err(ConfigError::at(format!("servers[{i}].auth.introspection"), "sign-in by introspection needs the server's own introspection, which decides who the browser is"));
         }
-        for path in super::oauth::PATHS {
+        for path in crate::paths::of(crate::paths::Owner::AuthorizationServer) {
             let taken = crate::routes::RoutePattern::parse(path).is_ok_and(|p| server.endpoints.iter().any(|(route, _)| route.overlaps(&p)));
             if taken {
                 return Err(ConfigError::at(format!("servers[{i}].route"), format!("overlaps {path}, which the authorization server answers")));
@@ -136,7 +137,7 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
 }
 
 /// The server's bounds on tasks, each within its range.
-fn tasks(t: &model::TasksConfig, path: &str) -> Result<crate::tasks::Settings, ConfigError> {
+fn tasks(t: &model::TasksConfig, path: &str) -> Result<crate::catalog::TaskSettings, ConfigError> {
     let within = |value: u64, range: std::ops::RangeInclusive<u64>, field: &str| {
         if range.contains(&value) {
             Ok(value)
@@ -145,7 +146,7 @@ fn tasks(t: &model::TasksConfig, path: &str) -> Result<crate::tasks::Settings, C
         }
     };
     let max_ttl_ms = within(t.max_ttl_ms, 1_000..=2_592_000_000, "maxTtlMs")?;
-    Ok(crate::tasks::Settings {
+    Ok(crate::catalog::TaskSettings {
         default_ttl_ms: within(t.default_ttl_ms.unwrap_or(max_ttl_ms.min(3_600_000)), 1_000..=max_ttl_ms, "defaultTtlMs")?,
         max_ttl_ms,
         max_per_principal: within(t.max_per_principal as u64, 1..=100_000, "maxPerPrincipal")? as usize,
@@ -324,22 +325,6 @@ fn prompts(s: &model::ServerConfig, path: &str) -> Result<Vec<Prompt>, ConfigErr
         prompts.push(super::resources::prompt(p, &at)?);
     }
     Ok(prompts)
-}
-
-/// A list of hosts (`privateUpstreams`, `oauth.privateHosts`): each a host as the URL parser
-/// reads one (no scheme, port or path), or `*.domain`; the guard compares them parsed.
-pub(super) fn hosts(list: &[String], at: &str) -> Result<(), ConfigError> {
-    for (i, host) in list.iter().enumerate() {
-        crate::weburl::HostPattern::parse(host).map_err(|why| ConfigError::at(format!("{at}[{i}]"), why))?;
-    }
-    Ok(())
-}
-
-/// The SSRF guard on a URL whose host the file writes out: a private host not in
-/// `privateUpstreams`, or a host the URL parser refuses, is a fault when the file loads.
-pub(super) fn guard(request: &crate::upstream::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
-    let Some(origin) = request.literal_origin() else { return Ok(()) };
-    crate::upstream::address::check(&format!("{origin}/"), private).map(|_| ()).map_err(|why| ConfigError::at(at, why))
 }
 
 /// The configured hint over `base`: a field left out keeps the base's value.

@@ -340,4 +340,39 @@ mod tests {
         let oauth = r#"{"servers":[{"name":"s","version":"1"}],"oauth":{"signIn":{"users":[{"username":"a","passwordSecret":"PW"}]},"privateHosts":["127.0.0.1/"]}}"#;
         assert!(err(oauth).starts_with("oauth.privateHosts[0]:"), "{}", err(oauth));
     }
+
+    #[test]
+    fn a_catalog_names_its_secrets() {
+        let config = serde_json::json!({
+            "oauth": {"signIn": {"users": [{"username": "ann", "passwordSecret": "ANN_PASSWORD", "roles": ["admin"]}]}},
+            "servers": [{
+                "name": "s", "version": "1", "privateUpstreams": ["127.0.0.1"],
+                "auth": {"tokens": [{"secret": "BOT_TOKEN", "subject": "bot"}], "oauth": true},
+                "tools": [{"name": "t", "description": "d", "inputSchema": {"type": "object"},
+                           "http": {"method": "GET", "url": "https://api.example.com/x", "headers": {"Authorization": "Bearer {env.API_KEY}"}}}]
+            }]
+        });
+        let catalog = super::load(&config.to_string()).unwrap();
+        assert_eq!(catalog.own_secrets(), ["ANN_PASSWORD", "BOT_TOKEN", "CALLBACK_SIGNING_KEY", "MCP_EDGE_ADMIN_TOKEN", "OAUTH_SIGNING_KEY"]);
+        assert_eq!(catalog.secret_names(), ["ANN_PASSWORD", "API_KEY", "BOT_TOKEN", "CALLBACK_SIGNING_KEY", "MCP_EDGE_ADMIN_TOKEN", "OAUTH_SIGNING_KEY"]);
+    }
+
+    #[test]
+    fn name_outweighs_tags_and_title_which_outweigh_the_description() {
+        let text = r#"{"servers": [{"name": "s", "version": "1", "tools": [
+            {"name": "t_description", "description": "Archives things.", "http": {"url": "https://x.test/"}},
+            {"name": "t_title", "title": "Archive", "http": {"url": "https://x.test/"}},
+            {"name": "t_tags", "tags": ["ARCHIVE"], "http": {"url": "https://x.test/"}},
+            {"name": "archive_now", "http": {"url": "https://x.test/"}},
+            {"name": "t_other", "description": "Nothing to see.", "http": {"url": "https://x.test/"}}]}]}"#;
+        let tools = super::load(text).unwrap().servers.remove(0).as_ref().clone().tools;
+        let index = crate::tools::search::Index::new(&tools);
+        let names = |query: &str, keep: &dyn Fn(&crate::tools::Tool) -> bool| index.search(&tools, query, keep).iter().map(|t| t.name.as_str()).collect::<Vec<_>>();
+        assert_eq!(names("archive", &|_| true), ["archive_now", "t_title", "t_tags", "t_description"]);
+        // Each query word adds its own score: archive (3) + now (3) beats archive (2) alone.
+        assert_eq!(names("archives now", &|_| true), ["archive_now", "t_title", "t_tags", "t_description"]);
+        assert_eq!(names("archive", &|t| t.name != "archive_now"), ["t_title", "t_tags", "t_description"]);
+        assert_eq!(names("", &|_| true).len(), 5);
+        assert_eq!(names("zebra", &|_| true), Vec::<&str>::new());
+    }
 }

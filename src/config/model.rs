@@ -704,7 +704,7 @@ pub struct ToolConfig {
     /// `forbidden`, `optional` or `required`. Absent: `optional` for queued and callback tools,
     /// `forbidden` for direct ones.
     #[serde(default)]
-    pub task_support: Option<crate::tasks::Support>,
+    pub task_support: Option<crate::tools::TaskSupport>,
     /// How long a queued or callback call may wait for its result.
     #[serde(default = "default_pending_timeout_ms")]
     pub pending_timeout_ms: u64,

@@ -1,25 +1,18 @@
 //! The top-level `oauth` section compiled into the authorization server's settings.
 
 use super::model::{OAuthConfig, SignInConfig};
+use super::request::is_secret_name;
 use super::ConfigError;
 use crate::oauth::client::{AuthMethod, Client, Origin, Secret};
 use crate::oauth::{uri, AuthServer, Oidc, Registration, SignIn, User};
 use crate::weburl::{listed, WebUrl};
-
-/// The paths the authorization server answers; no server route may use them.
-pub const PATHS: &[&str] = &["/authorize", "/token", "/register", "/register/{client_id}", "/revoke", "/oauth/callback", "/.well-known/jwks.json"];
-
-/// Whether `name` can name a Worker secret: letters, digits and `_`, not starting with a digit.
-pub(super) fn is_secret_name(name: &str) -> bool {
-    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit())
-}
 
 pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
     let at = |field: &str, msg: String| ConfigError::at(format!("oauth.{field}"), msg);
     let secret_name = |field: &str, name: &str| {
         if is_secret_name(name) { Ok(name.to_string()) } else { Err(at(field, format!("{name:?} is not a secret name (letters, digits and _)"))) }
     };
-    super::compile::hosts(&o.private_hosts, "oauth.privateHosts")?;
+    super::request::hosts(&o.private_hosts, "oauth.privateHosts")?;
     let sign_in = sign_in(o.sign_in, &o.private_hosts)?;
     if let Some(r) = &o.rate_limit {
         if ![10, 60].contains(&r.period_seconds) {
@@ -39,7 +32,7 @@ pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
         if c.client_id.trim().is_empty() || c.client_id.contains(char::is_whitespace) || c.client_id.contains("://") {
             return Err(at(&field("clientId"), format!("{:?} must be a plain identifier (a URL client_id is a metadata document)", c.client_id)));
         }
-        if c.client_id == crate::console::session::CLIENT_ID {
+        if c.client_id == crate::oauth::client::CONSOLE_CLIENT_ID {
             return Err(at(&field("clientId"), format!("{:?} is the console's own client", c.client_id)));
         }
         if clients.iter().any(|e| e.client_id == c.client_id) {

@@ -1,5 +1,6 @@
 //! `http` sections compiled into request templates, and the scope that says which names a
-//! template may use: arguments, route parameters, secrets, `_meta` values, the caller's identity.
+//! template may use: arguments, route parameters, secrets, `_meta` values, the caller's identity;
+//! the checks every section that names a secret, a host list or a request shares.
 
 use serde_json::Value;
 
@@ -247,4 +248,25 @@ fn check_url_shape(source: &str, url: &Template) -> Result<(), String> {
     } else {
         Err(format!("{{{first_arg}}} appears before the host is complete: it is a value the client controls, which may fill the path, query or fragment, never the scheme, host or port (only {{env.NAME}} may)"))
     }
+}
+
+/// Whether `name` can name a Worker secret: letters, digits and `_`, not starting with a digit.
+pub(super) fn is_secret_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !name.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// A list of hosts (`privateUpstreams`, `oauth.privateHosts`): each a host as the URL parser
+/// reads one (no scheme, port or path), or `*.domain`; the guard compares them parsed.
+pub(super) fn hosts(list: &[String], at: &str) -> Result<(), ConfigError> {
+    for (i, host) in list.iter().enumerate() {
+        crate::weburl::HostPattern::parse(host).map_err(|why| ConfigError::at(format!("{at}[{i}]"), why))?;
+    }
+    Ok(())
+}
+
+/// The SSRF guard on a URL whose host the file writes out: a private host not in
+/// `privateUpstreams`, or a host the URL parser refuses, is a fault when the file loads.
+pub(super) fn guard(request: &crate::upstream::RequestTemplate, private: &[String], at: &str) -> Result<(), ConfigError> {
+    let Some(origin) = request.literal_origin() else { return Ok(()) };
+    crate::upstream::address::check(&format!("{origin}/"), private).map(|_| ()).map_err(|why| ConfigError::at(at, why))
 }

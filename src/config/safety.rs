@@ -10,7 +10,7 @@ const MAX_PERIOD_S: u64 = 24 * 3600;
 
 pub fn admin_secrets(c: AdminConfig) -> Result<Option<Vec<String>>, ConfigError> {
     if let Some(secrets) = &c.secrets {
-        if let Some((i, bad)) = secrets.iter().enumerate().find(|(_, s)| !super::oauth::is_secret_name(s)) {
+        if let Some((i, bad)) = secrets.iter().enumerate().find(|(_, s)| !super::request::is_secret_name(s)) {
             return Err(ConfigError::at(format!("admin.secrets[{i}]"), format!("{bad:?} is not a secret name (letters, digits and _, not starting with a digit)")));
         }
         if let Some((i, own)) = secrets.iter().enumerate().find(|(_, s)| crate::keys::OWN_KEYS.contains(&s.as_str())) {

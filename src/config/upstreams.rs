@@ -30,7 +30,7 @@ pub fn upstreams(s: &ServerConfig, path: &str, route_params: &[String], own_tool
         if let Some(other) = sources.iter().find(|o| !o.prefix.is_empty() && o.prefix == source.prefix) {
             return Err(ConfigError::at(format!("{at}.prefix"), format!("{:?} is the prefix of upstream {:?} too", source.prefix, other.name)));
         }
-        super::compile::guard(&source.request, &s.private_upstreams, &format!("{at}.url"))?;
+        super::request::guard(&source.request, &s.private_upstreams, &format!("{at}.url"))?;
         sources.push(source);
     }
     Ok(sources)

@@ -3,9 +3,11 @@
 //! else, and the administration section an admin sees (the configuration's version, the health
 //! figures, and the editor the admin script fills).
 
-use super::session::{Session, ADMIN_ROLE, SIGNIN_PATH, SIGNOUT_PATH};
+use super::session::{Session, ADMIN_ROLE};
+use crate::paths::{CONSOLE_SIGNIN, CONSOLE_SIGNOUT};
 use crate::health::HealthView;
 use crate::html::escape;
+use crate::time::iso;
 use crate::live::store::Version;
 
 /// The ways this deployment offers to sign in to the console.
@@ -47,7 +49,7 @@ pub fn bar(viewer: &Viewer<'_>) -> String {
         Some(s) => {
             let role = if s.is_admin() { " <span class=\"badge admin\">admin</span>" } else { "" };
             out.push_str(&format!(
-                "<span>Signed in as <strong>{}</strong>{role}</span><form method=\"post\" action=\"{SIGNOUT_PATH}\"><button class=\"quiet\">Sign out</button></form>",
+                "<span>Signed in as <strong>{}</strong>{role}</span><form method=\"post\" action=\"{CONSOLE_SIGNOUT}\"><button class=\"quiet\">Sign out</button></form>",
                 escape(s.name())
             ));
         }
@@ -68,13 +70,13 @@ pub fn bar(viewer: &Viewer<'_>) -> String {
 fn ways(ways: Ways, full: bool) -> String {
     let mut out = String::new();
     if ways.oauth {
-        out.push_str(&format!("<a class=\"button\" href=\"{SIGNIN_PATH}\">Sign in</a>"));
+        out.push_str(&format!("<a class=\"button\" href=\"{CONSOLE_SIGNIN}\">Sign in</a>"));
     }
     if ways.token {
         // In the bar, the form opens over the page.
         let pop = if full { "" } else { " pop" };
         let form = format!(
-            "<form method=\"post\" action=\"{SIGNIN_PATH}\" class=\"token{pop}\"><label for=\"admin-token\">Admin token</label>\
+            "<form method=\"post\" action=\"{CONSOLE_SIGNIN}\" class=\"token{pop}\"><label for=\"admin-token\">Admin token</label>\
              <input id=\"admin-token\" name=\"token\" type=\"password\" autocomplete=\"current-password\" required><button>Sign in</button></form>"
         );
         if full {
@@ -95,7 +97,7 @@ pub fn gate(viewer: &Viewer<'_>, roles: &[String]) -> String {
             let needed: Vec<String> = roles.iter().chain(std::iter::once(&ADMIN_ROLE.to_string())).map(|r| format!("<code>{}</code>", escape(r))).collect();
             out.push_str(&format!(
                 "<p>You are signed in as <strong>{}</strong>, who may not see it: it needs the role {}.</p>\
-                 <form method=\"post\" action=\"{SIGNOUT_PATH}\"><button>Sign out</button></form>",
+                 <form method=\"post\" action=\"{CONSOLE_SIGNOUT}\"><button>Sign out</button></form>",
                 escape(s.name()),
                 needed.join(" or ")
             ));
@@ -139,23 +141,6 @@ pub fn admin(view: &AdminView) -> String {
     );
     out.push_str(&super::health::section(&view.health));
     out
-}
-
-/// Milliseconds since the epoch as an ISO 8601 UTC time (to the second), without a date library.
-pub fn iso(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
 }
 
 #[cfg(test)]
@@ -202,12 +187,5 @@ mod tests {
         let live = view(Version { version: 3, at_ms: 1_790_000_000_000, by: "alice".into(), summary: "tool <x> created".into(), servers: vec![] });
         assert!(live.contains("tool &lt;x&gt; created by <strong>alice</strong>, at <time datetime=\"2026-09-21T14:13:20Z\">2026-09-21 14:13:20 UTC</time>"), "{live}");
         assert!(live.contains("data-version=\"3\""));
-    }
-
-    #[test]
-    fn iso_times() {
-        assert_eq!(iso(0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00Z");
-        assert_eq!(iso(1_790_000_000_000), "2026-09-21T14:13:20Z");
     }
 }

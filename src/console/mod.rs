@@ -26,9 +26,9 @@ pub mod session;
 use crate::catalog::{Catalog, ConsoleAccess, Server};
 
 /// Whether `path` is the console's: the status page (`/`), its scripts, or sign-in and
-/// sign-out ([`session::PATHS`]), when the console is on and no server lives there.
+/// sign-out (`paths::Owner::Console`), when the console is on and no server lives there.
 pub fn serves(catalog: &Catalog, path: &str) -> bool {
-    let ours = path == "/" || script::find(path).is_some() || session::PATHS.contains(&path);
+    let ours = path == "/" || script::find(path).is_some() || crate::paths::answers(crate::paths::Owner::Console, path);
     ours && catalog.console != ConsoleAccess::Off && catalog.route(path).is_none()
 }
 

@@ -213,7 +213,7 @@ fn entries(server: &Server, index: usize, viewer: &Viewer<'_>) -> String {
     let tools: Vec<&Tool> = server.tools.iter().filter(|t| admin || who.may(&t.roles)).collect();
     let mut out = format!("<h3>Tools <span class=\"badge\">{}</span></h3>", tools.len());
     if let ToolDiscovery::Catalog(_) = server.discovery {
-        let names = crate::discovery::MetaTool::ALL.map(crate::discovery::MetaTool::name).join(", ");
+        let names = crate::tools::meta::MetaTool::ALL.map(crate::tools::meta::MetaTool::name).join(", ");
         out.push_str(&format!("<p class=\"muted\">Catalog mode: clients see three tools ({}) that search, describe and call these.</p>", escape(&names)));
     }
     if tools.is_empty() {

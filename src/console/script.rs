@@ -48,7 +48,7 @@ impl Script {
         self.names.get_or_init(|| {
             let digest = Sha256::digest(self.source.as_bytes());
             // 64 bits of the hash tell builds apart; the integrity attribute carries all 256.
-            let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+            let short = crate::hex::encode(digest.get(..8).unwrap_or_default());
             Names { path: format!("/{}.{short}.js", self.stem), integrity: format!("sha256-{}", crate::base64::encode(&digest)) }
         })
     }
@@ -135,7 +135,7 @@ mod tests {
         for (script, stem) in [(&TRY, "console"), (&ADMIN, "console-admin")] {
             let digest = Sha256::digest(script.source.as_bytes());
             assert_eq!(script.integrity(), format!("sha256-{}", crate::base64::encode(&digest)));
-            let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+            let hex = crate::hex::encode(digest.get(..8).unwrap_or_default());
             assert_eq!(script.path(), format!("/{stem}.{hex}.js"));
             assert_eq!(script.source("http://127.0.0.1:8787"), format!("http://127.0.0.1:8787{}", script.path()));
             assert_eq!(find(script.path()).map(|s| s.stem), Some(stem));

@@ -3,26 +3,19 @@
 //! opens and re-checks it (a revoked grant, a rotated admin token, a user gone from the file).
 //!
 //! Two ways in: the deployment's own authorization server, as its built-in first-party client
-//! ([`CLIENT_ID`], PKCE, the code exchanged by the Worker itself), or the admin token pasted
+//! (`oauth::client::CONSOLE_CLIENT_ID`, PKCE, the code exchanged by the Worker itself), or the admin token pasted
 //! into the page's form, for deployments without `oauth`.
 
 use serde::{Deserialize, Serialize};
 
 use crate::auth::Principal;
 use crate::catalog::ConsoleAccess;
-use crate::upstream::signing::{seal, unseal};
+use crate::signing::{seal, unseal};
 
 /// The session cookie.
 pub const COOKIE: &str = "mcp_edge_console";
 /// The cookie that carries a sign-in's state and PKCE verifier to its callback.
 pub const LOGIN_COOKIE: &str = "mcp_edge_console_login";
-/// The console's own client of the authorization server: never registered, never stored.
-pub const CLIENT_ID: &str = "mcp-edge-console";
-pub const SIGNIN_PATH: &str = "/console/signin";
-pub const CALLBACK_PATH: &str = "/console/callback";
-pub const SIGNOUT_PATH: &str = "/console/signout";
-/// Where the page's script gets an access token for a server with `auth.oauth`.
-pub const TOKEN_PATH: &str = "/console/token";
 /// A console sign-in lasts this long (and no longer than its grant).
 pub const TTL_MS: u64 = 12 * 3600 * 1000;
 /// A sign-in must come back within this.
@@ -37,9 +30,6 @@ pub const ADMIN_TOKEN_ID: &str = "admin-token";
 pub fn admin_token_principal() -> Principal {
     Principal { id: ADMIN_TOKEN_ID.into(), ..Principal::new(ADMIN_TOKEN_ID, "operator", vec![ADMIN_ROLE.into()]) }
 }
-
-/// Every path this module answers, besides the page.
-pub const PATHS: &[&str] = &[SIGNIN_PATH, CALLBACK_PATH, SIGNOUT_PATH, TOKEN_PATH];
 
 /// How a session was opened; what the edge checks again on each request.
 /// (Externally tagged: serde's internally tagged enums buffer their input, and cost kilobytes of

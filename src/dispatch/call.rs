@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{decorate, stateless_revision, Action, CallKind, Environment, PendingCall};
 use crate::catalog::Server;
-use crate::discovery::{self, MetaTool};
+use crate::discovery;
 use crate::error::Error;
 use crate::jsonrpc::{self, Request};
 use crate::method::Method;
@@ -15,10 +15,11 @@ use crate::negotiate::at_least;
 use crate::protocol::resources;
 use crate::protocol::{mrtr, tools as tools_protocol};
 use crate::session::Session;
-use crate::tools::schema;
+use crate::schema;
+use crate::tools::meta::MetaTool;
 use crate::tools::search::Index;
 use crate::upstream::reply::{self, ReplyPlan, Upstream};
-use crate::upstream::signing::SIGNING_KEY;
+use crate::signing::SIGNING_KEY;
 use crate::upstream::Bindings;
 
 pub(super) fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
@@ -54,7 +55,8 @@ fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, re
 /// `params.task` means nothing. Elsewhere `params.task` is ignored, as the spec has it for
 /// servers without the capability.
 fn task(server: &Server, session: &Session, req: &Request, tool: &crate::tools::Tool) -> Result<Option<crate::tasks::Ask>, Error> {
-    use crate::tasks::{Ask, Support};
+    use crate::tasks::Ask;
+    use crate::tools::TaskSupport as Support;
     if !crate::tasks::offered(server, &session.protocol_version) {
         return Ok(None);
     }

@@ -4,6 +4,8 @@
 
 mod action;
 mod call;
+#[cfg(test)]
+mod served;
 
 pub use action::{Action, CallKind, PendingCall, TaskRequest};
 pub use call::finish;
@@ -16,7 +18,8 @@ use crate::error::Error;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::method::Method;
 use crate::protocol::resources::{self, Read};
-use crate::protocol::{completion, lifecycle, logging, meta, prompts, tools as tools_protocol};
+use crate::logging;
+use crate::protocol::{completion, lifecycle, meta, prompts, tools as tools_protocol};
 use crate::routes::RouteParams;
 use crate::session::Session;
 

@@ -49,7 +49,7 @@ pub async fn form_body(req: &mut Incoming, limit: u64) -> Result<Vec<(String, St
         return Err(crate::oauth::OAuthError::invalid_request("the body must be application/x-www-form-urlencoded").into());
     }
     let body = read_limited(req, limit).await.map_err(|e| match e {
-        Error::PayloadTooLarge(limit) => Error::OAuth(Box::new(crate::oauth::OAuthError::new(413, "invalid_request", format!("the body exceeds {limit} bytes")))),
+        Error::PayloadTooLarge(limit) => crate::oauth::OAuthError::new(413, "invalid_request", format!("the body exceeds {limit} bytes")).into(),
         other => other,
     })?;
     let text = String::from_utf8(body).map_err(|_| crate::oauth::OAuthError::invalid_request("the body is not UTF-8"))?;

@@ -228,7 +228,7 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
             // 2026-07-28: no requests to the client; the result asks, and the retry answers.
             Event::Input(input) if dispatch::stateless_revision(ctx.session) => {
                 let Some(binding) = &call.mrtr else {
-                    return (finished(error_result(format!("This tool asks the client for input, which needs the {} secret to sign the request state.", crate::upstream::signing::SIGNING_KEY))), Some(outcome));
+                    return (finished(error_result(format!("This tool asks the client for input, which needs the {} secret to sign the request state.", crate::signing::SIGNING_KEY))), Some(outcome));
                 };
                 return match crate::protocol::mrtr::input_required(binding, &input, &ctx.session.client_capabilities, crate::edge::now_ms()) {
                     Ok(result) => (jsonrpc::success(&call.id, result), Some(outcome)),

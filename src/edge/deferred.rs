@@ -195,13 +195,13 @@ extern "C" {
 /// reply is the call's result at once.
 async fn call_back(home: &Home, call_id: &str, tool: &Tool, call: &PendingCall) -> Result<(), Value> {
     let http = &call.http;
-    let Some(key) = crate::edge::secret(&home.env, crate::upstream::signing::SIGNING_KEY) else {
-        return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {} is not set.", tool.name, crate::upstream::signing::SIGNING_KEY)));
+    let Some(key) = crate::edge::secret(&home.env, crate::signing::SIGNING_KEY) else {
+        return Err(error_result(format!("The tool {:?} uses callbacks, but the secret {} is not set.", tool.name, crate::signing::SIGNING_KEY)));
     };
     let token = crate::pending::sign(key.as_bytes(), &home.object, call_id);
     // The request's origin, as the runtime serialized it after the Host check, read again by the
     // URL parser: the upstream gets a URL on exactly that origin, or none.
-    let callback = crate::weburl::WebUrl::on_origin(&home.origin, &format!("/callbacks/{token}")).map_err(|why| error_result(format!("The tool {:?} cannot be given a callback URL: {why}", tool.name)))?;
+    let callback = crate::weburl::WebUrl::on_origin(&home.origin, &format!("{}{token}", crate::paths::CALLBACKS)).map_err(|why| error_result(format!("The tool {:?} cannot be given a callback URL: {why}", tool.name)))?;
     let mut http = http.clone();
     http.headers.push((CALLBACK_HEADER.into(), callback.as_str().to_string()));
     match upstream::perform(&http, tool.reply.max_bytes).await {

@@ -133,7 +133,7 @@ fn called_tool(server: &Server, principal: &crate::auth::Principal, message: &Pa
     }
     let params = req.params.as_ref()?;
     let mut name = params.get("name")?.as_str()?;
-    if server.catalog_index().is_some() && crate::discovery::MetaTool::named(name) == Some(crate::discovery::MetaTool::Call) {
+    if server.catalog_index().is_some() && crate::tools::meta::MetaTool::named(name) == Some(crate::tools::meta::MetaTool::Call) {
         name = params.pointer("/arguments/name")?.as_str()?;
     }
     server.tool(name).filter(|t| principal.may(&t.roles)).map(|t| t.name.clone())

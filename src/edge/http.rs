@@ -50,28 +50,16 @@ pub fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: 
     Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(session_id, Some(framing))?).fixed(body))
 }
 
-/// The whole answer to a request that failed: a JSON-RPC error with `id: null`, or an OAuth
-/// error as the authorization server's endpoints answer it.
+/// The whole answer to a request that failed: a JSON-RPC error with `id: null`, or the answer
+/// another protocol made (an OAuth error, an admin API refusal) as it is.
 pub fn error_response(error: &Error) -> Result<Response> {
-    if let Error::OAuth(e) = error {
+    if let Error::Wire(e) = error {
         let headers = Headers::new();
         headers.set("Content-Type", "application/json")?;
-        headers.set("Cache-Control", "no-store")?;
-        headers.set("Access-Control-Allow-Origin", "*")?;
-        if e.status == 401 {
-            // RFC 6749 §5.2: a 401 names the scheme the client should authenticate with.
-            headers.set("WWW-Authenticate", "Basic realm=\"mcp-edge\"")?;
+        for (name, value) in &e.headers {
+            headers.set(name, value)?;
         }
-        return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(crate::edge::redaction::seal(e.body()).into_string().into_bytes()));
-    }
-    if let Error::Admin(e) = error {
-        let headers = Headers::new();
-        headers.set("Content-Type", "application/json")?;
-        headers.set("Cache-Control", "no-store")?;
-        if e.status == 401 {
-            headers.set("WWW-Authenticate", "Bearer realm=\"mcp-edge-admin\"")?;
-        }
-        return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(crate::edge::redaction::seal(e.body()).into_string().into_bytes()));
+        return Ok(ResponseBuilder::new().with_status(e.status).with_headers(headers).fixed(crate::edge::redaction::seal(e.body.clone()).into_string().into_bytes()));
     }
     failure_response(&serde_json::Value::Null, error, error.http_status())
 }

@@ -160,7 +160,7 @@ pub async fn ask(env: &Env, command: &Command) -> Result<String, Error> {
     let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
     let mut reply = crate::edge::object::registry::call(env, OBJECT, Op::Live, 0, None, body).await?;
     if reply.status_code() == 404 {
-        return Err(Error::Admin(Box::new(crate::live::api::AdminError::not_found("no such version: it was never made, or is older than the history keeps"))));
+        return Err(crate::live::api::AdminError::not_found("no such version: it was never made, or is older than the history keeps").into());
     }
     if reply.status_code() != 200 {
         return Err(Error::Internal(format!("the live store answered {}: {}", reply.status_code(), reply.text().await.unwrap_or_default())));

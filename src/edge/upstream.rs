@@ -18,7 +18,8 @@ use crate::edge::now_ms;
 use crate::edge::streams::Outlet;
 use crate::negotiate::{is_ndjson_type, media_type};
 use crate::upstream::reply::{self, ReplyPlan, Upstream};
-use crate::upstream::retry::{parse_retry_after, redirected_method, Failure, Step};
+use crate::time::parse_retry_after;
+use crate::upstream::retry::{redirected_method, Failure, Step};
 use crate::upstream::stream::{Event, LineReader};
 use crate::upstream::HttpCall;
 use crate::health::Outcome;
@@ -60,7 +61,7 @@ pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> (Event, 
     .await;
     match ended {
         Ok(Ok(ended)) => ended,
-        Ok(Err(upstream)) | Err(upstream) => (reply::outcome(&upstream, plan, secrets), Outcome::of(&upstream)),
+        Ok(Err(upstream)) | Err(upstream) => (crate::upstream::stream::outcome(&upstream, plan, secrets), Outcome::of(&upstream)),
     }
 }
 

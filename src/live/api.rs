@@ -3,15 +3,14 @@
 
 use serde_json::{json, Value};
 
-use super::edit::Kind;
+use super::Kind;
 use crate::config::ConfigError;
-
-pub const PREFIX: &str = "/admin/api";
+use crate::paths::ADMIN_API;
 
 /// The largest body a change may send: a server's configuration with its tools.
 pub const MAX_BODY_BYTES: u64 = 1024 * 1024;
 
-/// What a path under [`PREFIX`] names.
+/// What a path under [`ADMIN_API`] names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     /// `/servers`: every server, and whether it is live.
@@ -34,7 +33,7 @@ pub enum Route {
 
 /// The route a path names; `None` for anything else under the prefix (a 404).
 pub fn route(path: &str) -> Option<Route> {
-    let rest = path.strip_prefix(PREFIX)?.strip_prefix('/')?;
+    let rest = path.strip_prefix(ADMIN_API)?.strip_prefix('/')?;
     let segments: Vec<String> = rest.trim_end_matches('/').split('/').map(crate::head::percent_decode).collect::<Option<_>>()?;
     let version = |s: &str| s.parse::<u64>().ok();
     match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
@@ -144,9 +143,15 @@ impl AdminError {
     }
 }
 
+/// An admin API refusal as the edge sends it: never cached, and a 401 names the admin realm.
 impl From<AdminError> for crate::error::Error {
     fn from(e: AdminError) -> Self {
-        crate::error::Error::Admin(Box::new(e))
+        let mut headers = vec![("Cache-Control", "no-store".to_string())];
+        if e.status == 401 {
+            headers.push(("WWW-Authenticate", "Bearer realm=\"mcp-edge-admin\"".to_string()));
+        }
+        let body = e.body();
+        crate::error::Error::Wire(Box::new(crate::error::WireError { status: e.status, code: e.code.to_string(), description: e.message, body, headers }))
     }
 }
 

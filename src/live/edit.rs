@@ -6,55 +6,9 @@
 use serde_json::Value;
 
 use super::api::AdminError;
-use super::Layer;
+use super::{Kind, Layer};
 use crate::catalog::Catalog;
 use crate::config::ConfigError;
-use crate::method::Method;
-
-/// The lists a server holds, each edited by its entries' `name`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Tools,
-    Resources,
-    ResourceTemplates,
-    Prompts,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Tools, Kind::Resources, Kind::ResourceTemplates, Kind::Prompts];
-
-    /// The field of a server's configuration, which is also the API's path segment.
-    pub fn field(self) -> &'static str {
-        match self {
-            Kind::Tools => "tools",
-            Kind::Resources => "resources",
-            Kind::ResourceTemplates => "resourceTemplates",
-            Kind::Prompts => "prompts",
-        }
-    }
-
-    pub fn parse(segment: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.field() == segment)
-    }
-
-    fn singular(self) -> &'static str {
-        match self {
-            Kind::Tools => "tool",
-            Kind::Resources => "resource",
-            Kind::ResourceTemplates => "resource template",
-            Kind::Prompts => "prompt",
-        }
-    }
-
-    /// The notification that tells a session this list changed.
-    pub fn notification(self) -> Method {
-        match self {
-            Kind::Tools => Method::ToolsListChanged,
-            Kind::Resources | Kind::ResourceTemplates => Method::ResourcesListChanged,
-            Kind::Prompts => Method::PromptsListChanged,
-        }
-    }
-}
 
 /// What a request asks to change on one server.
 #[derive(Debug, Clone, PartialEq)]
@@ -266,6 +220,7 @@ pub fn entry<'a>(bundled: &'a Value, layer: &'a Layer, server: &str, kind: Kind,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::method::Method;
     use serde_json::json;
 
     const TOOL: &str = r#"{"name":"weather","inputSchema":{"type":"object","properties":{"city":{"type":"string"}}},"http":{"url":"https://api.example.com/w/{city}"}}"#;

@@ -6,6 +6,7 @@
 //! bundled file itself, so deleting a server's live entry (or rolling back to version 0) returns
 //! it to the file. The layer is keyed by the server's `name`, which a live change cannot alter.
 //!
+//! - here: the layer, and the lists a server holds ([`Kind`]).
 //! - [`edit`]: one change (a server replaced, a tool created…) applied to a layer and validated
 //!   with the file's own located faults.
 //! - [`store`]: the versions the store object keeps, and the commands it answers.
@@ -21,6 +22,52 @@ use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::config::ConfigError;
+use crate::method::Method;
+
+/// The lists a server holds, each edited by its entries' `name`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Tools,
+    Resources,
+    ResourceTemplates,
+    Prompts,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 4] = [Kind::Tools, Kind::Resources, Kind::ResourceTemplates, Kind::Prompts];
+
+    /// The field of a server's configuration, which is also the API's path segment.
+    pub fn field(self) -> &'static str {
+        match self {
+            Kind::Tools => "tools",
+            Kind::Resources => "resources",
+            Kind::ResourceTemplates => "resourceTemplates",
+            Kind::Prompts => "prompts",
+        }
+    }
+
+    pub fn parse(segment: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.field() == segment)
+    }
+
+    pub(super) fn singular(self) -> &'static str {
+        match self {
+            Kind::Tools => "tool",
+            Kind::Resources => "resource",
+            Kind::ResourceTemplates => "resource template",
+            Kind::Prompts => "prompt",
+        }
+    }
+
+    /// The notification that tells a session this list changed.
+    pub fn notification(self) -> Method {
+        match self {
+            Kind::Tools => Method::ToolsListChanged,
+            Kind::Resources | Kind::ResourceTemplates => Method::ResourcesListChanged,
+            Kind::Prompts => Method::PromptsListChanged,
+        }
+    }
+}
 
 /// Server name → that server's whole configuration, as the file would spell it.
 pub type Layer = BTreeMap<String, Value>;
@@ -62,12 +109,12 @@ pub fn server_config<'a>(bundled: &'a Value, layer: &'a Layer, name: &str) -> Op
 
 /// The servers whose lists differ between two layers, each with the notifications that tell
 /// its sessions (a rollback may change several servers at once).
-pub fn changes(bundled: &Value, before: &Layer, after: &Layer) -> Vec<(String, Vec<crate::method::Method>)> {
+pub fn changes(bundled: &Value, before: &Layer, after: &Layer) -> Vec<(String, Vec<Method>)> {
     server_names(bundled)
         .filter_map(|name| {
             let (old, new) = (server_config(bundled, before, name)?, server_config(bundled, after, name)?);
             let mut methods = Vec::new();
-            for kind in edit::Kind::ALL {
+            for kind in Kind::ALL {
                 let method = kind.notification();
                 if old.get(kind.field()) != new.get(kind.field()) && !methods.contains(&method) {
                     methods.push(method);

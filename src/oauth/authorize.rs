@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::client::Client;
 use super::{single, uri, OAuthError};
-use crate::upstream::signing::{seal, sign, signed, unseal};
+use crate::signing::{seal, sign, signed, unseal};
 
 /// How long the sign-in and consent page may take before its form is refused.
 pub const PAGE_TTL_MS: u64 = 15 * 60 * 1000;

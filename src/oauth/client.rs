@@ -9,6 +9,10 @@ use super::{digest, uri, OAuthError};
 use crate::auth::same_secret;
 
 /// The largest registration body or metadata document read.
+/// The console's own client of the authorization server (`console::session`): never registered,
+/// never stored, and no configured client may take its id.
+pub const CONSOLE_CLIENT_ID: &str = "mcp-edge-console";
+
 pub const MAX_METADATA_BYTES: usize = 16 * 1024;
 
 /// How a client authenticates at the token endpoint.

@@ -62,9 +62,16 @@ impl OAuthError {
     }
 }
 
+/// An OAuth error as the authorization server's endpoints answer it: never cached, readable
+/// from any origin, and a 401 names the scheme to authenticate with (RFC 6749 §5.2).
 impl From<OAuthError> for crate::error::Error {
     fn from(e: OAuthError) -> Self {
-        crate::error::Error::OAuth(Box::new(e))
+        let mut headers = vec![("Cache-Control", "no-store".to_string()), ("Access-Control-Allow-Origin", "*".to_string())];
+        if e.status == 401 {
+            headers.push(("WWW-Authenticate", "Basic realm=\"mcp-edge\"".to_string()));
+        }
+        let body = e.body();
+        crate::error::Error::Wire(Box::new(crate::error::WireError { status: e.status, code: e.error, description: e.description, body, headers }))
     }
 }
 
@@ -166,7 +173,7 @@ pub fn encode(value: &str) -> String {
 /// stored (they are random and long, so a plain hash is enough; passwords get a slow KDF).
 pub fn digest(text: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::encode(&Sha256::digest(text.as_bytes()))
 }
 
 #[cfg(test)]

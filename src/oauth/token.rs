@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::client::AuthMethod;
 use super::{single, OAuthError};
 use crate::auth::{same_secret, Principal};
-use crate::upstream::signing::{seal, unseal};
+use crate::signing::{seal, unseal};
 
 pub const ACCESS_PREFIX: &str = "mcpe_at.";
 pub const REFRESH_PREFIX: &str = "mcpe_rt.";

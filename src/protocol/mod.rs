@@ -2,7 +2,6 @@
 
 pub mod completion;
 pub mod lifecycle;
-pub mod logging;
 pub mod meta;
 pub mod mrtr;
 pub mod prompts;

@@ -43,7 +43,7 @@ pub struct Binding {
 
 /// A digest of the arguments that ignores member order: a retry may serialize them anew.
 pub fn args_digest(arguments: &Value) -> String {
-    hex(&Sha256::digest(canonical(arguments).as_bytes()))
+    crate::hex::encode(&Sha256::digest(canonical(arguments).as_bytes()))
 }
 
 fn canonical(value: &Value) -> String {
@@ -93,7 +93,7 @@ const PURPOSE: &str = "mrtr";
 /// `base64(claims JSON).hex(HMAC-SHA256("mrtr." + base64))`.
 pub fn seal(key: &[u8], claims: &Claims) -> String {
     let body = crate::base64::encode(serde_json::to_string(claims).unwrap_or_default().as_bytes());
-    let mac = crate::upstream::signing::sign(key, PURPOSE, &body);
+    let mac = crate::signing::sign(key, PURPOSE, &body);
     format!("{body}.{mac}")
 }
 
@@ -102,7 +102,7 @@ pub fn seal(key: &[u8], claims: &Claims) -> String {
 pub fn open(state: &str, binding: &Binding, now_ms: u64) -> Result<Claims, Error> {
     let refused = |why: &str| Error::InvalidParams(format!("requestState {why}"));
     let (body, mac) = state.rsplit_once('.').ok_or_else(|| refused("is malformed"))?;
-    if !crate::upstream::signing::signed(&binding.key, PURPOSE, body, mac) {
+    if !crate::signing::signed(&binding.key, PURPOSE, body, mac) {
         return Err(refused("failed its integrity check"));
     }
     let claims: Claims = crate::base64::decode(body).and_then(|b| serde_json::from_slice(&b).ok()).ok_or_else(|| refused("is malformed"))?;
@@ -152,10 +152,6 @@ pub fn retry(claims: Claims, state: &str, responses: Option<&Value>) -> Result<R
         .filter_map(|(key, r)| Some(InputRequest { key: key.clone(), method: r.get("method").and_then(Value::as_str).and_then(Method::parse)?, params: r.get("params").cloned().unwrap_or(Value::Null) }))
         .collect();
     Ok(Retry::Answers { ask: InputAsk { requests, keyed: claims.keyed, state: claims.upstream }, answers })
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -220,5 +216,15 @@ mod tests {
         assert_eq!((ask.state, answers.len(), ask.requests[0].method), (json!({"step": 1}), 2, Method::ElicitationCreate));
         assert_eq!(retry(claims(), state, Some(&json!("nope"))).unwrap_err().code(), -32602);
         assert_eq!(retry(claims(), state, Some(&json!({"name": 1, "llm": {}}))).unwrap_err().code(), -32602);
+    }
+
+    #[test]
+    fn a_request_state_is_no_callback_token() {
+        // A 2026-07-28 request state is `body.mac` over `mrtr.body` with the same key: read as a
+        // callback token, "mrtr" would be its session and its body the call.
+        let key = b"signing key";
+        let claims = Claims { server: "/mcp".into(), tool: "t".into(), args: "a".into(), principal: "p".into(), expires_ms: 10, upstream: json!(null), keyed: false, requests: serde_json::Map::new() };
+        let state = seal(key, &claims);
+        assert_eq!(crate::pending::verify(key, &format!("mrtr.{state}")), None);
     }
 }

@@ -48,8 +48,8 @@ impl Record {
         if let (Some(message), false) = (&self.message, status == Status::Completed) {
             task.insert("statusMessage".into(), json!(message));
         }
-        task.insert("createdAt".into(), json!(crate::console::account::iso(self.created_ms)));
-        task.insert("lastUpdatedAt".into(), json!(crate::console::account::iso(self.updated_ms)));
+        task.insert("createdAt".into(), json!(crate::time::iso(self.created_ms)));
+        task.insert("lastUpdatedAt".into(), json!(crate::time::iso(self.updated_ms)));
         task.insert("ttlMs".into(), json!(self.ttl_ms));
         if !status.terminal() {
             task.insert("pollIntervalMs".into(), json!(settings.poll_interval_ms));

@@ -8,68 +8,15 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::catalog::TaskSettings as Settings;
 use crate::error::Error;
+use crate::tools::TaskSupport as Support;
 
 mod extension;
 pub use extension::{declared, undeclared, Waiting, EXTENSION};
 
 /// The `_meta` key that ties a message to its task.
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
-
-/// A tool's `execution.taskSupport`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Support {
-    /// Runs only as a plain call (the spec's default).
-    Forbidden,
-    /// Either way, as the client asks.
-    Optional,
-    /// Only as a task.
-    Required,
-}
-
-impl Support {
-    pub fn name(self) -> &'static str {
-        match self {
-            Support::Forbidden => "forbidden",
-            Support::Optional => "optional",
-            Support::Required => "required",
-        }
-    }
-
-    /// Whether a call asked as a task (`asked`) or not may run: both wrong ways are -32601, as
-    /// the spec has it.
-    pub fn admit(self, tool: &str, asked: bool) -> Result<(), Error> {
-        match (self, asked) {
-            (Support::Forbidden, true) => Err(Error::MethodNotFound(format!("the tool {tool:?} does not run as a task (its taskSupport is forbidden)"))),
-            (Support::Required, false) => Err(Error::MethodNotFound(format!("the tool {tool:?} runs only as a task: call it with params.task"))),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// A server's bounds on tasks (`tasks` in its configuration).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
-    /// A task kept this long when the client asks for no `ttl`.
-    pub default_ttl_ms: u64,
-    /// And never longer, whatever it asks.
-    pub max_ttl_ms: u64,
-    /// Tasks a principal may keep at once, running or ended (an anonymous one: a session).
-    pub max_per_principal: usize,
-    /// A result larger than this (as JSON) is not kept: the task fails and says so.
-    pub max_result_bytes: usize,
-    /// The results a principal's tasks keep at once, in all (an anonymous one's: a session's).
-    pub max_total_result_bytes: usize,
-    /// How often a client is asked to poll.
-    pub poll_interval_ms: u64,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings { default_ttl_ms: 3_600_000, max_ttl_ms: 86_400_000, max_per_principal: 100, max_result_bytes: 1024 * 1024, max_total_result_bytes: 10 * 1024 * 1024, poll_interval_ms: 1_000 }
-    }
-}
 
 /// Whether a session of this revision can run the server's tools as tasks: 2025-11-25 where
 /// there are sessions to keep them in (not on a `stateless` server), or the 2026-07-28 line
@@ -197,8 +144,8 @@ impl Record {
         if let Some(message) = &self.message {
             task.insert("statusMessage".into(), json!(message));
         }
-        task.insert("createdAt".into(), json!(crate::console::account::iso(self.created_ms)));
-        task.insert("lastUpdatedAt".into(), json!(crate::console::account::iso(self.updated_ms)));
+        task.insert("createdAt".into(), json!(crate::time::iso(self.created_ms)));
+        task.insert("lastUpdatedAt".into(), json!(crate::time::iso(self.updated_ms)));
         task.insert("ttl".into(), json!(self.ttl_ms));
         if !self.status.terminal() {
             task.insert("pollInterval".into(), json!(settings.poll_interval_ms));

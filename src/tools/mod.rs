@@ -1,9 +1,9 @@
 //! What a tool is: its name, schemas, roles and settings, compiled from the configuration, its
-//! arguments validated against its input schema (`schema`), its words as a catalog search
-//! ranks them (`search`). How a call to its upstream goes is `upstream`'s: the request it
+//! words as a catalog search ranks them (`search`), and catalog mode's own tools (`meta`); its arguments are validated against its
+//! input schema by `crate::schema`. How a call to its upstream goes is `upstream`'s: the request it
 //! renders, and how its reply becomes an MCP result.
 
-pub mod schema;
+pub mod meta;
 pub mod search;
 
 use serde_json::{Map, Value};
@@ -40,7 +40,7 @@ pub struct Tool {
     /// that server's `tools/call`, and its result passes through unchanged.
     pub mcp: Option<crate::upstream::mcp::Target>,
     /// Whether clients may run it as an MCP Task.
-    pub task_support: crate::tasks::Support,
+    pub task_support: TaskSupport,
 }
 
 impl Tool {
@@ -50,216 +50,58 @@ impl Tool {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::model::ToolConfig;
-    use crate::config::tool::tool as compile;
-    use serde_json::json;
+/// The `x-mcp-header` annotations of an input schema (2026-07-28: the arguments a client
+/// mirrors in `Mcp-Param-*` headers): the header name part and the chain of
+/// `properties` keys that leads to the annotated property.
+pub fn header_params(schema: &Value) -> Vec<(String, Vec<String>)> {
+    let mut found = Vec::new();
+    collect_header_params(schema, &mut Vec::new(), &mut found);
+    found
+}
 
-    fn tool(http: Value) -> Tool {
-        let config: ToolConfig = serde_json::from_value(json!({
-            "name": "t",
-            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}, "note": {"type": "string"}}},
-            "http": http
-        }))
-        .unwrap();
-        compile(config, "tools[0]", &["chat".to_string()], 1000).unwrap()
-    }
-
-    fn args(v: Value) -> Map<String, Value> {
-        v.as_object().unwrap().clone()
-    }
-
-    #[test]
-    fn url_headers_and_default_json_body() {
-        let t = tool(json!({"url": "{+env.BASE}/weather/{city}{?days}", "headers": {"Authorization": "Bearer {env.TOKEN}", "X-Chat": "{route.chat}"}}));
-        assert_eq!(t.request.secrets, ["BASE", "TOKEN"]);
-        let bindings: Bindings = [
-            ("env.BASE".to_string(), json!("https://api.example.com")),
-            ("env.TOKEN".to_string(), json!("s3cr=t/+")),
-            ("route.chat".to_string(), json!("c1")),
-        ]
-        .into();
-        let call = t.prepare(&args(json!({"city": "New York/NY", "days": 3})), &bindings).unwrap();
-        assert_eq!(call.method, "POST");
-        assert_eq!(call.url, "https://api.example.com/weather/New%20York%2FNY?days=3");
-        assert_eq!(
-            call.headers,
-            [
-                ("Authorization".to_string(), "Bearer s3cr=t/+".to_string()),
-                ("X-Chat".to_string(), "c1".to_string()),
-                ("Content-Type".to_string(), "application/json".to_string())
-            ]
-        );
-        assert_eq!(call.body.as_deref(), Some(r#"{"city":"New York/NY","days":3}"#));
-        assert_eq!(call.timeout_ms, 30_000);
-    }
-
-    #[test]
-    fn get_has_no_body_and_json_templates_keep_types() {
-        let t = tool(json!({"method": "get", "url": "https://x.test/a{?city}"}));
-        let call = t.prepare(&args(json!({"city": "Oslo"})), &Bindings::new()).unwrap();
-        assert_eq!((call.method.as_str(), call.body, call.headers.len()), ("GET", None, 0));
-        let t = tool(json!({"url": "https://x.test/", "body": {"q": "{city}", "n": "{days}", "label": "in {city}", "opt": "{note}", "fixed": [1, "{days}"]}}));
-        let call = t.prepare(&args(json!({"city": "Oslo", "days": 2})), &Bindings::new()).unwrap();
-        assert_eq!(call.body.as_deref(), Some(r#"{"q":"Oslo","n":2,"label":"in Oslo","fixed":[1,2]}"#));
-    }
-
-    #[test]
-    fn missing_secrets_and_header_injection_are_refused() {
-        let t = tool(json!({"url": "https://x.test/", "headers": {"X-Note": "{note}", "X-K": "{env.K}"}}));
-        let e = t.prepare(&args(json!({})), &Bindings::new()).unwrap_err();
-        assert_eq!(e.code(), -32603);
-        let b: Bindings = [("env.K".to_string(), json!("k"))].into();
-        let e = t.prepare(&args(json!({"note": "a\r\nX-Evil: 1"})), &b).unwrap_err();
-        assert_eq!(e.code(), -32602);
-    }
-
-    #[test]
-    fn a_secret_base_url_must_be_http() {
-        let t = tool(json!({"url": "{+env.BASE}/x"}));
-        let b: Bindings = [("env.BASE".to_string(), json!("file:///etc"))].into();
-        assert_eq!(t.prepare(&Map::new(), &b).unwrap_err().code(), -32603);
-    }
-
-    #[test]
-    fn form_and_none_bodies() {
-        let t = tool(json!({"url": "https://x.test/hook", "bodyType": "form"}));
-        let call = t.prepare(&args(json!({"city": "São Paulo & Rio", "days": 2, "note": null})), &Bindings::new()).unwrap();
-        assert_eq!(call.body.as_deref(), Some("city=S%C3%A3o+Paulo+%26+Rio&days=2"));
-        assert_eq!(call.headers, [("Content-Type".to_string(), "application/x-www-form-urlencoded".to_string())]);
-        let t = tool(json!({"url": "https://x.test/hook", "bodyType": "form", "body": {"q": "{city}", "tags": ["a b", "{days}"], "src": "mcp"}}));
-        let call = t.prepare(&args(json!({"city": "x=y", "days": 3})), &Bindings::new()).unwrap();
-        assert_eq!(call.body.as_deref(), Some("q=x%3Dy&tags=a+b&tags=3&src=mcp"));
-        let t = tool(json!({"url": "https://x.test/ping", "bodyType": "none"}));
-        let call = t.prepare(&args(json!({"city": "Oslo"})), &Bindings::new()).unwrap();
-        assert_eq!((call.method.as_str(), call.body, call.headers.len()), ("POST", None, 0));
-    }
-
-    #[test]
-    fn values_are_encoded_for_where_they_land() {
-        let t = tool(json!({
-            "url": "https://x.test/a/{city}/b{?note,days}",
-            "headers": {"X-City": "{city}", "X-Trace": "{meta.traceId}", "X-Depth": "{meta.client.depth}"},
-            "body": {"city": "{city}", "text": "in {city}", "trace": "{meta.traceId}"}
-        }));
-        let bindings: Bindings = [("meta.traceId".to_string(), json!("t-1")), ("meta.client.depth".to_string(), json!(2))].into();
-        let call = t.prepare(&args(json!({"city": "Zürich \"Nord\"/2?", "note": "a&b=c d"})), &bindings).unwrap();
-        assert_eq!(call.url, "https://x.test/a/Z%C3%BCrich%20%22Nord%22%2F2%3F/b?note=a%26b%3Dc%20d");
-        assert_eq!(call.headers[0], ("X-City".to_string(), "Z%C3%BCrich \"Nord\"/2?".to_string()));
-        assert_eq!(call.headers[1], ("X-Depth".to_string(), "2".to_string()));
-        assert_eq!(call.headers[2], ("X-Trace".to_string(), "t-1".to_string()));
-        assert_eq!(call.body.as_deref(), Some(r#"{"city":"Zürich \"Nord\"/2?","text":"in Zürich \"Nord\"/2?","trace":"t-1"}"#));
-        let e = t.prepare(&args(json!({"city": "a\tb\u{7}"})), &Bindings::new()).unwrap_err();
-        assert!(e.message().contains("control character"), "{}", e.message());
-    }
-
-    /// A tool whose arguments fill query parameters, cookies and headers of every kind.
-    fn openapi_tool() -> Tool {
-        let config: ToolConfig = serde_json::from_value(json!({
-            "name": "t",
-            "inputSchema": {"type": "object", "properties": {
-                "city": {"type": "string"}, "days": {"type": "integer"}, "note": {"type": "string"},
-                "filter": {"type": "object"}, "tags": {"type": "array"}, "flag": {"type": "boolean"}
-            }},
-            "http": {
-                "method": "GET",
-                "url": "https://x.test/a/{city}?fixed=1#frag",
-                "query": {
-                    "per-page": "{days}",
-                    "filter": {"value": "{filter}", "style": "deepObject", "explode": true},
-                    "tags": {"value": "{tags}", "style": "pipeDelimited"},
-                    "$top": "10",
-                    "key": "{env.K}",
-                    "opt": "{note}",
-                    "flag": {"value": "{flag}", "style": "spaceDelimited"},
-                    "path": {"value": "/{city}/{note}", "allowReserved": true}
-                },
-                "cookies": {"sid": "{env.SESSION}", "pref": "{note}", "list": "{tags}"},
-                "headers": {"X-Note": "{note}", "X-Fixed": "v", "X-Trace": "{meta.t}", "X-Both": "{note}-{days}"}
-            }
-        }))
-        .unwrap();
-        compile(config, "tools[0]", &[], 1000).unwrap()
-    }
-
-    #[test]
-    fn query_parameters_cookies_and_optional_headers() {
-        let t = openapi_tool();
-        assert_eq!(t.request.secrets, ["K", "SESSION"]);
-        let b: Bindings = [("env.K".to_string(), json!("k/v")), ("env.SESSION".to_string(), json!("s;1 é"))].into();
-        let call = t.prepare(&args(json!({"city": "Oslo", "days": 3, "filter": {"status": "open", "a b": "x&y"}, "tags": ["a", "b|c"], "flag": false})), &b).unwrap();
-        assert_eq!(call.url, "https://x.test/a/Oslo?fixed=1&per-page=3&filter[status]=open&filter[a%20b]=x%26y&tags=a|b%7Cc&%24top=10&key=k%2Fv&flag=false&path=/Oslo/#frag");
-        // X-Note is left out (its only argument is absent); X-Trace's binding is not an argument.
-        let headers: Vec<(&str, &str)> = call.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-        assert_eq!(headers, [("X-Both", "-3"), ("X-Fixed", "v"), ("X-Trace", ""), ("Cookie", "sid=s%3B1%20%C3%A9; list=a,b|c")]);
-
-        // Only the secret and literal parts when no argument has a value; null is no value.
-        let call = t.prepare(&args(json!({"note": null, "tags": []})), &b).unwrap();
-        assert_eq!(call.url, "https://x.test/a/?fixed=1&%24top=10&key=k%2Fv#frag");
-        let headers: Vec<(&str, &str)> = call.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-        assert_eq!(headers, [("X-Fixed", "v"), ("X-Trace", ""), ("Cookie", "sid=s%3B1%20%C3%A9")]);
-
-        let call = t.prepare(&args(json!({"note": "a b/c", "filter": {}})), &b).unwrap();
-        assert_eq!(call.url, "https://x.test/a/?fixed=1&%24top=10&key=k%2Fv&opt=a%20b%2Fc&path=//a%20b/c#frag");
-        let headers: Vec<(&str, &str)> = call.headers.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
-        assert_eq!(headers, [("X-Both", "a b/c-"), ("X-Fixed", "v"), ("X-Note", "a b/c"), ("X-Trace", ""), ("Cookie", "sid=s%3B1%20%C3%A9; pref=a%20b/c")]);
-
-        // A deepObject that is given something else is the caller's fault.
-        let e = t.prepare(&args(json!({"filter": ["x"]})), &b).unwrap_err();
-        assert_eq!((e.code(), e.message()), (-32602, r#"Invalid params: query parameter "filter" (deepObject) needs an object value"#.to_string()));
-    }
-
-    /// The example of docs/configuration.md ("Query parameters and cookies").
-    #[test]
-    fn the_documented_query_example() {
-        let docs = include_str!("../../docs/configuration.md");
-        let start = docs.find(r#"{"name": "list_issues""#).unwrap();
-        let end = start + docs[start..].find("```").unwrap();
-        let t = compile(serde_json::from_str(&docs[start..end]).unwrap(), "tools[0]", &[], 1000).unwrap();
-        let b: Bindings = [("env.SESSION".to_string(), json!("s1"))].into();
-        let call = t.prepare(&args(json!({"perPage": 50, "filter": {"state": "open"}, "labels": ["bug", "ui"]})), &b).unwrap();
-        assert_eq!(call.url, "https://api.example.com/issues?per-page=50&filter[state]=open&labels=bug|ui&api-version=2024-01");
-        assert_eq!(call.headers, [("Cookie".to_string(), "session=s1".to_string())]);
-        assert_eq!(t.prepare(&Map::new(), &b).unwrap().url, "https://api.example.com/issues?api-version=2024-01");
-    }
-
-    #[test]
-    fn a_header_of_secrets_or_literals_is_always_sent() {
-        let t = tool(json!({"url": "https://x.test/", "bodyType": "none", "headers": {"X-K": "{env.K}", "X-L": "lit", "X-Day": "day {days}"}}));
-        let b: Bindings = [("env.K".to_string(), json!(""))].into();
-        let call = t.prepare(&args(json!({})), &b).unwrap();
-        assert_eq!(call.headers, [("X-K".to_string(), String::new()), ("X-L".to_string(), "lit".to_string())]);
-        let call = t.prepare(&args(json!({"days": 0})), &b).unwrap();
-        assert_eq!(call.headers[0], ("X-Day".to_string(), "day 0".to_string()));
-    }
-
-    fn compile_error(extra: Value) -> String {
-        let mut config = json!({"name": "t", "http": {"url": "https://x.test/"}});
-        for (k, v) in extra.as_object().unwrap() {
-            config[k] = v.clone();
+fn collect_header_params(schema: &Value, path: &mut Vec<String>, found: &mut Vec<(String, Vec<String>)>) {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
+    for (name, property) in properties {
+        path.push(name.clone());
+        if let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) {
+            found.push((header.to_string(), path.clone()));
         }
-        let config: ToolConfig = serde_json::from_value(config).unwrap();
-        compile(config, "tools[0]", &[], 1000).unwrap_err().to_string()
+        // Only chains of `properties` may reach an annotation; nesting is bounded by the schema.
+        if path.len() < 16 {
+            collect_header_params(property, path, found);
+        }
+        path.pop();
+    }
+}
+
+/// A tool's `execution.taskSupport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TaskSupport {
+    /// Runs only as a plain call (the spec's default).
+    Forbidden,
+    /// Either way, as the client asks.
+    Optional,
+    /// Only as a task.
+    Required,
+}
+
+impl TaskSupport {
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskSupport::Forbidden => "forbidden",
+            TaskSupport::Optional => "optional",
+            TaskSupport::Required => "required",
+        }
     }
 
-    #[test]
-    fn tool_settings_are_checked_when_loaded() {
-        assert_eq!(compile_error(json!({"retry": {}})), "tools[0].retry: retries need an idempotent tool: method GET, or \"annotations\": {\"idempotentHint\": true}");
-        let ok: ToolConfig = serde_json::from_value(json!({"name": "t", "annotations": {"idempotentHint": true}, "retry": {"attempts": 4}, "http": {"url": "https://x.test/"}})).unwrap();
-        let t = compile(ok, "tools[0]", &[], 1000).unwrap();
-        assert_eq!(t.request.retry, Some(crate::upstream::retry::RetryPolicy { attempts: 4, initial_delay_ms: 200, max_delay_ms: 5000 }));
-        assert_eq!(compile_error(json!({"http": {"method": "GET", "url": "https://x.test/"}, "retry": {"attempts": 0}})), "tools[0].retry.attempts: must be 1 to 10");
-        assert_eq!(compile_error(json!({"response": {"pick": "data"}})), "tools[0].response.pick: \"data\" is not a JSON Pointer: it must be empty or start with \"/\"");
-        assert_eq!(compile_error(json!({"outputSchema": {"type": "array"}})), "tools[0].outputSchema: must be a JSON Schema with \"type\": \"object\"");
-        assert_eq!(
-            compile_error(json!({"inputSchema": {"type": "object", "properties": {"a": {"$ref": "#/$defs/b"}}}})),
-            "tools[0].inputSchema.properties.a.$ref: \"#/$defs/b\" does not resolve within the schema (use \"#/$defs/NAME\")"
-        );
-        assert_eq!(compile_error(json!({"http": {"url": "https://x.test/", "bodyType": "none", "body": {}}})), "tools[0].http.body: is set, but bodyType is \"none\"");
-        assert_eq!(compile_error(json!({"http": {"url": "https://x.test/", "bodyType": "form", "body": "{x}"}})), "tools[0].http.body: a form body must be an object of field templates");
-        assert_eq!(compile_error(json!({"http": {"url": "https://x.test/", "redirectHosts": ["a.test/x"]}})), "tools[0].http.redirectHosts[0]: \"a.test/x\" is not a host name");
-        assert_eq!(compile_error(json!({"http": {"url": "https://x.test/{meta.auth.key}"}})), "tools[0].http.url: \"meta.auth.key\" needs \"forwardMetaAuth\": true on the tool");
+    /// Whether a call asked as a task (`asked`) or not may run: both wrong ways are -32601, as
+    /// the spec has it.
+    pub fn admit(self, tool: &str, asked: bool) -> Result<(), Error> {
+        match (self, asked) {
+            (TaskSupport::Forbidden, true) => Err(Error::MethodNotFound(format!("the tool {tool:?} does not run as a task (its taskSupport is forbidden)"))),
+            (TaskSupport::Required, false) => Err(Error::MethodNotFound(format!("the tool {tool:?} runs only as a task: call it with params.task"))),
+            _ => Ok(()),
+        }
     }
 }

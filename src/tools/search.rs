@@ -137,25 +137,6 @@ mod tests {
     }
 
     #[test]
-    fn name_outweighs_tags_and_title_which_outweigh_the_description() {
-        let text = r#"{"servers": [{"name": "s", "version": "1", "tools": [
-            {"name": "t_description", "description": "Archives things.", "http": {"url": "https://x.test/"}},
-            {"name": "t_title", "title": "Archive", "http": {"url": "https://x.test/"}},
-            {"name": "t_tags", "tags": ["ARCHIVE"], "http": {"url": "https://x.test/"}},
-            {"name": "archive_now", "http": {"url": "https://x.test/"}},
-            {"name": "t_other", "description": "Nothing to see.", "http": {"url": "https://x.test/"}}]}]}"#;
-        let tools = crate::config::load(text).unwrap().servers.remove(0).as_ref().clone().tools;
-        let index = Index::new(&tools);
-        let names = |query: &str, keep: &dyn Fn(&Tool) -> bool| index.search(&tools, query, keep).iter().map(|t| t.name.as_str()).collect::<Vec<_>>();
-        assert_eq!(names("archive", &|_| true), ["archive_now", "t_title", "t_tags", "t_description"]);
-        // Each query word adds its own score: archive (3) + now (3) beats archive (2) alone.
-        assert_eq!(names("archives now", &|_| true), ["archive_now", "t_title", "t_tags", "t_description"]);
-        assert_eq!(names("archive", &|t| t.name != "archive_now"), ["t_title", "t_tags", "t_description"]);
-        assert_eq!(names("", &|_| true).len(), 5);
-        assert_eq!(names("zebra", &|_| true), Vec::<&str>::new());
-    }
-
-    #[test]
     fn prefixes_match_from_four_characters() {
         assert!(matches("issues", "issue") && matches("issue", "issues"));
         assert!(matches("repo", "repository") && matches("repository", "repos"));

@@ -90,21 +90,6 @@ pub fn to_result(upstream: &Upstream, plan: &ReplyPlan, secrets: &Redactor) -> V
     }
 }
 
-/// What a whole (non-streamed) reply means for the call: its result, or, for passthrough tools,
-/// possibly a request for client input.
-pub fn outcome(upstream: &Upstream, plan: &ReplyPlan, secrets: &Redactor) -> crate::upstream::stream::Event {
-    if let (ResultMode::Passthrough, Upstream::Reply { status: 200..=299, body, truncated_at: None, .. }) = (plan.mode, upstream) {
-        if let Ok(value) = serde_json::from_slice::<Value>(body) {
-            if value.get("input").is_some() || value.get("inputs").is_some() {
-                if let Some(event) = crate::upstream::stream::classify(&value) {
-                    return event;
-                }
-            }
-        }
-    }
-    crate::upstream::stream::Event::Result(to_result(upstream, plan, secrets))
-}
-
 /// The last step of every tool result, however it was made: the structured result is checked
 /// against the tool's `outputSchema`, and sessions older than 2025-06-18, which predate
 /// `structuredContent`, do not get it.
@@ -112,7 +97,7 @@ pub fn finalize(mut result: Value, plan: &ReplyPlan, structured: bool) -> Value 
     let failed = result.get("isError") == Some(&Value::Bool(true));
     if let (Some(schema), false) = (&plan.output_schema, failed) {
         let verdict = match result.get("structuredContent") {
-            Some(content) => crate::tools::schema::validate(schema, content).map_err(|v| format!("the structured result breaks the tool's outputSchema at {v}")),
+            Some(content) => crate::schema::validate(schema, content).map_err(|v| format!("the structured result breaks the tool's outputSchema at {v}")),
             None => Err("the tool declares an outputSchema, but the reply has no structured (JSON object) result".to_string()),
         };
         if let Err(why) = verdict {

@@ -73,41 +73,6 @@ impl RetryPolicy {
     }
 }
 
-/// `Retry-After` as a delay from `now_ms`: delay-seconds or an HTTP date (RFC 9110 10.2.3).
-pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
-    let value = value.trim();
-    if let Ok(seconds) = value.parse::<u64>() {
-        return Some(seconds.saturating_mul(1000));
-    }
-    let at = parse_http_date(value)?;
-    Some(at.saturating_sub(now_ms))
-}
-
-/// IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, as milliseconds since the epoch.
-fn parse_http_date(value: &str) -> Option<u64> {
-    let rest = value.split_once(", ")?.1;
-    let mut parts = rest.split(' ');
-    let day: u64 = parts.next()?.parse().ok()?;
-    let month_name = parts.next()?;
-    let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"].iter().position(|m| *m == month_name)? as u64 + 1;
-    let year: u64 = parts.next()?.parse().ok()?;
-    let mut clock = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
-    let (h, m, s) = (clock.next()??, clock.next()??, clock.next()??);
-    // An IMF-fixdate's year has four digits; a larger one would overflow the arithmetic below
-    // (found by the edge_input fuzz target).
-    if parts.next()? != "GMT" || !(1..=31).contains(&day) || !(1970..=9999).contains(&year) || h > 23 || m > 59 || s > 60 {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm), for years from 1970.
-    let (y, mo) = if month <= 2 { (year - 1, month + 9) } else { (year, month - 3) };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * mo + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = (era * 146_097 + doe).checked_sub(719_468)?;
-    Some(((days * 24 + h) * 60 + m) * 60_000 + s * 1000)
-}
-
 /// Where a redirect may lead: the configured request's own origin, or a listed host.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RedirectPolicy {
@@ -180,17 +145,6 @@ mod tests {
         let busy = |ms| Failure::Status { status: 503, retry_after_ms: Some(ms) };
         assert_eq!(POLICY.next(1, busy(2_000), 5_000, 0.3), Step::Retry { wait_ms: 2_000 });
         assert_eq!(POLICY.next(1, busy(2_000), 1_500, 0.3), Step::OutOfTime { retry_after_ms: 2_000 });
-        assert_eq!(parse_retry_after(" 3 ", 0), Some(3_000));
-        let now = 784_111_777_000 - 5_000;
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now), Some(5_000));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now + 9_000), Some(0));
-        assert_eq!(parse_retry_after("Sun, 29 Feb 2032 00:00:00 GMT", 0), Some(1_961_625_600_000));
-        assert_eq!(parse_retry_after("soon", 0), None);
-        // Years beyond four digits: refused, not an overflow (fuzzing found these).
-        assert_eq!(parse_retry_after(", 06 Nov 800000388 0:9:37 GMT", 0), None);
-        assert_eq!(parse_retry_after("Sun, 06 Nov 000000000000000000000000000000000800000398 08:49:37 GMT", 0), None);
-        assert!(parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT", 0).is_some());
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 PST", 0), None);
     }
 
     #[test]

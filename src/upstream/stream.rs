@@ -21,9 +21,9 @@ use serde_json::{json, Value};
 
 use crate::redact::Redactor;
 
-use crate::upstream::reply::{error_result, passthrough};
+use crate::upstream::reply::{error_result, passthrough, to_result, ReplyPlan, ResultMode, Upstream};
 use crate::jsonrpc;
-use crate::protocol::logging;
+use crate::logging;
 
 /// What one message of the upstream asks of the edge.
 #[derive(Debug, Clone, PartialEq)]
@@ -252,6 +252,21 @@ pub fn follow_up_body(arguments: &Value, ask: &InputAsk, answers: &[(String, Res
         }
     };
     json!({"arguments": arguments, "input": input}).to_string()
+}
+
+/// What a whole (non-streamed) reply means for the call: its result, or, for passthrough tools,
+/// possibly a request for client input.
+pub fn outcome(upstream: &Upstream, plan: &ReplyPlan, secrets: &Redactor) -> Event {
+    if let (ResultMode::Passthrough, Upstream::Reply { status: 200..=299, body, truncated_at: None, .. }) = (plan.mode, upstream) {
+        if let Ok(value) = serde_json::from_slice::<Value>(body) {
+            if value.get("input").is_some() || value.get("inputs").is_some() {
+                if let Some(event) = classify(&value) {
+                    return event;
+                }
+            }
+        }
+    }
+    Event::Result(to_result(upstream, plan, secrets))
 }
 
 #[cfg(test)]

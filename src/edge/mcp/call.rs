@@ -179,7 +179,7 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
                 "notifications/progress" => call.progress_token.is_some(),
                 "notifications/message" => {
                     let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
-                    ctx.session.log_level.is_some() && crate::protocol::logging::passes(ctx.session.log_level.as_deref(), level)
+                    ctx.session.log_level.is_some() && crate::logging::passes(ctx.session.log_level.as_deref(), level)
                 }
                 // Read again now, so that the clients listening are told (`discovery`).
                 "notifications/tools/list_changed" | "notifications/resources/list_changed" | "notifications/prompts/list_changed" => {

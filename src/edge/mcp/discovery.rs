@@ -221,20 +221,20 @@ pub fn merged(base: Arc<Catalog>) -> Arc<Catalog> {
         let mut skipped = Vec::new();
         for (index, source) in server.upstreams.clone().iter().enumerate() {
             let lists = FOUND.with(|f| f.borrow().get(&key(server, source)).map(|found| found.lists.clone())).unwrap_or_default();
-            let (tools, why) = crate::upstream::mcp::catalog::tools(source, index, &lists.tools, &|n| server.tools.iter().any(|t| t.name == n), server.max_reply_bytes);
+            let (tools, why) = crate::catalog::mcp::tools(source, index, &lists.tools, &|n| server.tools.iter().any(|t| t.name == n), server.max_reply_bytes);
             server.tools.extend(tools);
             skipped.extend(why);
             // Resources and prompts have no roles to gate them: a gated upstream gives tools only.
             if !source.roles.is_empty() {
                 continue;
             }
-            let (resources, why) = crate::upstream::mcp::catalog::resources(source, index, &lists.resources, &|uri| server.resources.iter().any(|r| r.uri == uri));
+            let (resources, why) = crate::catalog::mcp::resources(source, index, &lists.resources, &|uri| server.resources.iter().any(|r| r.uri == uri));
             server.resources.extend(resources);
             skipped.extend(why);
-            let (templates, why) = crate::upstream::mcp::catalog::templates(source, index, &lists.templates);
+            let (templates, why) = crate::catalog::mcp::templates(source, index, &lists.templates);
             server.resource_templates.extend(templates);
             skipped.extend(why);
-            let (prompts, why) = crate::upstream::mcp::catalog::prompts(source, index, &lists.prompts, &|n| server.prompts.iter().any(|p| p.name == n));
+            let (prompts, why) = crate::catalog::mcp::prompts(source, index, &lists.prompts, &|n| server.prompts.iter().any(|p| p.name == n));
             server.prompts.extend(prompts);
             skipped.extend(why);
         }

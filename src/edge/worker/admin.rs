@@ -22,7 +22,7 @@ use crate::edge::http::Incoming;
 use crate::edge::live::{self, parse, sync};
 use crate::error::Error;
 use crate::head::RequestUrl;
-use crate::live::api::{etag, if_match, route, AdminError, Route, MAX_BODY_BYTES, PREFIX};
+use crate::live::api::{etag, if_match, route, AdminError, Route, MAX_BODY_BYTES};
 use crate::live::edit::{self, Edit};
 use crate::live::store::{Command, Current, Stored};
 use crate::live::Layer;
@@ -33,7 +33,7 @@ const ATTEMPTS: usize = 3;
 
 /// Whether `path` is the admin API's.
 pub fn serves(path: &str) -> bool {
-    path == PREFIX || path.starts_with(&format!("{PREFIX}/"))
+    crate::paths::answers(crate::paths::Owner::Admin, path)
 }
 
 pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
@@ -215,8 +215,8 @@ async fn read(env: &Env, file: &Value, version: u64, layer: &Layer, route: Route
             let servers: Vec<Value> = crate::live::server_names(file)
                 .map(|name| {
                     let config = crate::live::server_config(file, layer, name).cloned().unwrap_or_default();
-                    let count = |kind: edit::Kind| config.get(kind.field()).and_then(Value::as_array).map_or(0, Vec::len);
-                    json!({"name": name, "route": config.get("route").and_then(Value::as_str).unwrap_or(crate::config::model::DEFAULT_ROUTE), "live": layer.contains_key(name), "tools": count(edit::Kind::Tools), "resources": count(edit::Kind::Resources), "resourceTemplates": count(edit::Kind::ResourceTemplates), "prompts": count(edit::Kind::Prompts)})
+                    let count = |kind: crate::live::Kind| config.get(kind.field()).and_then(Value::as_array).map_or(0, Vec::len);
+                    json!({"name": name, "route": config.get("route").and_then(Value::as_str).unwrap_or(crate::config::model::DEFAULT_ROUTE), "live": layer.contains_key(name), "tools": count(crate::live::Kind::Tools), "resources": count(crate::live::Kind::Resources), "resourceTemplates": count(crate::live::Kind::ResourceTemplates), "prompts": count(crate::live::Kind::Prompts)})
                 })
                 .collect();
             json!({"version": version, "servers": servers})

@@ -4,7 +4,7 @@
 
 use worker::{Env, Method, Response};
 
-use crate::upstream::signing::SIGNING_KEY;
+use crate::signing::SIGNING_KEY;
 use crate::edge::body::read_limited;
 use crate::edge::forward::forward;
 use crate::edge::ids::valid_session_id;

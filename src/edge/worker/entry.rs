@@ -88,7 +88,7 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
     let catalog = &catalog;
     crate::edge::keys_checked(env)?;
     let url = req.url()?;
-    if let Some(token) = url.path.strip_prefix("/callbacks/") {
+    if let Some(token) = url.path.strip_prefix(crate::paths::CALLBACKS) {
         return crate::edge::apart(crate::edge::worker::callbacks::receive(req, env, token)).await;
     }
     // The authorization server's endpoints are meant for other origins (browser-based clients

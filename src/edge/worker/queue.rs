@@ -60,7 +60,7 @@ async fn handle(env: &Env, queued: &QueuedCall, dead: bool) -> bool {
         send(env, queued, Op::AttemptFailed, text.into_bytes(), false).await;
         return false;
     }
-    let result = match reply::outcome(&upstream, &tool.reply, &crate::edge::redaction::current()) {
+    let result = match crate::upstream::stream::outcome(&upstream, &tool.reply, &crate::edge::redaction::current()) {
         Event::Result(result) => result,
         _ => error_result("A queued tool cannot ask the client for input.".into()),
     };

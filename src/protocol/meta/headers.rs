@@ -1,6 +1,6 @@
 //! 2026-07-28: the headers that mirror a request's body, `Mcp-Name` and `Mcp-Param-*` values
-//! (plain, or Base64 in the `=?base64?…?=` sentinel), and which tool arguments a schema marks
-//! for headers (`x-mcp-header`).
+//! (plain, or Base64 in the `=?base64?…?=` sentinel), checked against the tool arguments its
+//! schema marks for headers (`tools::header_params`).
 
 use serde_json::Value;
 
@@ -17,29 +17,6 @@ pub fn decode_header_value(value: &str) -> Option<String> {
     match value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) {
         Some(encoded) => String::from_utf8(crate::base64::decode(encoded)?).ok(),
         None => Some(value.to_string()),
-    }
-}
-
-/// The `x-mcp-header` annotations of an input schema: the header name part and the chain of
-/// `properties` keys that leads to the annotated property.
-pub fn header_params(schema: &Value) -> Vec<(String, Vec<String>)> {
-    let mut found = Vec::new();
-    collect_header_params(schema, &mut Vec::new(), &mut found);
-    found
-}
-
-fn collect_header_params(schema: &Value, path: &mut Vec<String>, found: &mut Vec<(String, Vec<String>)>) {
-    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
-    for (name, property) in properties {
-        path.push(name.clone());
-        if let Some(header) = property.get("x-mcp-header").and_then(Value::as_str) {
-            found.push((header.to_string(), path.clone()));
-        }
-        // Only chains of `properties` may reach an annotation; nesting is bounded by the schema.
-        if path.len() < 16 {
-            collect_header_params(property, path, found);
-        }
-        path.pop();
     }
 }
 

@@ -7,7 +7,7 @@
 mod headers;
 mod result;
 
-pub use headers::{decode_header_value, header_params};
+pub use headers::decode_header_value;
 pub use result::{complete, discover, stamp_server};
 use headers::check_param_headers;
 

@@ -58,7 +58,7 @@ fn digest(lists: &[&[Value]]) -> String {
         h.update(serde_json::to_string(list).unwrap_or_default().as_bytes());
         h.update([0]);
     }
-    h.finalize().iter().take(12).map(|b| format!("{b:02x}")).collect()
+    crate::hex::encode(h.finalize().get(..12).unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -5,10 +5,8 @@
 //!
 //! - [`filter`]: names and globs to take and to leave out.
 //! - [`reader`]: an upstream's reply, JSON or SSE, as the JSON-RPC messages it carries.
-//! - [`catalog`]: an upstream's `tools/list` as tools of ours: filtered, prefixed, gated.
 //! - [`changes`]: digests of its lists, and the list notifications a change calls for.
 
-pub mod catalog;
 pub mod changes;
 pub mod filter;
 pub mod reader;

@@ -281,7 +281,7 @@ impl McpSession {
 
     /// Tells the client (on the GET stream, when one is open) and the waiting `tasks/result`
     /// requests that the task ended.
-    async fn ended(&self, record: &Record, settings: &tasks::Settings) {
+    async fn ended(&self, record: &Record, settings: &crate::catalog::TaskSettings) {
         notify(&self.standalone, record, settings).await;
         self.running.wake(&record.id);
     }
@@ -367,7 +367,7 @@ async fn store(storage: &DurableObjectStorage, record: &Record) {
 }
 
 /// `notifications/tasks/status` on the GET stream, when one is open (clients poll regardless).
-async fn notify(standalone: &Rc<RefCell<Option<Rc<writer::LineWriter>>>>, record: &Record, settings: &tasks::Settings) {
+async fn notify(standalone: &Rc<RefCell<Option<Rc<writer::LineWriter>>>>, record: &Record, settings: &crate::catalog::TaskSettings) {
     let writer = standalone.borrow().clone();
     if let Some(writer) = writer {
         writer.send_line(&crate::edge::redaction::seal(tasks::status_notification(record, settings))).await;

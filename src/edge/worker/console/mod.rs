@@ -21,7 +21,7 @@ use crate::head::RequestUrl;
 /// methods get the plain 404 of any unknown path); sign-in paths take every method, and say
 /// which they allow.
 pub fn takes(req: &Incoming, path: &str) -> bool {
-    matches!(req.method(), Method::Get | Method::Head) || crate::console::session::PATHS.contains(&path)
+    matches!(req.method(), Method::Get | Method::Head) || crate::paths::answers(crate::paths::Owner::Console, path)
 }
 
 /// A console path (`crate::console::serves`) that [`takes`] the request.

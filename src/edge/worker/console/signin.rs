@@ -16,7 +16,9 @@ use worker::{Env, Method, Response};
 
 use crate::auth::Principal;
 use crate::catalog::Catalog;
-use crate::console::session::{self, Login, Session, Via, CALLBACK_PATH, CLIENT_ID, COOKIE, LOGIN_COOKIE, LOGIN_TTL_MS, SIGNIN_PATH, SIGNOUT_PATH, TOKEN_PATH, TTL_MS};
+use crate::console::session::{self, Login, Session, Via, COOKIE, LOGIN_COOKIE, LOGIN_TTL_MS, TTL_MS};
+use crate::oauth::client::CONSOLE_CLIENT_ID as CLIENT_ID;
+use crate::paths::{CONSOLE_CALLBACK as CALLBACK_PATH, CONSOLE_SIGNIN as SIGNIN_PATH, CONSOLE_SIGNOUT as SIGNOUT_PATH, CONSOLE_TOKEN as TOKEN_PATH};
 use crate::edge::http::Incoming;
 use crate::edge::now_ms;
 use crate::edge::body::{form_body, read_limited, MAX_CONSOLE_FORM_BYTES};
@@ -166,7 +168,7 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     let command = Command::Exchange { grant, code: digest(&code), exchange, refresh: digest(&random(32)?), lifetime_ms: oauth.refresh_ttl_ms.min(TTL_MS), now_ms: now };
     let answer = match store(env, &command).await {
         Ok(a) => a,
-        Err(Error::OAuth(e)) => return failed(format!("Sign-in did not complete: {}", e.description)).await,
+        Err(Error::Wire(e)) => return failed(format!("Sign-in did not complete: {}", e.description)).await,
         Err(e) => return Err(e),
     };
     let grant: Grant = answer.get("grant").cloned().and_then(|g| serde_json::from_value(g).ok()).ok_or_else(|| Error::Internal("the store answered no grant".into()))?;

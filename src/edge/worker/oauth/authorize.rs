@@ -33,11 +33,11 @@ pub async fn page(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     };
     let client = match register::find(cx, &client_id).await {
         Ok(c) => c,
-        Err(Error::OAuth(e)) => return error_page(400, &e.description),
+        Err(Error::Wire(e)) => return error_page(400, &e.description),
         Err(e) => return Err(e),
     };
     // The console's client signs in to the console itself (`<origin>/`), and to nothing else.
-    let console = client_id == crate::console::session::CLIENT_ID;
+    let console = client_id == crate::oauth::client::CONSOLE_CLIENT_ID;
     let console_url = format!("{}/", cx.url.origin);
     let resource = |r: &str| {
         if console {
@@ -104,7 +104,7 @@ async fn decide(req: &Incoming, cx: &Cx<'_>, key: &[u8], request: &Authorization
         return error_page(403, &why);
     }
     // The console is this deployment's own page: whoever signs in has nothing to consent to.
-    if let (Some(who), crate::console::session::CLIENT_ID) = (&who, client.client_id.as_str()) {
+    if let (Some(who), crate::oauth::client::CONSOLE_CLIENT_ID) = (&who, client.client_id.as_str()) {
         return issue_code(cx, key, request, who, &[]).await;
     }
     // Admin rights are granted on the page that says so, every time.
@@ -171,7 +171,7 @@ pub async fn submit(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     }
     let pairs = match form_body(&mut req, MAX_OAUTH_FORM_BYTES).await {
         Ok(p) => p,
-        Err(Error::OAuth(e)) => return error_page(e.status, &e.description),
+        Err(Error::Wire(e)) => return error_page(e.status, &e.description),
         Err(e) => return Err(e),
     };
     let field = |name: &str| single(&pairs, name).ok().flatten().unwrap_or_default().to_string();

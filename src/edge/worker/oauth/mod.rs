@@ -280,7 +280,7 @@ fn resource(catalog: &Catalog, origin: &str, named: &str) -> Option<String> {
         return None;
     }
     let path = if url.path().len() > 1 { url.path().trim_end_matches('/') } else { url.path() };
-    if path == crate::live::api::PREFIX {
+    if path == crate::paths::ADMIN_API {
         return Some(admin_resource(origin));
     }
     let (index, _, _) = catalog.route(path)?;
@@ -290,7 +290,7 @@ fn resource(catalog: &Catalog, origin: &str, named: &str) -> Option<String> {
 
 /// The admin API as a resource: the audience of the only access tokens it takes.
 pub(crate) fn admin_resource(origin: &str) -> String {
-    format!("{origin}{}", crate::live::api::PREFIX)
+    format!("{origin}{}", crate::paths::ADMIN_API)
 }
 
 /// The resource when a client names none: the only OAuth server, when its route has no

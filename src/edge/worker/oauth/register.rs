@@ -78,7 +78,7 @@ pub async fn delete(req: Incoming, cx: &Cx<'_>, client_id: &str) -> Result<Respo
 /// The client `client_id` names, if any: configured ones first, then a metadata document URL,
 /// then the store.
 pub async fn find(cx: &Cx<'_>, client_id: &str) -> Result<Option<Client>, Error> {
-    if client_id == crate::console::session::CLIENT_ID {
+    if client_id == crate::oauth::client::CONSOLE_CLIENT_ID {
         return Ok(console(cx));
     }
     if let Some(c) = cx.server.clients.iter().find(|c| c.client_id == client_id) {
@@ -97,7 +97,8 @@ pub async fn find(cx: &Cx<'_>, client_id: &str) -> Result<Option<Client>, Error>
 /// The console's own client, while there is a console: public (PKCE), and sent back only to the
 /// console's callback on this origin.
 fn console(cx: &Cx<'_>) -> Option<Client> {
-    use crate::console::session::{CALLBACK_PATH, CLIENT_ID};
+    use crate::oauth::client::CONSOLE_CLIENT_ID as CLIENT_ID;
+    use crate::paths::CONSOLE_CALLBACK as CALLBACK_PATH;
     (cx.catalog.console != crate::catalog::ConsoleAccess::Off).then(|| Client {
         client_id: CLIENT_ID.into(),
         name: Some("mcp-edge console".into()),

@@ -21,7 +21,7 @@ use crate::oauth::signin::{oidc_principal, user, user_principal, Password};
 use crate::oauth::token::{opened_upstream, sealed_upstream};
 use crate::oauth::{digest, encode, Oidc, User};
 use crate::upstream::reply::Upstream;
-use crate::upstream::signing::{seal, sign, unseal};
+use crate::signing::{seal, sign, unseal};
 use crate::upstream::HttpCall;
 
 /// The cookie that keeps a password sign-in for `SIGNED_IN_S`.

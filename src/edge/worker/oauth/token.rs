@@ -88,12 +88,12 @@ pub async fn verify_access(env: &Env, audience: Audience<'_>, origin: &str, cred
     let ours = named.origin == origin
         && match audience {
             Audience::Server(server, route) => catalog.route(&named.path).is_some_and(|(i, _, params)| catalog.servers.get(i).is_some_and(|s| s.route == server.route) && params == *route),
-            Audience::Admin => named.path == crate::live::api::PREFIX,
+            Audience::Admin => named.path == crate::paths::ADMIN_API,
         };
     if !ours {
         return Err(match audience {
             Audience::Server(..) => format!("the token is for another MCP server ({})", claims.aud),
-            Audience::Admin => format!("the token is for {}, not for the admin API: ask for one with resource={origin}{}", claims.aud, crate::live::api::PREFIX),
+            Audience::Admin => format!("the token is for {}, not for the admin API: ask for one with resource={origin}{}", claims.aud, crate::paths::ADMIN_API),
         });
     }
     if is_revoked(env, oauth.access_ttl_ms, &claims.grant).await {
@@ -121,7 +121,7 @@ async fn authenticated_client(req: &Incoming, cx: &Cx<'_>, pairs: &[(String, Str
 pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     let pairs = form_body(&mut req, MAX_OAUTH_FORM_BYTES).await?;
     let client = authenticated_client(&req, cx, &pairs).await?;
-    if client.client_id == crate::console::session::CLIENT_ID {
+    if client.client_id == crate::oauth::client::CONSOLE_CLIENT_ID {
         // The console's codes are exchanged by the Worker itself, at its callback.
         return Err(OAuthError::invalid_client("the console's client has no token endpoint").into());
     }

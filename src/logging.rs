@@ -1,4 +1,6 @@
-//! `logging/setLevel` and the RFC 5424 severities that filter `notifications/message`.
+//! MCP logging: the RFC 5424 severities that `logging/setLevel` names and that filter
+//! `notifications/message`, and that notification's params. Below `protocol`, which answers
+//! `logging/setLevel`, and `upstream`, whose streamed logs it filters.
 
 use serde_json::{json, Value};
 

@@ -6,11 +6,11 @@
 
 use serde_json::{json, Value};
 
-use super::{Source, Target};
-use crate::catalog::{Prompt, Resource, ResourceSource, ResourceTemplate};
-use crate::tools::Tool;
-use crate::upstream::template::{Context, Template};
+use super::{Prompt, Resource, ResourceSource, ResourceTemplate};
+use crate::tools::{header_params, TaskSupport, Tool};
+use crate::upstream::mcp::{Source, Target};
 use crate::upstream::reply::{ReplyPlan, ResultMode};
+use crate::upstream::template::{Context, Template};
 
 /// Longest tool name a client is promised (the MCP spec's SEP-986 limit).
 const MAX_NAME_CHARS: usize = 128;
@@ -50,7 +50,7 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
         tools.push(Tool {
             name: ours,
             listing: Value::Object(listing),
-            header_params: crate::protocol::meta::header_params(&schema),
+            header_params: header_params(&schema),
             input_schema: schema,
             // The URL and headers; the body is each call's JSON-RPC message.
             request: source.request.clone(),
@@ -64,7 +64,7 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
             tags: Vec::new(),
             cache: None,
             mcp: Some(Target { source: index, name: name.to_string() }),
-            task_support: crate::tasks::Support::Forbidden,
+            task_support: TaskSupport::Forbidden,
         });
     }
     (tools, skipped)
@@ -152,14 +152,30 @@ pub fn prompts(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&
 mod tests {
     use super::*;
     use crate::upstream::mcp::filter::Filter;
+    use crate::upstream::mcp::Transport;
+    use crate::upstream::request::BodyPlan;
+    use crate::upstream::RequestTemplate;
 
     fn source(prefix: &str, include: Option<&[String]>) -> Source {
-        let http: crate::config::model::HttpConfig = serde_json::from_value(json!({"url": "https://up.example/mcp"})).unwrap();
-        let scope = crate::config::request::Scope { path: "servers[0].upstreams[0]", arguments: &[], route_params: &[], meta: false, meta_auth: false, principal: true, upstream_token: false };
+        let url = "https://up.example/mcp";
+        // The request is carried, never rendered, here: its URL is all it needs.
+        let request = RequestTemplate {
+            method: "POST".into(),
+            url: Template::parse(url, Context::Url).unwrap(),
+            url_source: url.into(),
+            headers: Vec::new(),
+            query: Vec::new(),
+            cookies: Vec::new(),
+            body: BodyPlan::None,
+            timeout_ms: 30_000,
+            secrets: Vec::new(),
+            redirects: Default::default(),
+            retry: None,
+        };
         Source {
             name: "up".into(),
-            transport: super::super::Transport::StreamableHttp,
-            request: crate::config::request::request(&http, &scope, "http").unwrap(),
+            transport: Transport::StreamableHttp,
+            request,
             prefix: prefix.into(),
             tools: Filter::new(include, &["hidden".to_string()]).unwrap(),
             resources: Filter::default(),

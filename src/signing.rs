@@ -26,7 +26,7 @@ fn mac_hex(key: &[u8], message: &[u8]) -> String {
     match Hmac::<Sha256>::new_from_slice(key) {
         Ok(mut m) => {
             m.update(message);
-            hex(&m.finalize().into_bytes())
+            crate::hex::encode(&m.finalize().into_bytes())
         }
         // HMAC takes keys of any length; this arm is never reached.
         Err(_) => String::new(),
@@ -58,15 +58,12 @@ pub fn unseal(key: &[u8], purpose: &str, sealed: &str) -> Option<Vec<u8>> {
     crate::base64::decode_url(encoded)
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
+/// A signature's bytes: 64 hex digits, or nothing.
 fn unhex(text: &str) -> Option<Vec<u8>> {
     if text.len() != 64 {
         return None;
     }
-    (0..text.len()).step_by(2).map(|i| text.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok())).collect()
+    crate::hex::decode(text)
 }
 
 /// The bare HMAC, for tests of what earlier builds signed.
