@@ -15,6 +15,7 @@ use std::sync::Arc;
 use worker::Env;
 
 use crate::catalog::Catalog;
+use crate::edge::configured::{bundled, bundled_file};
 use crate::edge::now_ms;
 use crate::edge::object::versions::OBJECT;
 use crate::envelope::Op;
@@ -29,7 +30,6 @@ pub const REFRESH_MS: u64 = 2_000;
 pub const ADMIN_TOKEN: &str = crate::keys::ADMIN_TOKEN;
 
 struct Live {
-    catalog: Arc<Catalog>,
     version: u64,
     layer: Arc<Layer>,
     checked_ms: u64,
@@ -37,12 +37,6 @@ struct Live {
 
 thread_local! {
     static LIVE: RefCell<Option<Live>> = const { RefCell::new(None) };
-}
-
-/// The catalog this isolate serves, once it has read the layer; `None` before, or with the
-/// admin API off: the bundled file.
-pub(super) fn current() -> Option<Arc<Catalog>> {
-    LIVE.with(|l| l.borrow().as_ref().map(|l| l.catalog.clone()))
 }
 
 /// The version this isolate serves (0: the file).
@@ -65,28 +59,13 @@ pub fn enabled(env: &Env, bundled: &Catalog) -> bool {
     admin_token(env).is_some() || bundled.oauth.is_some()
 }
 
-/// The bundled file as JSON, the base every layer goes on: parsed once per isolate.
-pub fn bundled_file() -> Result<&'static serde_json::Value, Error> {
-    static FILE: std::sync::OnceLock<Result<serde_json::Value, String>> = std::sync::OnceLock::new();
-    FILE.get_or_init(|| serde_json::from_str(&super::config_text()).map_err(|e| e.to_string())).as_ref().map_err(|e| Error::Config(e.clone()))
-}
-
-/// The catalog a request is served from, brought up to date first: the live version, at least
-/// `seen` (the one the Worker served, for an object), then the upstream MCP servers' lists due
-/// for a read. Every request the Worker or a session's object serves starts here.
-pub async fn fresh_catalog(env: &Env, seen: u64) -> Result<Arc<Catalog>, Error> {
-    refresh(env, seen).await;
-    crate::edge::mcp::discovery::refresh(env).await;
-    super::catalog()
-}
-
 /// Brings this isolate up to date: at most every [`REFRESH_MS`], or at once when a forwarded
 /// request says its Worker served a newer version than `seen`.
 pub async fn refresh(env: &Env, seen: u64) {
     // Every request begins here: the redactor reads this environment's secrets, and follows the
     // catalog this call installs.
     crate::edge::redaction::follow(env);
-    let Ok(bundled) = super::bundled() else { return };
+    let Ok(bundled) = bundled() else { return };
     if !enabled(env, &bundled) {
         return;
     }
@@ -141,7 +120,7 @@ pub fn install(version: u64, layer: Layer, catalog: Option<Catalog>) {
         Ok(catalog) => catalog,
         Err(e) => {
             worker::console_error!("{}", crate::edge::redaction::line(serde_json::json!({"message": "live configuration: the live layer does not compile over this file; serving the file", "version": version, "error": e.message()}).to_string()));
-            match super::bundled() {
+            match bundled() {
                 Ok(bundled) => (*bundled).clone(),
                 Err(_) => return,
             }
@@ -151,7 +130,8 @@ pub fn install(version: u64, layer: Layer, catalog: Option<Catalog>) {
         // Fresh from the compiler, so not shared yet: no copy is made.
         Arc::make_mut(server).lists_change = true;
     }
-    let live = Live { catalog: Arc::new(catalog), version, layer: Arc::new(layer), checked_ms: now_ms() };
+    crate::edge::configured::install(Arc::new(catalog));
+    let live = Live { version, layer: Arc::new(layer), checked_ms: now_ms() };
     LIVE.with(|l| *l.borrow_mut() = Some(live));
 }
 

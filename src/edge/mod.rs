@@ -5,8 +5,10 @@
 //! - `object/`: the Durable Objects: a session's (`session/`: `serve` hands each operation to
 //!   the file of its concern), the registries', and the authorization server's store
 //!   (`authority`).
-//! - Shared by both, here, in the order a session's `tools/call` meets them: `live` (the
-//!   catalog a request is served from, brought up to date: `fresh_catalog`), `body` (bodies
+//! - Shared by both, here, in the order a session's `tools/call` meets them: `catalog` (the
+//!   catalog a request is served from, brought up to date: `fresh`) over `live` (the live
+//!   version, asked for at most every 2 s) and `configured` (the bundled file, or the live
+//!   version installed), `body` (bodies
 //!   within their limits, form posts within theirs), `forward` (a session's request sent from
 //!   the Worker to its object) over `hop` (the hop to any object), `calls` (one upstream call
 //!   carried out, in an object, or in the Worker for stateless requests and leases) with
@@ -18,10 +20,13 @@
 //!   isolate, around the call by its callers, flushed to the `health` object), `ids` (fresh ids,
 //!   random tokens and nonces), `rescue` (what a trap interrupted, answered), `redaction` (the
 //!   deployment's secrets hidden at every exit: what the streams, buffered bodies, stores and log
-//!   lines take), and below: the configuration, the environment and stored JSON.
+//!   lines take), and here: the environment's secrets, the clock and stored JSON, which every file
+//!   uses and which use none of them: so this file names none of its children.
 
 mod body;
 mod calls;
+mod catalog;
+mod configured;
 mod context;
 mod deferred;
 mod forward;
@@ -43,45 +48,14 @@ mod writer;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
 
-use crate::catalog::Catalog;
 use crate::config;
-
-#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/config.js")]
-extern "C" {
-    /// The text of the configuration bundled with the Worker.
-    fn config_text() -> String;
-}
-
-/// The catalog this isolate serves now: the live version it last read (`live`), or the bundled
-/// configuration. An invalid bundled one is kept as its message, so every request can report it
-/// instead of half-working. Shared: a request keeps the catalog it started with while a newer one
-/// takes its place.
-fn catalog() -> Result<Arc<Catalog>, crate::error::Error> {
-    base_catalog().map(mcp::discovery::merged)
-}
-
-/// The catalog as configured (the live version, or the bundled file), before the tools of
-/// upstream MCP servers join it.
-pub(crate) fn base_catalog() -> Result<Arc<Catalog>, crate::error::Error> {
-    live::current().map_or_else(bundled, Ok)
-}
 
 /// A route's future, polled through a pointer. Without it the compiler inlines every route's
 /// state machine into its caller's poll: one function of some 150 KB, which V8 compiles whole on
 /// an isolate's first request, whichever route that request takes (docs/performance.md).
 pub(crate) fn apart<'a, T>(future: impl Future<Output = T> + 'a) -> Pin<Box<dyn Future<Output = T> + 'a>> {
     Box::pin(future)
-}
-
-/// The bundled configuration, read and compiled once per isolate, when its first request comes.
-pub(crate) fn bundled() -> Result<Arc<Catalog>, crate::error::Error> {
-    static CATALOG: OnceLock<Result<Arc<Catalog>, String>> = OnceLock::new();
-    CATALOG
-        .get_or_init(|| config::load(&config_text()).map(Arc::new).map_err(|e| e.to_string()))
-        .clone()
-        .map_err(crate::error::Error::Config)
 }
 
 /// `mcp-edge check`: what `check-config` prints for a file, from this module, so the command

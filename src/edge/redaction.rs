@@ -59,7 +59,7 @@ pub(crate) fn follow(env: &worker::Env) {
 
 /// The deployment's redactor, for the catalog this isolate serves now.
 pub(crate) fn current() -> Arc<Redactor> {
-    let catalog = crate::edge::base_catalog().ok();
+    let catalog = crate::edge::configured::base_catalog().ok();
     ISOLATE.with(|i| {
         let mut isolate = i.borrow_mut();
         let same = match (&isolate.catalog, &catalog) {

@@ -65,7 +65,7 @@ const KEPT: &str = "upstream:";
 /// itself.
 pub async fn end_kept(env: &worker::Env, storage: &worker::worker_sys::DurableObjectStorage) {
     let Ok(kept) = crate::edge::listed(storage, KEPT).await else { return };
-    let Ok(catalog) = crate::edge::base_catalog() else { return };
+    let Ok(catalog) = crate::edge::configured::base_catalog() else { return };
     let mut ending = Vec::new();
     for entry in kept.entries().into_iter().flatten() {
         let pair = js_sys::Array::from(&entry);

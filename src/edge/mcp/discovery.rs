@@ -100,7 +100,7 @@ pub fn stale_all(server: &Server) {
 
 /// Reads every list that is due, of every server with upstreams.
 pub async fn refresh(env: &Env) {
-    let Ok(base) = crate::edge::base_catalog() else { return };
+    let Ok(base) = crate::edge::configured::base_catalog() else { return };
     for (index, server) in base.servers.iter().enumerate().filter(|(_, s)| !s.upstreams.is_empty()) {
         for source in &server.upstreams {
             let key = key(server, source);

@@ -37,7 +37,7 @@ pub fn serves(path: &str) -> bool {
 }
 
 pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
-    let bundled = crate::edge::bundled()?;
+    let bundled = crate::edge::configured::bundled()?;
     if !live::enabled(env, &bundled) {
         return Err(AdminError::not_found(format!("the admin API is off: set the secret {} (or configure \"oauth\" and sign in with the {ADMIN_ROLE} role) to turn it on", live::ADMIN_TOKEN)).into());
     }
@@ -57,7 +57,7 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
         _ => None,
     };
     let (mut version, mut layer) = sync(env).await?;
-    let file = live::bundled_file()?;
+    let file = crate::edge::configured::bundled_file()?;
     let edit = match (method, route) {
         (Method::Get, Route::Health) => {
             let view = crate::edge::health::figures(env, catalog, crate::edge::now_ms()).await?;
@@ -159,7 +159,7 @@ async fn read_json(mut req: Incoming) -> Result<Value, Error> {
 /// change got there first. Once stored, this isolate serves it at once, and the sessions of the
 /// servers whose lists changed are told, after every other isolate has had time to serve it too.
 async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, &Layer), (layer, catalog): (Layer, Catalog), summary: String) -> Result<Result<Value, u64>, Error> {
-    let file = live::bundled_file()?;
+    let file = crate::edge::configured::bundled_file()?;
     let changes = crate::live::changes(file, before, &layer);
     let servers: Vec<String> = crate::live::server_names(file).filter(|n| before.get(*n) != layer.get(*n)).map(str::to_string).collect();
     let command = Command::Write { base, layer: layer.clone(), by: who.id.clone(), summary: summary.clone(), servers: servers.clone() };
@@ -169,7 +169,7 @@ async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, 
     }
     live::install(written.version, layer, Some(catalog));
     worker::console_log!("{}", crate::edge::redaction::line(json!({"message": "live configuration changed", "version": written.version, "by": who.id, "summary": summary}).to_string()));
-    let catalog = crate::edge::catalog()?;
+    let catalog = crate::edge::catalog::served()?;
     let mut tell = Vec::new();
     for (name, methods) in changes {
         if let Some((index, server)) = catalog.servers.iter().enumerate().find(|(_, s)| s.name == name) {
@@ -194,8 +194,8 @@ async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, 
 /// `POST /versions/{n}/rollback`: a new version that serves what version `n` served.
 async fn rollback(env: &Env, ctx: &Context, who: &Principal, expected: Option<u64>, target: u64) -> Result<Response, Error> {
     let stored: Stored = parse(&live::ask(env, &Command::Get { version: target }).await?)?;
-    let catalog = crate::live::compile(live::bundled_file()?, &stored.layer).map_err(|fault| AdminError::located(fault, ""))?;
-    edit::check_layer(live::bundled_file()?, &stored.layer, &catalog)?;
+    let catalog = crate::live::compile(crate::edge::configured::bundled_file()?, &stored.layer).map_err(|fault| AdminError::located(fault, ""))?;
+    edit::check_layer(crate::edge::configured::bundled_file()?, &stored.layer, &catalog)?;
     let (version, layer) = sync(env).await?;
     if expected.is_some_and(|e| e != version) {
         return Err(stale(version));

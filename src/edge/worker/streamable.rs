@@ -12,7 +12,7 @@ use crate::session_ids::is_issued;
 use crate::edge::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
 use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
-use crate::edge::catalog;
+use crate::edge::catalog::served;
 use crate::catalog::Endpoint;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message};
@@ -21,7 +21,7 @@ use crate::protocol::meta;
 use crate::routes::RouteParams;
 
 pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
-    let server = catalog()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("server index".into()))?;
+    let server = served()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("server index".into()))?;
     let server = &server;
     let content_type = req.header("content-type");
     let media = content_type.as_deref().map(media_type);

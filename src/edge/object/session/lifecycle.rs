@@ -10,7 +10,8 @@ use crate::auth::object_name;
 use crate::dispatch;
 use crate::edge::http::{respond, session_headers};
 use crate::edge::object::{authority, counters, registry};
-use crate::edge::{catalog, now_ms};
+use crate::edge::catalog::served;
+use crate::edge::now_ms;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message};
 use crate::negotiate::Framing;
@@ -54,7 +55,7 @@ impl McpSession {
             }
             return Ok(());
         };
-        let found = catalog().ok().and_then(|c| c.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == session.server).map(|(i, s)| (i, s.clone())));
+        let found = served().ok().and_then(|c| c.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == session.server).map(|(i, s)| (i, s.clone())));
         let idle = found.as_ref().map(|(_, s)| s.idle_timeout_ms);
         let now = now_ms();
         let next_call = match &found {

@@ -35,7 +35,8 @@ use crate::edge::http::error_response;
 use crate::edge::object::{authority, counters, health, registry, versions};
 use crate::edge::outbox::Outbox;
 use crate::edge::streams::Streams;
-use crate::edge::{apart, catalog, now_ms, writer};
+use crate::edge::catalog::served;
+use crate::edge::{apart, now_ms, writer};
 use crate::envelope::{Envelope, Op};
 use crate::error::Error;
 use crate::negotiate::Framing;
@@ -161,7 +162,7 @@ impl McpSession {
     /// A client's request (or the registry's notification) as the object serves it, at least
     /// at the configuration version the Worker served.
     async fn forwarded(&self, envelope: Envelope, signal: AbortSignal) -> Result<Forwarded, Error> {
-        let server = crate::edge::live::fresh_catalog(&self.env, envelope.config).await?.servers.get(envelope.server).cloned().ok_or_else(|| Error::Internal("unknown server index".into()))?;
+        let server = crate::edge::catalog::fresh(&self.env, envelope.config).await?.servers.get(envelope.server).cloned().ok_or_else(|| Error::Internal("unknown server index".into()))?;
         let principal = envelope.principal.clone().unwrap_or_else(Principal::anonymous);
         let home = Home {
             env: self.env.clone(),
@@ -261,7 +262,7 @@ impl Forwarded {
 
 /// The server at `route`, with its index (a callback's envelope names no server).
 fn server_at(route: &str) -> Option<(usize, Arc<Server>)> {
-    catalog().ok()?.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == route).map(|(i, s)| (i, s.clone()))
+    served().ok()?.servers.iter().enumerate().find(|(_, s)| s.route.as_str() == route).map(|(i, s)| (i, s.clone()))
 }
 
 /// Counts a request as in flight for as long as it lives, and notes when it ended.
