@@ -193,7 +193,11 @@ impl<'ast> Visit<'ast> for Names<'_> {
     }
 
     fn visit_path(&mut self, node: &'ast syn::Path) {
-        self.note(node.segments.iter().map(|s| s.ident.to_string()).collect());
+        // A path of one segment in code is a local or an item in scope, never a module: a
+        // variable may share a child module's name.
+        if node.segments.len() > 1 {
+            self.note(node.segments.iter().map(|s| s.ident.to_string()).collect());
+        }
         syn::visit::visit_path(self, node);
     }
 
@@ -407,5 +411,8 @@ fn print_the_module_graph() {
     }
     for (module, targets) in modules {
         println!("{module} -> {}", targets.into_iter().collect::<Vec<_>>().join(" "));
+    }
+    for circle in circles(&graph) {
+        println!("circle: {}", circle.join(", "));
     }
 }

@@ -2,6 +2,10 @@
 //! (`file`, `locate`), validated and compiled into the `Catalog` that requests are served from
 //! (`compile`, with `tool`, `request`, `auth` and `resources` for the parts of a server, and
 //! `oauth`, `health` and `safety` (`admin`, `admission`) for top-level sections).
+//!
+//! The one import circle of this folder: `load` and `check` here run `compile`, which runs each
+//! part file; the part files report faults as `ConfigError` and locate them with `path_at`, both
+//! named through this file, and `file`'s tests `load` a whole file.
 
 pub(crate) mod auth;
 mod oauth;

@@ -11,6 +11,9 @@
 //! counted either: their upstream exchange happens in the queue consumer or the upstream's own
 //! time, and their wait says nothing about the upstream's health. A call the client cancels has
 //! no outcome and is not counted.
+//!
+//! The one import circle of this folder: `view` sums the `Window`s defined here, and this file
+//! names `view::HealthView` for its users, so that they import one module.
 
 pub mod histogram;
 pub mod view;

@@ -15,6 +15,10 @@
 //!
 //! The edge (`edge/worker/oauth/`) does the fetches, the Web Crypto, the randomness and the
 //! storage; everything decided here is a pure function of its inputs.
+//!
+//! The one import circle of this folder: this file holds what its files share (`OAuthError`,
+//! `digest`, `encode`) and the compiled `AuthServer`, whose clients are `client::Client`s; `client`
+//! checks redirect URIs with `uri`, which encodes with `encode` from here.
 
 pub mod authorize;
 pub mod client;

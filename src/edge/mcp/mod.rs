@@ -8,6 +8,11 @@
 //!   for `catalogTtlSeconds`, and merged into the catalog this isolate serves.
 //! - `call.rs`: a tool call, in the upstream session kept for the downstream session.
 //! - `legacy.rs`: the 2024-11-05 HTTP+SSE transport, for upstreams that speak nothing newer.
+//!
+//! The one import circle of this folder: this file is one exchange with an upstream MCP server
+//! (`open`, `post`, `close`, `Reply`, `Failure`), which `call`, `discovery` and `legacy` build on,
+//! and it carries that exchange over a legacy (HTTP+SSE) link through `legacy`, whose events
+//! become this file's `Reply`.
 
 pub mod call;
 pub mod discovery;

@@ -5,6 +5,9 @@
 //!
 //! - `signin.rs`: sign-in (the authorization server, or the admin token), sign-out, the session
 //!   behind the cookie, and access tokens for the "Try a tool" panels.
+//!
+//! The one import circle of this folder: this file serves the page and routes `/console/sign-in`
+//! and `/console/sign-out` to `signin`, which answers with this file's `respond`.
 
 pub(crate) mod signin;
 

@@ -7,6 +7,10 @@
 //! - `signin.rs`: the three ways a person signs in: passwords, an identity provider, the host
 //!   application's session (introspection).
 //! - `token.rs`: the token and revocation endpoints, and access tokens checked on requests.
+//!
+//! The one import circle of this folder: this file routes each endpoint to its file, and holds
+//! what they share (the signing key, the store call, `Cx`, error pages and redirects); `authorize`
+//! and `token` also sign the browser in through `signin` and find clients through `register`.
 
 mod authorize;
 mod register;
