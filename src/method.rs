@@ -308,4 +308,30 @@ mod tests {
             assert!(!m.lease_serves() || m.keeps_session(), "{m}");
         }
     }
+
+    /// A wire name in quotes, outside the table and outside tests, is a second place to keep
+    /// in step: callers say `Method::X` instead.
+    #[test]
+    fn only_the_table_spells_a_wire_name() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut all = Vec::new();
+        files(&root, &mut all);
+        for path in all.iter().filter(|p| !p.ends_with("method.rs")) {
+            let text = std::fs::read_to_string(path).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for m in Method::ALL {
+                assert!(!code.contains(&format!("\"{}\"", m.name())), "{} spells {m:?}: use Method::{m:?}", path.display());
+            }
+        }
+    }
 }

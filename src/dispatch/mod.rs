@@ -134,7 +134,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
             json!({})
         }
         Method::Initialize => {
-            return Err(Error::InvalidRequest("initialize must be sent alone, without Mcp-Session-Id".into()));
+            return Err(Error::InvalidRequest(format!("{} must be sent alone, without Mcp-Session-Id", Method::Initialize)));
         }
         // 2026-07-28: the Tasks extension's methods, for a client that declares it.
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel if stateless_revision(session) && crate::tasks::offered(server, &session.protocol_version) => {
