@@ -1,5 +1,16 @@
-//! `initialize`: version negotiation, capabilities and server info.
+//! The lifecycle: `initialize` (version negotiation, capabilities and server info), `ping`,
+//! and the 2026-07-28 `server/discover`.
+//!
+//! | method | params | handler |
+//! |---|---|---|
+//! | `initialize` | [`InitializeParams`] | [`hello`], then [`initialize_result`] (`dispatch::initialize` makes the session) |
+//! | `ping` | none | [`ping`] |
+//! | `server/discover` | none | `meta::discover` (what `initialize` answers, with the revision's fields) |
+//!
+//! `notifications/initialized` needs no answer. What the method table gives each method: see
+//! [`PROPERTIES`].
 
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::catalog::Server;
@@ -13,16 +24,36 @@ pub struct Hello {
     pub client_capabilities: Value,
 }
 
+/// `initialize`'s params, every member as sent: none of them can make it fail.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    #[serde(default)]
+    pub protocol_version: Value,
+    #[serde(default = "empty")]
+    pub client_info: Value,
+    #[serde(default = "empty")]
+    pub capabilities: Value,
+}
+
+fn empty() -> Value {
+    json!({})
+}
+
 /// Reads `initialize` params leniently: curl recipes send `{}`, and a missing or unknown
 /// version gets our latest, as the spec says.
 pub fn hello(params: Option<&Value>) -> Hello {
-    let field = |name: &str| params.and_then(|p| p.get(name)).cloned().unwrap_or_else(|| json!({}));
-    let requested = params.and_then(|p| p.get("protocolVersion")).and_then(Value::as_str);
+    let params: InitializeParams = super::params(params).unwrap_or_else(|_| InitializeParams { client_info: empty(), capabilities: empty(), ..InitializeParams::default() });
     Hello {
-        protocol_version: protocol_version(requested),
-        client_info: field("clientInfo"),
-        client_capabilities: field("capabilities"),
+        protocol_version: protocol_version(params.protocol_version.as_str()),
+        client_info: params.client_info,
+        client_capabilities: params.capabilities,
     }
+}
+
+/// `ping`: an empty result.
+pub fn ping() -> Value {
+    json!({})
 }
 
 /// What this server offers: tools always, and logging, since upstreams may send log lines; the

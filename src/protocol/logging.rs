@@ -1,12 +1,38 @@
 //! `logging/setLevel` and the RFC 5424 severities that filter `notifications/message`.
+//!
+//! | method | params | handler |
+//! |---|---|---|
+//! | `logging/setLevel` | [`SetLevelParams`] | [`set_level`] |
+//!
+//! `notifications/message`'s params are [`message`]. What the method table gives the method:
+//! see [`PROPERTIES`].
 
+use serde::Deserialize;
 use serde_json::{json, Value};
+
+use crate::error::Error;
+use crate::session::Session;
 
 /// Severities from least to most severe.
 pub const LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
 
 pub fn severity(level: &str) -> Option<usize> {
     LEVELS.iter().position(|l| *l == level)
+}
+
+/// `logging/setLevel`'s params.
+#[derive(Debug, Deserialize)]
+pub struct SetLevelParams {
+    pub level: String,
+}
+
+/// `logging/setLevel`: the session gets the messages at this level and above from now on.
+pub fn set_level(session: &mut Session, params: SetLevelParams) -> Result<Value, Error> {
+    if severity(&params.level).is_none() {
+        return Err(Error::InvalidParams(format!("unknown log level {:?}; use one of {}", params.level, LEVELS.join(", "))));
+    }
+    session.log_level = Some(params.level);
+    Ok(json!({}))
 }
 
 /// Whether a message at `level` reaches a session that asked for `minimum` (none asked: all do).

@@ -1,6 +1,16 @@
-//! `tools/list` (with cursors) and decoding `tools/call` params.
+//! Tools: `tools/list` and `tools/call`'s params.
+//!
+//! | method | params | handler |
+//! |---|---|---|
+//! | `tools/list` | [`ListParams`] | [`list`] (and [`list_cache`], the hint of a 2026-07-28 list) |
+//! | `tools/call` | [`CallParams`] | `dispatch/call.rs` `call` |
+//!
+//! What the method table gives each: see [`PROPERTIES`].
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
+
+use super::ListParams;
 
 use crate::auth::Principal;
 use crate::catalog::Server;
@@ -8,7 +18,7 @@ use crate::error::Error;
 
 /// The tools the principal may see: role-gated tools are absent for everyone else. A catalog
 /// server lists its three catalog tools to everyone; roles gate what they find.
-pub fn list(server: &Server, params: Option<&Value>, principal: &Principal) -> Result<Value, Error> {
+pub fn list(server: &Server, params: &ListParams, principal: &Principal) -> Result<Value, Error> {
     if server.catalog_index().is_some() || server.tools.iter().all(|t| t.roles.is_empty()) {
         return super::page("tools", &server.tool_listings, params, server.tools_page_size);
     }
@@ -22,28 +32,36 @@ pub fn list_cache(server: &Server, principal: &Principal) -> crate::cache::Cache
     server.tools.iter().filter(|t| principal.may(&t.roles)).filter_map(|t| t.cache).fold(server.cache, crate::cache::CacheHint::and)
 }
 
-/// The decoded params of `tools/call`.
-#[derive(Debug, Clone, PartialEq)]
+/// `tools/call`'s params. The call itself (the tool found for the caller, its arguments
+/// validated, its request rendered, a task or a retry) is `dispatch/call.rs`, which needs the
+/// dispatch's `Action`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CallParams {
     pub name: String,
-    pub arguments: Value,
-    pub progress_token: Option<Value>,
+    /// Absent or null: none.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    #[serde(rename = "_meta", default)]
+    pub meta: Option<Value>,
+    /// 2025-11-25: run as a task (kept as sent: a `ttl` that is not a number is none).
+    #[serde(default)]
+    pub task: Option<Value>,
+    /// 2026-07-28: a retry's state and answers, checked where they are used (`mrtr`).
+    #[serde(default)]
+    pub request_state: Option<Value>,
+    #[serde(default)]
+    pub input_responses: Option<Value>,
 }
 
-pub fn call_params(params: Option<&Value>) -> Result<CallParams, Error> {
-    let params = params.and_then(Value::as_object).ok_or_else(|| Error::InvalidParams(format!("{} needs params", crate::method::Method::ToolsCall)))?;
-    let name = params
-        .get("name")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Error::InvalidParams("missing tool name in params".into()))?;
-    let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(a) => a.clone(),
-    };
-    let progress_token = params
-        .get("_meta")
-        .and_then(|m| m.get("progressToken"))
-        .filter(|t| t.is_string() || t.is_number())
-        .cloned();
-    Ok(CallParams { name: name.to_string(), arguments, progress_token })
+impl CallParams {
+    /// The arguments, `{}` when there are none.
+    pub fn arguments(&self) -> Value {
+        self.arguments.clone().unwrap_or_else(|| Value::Object(Map::new()))
+    }
+
+    /// The client's progress token: a string or a number in `_meta.progressToken`.
+    pub fn progress_token(&self) -> Option<Value> {
+        self.meta.as_ref().and_then(|m| m.get("progressToken")).filter(|t| t.is_string() || t.is_number()).cloned()
+    }
 }

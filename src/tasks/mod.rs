@@ -93,9 +93,9 @@ pub struct Ask {
     pub ttl_ms: Option<u64>,
 }
 
-/// `params.task` of a request: `None` when it is a plain call; else the `ttl` asked for.
-pub fn asked(params: Option<&Value>) -> Option<Option<u64>> {
-    let task = params?.get("task")?;
+/// A request's `params.task`: `None` when it is a plain call; else the `ttl` asked for.
+pub fn asked(task: Option<&Value>) -> Option<Option<u64>> {
+    let task = task?;
     task.is_object().then(|| task.get("ttl").and_then(Value::as_u64))
 }
 
@@ -275,11 +275,6 @@ impl Record {
     }
 }
 
-/// A task id a request names, or -32602.
-pub fn task_id(params: Option<&Value>) -> Result<&str, Error> {
-    params.and_then(|p| p.get("taskId")).and_then(Value::as_str).ok_or_else(|| Error::InvalidParams("taskId must be a string".into()))
-}
-
 /// The error for a task this session does not have (never had, expired, or another's).
 pub fn not_found() -> Error {
     Error::InvalidParams("Failed to retrieve task: Task not found".into())
@@ -337,9 +332,9 @@ pub(super) mod tests {
 
     #[test]
     fn a_task_is_asked_for_with_params_task_and_its_ttl_is_bounded() {
-        assert_eq!(asked(Some(&json!({"name": "x"}))), None);
-        assert_eq!(asked(Some(&json!({"task": {}}))), Some(None));
-        assert_eq!(asked(Some(&json!({"task": {"ttl": 5000}}))), Some(Some(5000)));
+        assert_eq!(asked(None), None);
+        assert_eq!(asked(Some(&json!({}))), Some(None));
+        assert_eq!(asked(Some(&json!({"ttl": 5000}))), Some(Some(5000)));
         let settings = Settings { max_ttl_ms: 10_000, ..Settings::default() };
         assert_eq!(Record::new("t", "x", Some(999_999), NOW, &settings).ttl_ms, 10_000);
         assert_eq!(Record::new("t", "x", None, NOW, &Settings::default()).ttl_ms, 3_600_000);
