@@ -229,6 +229,28 @@ impl Method {
     }
 }
 
+impl Method {
+    /// The table's properties of the method in one line, as each area file of `protocol/`
+    /// lists them for its methods (its `PROPERTIES`, which a test holds to this).
+    #[cfg(test)]
+    pub fn properties(self) -> String {
+        let revisions = match (self.in_stateless_revision(), self.only_stateless()) {
+            (true, false) => "every revision",
+            (true, true) => "2026-07-28 only",
+            (false, _) => "before 2026-07-28 only",
+        };
+        let capability = self.capability().map_or("none", Capability::key);
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        format!(
+            "capability {capability}; {revisions}; keeps the session: {}; lease serves it: {}; cacheable: {}; Mcp-Name: {}",
+            yes(self.keeps_session()),
+            yes(self.lease_serves()),
+            yes(self.cacheable()),
+            self.name_field().unwrap_or("none")
+        )
+    }
+}
+
 impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -1,6 +1,8 @@
 //! Request + session + catalog → replies, and the tool calls the edge must make. `action`: what
 //! a message asks of the edge; `call`: `tools/call` and the reply of a finished call; here: the
-//! method table's dispatch, for sessions and for the stateless revision.
+//! method table's dispatch, for sessions and for the stateless revision. Each arm parses its
+//! method's params into their type and calls the method's handler in its area's file of
+//! `protocol/`, where the method's params, answer and table properties are read together.
 
 mod action;
 mod call;

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use crate::catalog::Server;
 use crate::error::Error;
+use crate::method::Method;
 
 /// The spec caps a completion response at 100 values.
 const MAX_VALUES: usize = 100;
@@ -103,6 +104,13 @@ pub fn complete(server: &Server, params: &CompleteParams) -> Result<Value, Error
     let values: Vec<&String> = matching.iter().take(MAX_VALUES).copied().collect();
     Ok(json!({"completion": {"values": values, "total": matching.len(), "hasMore": matching.len() > MAX_VALUES}}))
 }
+
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::CompletionComplete, "capability completions; every revision; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: none"),
+];
 
 #[cfg(test)]
 mod tests {

@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::catalog::Server;
 use crate::negotiate::protocol_version;
+use crate::method::Method;
 
 /// What a client's `initialize` params tell us.
 #[derive(Debug, Clone, PartialEq)]
@@ -107,3 +108,12 @@ pub fn initialize_result(server: &Server, version: &str) -> Value {
     }
     Value::Object(result)
 }
+
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::Initialize, "capability none; before 2026-07-28 only; keeps the session: no; lease serves it: no; cacheable: no; Mcp-Name: none"),
+    (Method::Ping, "capability none; before 2026-07-28 only; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: none"),
+    (Method::ServerDiscover, "capability none; 2026-07-28 only; keeps the session: no; lease serves it: no; cacheable: no; Mcp-Name: none"),
+];

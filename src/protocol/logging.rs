@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::error::Error;
 use crate::session::Session;
+use crate::method::Method;
 
 /// Severities from least to most severe.
 pub const LEVELS: [&str; 8] = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"];
@@ -51,6 +52,13 @@ pub fn message(level: &str, logger: Option<&str>, data: &Value) -> Value {
         None => json!({"level": level, "data": data}),
     }
 }
+
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::LoggingSetLevel, "capability none; before 2026-07-28 only; keeps the session: no; lease serves it: no; cacheable: no; Mcp-Name: none"),
+];
 
 #[cfg(test)]
 mod tests {

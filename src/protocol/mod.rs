@@ -63,6 +63,20 @@ pub fn page<'a>(key: &str, items: &'a [Value], params: &ListParams, page_size: O
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::method::Method;
+
+    /// Every request a client sends has its area file, and each file's `PROPERTIES` say what
+    /// the table says.
+    #[test]
+    fn each_request_is_in_one_area_file_with_the_tables_properties() {
+        let areas = [lifecycle::PROPERTIES, tools::PROPERTIES, resources::PROPERTIES, subscriptions::PROPERTIES, prompts::PROPERTIES, completion::PROPERTIES, logging::PROPERTIES, tasks::PROPERTIES];
+        let listed: Vec<Method> = areas.iter().flat_map(|a| a.iter().map(|(m, _)| *m)).collect();
+        let requests = Method::ALL.iter().position(|m| *m == Method::TasksUpdate).unwrap();
+        assert_eq!(listed, Method::ALL[..=requests]);
+        for (method, properties) in areas.iter().flat_map(|a| a.iter()) {
+            assert_eq!(*properties, method.properties(), "{method}");
+        }
+    }
 
     #[test]
     fn a_faulty_param_is_invalid_params_naming_its_path() {

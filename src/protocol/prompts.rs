@@ -16,6 +16,7 @@ use super::ListParams;
 use crate::catalog::Server;
 use crate::error::Error;
 use crate::upstream::request::render_json;
+use crate::method::Method;
 
 pub fn list(server: &Server, params: &ListParams) -> Result<Value, Error> {
     super::page("prompts", &server.prompt_listings, params, None)
@@ -62,3 +63,11 @@ pub fn get(server: &Server, params: &GetParams) -> Result<Value, Error> {
     result.insert("messages".into(), Value::Array(messages));
     Ok(Value::Object(result))
 }
+
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::PromptsList, "capability prompts; every revision; keeps the session: yes; lease serves it: no; cacheable: yes; Mcp-Name: none"),
+    (Method::PromptsGet, "capability prompts; every revision; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: name"),
+];

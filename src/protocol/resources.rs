@@ -150,3 +150,14 @@ pub fn from_reply(uri: &str, configured: Option<&str>, upstream: &Upstream) -> R
         Upstream::Failed(reason) => Err(Error::Internal(format!("resource {uri}: the upstream request failed: {reason}"))),
     }
 }
+
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::ResourcesList, "capability resources; every revision; keeps the session: yes; lease serves it: no; cacheable: yes; Mcp-Name: none"),
+    (Method::ResourcesTemplatesList, "capability resources; every revision; keeps the session: yes; lease serves it: no; cacheable: yes; Mcp-Name: none"),
+    (Method::ResourcesRead, "capability resources; every revision; keeps the session: yes; lease serves it: yes; cacheable: yes; Mcp-Name: uri"),
+    (Method::ResourcesSubscribe, "capability none; before 2026-07-28 only; keeps the session: no; lease serves it: no; cacheable: no; Mcp-Name: none"),
+    (Method::ResourcesUnsubscribe, "capability none; before 2026-07-28 only; keeps the session: no; lease serves it: no; cacheable: no; Mcp-Name: none"),
+];

@@ -104,7 +104,7 @@ pub enum Step {
     /// Send `reply`. Before it: keep `store` (the record changed); when `stop`, stop the task's
     /// running call; when `notify`, tell the client the task ended; when `stop`, wake the
     /// `tasks/result` requests waiting for it. In that order.
-    Answer { reply: String, store: Option<Record>, stop: bool, notify: bool },
+    Answer { reply: String, store: Option<Box<Record>>, stop: bool, notify: bool },
     /// `tasks/result` of a task still running: wait until it ends (or a while), then decide
     /// again with the record as kept then.
     Wait,
@@ -128,12 +128,12 @@ pub fn one(id: &Value, call: &TaskCall, stateless: bool, record: Option<Record>,
         // Refused (-32602) once the task has ended; the call stopped otherwise: its fetch is
         // aborted, and a deferred call's late result is refused.
         (TaskCall::Cancel(_), false) => match record.cancel(now_ms) {
-            Ok(()) => Step::Answer { reply: jsonrpc::success(id, record.wire(settings)), store: Some(record), stop: true, notify: true },
+            Ok(()) => Step::Answer { reply: jsonrpc::success(id, record.wire(settings)), store: Some(Box::new(record)), stop: true, notify: true },
             Err(e) => Step::reply(jsonrpc::failure(id, &e)),
         },
         // An empty acknowledgement, also for a task that has ended.
         (TaskCall::Cancel(_), true) => match record.cancel(now_ms) {
-            Ok(()) => Step::Answer { reply: ack(), store: Some(record), stop: true, notify: false },
+            Ok(()) => Step::Answer { reply: ack(), store: Some(Box::new(record)), stop: true, notify: false },
             Err(_) => Step::reply(ack()),
         },
         (TaskCall::Result(_), _) if !record.status.terminal() => Step::Wait,
@@ -194,6 +194,17 @@ fn answer(id: &Value, outcome: Result<Value, Value>) -> String {
     }
 }
 
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::TasksGet, "capability none; every revision; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: taskId"),
+    (Method::TasksResult, "capability none; before 2026-07-28 only; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: none"),
+    (Method::TasksList, "capability none; before 2026-07-28 only; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: none"),
+    (Method::TasksCancel, "capability none; every revision; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: taskId"),
+    (Method::TasksUpdate, "capability none; 2026-07-28 only; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: taskId"),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,9 +231,9 @@ mod tests {
         let cancel = TaskCall::Cancel("t1".into());
         let Step::Answer { store: Some(stored), stop: true, notify: true, .. } = one(&json!(1), &cancel, false, Some(record()), &settings, NOW + 1) else { panic!("stopped") };
         assert_eq!(stored.status, Status::Cancelled);
-        let Step::Answer { reply, store: None, .. } = one(&json!(1), &cancel, false, Some(stored.clone()), &settings, NOW + 2) else { panic!("refused") };
+        let Step::Answer { reply, store: None, .. } = one(&json!(1), &cancel, false, Some(*stored.clone()), &settings, NOW + 2) else { panic!("refused") };
         assert!(reply.contains("-32602"), "{reply}");
-        assert_eq!(one(&json!(1), &cancel, true, Some(stored), &settings, NOW + 2), Step::reply(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}"#.into()));
+        assert_eq!(one(&json!(1), &cancel, true, Some(*stored), &settings, NOW + 2), Step::reply(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}"#.into()));
     }
 
     #[test]

@@ -15,6 +15,7 @@ use super::ListParams;
 use crate::auth::Principal;
 use crate::catalog::Server;
 use crate::error::Error;
+use crate::method::Method;
 
 /// The tools the principal may see: role-gated tools are absent for everyone else. A catalog
 /// server lists its three catalog tools to everyone; roles gate what they find.
@@ -65,3 +66,11 @@ impl CallParams {
         self.meta.as_ref().and_then(|m| m.get("progressToken")).filter(|t| t.is_string() || t.is_number()).cloned()
     }
 }
+
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::ToolsList, "capability none; every revision; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: none"),
+    (Method::ToolsCall, "capability none; every revision; keeps the session: yes; lease serves it: yes; cacheable: no; Mcp-Name: name"),
+];

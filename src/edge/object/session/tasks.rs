@@ -3,7 +3,8 @@
 //! record (`crate::tasks::Record`, one storage key per task) keeps its state and, once it ends,
 //! its result, for the task's `ttl`. A queued or callback call's result ends its task whenever
 //! it arrives, even after this object was evicted or the runtime restarted (`results`); a direct
-//! call that such a restart cut short ends its task as failed, saying so.
+//! call that such a restart cut short ends its task as failed, saying so. What a `tasks/*`
+//! request does is decided in `protocol::tasks`; here it is carried out.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
