@@ -40,8 +40,16 @@ pub struct Reference {
 #[derive(Debug, Deserialize)]
 pub struct Argument {
     pub name: Option<String>,
-    #[serde(default)]
+    #[serde(skip)]
     pub value: Option<Value>,
+}
+
+impl super::Params for CompleteParams {
+    fn keep(&mut self, members: &serde_json::Map<String, Value>) {
+        if let (Some(argument), Some(Value::Object(sent))) = (&mut self.argument, members.get("argument")) {
+            argument.value = super::member(sent, "value");
+        }
+    }
 }
 
 impl CompleteParams {

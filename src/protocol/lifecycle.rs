@@ -26,25 +26,39 @@ pub struct Hello {
 }
 
 /// `initialize`'s params, every member as sent: none of them can make it fail.
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Deserialize)]
 pub struct InitializeParams {
-    #[serde(default)]
+    #[serde(skip)]
     pub protocol_version: Value,
-    #[serde(default = "empty")]
+    #[serde(skip)]
     pub client_info: Value,
-    #[serde(default = "empty")]
+    #[serde(skip)]
     pub capabilities: Value,
+}
+
+impl super::Params for InitializeParams {
+    fn keep(&mut self, members: &Map<String, Value>) {
+        let member = |name| members.get(name).cloned();
+        self.protocol_version = member("protocolVersion").unwrap_or_default();
+        self.client_info = member("clientInfo").unwrap_or_else(empty);
+        self.capabilities = member("capabilities").unwrap_or_else(empty);
+    }
 }
 
 fn empty() -> Value {
     json!({})
 }
 
+impl Default for InitializeParams {
+    fn default() -> InitializeParams {
+        InitializeParams { protocol_version: Value::Null, client_info: empty(), capabilities: empty() }
+    }
+}
+
 /// Reads `initialize` params leniently: curl recipes send `{}`, and a missing or unknown
 /// version gets our latest, as the spec says.
 pub fn hello(params: Option<&Value>) -> Hello {
-    let params: InitializeParams = super::params(params).unwrap_or_else(|_| InitializeParams { client_info: empty(), capabilities: empty(), ..InitializeParams::default() });
+    let params: InitializeParams = super::lenient(params);
     Hello {
         protocol_version: protocol_version(params.protocol_version.as_str()),
         client_info: params.client_info,

@@ -27,6 +27,8 @@ pub struct SetLevelParams {
     pub level: String,
 }
 
+impl super::Params for SetLevelParams {}
+
 /// `logging/setLevel`: the session gets the messages at this level and above from now on.
 pub fn set_level(session: &mut Session, params: SetLevelParams) -> Result<Value, Error> {
     if severity(&params.level).is_none() {

@@ -22,18 +22,46 @@ use serde_json::{json, Map, Value};
 
 use crate::error::Error;
 
+/// A method's params type: its typed members deserialized, and those it keeps as sent (JSON it
+/// passes on, or checks itself: a tool's arguments, `_meta`) taken by `keep` from the params
+/// object. Deserializing a `Value` member would cost the module ~7 KB (gzip) of a `Value`
+/// deserializer of its own; a clone costs nothing new.
+pub trait Params: DeserializeOwned {
+    /// Takes the members kept as sent; `#[serde(skip)]` on each.
+    fn keep(&mut self, _members: &Map<String, Value>) {}
+}
+
+/// A member kept as sent; null is none.
+pub fn member(members: &Map<String, Value>, name: &str) -> Option<Value> {
+    members.get(name).filter(|v| !v.is_null()).cloned()
+}
+
 /// A method's params, parsed once into its type. Absent params (or an array, which names no
 /// member) read as `{}`; members the type does not name are ignored. A fault is -32602 naming
 /// its JSON path: `cursor: invalid type: integer, expected a string`. One generic function, so
 /// that each type costs the module only its own `Deserialize`.
-pub fn params<T: DeserializeOwned>(params: Option<&Value>) -> Result<T, Error> {
+pub fn params<T: Params>(params: Option<&Value>) -> Result<T, Error> {
     let empty = Value::Object(Map::new());
     let value = params.filter(|p| p.is_object()).unwrap_or(&empty);
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    let mut typed: T = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let fault = e.into_inner();
         Error::InvalidParams(if path == "." { fault.to_string() } else { format!("{path}: {fault}") })
-    })
+    })?;
+    if let Some(members) = value.as_object() {
+        typed.keep(members);
+    }
+    Ok(typed)
+}
+
+/// Params read leniently, where no member can make the request fail (every member kept as
+/// sent): no path to name, so no `serde_path_to_error` code for the type.
+pub fn lenient<T: Params + Default>(params: Option<&Value>) -> T {
+    let mut typed = T::default();
+    if let Some(members) = params.and_then(Value::as_object) {
+        typed.keep(members);
+    }
+    typed
 }
 
 /// The params of every list method (`tools/list`, `resources/list`,
@@ -42,6 +70,8 @@ pub fn params<T: DeserializeOwned>(params: Option<&Value>) -> Result<T, Error> {
 pub struct ListParams {
     pub cursor: Option<String>,
 }
+
+impl Params for ListParams {}
 
 /// One page of a list result under `key`. Cursors are offsets, opaque to clients; without a
 /// page size everything is on the first page.

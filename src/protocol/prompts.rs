@@ -26,8 +26,14 @@ pub fn list(server: &Server, params: &ListParams) -> Result<Value, Error> {
 #[derive(Debug, Deserialize)]
 pub struct GetParams {
     pub name: String,
-    #[serde(default)]
+    #[serde(skip)]
     pub arguments: Option<Value>,
+}
+
+impl super::Params for GetParams {
+    fn keep(&mut self, members: &Map<String, Value>) {
+        self.arguments = super::member(members, "arguments");
+    }
 }
 
 /// The upstream MCP server (its index in `upstreams`) whose prompt is `name`, if it is one.

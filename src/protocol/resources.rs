@@ -50,11 +50,17 @@ pub enum Read {
     Upstream { source: usize, uri: String },
 }
 
-/// `resources/read`'s params.
+/// The params of `resources/read`, `resources/subscribe` and `resources/unsubscribe`: one type,
+/// one `Deserialize` in the module.
 #[derive(Debug, Deserialize)]
-pub struct ReadParams {
+pub struct UriParams {
     pub uri: String,
 }
+
+impl super::Params for UriParams {}
+
+/// `resources/read`'s params.
+pub type ReadParams = UriParams;
 
 /// Reads a resource; `bindings` supplies the secrets and route parameters a request needs.
 pub fn read(server: &Server, params: &ReadParams, bindings: &dyn Fn(&RequestTemplate) -> Bindings) -> Result<Read, Error> {
@@ -86,10 +92,7 @@ pub fn read(server: &Server, params: &ReadParams, bindings: &dyn Fn(&RequestTemp
 }
 
 /// `resources/subscribe`'s and `resources/unsubscribe`'s params.
-#[derive(Debug, Deserialize)]
-pub struct SubscribeParams {
-    pub uri: String,
-}
+pub type SubscribeParams = UriParams;
 
 /// `resources/subscribe`: the session is told of the resource's updates from now on; an
 /// unknown resource is -32002.

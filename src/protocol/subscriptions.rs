@@ -18,12 +18,18 @@ use crate::method::Method;
 /// another type asks for nothing.
 #[derive(Debug, Default, Deserialize)]
 pub struct ListenParams {
-    #[serde(default)]
+    #[serde(skip)]
     pub notifications: Value,
 }
 
+impl super::Params for ListenParams {
+    fn keep(&mut self, members: &serde_json::Map<String, Value>) {
+        self.notifications = members.get("notifications").cloned().unwrap_or_default();
+    }
+}
+
 fn listen(params: Option<&Value>) -> ListenParams {
-    super::params(params).unwrap_or_default()
+    super::lenient(params)
 }
 
 /// The resource URIs of the request's filter that this server can report on.

@@ -33,11 +33,19 @@ pub struct TaskParams {
     pub task_id: String,
 }
 
+impl super::Params for TaskParams {}
+
 /// `tasks/list`'s params: a cursor that is not a string is none, as it always was here.
 #[derive(Debug, Default, Deserialize)]
 pub struct TasksListParams {
-    #[serde(default)]
+    #[serde(skip)]
     pub cursor: Option<Value>,
+}
+
+impl super::Params for TasksListParams {
+    fn keep(&mut self, members: &Map<String, Value>) {
+        self.cursor = super::member(members, "cursor");
+    }
 }
 
 /// `tasks/update`'s params: answers that are not an object are none.
@@ -45,8 +53,14 @@ pub struct TasksListParams {
 #[serde(rename_all = "camelCase")]
 pub struct UpdateParams {
     pub task_id: String,
-    #[serde(default)]
+    #[serde(skip)]
     pub input_responses: Option<Value>,
+}
+
+impl super::Params for UpdateParams {
+    fn keep(&mut self, members: &Map<String, Value>) {
+        self.input_responses = super::member(members, "inputResponses");
+    }
 }
 
 /// A `tasks/*` request, its params parsed.
@@ -67,7 +81,7 @@ impl TaskCall {
             Method::TasksGet => one(TaskCall::Get),
             Method::TasksResult => one(TaskCall::Result),
             Method::TasksCancel => one(TaskCall::Cancel),
-            Method::TasksList => super::params::<TasksListParams>(params).map(|p| TaskCall::List(p.cursor.and_then(|c| c.as_str().map(str::to_string)))),
+            Method::TasksList => Ok(TaskCall::List(super::lenient::<TasksListParams>(params).cursor.and_then(|c| c.as_str().map(str::to_string)))),
             Method::TasksUpdate => super::params::<UpdateParams>(params).map(|p| TaskCall::Update {
                 task_id: p.task_id,
                 responses: match p.input_responses {

@@ -37,22 +37,31 @@ pub fn list_cache(server: &Server, principal: &Principal) -> crate::cache::Cache
 /// validated, its request rendered, a task or a retry) is `dispatch/call.rs`, which needs the
 /// dispatch's `Action`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub struct CallParams {
     pub name: String,
-    /// Absent or null: none.
-    #[serde(default)]
+    /// Kept as sent, checked against the tool's input schema. Absent or null: none.
+    #[serde(skip)]
     pub arguments: Option<Value>,
-    #[serde(rename = "_meta", default)]
+    /// `_meta`, kept as sent: the progress token, and values a request template may name.
+    #[serde(skip)]
     pub meta: Option<Value>,
     /// 2025-11-25: run as a task (kept as sent: a `ttl` that is not a number is none).
-    #[serde(default)]
+    #[serde(skip)]
     pub task: Option<Value>,
-    /// 2026-07-28: a retry's state and answers, checked where they are used (`mrtr`).
-    #[serde(default)]
+    /// 2026-07-28: a retry's state and answers, kept as sent and checked where they are used
+    /// (`mrtr`).
+    #[serde(skip)]
     pub request_state: Option<Value>,
-    #[serde(default)]
+    #[serde(skip)]
     pub input_responses: Option<Value>,
+}
+
+impl super::Params for CallParams {
+    fn keep(&mut self, members: &Map<String, Value>) {
+        let member = |name| super::member(members, name);
+        (self.arguments, self.meta, self.task) = (member("arguments"), member("_meta"), member("task"));
+        (self.request_state, self.input_responses) = (member("requestState"), member("inputResponses"));
+    }
 }
 
 impl CallParams {
