@@ -11,6 +11,9 @@
 //! | `tasks/list` | [`TasksListParams`] | [`list`] |
 //! | `tasks/update` | [`UpdateParams`] | [`update`] (the 2026-07-28 extension's answers to a task's requests) |
 //!
+//! A task's start ([`admit`], [`created`]) and its end ([`outcome_of`] a call's reply,
+//! [`orphaned`] at the alarm) are decided here too.
+//!
 //! Whether a session may send them at all is `dispatch` (`crate::tasks::offered`, and the
 //! extension declared for 2026-07-28). The records, their states and wire shapes are
 //! `crate::tasks`. What the method table gives each method: see [`PROPERTIES`].
@@ -109,6 +112,48 @@ impl TaskCall {
             TaskCall::Get(id) | TaskCall::Result(id) | TaskCall::Cancel(id) | TaskCall::Update { task_id: id, .. } => Some(id),
             TaskCall::List(_) => None,
         }
+    }
+}
+
+/// Whether a call may start as one more task, with `kept` tasks kept already: -32000 (busy)
+/// past `tasks.maxPerPrincipal`.
+pub fn admit(kept: usize, settings: &Settings) -> Result<(), Error> {
+    if kept >= settings.max_per_principal {
+        return Err(Error::Busy(format!("at most {} tasks may be kept at once; cancel one, or wait until one expires", settings.max_per_principal)));
+    }
+    Ok(())
+}
+
+/// What a `tools/call` that runs as a task answers at once: the task's handle
+/// (2026-07-28: the extension's `CreateTaskResult`).
+pub fn created(record: &Record, settings: &Settings, stateless: bool) -> Value {
+    if stateless {
+        record.created_2026(settings)
+    } else {
+        json!({"task": record.wire(settings)})
+    }
+}
+
+/// At the alarm: a task still working that nothing runs any more (`running`: no call of this
+/// instance, nor a deferred one whose result will come) ends failed, saying why. Whether it
+/// changed.
+pub fn orphaned(record: &mut Record, running: bool, settings: &Settings, now_ms: u64) -> bool {
+    if running || record.status != tasks::Status::Working {
+        return false;
+    }
+    let why = json!({"code": -32603, "message": "The task's call was cut short: the server restarted while it ran. Call the tool again."});
+    record.finish(tasks::Outcome::Error(why), now_ms, settings)
+}
+
+/// How a call's JSON-RPC reply ends its task.
+pub fn outcome_of(reply: &str) -> tasks::Outcome {
+    use tasks::Outcome;
+    match serde_json::from_str::<Value>(reply) {
+        Ok(mut reply) => match reply.get_mut("result").map(Value::take) {
+            Some(result) => Outcome::Result(result),
+            None => Outcome::Error(reply.get_mut("error").map(Value::take).unwrap_or_else(|| json!({"code": -32603, "message": "the call ended without a result"}))),
+        },
+        Err(e) => Outcome::Error(json!({"code": -32603, "message": format!("the call's reply was unreadable: {e}")})),
     }
 }
 
@@ -248,6 +293,21 @@ mod tests {
         let Step::Answer { reply, store: None, .. } = one(&json!(1), &cancel, false, Some(*stored.clone()), &settings, NOW + 2) else { panic!("refused") };
         assert!(reply.contains("-32602"), "{reply}");
         assert_eq!(one(&json!(1), &cancel, true, Some(*stored), &settings, NOW + 2), Step::reply(r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}"#.into()));
+    }
+
+    #[test]
+    fn a_task_starts_within_the_bound_and_ends_with_its_reply_or_as_an_orphan() {
+        let settings = Settings { max_per_principal: 2, ..Settings::default() };
+        assert!(admit(1, &settings).is_ok());
+        assert_eq!(admit(2, &settings).unwrap_err().code(), -32000);
+        assert_eq!(created(&record(), &settings, false)["task"]["taskId"], "t1");
+        assert_eq!(created(&record(), &settings, true)["resultType"], "task");
+        assert_eq!(outcome_of(r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#), Outcome::Result(json!({"content": []})));
+        assert!(matches!(outcome_of("nope"), Outcome::Error(e) if e["code"] == -32603));
+        let mut task = record();
+        assert!(!orphaned(&mut task, true, &settings, NOW + 1), "a running call ends it");
+        assert!(orphaned(&mut task, false, &settings, NOW + 1));
+        assert_eq!(task.status, Status::Failed);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use crate::dispatch::{PendingCall, TaskRequest};
 use crate::edge::object::session::*;
 use crate::protocol::tasks::{self as protocol, TaskCall};
-use crate::tasks::{self, Outcome, Record, Status};
+use crate::tasks::{self, Outcome, Record};
 
 /// The tasks this object is running now, and the `tasks/result` requests waiting for them.
 #[derive(Clone, Default)]
@@ -55,9 +55,8 @@ impl McpSession {
     /// Keeps the task's record, starts its call detached, and answers with its handle.
     async fn start_task(&self, server: &Arc<Server>, session: &Session, home: &Home, call: PendingCall) -> String {
         let settings = server.tasks;
-        let records = self.task_records().await;
-        if records.len() >= settings.max_per_principal {
-            return jsonrpc::failure(&call.id, &Error::Busy(format!("at most {} tasks may be kept at once; cancel one, or wait until one expires", settings.max_per_principal)));
+        if let Err(e) = protocol::admit(self.task_records().await.len(), &settings) {
+            return jsonrpc::failure(&call.id, &e);
         }
         let id = match crate::edge::ids::random_id() {
             Ok(id) => id,
@@ -68,8 +67,7 @@ impl McpSession {
         if let Err(e) = registry::open_task(&self.env, server, home.server_index, &session.principal, &home.object, &id).await {
             return jsonrpc::failure(&call.id, &e);
         }
-        let created = if crate::dispatch::stateless_revision(session) { record.created_2026(&settings) } else { json!({"task": record.wire(&settings)}) };
-        let reply = jsonrpc::success(&call.id, created);
+        let reply = jsonrpc::success(&call.id, protocol::created(&record, &settings, crate::dispatch::stateless_revision(session)));
         self.run_task(server, session, home, &record, call).await;
         crate::edge::arm_by(&self.raw_storage, record.expires_ms()).await;
         reply
@@ -115,7 +113,7 @@ impl McpSession {
                     }
                     // Asked again at once, or refused (a state that no longer verifies).
                     Action::Reply(reply) => {
-                        let outcome = outcome_of(&reply);
+                        let outcome = protocol::outcome_of(&reply);
                         let parked = matches!(&outcome, Outcome::Result(r) if record.park(r, &arguments, now_ms()));
                         if !parked {
                             let keeper = Keeper { env: &self.env, server, index: home.server_index, principal: &session.principal, object: &home.object, storage: &self.raw_storage };
@@ -248,13 +246,10 @@ impl McpSession {
                 let _ = registry::close_task(&self.env, server, index, &session.principal, object, &record.id).await;
                 continue;
             }
-            let orphan = record.status == Status::Working && !self.running.aborts.borrow().contains_key(&record.id) && !deferred.contains(&record.id);
-            if orphan {
-                let why = json!({"code": -32603, "message": "The task's call was cut short: the server restarted while it ran. Call the tool again."});
-                if record.finish(Outcome::Error(why), now, &server.tasks) {
-                    self.store_task(&record).await;
-                    self.ended(&record, &server.tasks).await;
-                }
+            let running = self.running.aborts.borrow().contains_key(&record.id) || deferred.contains(&record.id);
+            if protocol::orphaned(&mut record, running, &server.tasks, now) {
+                self.store_task(&record).await;
+                self.ended(&record, &server.tasks).await;
             }
             next = Some(next.map_or(record.expires_ms(), |n| n.min(record.expires_ms())));
         }
@@ -353,17 +348,6 @@ impl Keeper<'_> {
     }
 }
 
-/// How a call's JSON-RPC reply ended it.
-fn outcome_of(reply: &str) -> Outcome {
-    match serde_json::from_str::<Value>(reply) {
-        Ok(mut reply) => match reply.get_mut("result").map(Value::take) {
-            Some(result) => Outcome::Result(result),
-            None => Outcome::Error(reply.get_mut("error").map(Value::take).unwrap_or_else(|| json!({"code": -32603, "message": "the call ended without a result"}))),
-        },
-        Err(e) => Outcome::Error(json!({"code": -32603, "message": format!("the call's reply was unreadable: {e}")})),
-    }
-}
-
 /// What a task's call needs of the object, owned, for as long as it runs.
 struct TaskRunner {
     server: Arc<Server>,
@@ -390,7 +374,7 @@ impl TaskRunner {
             self.home.delivered(&call.id).await;
             return;
         };
-        let outcome = outcome_of(&reply);
+        let outcome = protocol::outcome_of(&reply);
         let Some(mut record) = crate::edge::stored::<Record>(&self.storage, &tasks::key(&id)).await.ok().flatten() else { return };
         // 2026-07-28: the upstream asks for input; the task waits for `tasks/update`.
         if matches!(&outcome, Outcome::Result(r) if record.park(r, &call.arguments, now_ms())) {
