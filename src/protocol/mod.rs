@@ -38,7 +38,7 @@ pub fn member(members: &Map<String, Value>, name: &str) -> Option<Value> {
 
 /// A method's params, parsed once into its type. Absent params (or an array, which names no
 /// member) read as `{}`; members the type does not name are ignored. A fault is -32602 naming
-/// its JSON path: `cursor: invalid type: integer, expected a string`. One generic function, so
+/// its JSON path: `cursor: invalid type: integer `5`, expected a string`. One generic function, so
 /// that each type costs the module only its own `Deserialize`.
 pub fn params<T: Params>(params: Option<&Value>) -> Result<T, Error> {
     let empty = Value::Object(Map::new());
