@@ -229,6 +229,28 @@ impl Method {
     }
 }
 
+impl Method {
+    /// The table's properties of the method in one line, as each area file of `protocol/`
+    /// lists them for its methods (its `PROPERTIES`, which a test holds to this).
+    #[cfg(test)]
+    pub fn properties(self) -> String {
+        let revisions = match (self.in_stateless_revision(), self.only_stateless()) {
+            (true, false) => "every revision",
+            (true, true) => "2026-07-28 only",
+            (false, _) => "before 2026-07-28 only",
+        };
+        let capability = self.capability().map_or("none", Capability::key);
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        format!(
+            "capability {capability}; {revisions}; keeps the session: {}; lease serves it: {}; cacheable: {}; Mcp-Name: {}",
+            yes(self.keeps_session()),
+            yes(self.lease_serves()),
+            yes(self.cacheable()),
+            self.name_field().unwrap_or("none")
+        )
+    }
+}
+
 impl fmt::Display for Method {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -306,6 +328,33 @@ mod tests {
     fn a_lease_serves_only_calls_that_keep_the_session() {
         for &m in Method::ALL {
             assert!(!m.lease_serves() || m.keeps_session(), "{m}");
+        }
+    }
+
+    /// A wire name in quotes, outside the table and outside tests, is a second place to keep
+    /// in step: callers say `Method::X` instead.
+    #[test]
+    fn only_the_table_spells_a_wire_name() {
+        fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    files(&path, out);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut all = Vec::new();
+        files(&root, &mut all);
+        for path in all.iter().filter(|p| !p.ends_with("method.rs")) {
+            let text = std::fs::read_to_string(path).unwrap();
+            // A file of tests only (`#![cfg(test)]`) has no code outside tests.
+            let code = if text.contains("#![cfg(test)]") { "" } else { text.split("#[cfg(test)]").next().unwrap_or_default() };
+            for m in Method::ALL {
+                assert!(!code.contains(&format!("\"{}\"", m.name())), "{} spells {m:?}: use Method::{m:?}", path.display());
+            }
         }
     }
 }

@@ -122,7 +122,7 @@ pub fn snippets(server: &Server, urls: &Urls, oauth: Option<&AuthServer>) -> Vec
     out.push(Snippet { client: "Cursor", note: "~/.cursor/mcp.json, or .cursor/mcp.json in a project.".into(), text: cursor });
     out.push(Snippet { client: "VS Code", note: ".vscode/mcp.json in a workspace.".into(), text: vscode });
 
-    let init = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"curl","version":"1"}}}}}}"#, crate::versions::LATEST_VERSION);
+    let init = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{}","params":{{"protocolVersion":"{}","capabilities":{{}},"clientInfo":{{"name":"curl","version":"1"}}}}}}"#, crate::method::Method::Initialize, crate::versions::LATEST_VERSION);
     let mut curl = format!("curl -i -X POST {} \\\n  -H 'Content-Type: application/json' \\\n  -H 'Accept: application/json, text/event-stream' \\\n", shell_quote(&urls.mcp));
     if let Some((name, value)) = &header {
         curl.push_str(&format!("  -H {} \\\n", shell_quote(&format!("{name}: {value}"))));

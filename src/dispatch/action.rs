@@ -20,11 +20,11 @@ pub enum Action {
     Nothing,
 }
 
+/// A `tasks/*` request, its params parsed; `protocol::tasks` decides what it does.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRequest {
     pub id: Value,
-    pub method: crate::method::Method,
-    pub params: Option<Value>,
+    pub call: crate::protocol::tasks::TaskCall,
 }
 
 #[derive(Debug, Clone, PartialEq)]

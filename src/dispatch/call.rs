@@ -13,7 +13,8 @@ use crate::jsonrpc::{self, Request};
 use crate::method::Method;
 use crate::negotiate::at_least;
 use crate::protocol::resources;
-use crate::protocol::{mrtr, tools as tools_protocol};
+use crate::protocol::tools::CallParams;
+use crate::protocol::{self, mrtr};
 use crate::session::Session;
 use crate::schema;
 use crate::tools::meta::MetaTool;
@@ -22,27 +23,32 @@ use crate::upstream::reply::{self, ReplyPlan, Upstream};
 use crate::signing::SIGNING_KEY;
 use crate::upstream::Bindings;
 
+/// `tools/call`, its params parsed once (`protocol::tools::CallParams`).
 pub(super) fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
+    let params: CallParams = protocol::params(req.params.as_ref())?;
     // Catalog mode's own tools are only there, and only by their names: a configured tool
     // cannot take one (the configuration refuses it).
-    let meta = server.catalog_index().zip(req.params.as_ref().and_then(|p| p.get("name")).and_then(Value::as_str).and_then(MetaTool::named));
-    match meta {
-        Some((index, meta)) => catalog(server, index, meta, session, req, env),
-        None => tool(server, session, req, env),
+    match server.catalog_index().zip(MetaTool::named(&params.name)) {
+        Some((index, meta)) => catalog(server, index, meta, session, req, &params, env),
+        None => tool(server, session, req, params, env),
     }
 }
 
 /// A call of one of catalog mode's tools: searching and describing answer from the catalog;
 /// `call_tool` is the named tool's own call, down the same path as `tools/call`.
-fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
-    let params = tools_protocol::call_params(req.params.as_ref())?;
-    if let Some(why) = invalid(&meta.input_schema(), &params.arguments) {
+fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, req: &Request, params: &CallParams, env: &Environment<'_>) -> Result<Action, Error> {
+    let arguments = params.arguments();
+    if let Some(why) = invalid(&meta.input_schema(), &arguments) {
         return refuse(session, req, meta.name(), &why);
     }
     let result = match meta {
-        MetaTool::Search => discovery::search(server, index, env.principal, &params.arguments),
-        MetaTool::Describe => discovery::describe(server, env.principal, &params.arguments),
-        MetaTool::Call => return tool(server, session, &discovery::inner_call(req), env),
+        MetaTool::Search => discovery::search(server, index, env.principal, &arguments),
+        MetaTool::Describe => discovery::describe(server, env.principal, &arguments),
+        MetaTool::Call => {
+            let inner = discovery::inner_call(req);
+            let params = protocol::params(inner.params.as_ref())?;
+            return tool(server, session, &inner, params, env);
+        }
     };
     let structured = at_least(&session.protocol_version, "2025-06-18");
     let result = reply::finalize(result, &ReplyPlan::map(server.max_reply_bytes), structured);
@@ -54,7 +60,7 @@ fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, re
 /// that declared the Tasks extension; one that must refuses other clients (-32021), and
 /// `params.task` means nothing. Elsewhere `params.task` is ignored, as the spec has it for
 /// servers without the capability.
-fn task(server: &Server, session: &Session, req: &Request, tool: &crate::tools::Tool) -> Result<Option<crate::tasks::Ask>, Error> {
+fn task(server: &Server, session: &Session, params: &CallParams, tool: &crate::tools::Tool) -> Result<Option<crate::tasks::Ask>, Error> {
     use crate::tasks::Ask;
     use crate::tools::TaskSupport as Support;
     if !crate::tasks::offered(server, &session.protocol_version) {
@@ -68,7 +74,7 @@ fn task(server: &Server, session: &Session, req: &Request, tool: &crate::tools::
             (Support::Optional, false) => Ok(None),
         };
     }
-    let task = crate::tasks::asked(req.params.as_ref()).map(|ttl_ms| Ask { ttl_ms });
+    let task = crate::tasks::asked(params.task.as_ref()).map(|ttl_ms| Ask { ttl_ms });
     tool.task_support.admit(&tool.name, task.is_some())?;
     Ok(task)
 }
@@ -93,19 +99,19 @@ fn refuse(session: &Session, req: &Request, tool: &str, why: &str) -> Result<Act
 }
 
 /// A configured tool's call.
-fn tool(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
-    let params = tools_protocol::call_params(req.params.as_ref())?;
+fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, env: &Environment<'_>) -> Result<Action, Error> {
+    let arguments = params.arguments();
     // A tool the principal may not use answers exactly like one that does not exist.
     let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
-    let task = task(server, session, req, tool)?;
-    if let Some(why) = invalid(&tool.input_schema, &params.arguments) {
+    let task = task(server, session, &params, tool)?;
+    if let Some(why) = invalid(&tool.input_schema, &arguments) {
         return refuse(session, req, &tool.name, &why);
     }
     let empty = serde_json::Map::new();
-    let args = params.arguments.as_object().unwrap_or(&empty);
+    let args = arguments.as_object().unwrap_or(&empty);
     let mut bindings = bindings(&tool.request.secrets, env);
     bindings.extend(env.principal.bindings(tool.forward_upstream_token));
-    if let Some(meta) = req.params.as_ref().and_then(|p| p.get("_meta")) {
+    if let Some(meta) = &params.meta {
         bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
     }
     let mut http = tool.prepare(args, &bindings)?;
@@ -114,22 +120,23 @@ fn tool(server: &Server, session: &Session, req: &Request, env: &Environment<'_>
         key: key.into_bytes(),
         server: server.route.as_str().to_string(),
         tool: tool.name.clone(),
-        args: mrtr::args_digest(&params.arguments),
+        args: mrtr::args_digest(&arguments),
         principal: env.principal.id.clone(),
     });
     // A 2026-07-28 retry: the answers go to the upstream with the state it asked with.
-    if let Some(state) = req.params.as_ref().and_then(|p| p.get("requestState")) {
+    if let Some(state) = &params.request_state {
         let binding = binding.as_ref().ok_or_else(|| Error::InvalidParams(format!("requestState cannot be verified: the {SIGNING_KEY} secret is not set")))?;
         let state = state.as_str().ok_or_else(|| Error::InvalidParams("requestState must be a string".into()))?;
         let claims = mrtr::open(state, binding, env.now_ms)?;
-        match mrtr::retry(claims, state, req.params.as_ref().and_then(|p| p.get("inputResponses")))? {
+        match mrtr::retry(claims, state, params.input_responses.as_ref())? {
             mrtr::Retry::AskAgain(result) => return Ok(Action::Reply(jsonrpc::success(&req.id, result))),
-            mrtr::Retry::Answers { ask, answers } => http = http.follow_up(crate::upstream::stream::follow_up_body(&params.arguments, &ask, &answers)),
+            mrtr::Retry::Answers { ask, answers } => http = http.follow_up(crate::upstream::stream::follow_up_body(&arguments, &ask, &answers)),
         }
     }
     let kind = CallKind::Tool(tool.name.clone());
     let redact = credentials(&bindings);
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: params.arguments, http, progress_token: params.progress_token, redact, mrtr: binding, task })))
+    let progress_token = params.progress_token();
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments, http, progress_token, redact, mrtr: binding, task })))
 }
 
 /// The values of the bindings that hold credentials: what a reply must never show.

@@ -1,6 +1,11 @@
 //! Request + session + catalog → replies, and the tool calls the edge must make. `action`: what
 //! a message asks of the edge; `call`: `tools/call` and the reply of a finished call; here: the
-//! method table's dispatch, for sessions and for the stateless revision.
+//! method table's dispatch, for sessions and for the stateless revision. Each arm parses its
+//! method's params into their type and calls the method's handler in its area's file of
+//! `protocol/`, where the method's params, answer and table properties are read together.
+//!
+//! The one import circle of this folder: the dispatch here hands `tools/call` to `call`, which
+//! answers with the `Environment`, `decorate` and revision check defined here.
 
 mod action;
 mod call;
@@ -18,8 +23,7 @@ use crate::error::Error;
 use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::method::Method;
 use crate::protocol::resources::{self, Read};
-use crate::logging;
-use crate::protocol::{completion, lifecycle, meta, prompts, tools as tools_protocol};
+use crate::protocol::{self, completion, lifecycle, logging, meta, prompts, tools as tools_protocol};
 use crate::routes::RouteParams;
 use crate::session::Session;
 
@@ -64,7 +68,7 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
         Method::ServerDiscover => Ok(Action::Reply(jsonrpc::success(&req.id, meta::discover(server)))),
         // The tools listed narrow the list's cache hint, which `decorate` cannot know.
         Method::ToolsList => {
-            let result = tools_protocol::list(server, req.params.as_ref(), env.principal)?;
+            let result = tools_protocol::list(server, &protocol::params(req.params.as_ref())?, env.principal)?;
             let cache = tools_protocol::list_cache(server, env.principal);
             Ok(Action::Reply(jsonrpc::success(&req.id, meta::complete(result, server, Some(cache)))))
         }
@@ -77,7 +81,9 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
     }
 }
 
-/// The methods of the session-based revisions, whose results the stateless one decorates.
+/// The methods of the session-based revisions, whose results the stateless one decorates: each
+/// method's params parsed once into its type (`protocol::params`), then its handler in its
+/// area's file.
 fn session_request(server: &Server, session: &mut Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
     let params = req.params.as_ref();
     // Methods only the 2026-07-28 revision has, and requests to the client, are unknown here.
@@ -85,12 +91,12 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         return Err(Error::MethodNotFound(req.method.to_string()));
     };
     let result = match method {
-        Method::Ping => json!({}),
-        Method::ToolsList => tools_protocol::list(server, params, env.principal)?,
+        Method::Ping => lifecycle::ping(),
+        Method::ToolsList => tools_protocol::list(server, &protocol::params(params)?, env.principal)?,
         Method::ToolsCall => return call::call(server, session, req, env),
-        Method::ResourcesList => resources::list(server, params)?,
-        Method::ResourcesTemplatesList => resources::templates_list(server, params)?,
-        Method::ResourcesRead => match resources::read(server, params, &|request| bindings(&request.secrets, env))? {
+        Method::ResourcesList => resources::list(server, &protocol::params(params)?)?,
+        Method::ResourcesTemplatesList => resources::templates_list(server, &protocol::params(params)?)?,
+        Method::ResourcesRead => match resources::read(server, &protocol::params(params)?, &|request| bindings(&request.secrets, env))? {
             Read::Ready(result) => result,
             Read::Upstream { source, uri } => return upstream(server, req, env, source, Method::ResourcesRead, uri),
             Read::Fetch { mut call, uri, mime_type } => {
@@ -100,54 +106,36 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
                 return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None, redact, mrtr: None, task: None })));
             }
         },
-        Method::ResourcesSubscribe => {
-            let uri = crate::protocol::required_str(params, "uri")?;
-            if !resources::exists(server, uri) {
-                return Err(Error::ResourceNotFound(uri.to_string()));
+        Method::ResourcesSubscribe => resources::subscribe(server, session, protocol::params(params)?)?,
+        Method::ResourcesUnsubscribe => resources::unsubscribe(session, &protocol::params(params)?),
+        Method::PromptsList => prompts::list(server, &protocol::params(params)?)?,
+        Method::PromptsGet => {
+            let get: prompts::GetParams = protocol::params(params)?;
+            match prompts::upstream(server, &get.name) {
+                Some(source) => return upstream(server, req, env, source, Method::PromptsGet, get.name),
+                None => prompts::get(server, &get)?,
             }
-            if !session.subscriptions.iter().any(|s| s == uri) {
-                session.subscriptions.push(uri.to_string());
-            }
-            json!({})
         }
-        Method::ResourcesUnsubscribe => {
-            let uri = crate::protocol::required_str(params, "uri")?;
-            session.subscriptions.retain(|s| s != uri);
-            json!({})
-        }
-        Method::PromptsList => prompts::list(server, params)?,
-        Method::PromptsGet => match prompts::upstream(server, params) {
-            Some(source) => return upstream(server, req, env, source, Method::PromptsGet, crate::protocol::required_str(params, "name")?.to_string()),
-            None => prompts::get(server, params)?,
-        },
-        Method::CompletionComplete => match completion::upstream(server, params) {
-            Some(source) => {
-                let reference = params.and_then(|p| p.get("ref"));
-                let label = reference.and_then(|r| r.get("name").or_else(|| r.get("uri"))).and_then(Value::as_str).unwrap_or_default();
-                return upstream(server, req, env, source, Method::CompletionComplete, label.to_string());
+        Method::CompletionComplete => {
+            let complete: completion::CompleteParams = protocol::params(params)?;
+            match completion::upstream(server, &complete) {
+                Some(source) => return upstream(server, req, env, source, Method::CompletionComplete, complete.label().to_string()),
+                None => completion::complete(server, &complete)?,
             }
-            None => completion::complete(server, params)?,
-        },
-        Method::LoggingSetLevel => {
-            let level = crate::protocol::required_str(params, "level")?;
-            if logging::severity(level).is_none() {
-                return Err(Error::InvalidParams(format!("unknown log level {level:?}; use one of {}", logging::LEVELS.join(", "))));
-            }
-            session.log_level = Some(level.to_string());
-            json!({})
         }
+        Method::LoggingSetLevel => logging::set_level(session, protocol::params(params)?)?,
         Method::Initialize => {
-            return Err(Error::InvalidRequest("initialize must be sent alone, without Mcp-Session-Id".into()));
+            return Err(Error::InvalidRequest(format!("{} must be sent alone, without Mcp-Session-Id", Method::Initialize)));
         }
         // 2026-07-28: the Tasks extension's methods, for a client that declares it.
         Method::TasksGet | Method::TasksUpdate | Method::TasksCancel if stateless_revision(session) && crate::tasks::offered(server, &session.protocol_version) => {
             if !crate::tasks::declared(&session.client_capabilities) {
                 return Err(crate::tasks::undeclared());
             }
-            return Ok(Action::Task(Box::new(TaskRequest { id: req.id.clone(), method, params: req.params.clone() })));
+            return task_request(req, method);
         }
         Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel if !stateless_revision(session) && crate::tasks::offered(server, &session.protocol_version) => {
-            return Ok(Action::Task(Box::new(TaskRequest { id: req.id.clone(), method, params: req.params.clone() })));
+            return task_request(req, method);
         }
         Method::ServerDiscover
         | Method::TasksGet
@@ -173,6 +161,12 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         | Method::ProgressUpdate => return Err(Error::MethodNotFound(method.to_string())),
     };
     Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, method, result))))
+}
+
+/// A `tasks/*` request, its params parsed, for the object that keeps the tasks.
+fn task_request(req: &Request, method: Method) -> Result<Action, Error> {
+    let call = protocol::tasks::TaskCall::parse(method, req.params.as_ref()).ok_or_else(|| Error::MethodNotFound(method.to_string()))??;
+    Ok(Action::Task(Box::new(TaskRequest { id: req.id.clone(), call })))
 }
 
 /// A result as the session's revision shapes it: unchanged before 2026-07-28, then with

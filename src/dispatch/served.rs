@@ -1,6 +1,7 @@
 //! Requests served end to end through [`handle`](super::handle), for behaviour that other
 //! modules define and dispatch puts together: catalog mode's three tools (`discovery`), and the
 //! refusals the health figures count as validation (`health::refused`). Tests only.
+#![cfg(test)]
 
 use serde_json::{json, Value};
 

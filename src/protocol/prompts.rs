@@ -1,26 +1,52 @@
-//! Prompts from configuration: `prompts/list`, and `prompts/get` rendering messages from arguments.
+//! Prompts from configuration: `prompts/list`, and `prompts/get` rendering messages from
+//! arguments; an upstream MCP server's prompt is got there.
+//!
+//! | method | params | handler |
+//! |---|---|---|
+//! | `prompts/list` | [`ListParams`] | [`list`] |
+//! | `prompts/get` | [`GetParams`] | [`get`]; [`upstream`] says when an upstream answers it |
+//!
+//! What the method table gives each method: see [`PROPERTIES`].
 
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
+
+use super::ListParams;
 
 use crate::catalog::Server;
 use crate::error::Error;
 use crate::upstream::request::render_json;
+use crate::method::Method;
 
-pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
+pub fn list(server: &Server, params: &ListParams) -> Result<Value, Error> {
     super::page("prompts", &server.prompt_listings, params, None)
 }
 
-/// The upstream MCP server (its index in `upstreams`) whose prompt `params` names, if it is one.
-pub fn upstream(server: &Server, params: Option<&Value>) -> Option<usize> {
-    let name = params?.get("name")?.as_str()?;
+/// `prompts/get`'s params. The arguments stay as sent: an upstream's prompt gets them so.
+#[derive(Debug, Deserialize)]
+pub struct GetParams {
+    pub name: String,
+    #[serde(skip)]
+    pub arguments: Option<Value>,
+}
+
+impl super::Params for GetParams {
+    fn keep(&mut self, members: &Map<String, Value>) {
+        self.arguments = super::member(members, "arguments");
+    }
+}
+
+/// The upstream MCP server (its index in `upstreams`) whose prompt is `name`, if it is one.
+pub fn upstream(server: &Server, name: &str) -> Option<usize> {
     server.prompts.iter().find(|p| p.name == name)?.mcp.as_ref().map(|t| t.source)
 }
 
-pub fn get(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
-    let name = super::required_str(params, "name")?;
+/// A configured prompt's messages, its arguments checked against what it declares.
+pub fn get(server: &Server, params: &GetParams) -> Result<Value, Error> {
+    let name = params.name.as_str();
     let prompt = server.prompts.iter().find(|p| p.name == name).ok_or_else(|| Error::InvalidParams(format!("unknown prompt {name:?}")))?;
     let empty = Map::new();
-    let args = match params.and_then(|p| p.get("arguments")) {
+    let args = match &params.arguments {
         None | Some(Value::Null) => &empty,
         Some(Value::Object(a)) => a,
         Some(_) => return Err(Error::InvalidParams("arguments must be an object".into())),
@@ -43,3 +69,11 @@ pub fn get(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
     result.insert("messages".into(), Value::Array(messages));
     Ok(Value::Object(result))
 }
+
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::PromptsList, "capability prompts; every revision; keeps the session: yes; lease serves it: no; cacheable: yes; Mcp-Name: none"),
+    (Method::PromptsGet, "capability prompts; every revision; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: name"),
+];

@@ -1,9 +1,25 @@
-//! Resources: static or fetched, resource templates, reads, and subscriptions.
+//! Resources: static or fetched, resource templates, reads, and a session's subscriptions.
+//!
+//! | method | params | handler |
+//! |---|---|---|
+//! | `resources/list` | [`ListParams`] | [`list`] |
+//! | `resources/templates/list` | [`ListParams`] | [`templates_list`] |
+//! | `resources/read` | [`ReadParams`] | [`read`] (and [`from_reply`] for a fetched one) |
+//! | `resources/subscribe` | [`SubscribeParams`] | [`subscribe`] |
+//! | `resources/unsubscribe` | [`SubscribeParams`] | [`unsubscribe`] |
+//!
+//! `notifications/resources/updated` is [`updated`]. What the method table gives each method:
+//! see [`PROPERTIES`].
 
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
+
+use super::ListParams;
 
 use crate::catalog::{ResourceSource, Server};
 use crate::error::Error;
+use crate::method::Method;
+use crate::session::Session;
 use crate::upstream::reply::Upstream;
 use crate::upstream::Bindings;
 use crate::upstream::HttpCall;
@@ -17,11 +33,11 @@ pub fn secrets_of(server: &Server, uri: &str) -> Vec<String> {
     server.resource_templates.iter().find(|t| t.uri_template.match_uri(uri).is_some()).map(|t| t.request.secrets.clone()).unwrap_or_default()
 }
 
-pub fn list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
+pub fn list(server: &Server, params: &ListParams) -> Result<Value, Error> {
     super::page("resources", &server.resource_listings, params, None)
 }
 
-pub fn templates_list(server: &Server, params: Option<&Value>) -> Result<Value, Error> {
+pub fn templates_list(server: &Server, params: &ListParams) -> Result<Value, Error> {
     super::page("resourceTemplates", &server.template_listings, params, None)
 }
 
@@ -34,9 +50,21 @@ pub enum Read {
     Upstream { source: usize, uri: String },
 }
 
+/// The params of `resources/read`, `resources/subscribe` and `resources/unsubscribe`: one type,
+/// one `Deserialize` in the module.
+#[derive(Debug, Deserialize)]
+pub struct UriParams {
+    pub uri: String,
+}
+
+impl super::Params for UriParams {}
+
+/// `resources/read`'s params.
+pub type ReadParams = UriParams;
+
 /// Reads a resource; `bindings` supplies the secrets and route parameters a request needs.
-pub fn read(server: &Server, params: Option<&Value>, bindings: &dyn Fn(&RequestTemplate) -> Bindings) -> Result<Read, Error> {
-    let uri = super::required_str(params, "uri")?;
+pub fn read(server: &Server, params: &ReadParams, bindings: &dyn Fn(&RequestTemplate) -> Bindings) -> Result<Read, Error> {
+    let uri = params.uri.as_str();
     if let Some(r) = server.resources.iter().find(|r| r.uri == uri) {
         let mime = r.mime_type.as_deref();
         return Ok(match &r.source {
@@ -63,9 +91,30 @@ pub fn read(server: &Server, params: Option<&Value>, bindings: &dyn Fn(&RequestT
     Err(Error::ResourceNotFound(uri.to_string()))
 }
 
+/// `resources/subscribe`'s and `resources/unsubscribe`'s params.
+pub type SubscribeParams = UriParams;
+
+/// `resources/subscribe`: the session is told of the resource's updates from now on; an
+/// unknown resource is -32002.
+pub fn subscribe(server: &Server, session: &mut Session, params: SubscribeParams) -> Result<Value, Error> {
+    if !exists(server, &params.uri) {
+        return Err(Error::ResourceNotFound(params.uri));
+    }
+    if !session.subscriptions.contains(&params.uri) {
+        session.subscriptions.push(params.uri);
+    }
+    Ok(json!({}))
+}
+
+/// `resources/unsubscribe`: no longer told; a URI the session did not subscribe to is fine.
+pub fn unsubscribe(session: &mut Session, params: &SubscribeParams) -> Value {
+    session.subscriptions.retain(|s| *s != params.uri);
+    json!({})
+}
+
 /// `notifications/resources/updated` for one URI.
 pub fn updated(uri: &str) -> String {
-    crate::jsonrpc::notification(crate::method::Method::ResourcesUpdated, json!({"uri": uri}))
+    crate::jsonrpc::notification(Method::ResourcesUpdated, json!({"uri": uri}))
 }
 
 /// Whether a URI names a configured resource or matches a template.
@@ -104,3 +153,14 @@ pub fn from_reply(uri: &str, configured: Option<&str>, upstream: &Upstream) -> R
         Upstream::Failed(reason) => Err(Error::Internal(format!("resource {uri}: the upstream request failed: {reason}"))),
     }
 }
+
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::ResourcesList, "capability resources; every revision; keeps the session: yes; lease serves it: no; cacheable: yes; Mcp-Name: none"),
+    (Method::ResourcesTemplatesList, "capability resources; every revision; keeps the session: yes; lease serves it: no; cacheable: yes; Mcp-Name: none"),
+    (Method::ResourcesRead, "capability resources; every revision; keeps the session: yes; lease serves it: yes; cacheable: yes; Mcp-Name: uri"),
+    (Method::ResourcesSubscribe, "capability none; before 2026-07-28 only; keeps the session: no; lease serves it: no; cacheable: no; Mcp-Name: none"),
+    (Method::ResourcesUnsubscribe, "capability none; before 2026-07-28 only; keeps the session: no; lease serves it: no; cacheable: no; Mcp-Name: none"),
+];

@@ -1,14 +1,41 @@
 //! `subscriptions/listen` (2026-07-28): what a listen stream honours, its acknowledgement, and
 //! the subscription id on everything it carries.
+//!
+//! | method | params | handler |
+//! |---|---|---|
+//! | `subscriptions/listen` | [`ListenParams`] | [`honored`] and [`honored_lists`], then [`acknowledged`] (the edge opens the stream) |
+//!
+//! What the method table gives it: see [`PROPERTIES`]. A session's `resources/subscribe` is in
+//! `resources`.
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::catalog::Server;
 use crate::method::Method;
 
+/// `subscriptions/listen`'s params: what the stream should carry. Read leniently: a member of
+/// another type asks for nothing.
+#[derive(Debug, Default, Deserialize)]
+pub struct ListenParams {
+    #[serde(skip)]
+    pub notifications: Value,
+}
+
+impl super::Params for ListenParams {
+    fn keep(&mut self, members: &serde_json::Map<String, Value>) {
+        self.notifications = members.get("notifications").cloned().unwrap_or_default();
+    }
+}
+
+fn listen(params: Option<&Value>) -> ListenParams {
+    super::lenient(params)
+}
+
 /// The resource URIs of the request's filter that this server can report on.
 pub fn honored(server: &Server, params: Option<&Value>) -> Vec<String> {
-    let requested = params.and_then(|p| p.pointer("/notifications/resourceSubscriptions")).and_then(Value::as_array);
+    let filter = listen(params).notifications;
+    let requested = filter.get("resourceSubscriptions").and_then(Value::as_array);
     let mut uris: Vec<String> = requested.into_iter().flatten().filter_map(Value::as_str).filter(|u| super::resources::exists(server, u)).map(str::to_string).collect();
     uris.dedup();
     uris
@@ -32,7 +59,8 @@ pub fn honored_lists(server: &Server, params: Option<&Value>) -> Vec<String> {
     if !server.lists_change {
         return Vec::new();
     }
-    let asked = |m: &Method| params.and_then(|p| p.pointer(&format!("/notifications/{}", filter_name(*m)))).and_then(Value::as_bool) == Some(true);
+    let filter = listen(params).notifications;
+    let asked = |m: &Method| filter.get(filter_name(*m)).and_then(Value::as_bool) == Some(true);
     LIST_NOTIFICATIONS.iter().filter(|m| asked(m)).map(|m| m.name().to_string()).collect()
 }
 
@@ -45,7 +73,7 @@ pub fn acknowledged(id: &Value, uris: &[String], lists: &[String]) -> String {
     if !uris.is_empty() {
         notifications.insert("resourceSubscriptions".into(), json!(uris));
     }
-    crate::jsonrpc::notification(crate::method::Method::SubscriptionsAcknowledged, json!({"notifications": notifications, "_meta": {super::meta::SUBSCRIPTION_ID: id}}))
+    crate::jsonrpc::notification(Method::SubscriptionsAcknowledged, json!({"notifications": notifications, "_meta": {super::meta::SUBSCRIPTION_ID: id}}))
 }
 
 /// A notification for the stream, with the subscription's id in `params._meta`.
@@ -60,6 +88,13 @@ pub fn tag(notification: &str, id: &Value) -> String {
     }
     value.to_string()
 }
+
+/// What the method table (`crate::method`) gives this file's methods: capability, revisions,
+/// whether the session's lease is kept, whether a lease serves it, cache hint, `Mcp-Name`.
+/// `protocol::tests` holds it to the table, so it cannot go stale.
+pub const PROPERTIES: &[(Method, &str)] = &[
+    (Method::SubscriptionsListen, "capability resources; 2026-07-28 only; keeps the session: no; lease serves it: no; cacheable: no; Mcp-Name: none"),
+];
 
 #[cfg(test)]
 mod tests {

@@ -4,6 +4,10 @@
 //! tasks, the record kept per task, its states (terminal ones are final), and the wire shapes.
 //! The session's object keeps the records and runs the calls (`edge::object::session::tasks`);
 //! `extension` has the 2026-07-28 Tasks extension's shapes.
+//!
+//! The one import circle of this folder: `extension` shapes the records, states and outcomes
+//! defined here the 2026-07-28 way, and this file names its `declared`, `undeclared`, `Waiting` and
+//! `EXTENSION` for callers, to whom Tasks are one module.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -40,9 +44,9 @@ pub struct Ask {
     pub ttl_ms: Option<u64>,
 }
 
-/// `params.task` of a request: `None` when it is a plain call; else the `ttl` asked for.
-pub fn asked(params: Option<&Value>) -> Option<Option<u64>> {
-    let task = params?.get("task")?;
+/// A request's `params.task`: `None` when it is a plain call; else the `ttl` asked for.
+pub fn asked(task: Option<&Value>) -> Option<Option<u64>> {
+    let task = task?;
     task.is_object().then(|| task.get("ttl").and_then(Value::as_u64))
 }
 
@@ -222,11 +226,6 @@ impl Record {
     }
 }
 
-/// A task id a request names, or -32602.
-pub fn task_id(params: Option<&Value>) -> Result<&str, Error> {
-    params.and_then(|p| p.get("taskId")).and_then(Value::as_str).ok_or_else(|| Error::InvalidParams("taskId must be a string".into()))
-}
-
 /// The error for a task this session does not have (never had, expired, or another's).
 pub fn not_found() -> Error {
     Error::InvalidParams("Failed to retrieve task: Task not found".into())
@@ -284,9 +283,9 @@ pub(super) mod tests {
 
     #[test]
     fn a_task_is_asked_for_with_params_task_and_its_ttl_is_bounded() {
-        assert_eq!(asked(Some(&json!({"name": "x"}))), None);
-        assert_eq!(asked(Some(&json!({"task": {}}))), Some(None));
-        assert_eq!(asked(Some(&json!({"task": {"ttl": 5000}}))), Some(Some(5000)));
+        assert_eq!(asked(None), None);
+        assert_eq!(asked(Some(&json!({}))), Some(None));
+        assert_eq!(asked(Some(&json!({"ttl": 5000}))), Some(Some(5000)));
         let settings = Settings { max_ttl_ms: 10_000, ..Settings::default() };
         assert_eq!(Record::new("t", "x", Some(999_999), NOW, &settings).ttl_ms, 10_000);
         assert_eq!(Record::new("t", "x", None, NOW, &Settings::default()).ttl_ms, 3_600_000);

@@ -48,7 +48,7 @@ pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, m
     let Some(source) = ctx.server.upstreams.get(source) else {
         return (Err(json!({"code": -32603, "message": format!("{} has no upstream any more", call.label())})), Outcome::Network);
     };
-    let request = |id: u64| protocol::request(id, method.name(), Some(params.clone()));
+    let request = |id: u64| protocol::request(id, method, Some(params.clone()));
     match in_session(ctx, call, source, &request, secrets).await {
         Ok(answer) => (answer, Outcome::Ok),
         Err((why, outcome)) => (Err(json!({"code": -32603, "message": format!("The upstream MCP server {:?} failed: {why}.", source.name)})), outcome),
@@ -143,7 +143,7 @@ async fn pass_level(ctx: &CallContext<'_>, call: &PendingCall, link: &mut Link, 
         return false;
     }
     let id = next_id();
-    let set = protocol::request(id, Method::LoggingSetLevel.name(), Some(json!({"level": level})));
+    let set = protocol::request(id, Method::LoggingSetLevel, Some(json!({"level": level})));
     // Best effort: an upstream that refuses it logs as it would have.
     let done = matches!(post(&call.http, Some(link), set, Some(id), 4096, None, secrets).await, Ok((Reply::Answer(Ok(_)), _)));
     if done {
@@ -174,15 +174,15 @@ async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, li
 async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, message: Message, secrets: &Redactor) {
     match message {
         Message::Notification { method, params } => {
-            let passes = match method.as_str() {
+            let passes = match Method::parse(&method) {
                 // Sent with the client's own token, so it is the client's progress as it is.
-                "notifications/progress" => call.progress_token.is_some(),
-                "notifications/message" => {
+                Some(Method::Progress) => call.progress_token.is_some(),
+                Some(Method::LogMessage) => {
                     let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
                     ctx.session.log_level.is_some() && crate::logging::passes(ctx.session.log_level.as_deref(), level)
                 }
                 // Read again now, so that the clients listening are told (`discovery`).
-                "notifications/tools/list_changed" | "notifications/resources/list_changed" | "notifications/prompts/list_changed" => {
+                Some(Method::ToolsListChanged | Method::ResourcesListChanged | Method::PromptsListChanged) => {
                     super::discovery::stale(ctx.server, source);
                     if let Some(home) = ctx.home {
                         let env = home.env.clone();
@@ -198,9 +198,9 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
             }
         }
         Message::Request { id, method, params } => {
-            let outcome = match method.as_str() {
-                "ping" => Ok(json!({})),
-                _ => match Method::parse(&method).filter(|m| matches!(m, Method::SamplingCreateMessage | Method::ElicitationCreate | Method::RootsList)) {
+            let outcome = match Method::parse(&method) {
+                Some(Method::Ping) => Ok(json!({})),
+                known => match known.filter(|m| matches!(m, Method::SamplingCreateMessage | Method::ElicitationCreate | Method::RootsList)) {
                     Some(m) => match ask(ctx, m, params, call.http.timeout_ms).await {
                         Ok(answer) => answer,
                         Err(why) => Err(json!({"code": -32603, "message": why})),

@@ -20,6 +20,7 @@ use worker::Env;
 use super::{close, next_id, open, post, Failure, Reply};
 use crate::catalog::{Catalog, Server, ToolDiscovery};
 use crate::edge::now_ms;
+use crate::method::Method;
 use crate::upstream::mcp::changes::Read;
 use crate::upstream::mcp::{self as protocol, Source};
 use crate::upstream::HttpCall;
@@ -165,10 +166,10 @@ async fn discover(env: &Env, server: &Server, source: &Source) -> Result<Lists, 
     let offers = |what: &str| link.capabilities.get(what).is_some_and(|c| !c.is_null());
     let lists = async {
         Ok::<Lists, String>(Lists {
-            tools: if offers("tools") { list(&call, &link, server, "tools/list", "tools").await? } else { Vec::new() },
-            resources: if offers("resources") { list(&call, &link, server, "resources/list", "resources").await? } else { Vec::new() },
-            templates: if offers("resources") { list(&call, &link, server, "resources/templates/list", "resourceTemplates").await? } else { Vec::new() },
-            prompts: if offers("prompts") { list(&call, &link, server, "prompts/list", "prompts").await? } else { Vec::new() },
+            tools: if offers("tools") { list(&call, &link, server, Method::ToolsList, "tools").await? } else { Vec::new() },
+            resources: if offers("resources") { list(&call, &link, server, Method::ResourcesList, "resources").await? } else { Vec::new() },
+            templates: if offers("resources") { list(&call, &link, server, Method::ResourcesTemplatesList, "resourceTemplates").await? } else { Vec::new() },
+            prompts: if offers("prompts") { list(&call, &link, server, Method::PromptsList, "prompts").await? } else { Vec::new() },
         })
     }
     .await;
@@ -184,7 +185,7 @@ fn down(f: Failure) -> String {
 }
 
 /// Every page of one list (`method`, whose result holds the array `field`).
-async fn list(call: &HttpCall, link: &super::Link, server: &Server, method: &str, field: &str) -> Result<Vec<Value>, String> {
+async fn list(call: &HttpCall, link: &super::Link, server: &Server, method: Method, field: &str) -> Result<Vec<Value>, String> {
     let mut listed = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {

@@ -264,8 +264,8 @@ pub async fn open(base: &HttpCall, transport: Transport, capabilities: &Value, m
     let (reply, session) = post(base, legacy.as_ref().map(|_| &first), protocol::initialize(id, capabilities), Some(id), max_bytes, None, secrets).await?;
     let result = match reply {
         Reply::Answer(Ok(result)) => result,
-        Reply::Answer(Err(error)) => return Err(nonsense(format!("it refused initialize: {}", crate::upstream::mcp::reader::error_text(&error)))),
-        Reply::Accepted => return Err(nonsense("it accepted initialize without answering it".into())),
+        Reply::Answer(Err(error)) => return Err(nonsense(format!("it refused {}: {}", crate::method::Method::Initialize, crate::upstream::mcp::reader::error_text(&error)))),
+        Reply::Accepted => return Err(nonsense(format!("it accepted {} without answering it", crate::method::Method::Initialize))),
     };
     let capabilities = result.get("capabilities").cloned().unwrap_or_else(|| json!({}));
     let link = Link { session_id: session, version: protocol::negotiated(&result).map_err(nonsense)?, capabilities, level: None, legacy };

@@ -8,7 +8,7 @@ mod headers;
 mod result;
 
 pub use headers::decode_header_value;
-pub use result::{complete, discover, stamp_server};
+pub use result::{complete, discover, stamp_server, SERVER_INFO};
 use headers::check_param_headers;
 
 use serde_json::Value;
@@ -23,7 +23,6 @@ pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// What a stateless request declares about itself.

@@ -3,10 +3,12 @@
 
 use serde_json::{json, Map, Value};
 
-use super::SERVER_INFO;
 use crate::cache::CacheHint;
 use crate::catalog::Server;
 use crate::versions::ALL_VERSIONS;
+
+/// Where a result names the server that made it.
+pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// A complete result as this revision shapes it: `resultType`, the server's identity in
 /// `_meta`, and cache hints on results the revision makes cacheable.

@@ -13,6 +13,7 @@ pub mod reader;
 
 use serde_json::{json, Value};
 
+use crate::method::Method;
 use crate::upstream::RequestTemplate;
 use filter::Filter;
 
@@ -64,7 +65,7 @@ pub fn initialize(id: u64, capabilities: &Value) -> String {
     json!({
         "jsonrpc": "2.0",
         "id": id,
-        "method": "initialize",
+        "method": Method::Initialize.name(),
         "params": {
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": capabilities,
@@ -75,12 +76,12 @@ pub fn initialize(id: u64, capabilities: &Value) -> String {
 }
 
 pub fn initialized() -> String {
-    json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string()
+    json!({"jsonrpc": "2.0", "method": Method::Initialized.name()}).to_string()
 }
 
 /// A request with `params` (or none).
-pub fn request(id: u64, method: &str, params: Option<Value>) -> String {
-    let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method});
+pub fn request(id: u64, method: Method, params: Option<Value>) -> String {
+    let mut message = json!({"jsonrpc": "2.0", "id": id, "method": method.name()});
     if let (Some(params), Some(obj)) = (params, message.as_object_mut()) {
         obj.insert("params".into(), params);
     }
@@ -94,7 +95,7 @@ pub fn call_tool(id: u64, name: &str, arguments: &Value, progress_token: Option<
     if let (Some(token), Some(obj)) = (progress_token, params.as_object_mut()) {
         obj.insert("_meta".into(), json!({"progressToken": token}));
     }
-    request(id, "tools/call", Some(params))
+    request(id, Method::ToolsCall, Some(params))
 }
 
 /// The answer to an upstream's request (sampling, elicitation, roots), as the client gave it.
@@ -108,12 +109,12 @@ pub fn answer(id: &Value, outcome: &Result<Value, Value>) -> String {
 
 /// `notifications/cancelled` for the upstream's request `id`.
 pub fn cancelled(id: u64, reason: &str) -> String {
-    json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": id, "reason": reason}}).to_string()
+    json!({"jsonrpc": "2.0", "method": Method::Cancelled.name(), "params": {"requestId": id, "reason": reason}}).to_string()
 }
 
 /// What the `initialize` answer says: the protocol revision, if it is one mcp-edge speaks.
 pub fn negotiated(result: &Value) -> Result<String, String> {
-    let version = result.get("protocolVersion").and_then(Value::as_str).ok_or("its initialize result names no protocolVersion")?;
+    let version = result.get("protocolVersion").and_then(Value::as_str).ok_or_else(|| format!("its {} result names no protocolVersion", Method::Initialize))?;
     if accepts(version) {
         Ok(version.to_string())
     } else {
@@ -151,7 +152,7 @@ mod tests {
         assert_eq!(initialized(), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         assert_eq!(call_tool(7, "echo", &json!({"m": 1}), Some(&json!("tok"))), r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"m":1},"_meta":{"progressToken":"tok"}}}"#);
         assert_eq!(call_tool(8, "echo", &json!({}), None), r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#);
-        assert_eq!(request(2, "tools/list", None), r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+        assert_eq!(request(2, Method::ToolsList, None), r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
         assert_eq!(answer(&json!(5), &Ok(json!({"action": "decline"}))), r#"{"jsonrpc":"2.0","id":5,"result":{"action":"decline"}}"#);
         assert_eq!(answer(&json!("a"), &Err(json!({"code": -1, "message": "no"}))), r#"{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"no"}}"#);
         assert_eq!(cancelled(3, "the client cancelled"), r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"the client cancelled"}}"#);

@@ -11,6 +11,9 @@
 //! - `tasks`: MCP Tasks, and the 2026-07-28 Tasks extension's requests;
 //! - objects of the same class under other names are served by their own modules
 //!   (`object::registry`, `authority`, `health`, `versions`, `counters`).
+//!
+//! The one import circle of this folder: the object defined here holds `tasks::Running` (the
+//! tasks it runs now), and `tasks` carries out a task's steps on the object.
 
 mod calls;
 mod lifecycle;

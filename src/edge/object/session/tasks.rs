@@ -3,7 +3,8 @@
 //! record (`crate::tasks::Record`, one storage key per task) keeps its state and, once it ends,
 //! its result, for the task's `ttl`. A queued or callback call's result ends its task whenever
 //! it arrives, even after this object was evicted or the runtime restarted (`results`); a direct
-//! call that such a restart cut short ends its task as failed, saying so.
+//! call that such a restart cut short ends its task as failed, saying so. What a `tasks/*`
+//! request does is decided in `protocol::tasks`; here it is carried out.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -34,10 +35,8 @@ use crate::method::Method;
 use crate::negotiate::Framing;
 use crate::routes::RouteParams;
 use crate::session::Session;
-use crate::tasks::{self, Outcome, Record, Status};
-
-/// `tasks/list` pages hold this many tasks.
-const PAGE: usize = 50;
+use crate::protocol::tasks::{self as protocol, TaskCall};
+use crate::tasks::{self, Outcome, Record};
 
 /// The tasks this object is running now, and the `tasks/result` requests waiting for them.
 #[derive(Clone, Default)]
@@ -74,9 +73,8 @@ impl McpSession {
     /// Keeps the task's record, starts its call detached, and answers with its handle.
     async fn start_task(&self, server: &Arc<Server>, session: &Session, home: &Home, call: PendingCall) -> String {
         let settings = server.tasks;
-        let records = self.task_records().await;
-        if records.len() >= settings.max_per_principal {
-            return jsonrpc::failure(&call.id, &Error::Busy(format!("at most {} tasks may be kept at once; cancel one, or wait until one expires", settings.max_per_principal)));
+        if let Err(e) = protocol::admit(self.task_records().await.len(), &settings) {
+            return jsonrpc::failure(&call.id, &e);
         }
         let id = match crate::edge::ids::random_id() {
             Ok(id) => id,
@@ -87,8 +85,7 @@ impl McpSession {
         if let Err(e) = registry::open_task(&self.env, server, home.server_index, &session.principal, &home.object, &id).await {
             return jsonrpc::failure(&call.id, &e);
         }
-        let created = if crate::dispatch::stateless_revision(session) { record.created_2026(&settings) } else { json!({"task": record.wire(&settings)}) };
-        let reply = jsonrpc::success(&call.id, created);
+        let reply = jsonrpc::success(&call.id, protocol::created(&record, &settings, crate::dispatch::stateless_revision(session)));
         self.run_task(server, session, home, &record, call).await;
         crate::edge::arm_by(&self.raw_storage, record.expires_ms()).await;
         reply
@@ -116,38 +113,41 @@ impl McpSession {
     /// 2026-07-28 `tasks/update`: the answers to a waiting task's requests, kept; once every one
     /// is answered, its call goes on with them (the `tools/call` retry of the extension-less
     /// flow, made here), and the task is working again. Acknowledged either way, once applied.
+    /// What it does is `protocol::tasks::update`'s decision; here it is carried out.
     pub(super) async fn update_task(&self, server: &Arc<Server>, session: &Session, home: &Home, env: &Environment<'_>, request: TaskRequest) -> String {
-        let params = request.params.as_ref();
-        let id = match tasks::task_id(params) {
-            Ok(id) => id.to_string(),
-            Err(e) => return jsonrpc::failure(&request.id, &e),
-        };
-        let Some(mut record) = self.task(&id).await else { return jsonrpc::failure(&request.id, &tasks::not_found()) };
-        let responses = params.and_then(|p| p.get("inputResponses")).and_then(Value::as_object).cloned().unwrap_or_default();
-        let now = now_ms();
-        let arguments = record.input.as_ref().map(|w| w.arguments.clone()).unwrap_or(Value::Null);
-        match record.answer(&responses, now) {
-            None => self.store_task(&record).await,
-            Some(retry) => {
-                let retry = crate::jsonrpc::Request { id: request.id.clone(), method: crate::method::Named::parse(Method::ToolsCall.name()), params: Some(retry) };
+        let TaskCall::Update { task_id, responses } = &request.call else { return protocol::updated(&request.id) };
+        let mut record = self.task(task_id).await;
+        let arguments = record.as_ref().and_then(|r| r.input.as_ref()).map(|w| w.arguments.clone()).unwrap_or(Value::Null);
+        match protocol::update(&request.id, record.as_mut(), responses, now_ms()) {
+            protocol::Update::Refused(reply) => return reply,
+            protocol::Update::Kept => {}
+            protocol::Update::Retry(retry) => {
+                let Some(mut record) = record else { return protocol::updated(&request.id) };
                 let mut own = session.clone();
                 match dispatch::handle(server, &mut own, Ok(Message::Request(retry)), env) {
-                    Action::Call(call) => self.run_task(server, session, home, &record, *call).await,
+                    Action::Call(call) => {
+                        self.run_task(server, session, home, &record, *call).await;
+                        return protocol::updated(&request.id);
+                    }
                     // Asked again at once, or refused (a state that no longer verifies).
                     Action::Reply(reply) => {
-                        let outcome = outcome_of(&reply);
-                        let parked = matches!(&outcome, Outcome::Result(r) if record.park(r, &arguments, now));
+                        let outcome = protocol::outcome_of(&reply);
+                        let parked = matches!(&outcome, Outcome::Result(r) if record.park(r, &arguments, now_ms()));
                         if !parked {
                             let keeper = Keeper { env: &self.env, server, index: home.server_index, principal: &session.principal, object: &home.object, storage: &self.raw_storage };
                             keeper.conclude(&mut record, outcome).await;
                         }
-                        self.store_task(&record).await;
                     }
-                    Action::Task(_) | Action::Nothing => self.store_task(&record).await,
+                    Action::Task(_) | Action::Nothing => {}
                 }
+                self.store_task(&record).await;
+                return protocol::updated(&request.id);
             }
         }
-        jsonrpc::success(&request.id, json!({"resultType": "complete"}))
+        if let Some(record) = &record {
+            self.store_task(record).await;
+        }
+        protocol::updated(&request.id)
     }
 
     /// 2026-07-28: a request of the Tasks extension, in the object that keeps the principal's
@@ -179,7 +179,7 @@ impl McpSession {
         let mut actions = Vec::new();
         for message in parsed.messages {
             actions.push(match dispatch::handle(server, &mut mutable, message, &env) {
-                Action::Task(request) if request.method == Method::TasksUpdate => Action::Reply(self.update_task(server, &session, home, &env, *request).await),
+                Action::Task(request) if request.call.method() == Method::TasksUpdate => Action::Reply(self.update_task(server, &session, home, &env, *request).await),
                 other => other,
             });
         }
@@ -197,86 +197,41 @@ impl McpSession {
         Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, false)))
     }
 
-    /// `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`.
+    /// `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`: `protocol::tasks` decides
+    /// from the records; here they are read, written, and its steps carried out.
     async fn task_request(&self, server: &Server, stateless: bool, request: TaskRequest) -> String {
-        let answer = match request.method {
-            Method::TasksList => self.list_tasks(server, request.params.as_ref()).await,
-            _ => match tasks::task_id(request.params.as_ref()) {
-                Ok(id) if stateless => self.one_task_2026(server, request.method, id).await,
-                Ok(id) => self.one_task(server, request.method, id).await,
-                Err(e) => Err(e),
-            },
-        };
-        match answer {
-            Ok(Ok(result)) => jsonrpc::success(&request.id, result),
-            Ok(Err(error)) => json!({"jsonrpc": "2.0", "id": request.id, "error": error}).to_string(),
-            Err(e) => jsonrpc::failure(&request.id, &e),
-        }
-    }
-
-    async fn one_task(&self, server: &Server, method: Method, id: &str) -> Result<Result<Value, Value>, Error> {
         let settings = &server.tasks;
-        let mut record = self.task(id).await.ok_or_else(tasks::not_found)?;
-        match method {
-            Method::TasksCancel => {
-                record.cancel(now_ms())?;
-                self.store_task(&record).await;
-                // Stops the call: its fetch is aborted, and a deferred call's late result is refused.
-                if let Some(abort) = self.running.aborts.borrow_mut().remove(id) {
-                    let _ = abort.send(());
+        let Some(id) = request.call.task_id() else {
+            let TaskCall::List(cursor) = &request.call else { return protocol::updated(&request.id) };
+            return protocol::list(&request.id, self.task_records().await, cursor.as_deref(), settings);
+        };
+        loop {
+            match protocol::one(&request.id, &request.call, stateless, self.task(id).await, settings, now_ms()) {
+                protocol::Step::Answer { reply, store, stop, notify: tell } => {
+                    if let Some(record) = &store {
+                        self.store_task(record).await;
+                    }
+                    // Stops the call: its fetch is aborted, and a deferred call's late result is refused.
+                    if let Some(abort) = stop.then(|| self.running.aborts.borrow_mut().remove(id)).flatten() {
+                        let _ = abort.send(());
+                    }
+                    if let (true, Some(record)) = (tell, &store) {
+                        notify(&self.standalone, record, settings).await;
+                    }
+                    if stop {
+                        self.running.wake(id);
+                    }
+                    return reply;
                 }
-                self.ended(&record, settings).await;
-                Ok(Ok(record.wire(settings)))
-            }
-            Method::TasksResult => {
-                while !record.status.terminal() {
+                protocol::Step::Wait => {
                     let (sender, receiver) = oneshot::channel();
                     self.running.waiting.borrow_mut().entry(id.to_string()).or_default().push(sender);
                     // Woken when it ends here; or, should it end where nobody wakes us (a
                     // result applied by another instance of this object), at the next look.
-                    let _ = select(receiver, Delay::from(Duration::from_millis(server.tasks.poll_interval_ms.max(1_000)))).await;
-                    record = self.task(id).await.ok_or_else(tasks::not_found)?;
+                    let _ = select(receiver, Delay::from(Duration::from_millis(settings.poll_interval_ms.max(1_000)))).await;
                 }
-                Ok(record.result())
             }
-            _ => Ok(Ok(record.wire(settings))),
         }
-    }
-
-    /// The Tasks extension's `tasks/get` (the task, with its result once it has one),
-    /// `tasks/cancel` (an empty acknowledgement, also for a task that has ended) and
-    /// `tasks/update` (acknowledged: no task of mcp-edge waits for input this way yet).
-    async fn one_task_2026(&self, server: &Server, method: Method, id: &str) -> Result<Result<Value, Value>, Error> {
-        let settings = &server.tasks;
-        let mut record = self.task(id).await.ok_or_else(tasks::not_found)?;
-        let ack = json!({"resultType": "complete"});
-        match method {
-            Method::TasksGet => Ok(Ok(record.detailed_2026(settings))),
-            Method::TasksCancel => {
-                if record.cancel(now_ms()).is_ok() {
-                    self.store_task(&record).await;
-                    if let Some(abort) = self.running.aborts.borrow_mut().remove(id) {
-                        let _ = abort.send(());
-                    }
-                    self.running.wake(id);
-                }
-                Ok(Ok(ack))
-            }
-            _ => Ok(Ok(ack)),
-        }
-    }
-
-    async fn list_tasks(&self, server: &Server, params: Option<&Value>) -> Result<Result<Value, Value>, Error> {
-        let mut records = self.task_records().await;
-        records.sort_by(|a, b| (a.created_ms, &a.id).cmp(&(b.created_ms, &b.id)));
-        let cursor = params.and_then(|p| p.get("cursor")).and_then(Value::as_str);
-        let (page, next) = tasks::page(&records, cursor, PAGE)?;
-        let mut result = serde_json::Map::new();
-        result.insert("tasks".into(), page.iter().map(|t| t.wire(&server.tasks)).collect());
-        if let Some(next) = next {
-            result.insert("nextCursor".into(), json!(next));
-        }
-        Ok(Ok(Value::Object(result)))
     }
 
     /// Tells the client (on the GET stream, when one is open) and the waiting `tasks/result`
@@ -309,13 +264,10 @@ impl McpSession {
                 let _ = registry::close_task(&self.env, server, index, &session.principal, object, &record.id).await;
                 continue;
             }
-            let orphan = record.status == Status::Working && !self.running.aborts.borrow().contains_key(&record.id) && !deferred.contains(&record.id);
-            if orphan {
-                let why = json!({"code": -32603, "message": "The task's call was cut short: the server restarted while it ran. Call the tool again."});
-                if record.finish(Outcome::Error(why), now, &server.tasks) {
-                    self.store_task(&record).await;
-                    self.ended(&record, &server.tasks).await;
-                }
+            let running = self.running.aborts.borrow().contains_key(&record.id) || deferred.contains(&record.id);
+            if protocol::orphaned(&mut record, running, &server.tasks, now) {
+                self.store_task(&record).await;
+                self.ended(&record, &server.tasks).await;
             }
             next = Some(next.map_or(record.expires_ms(), |n| n.min(record.expires_ms())));
         }
@@ -414,17 +366,6 @@ impl Keeper<'_> {
     }
 }
 
-/// How a call's JSON-RPC reply ended it.
-fn outcome_of(reply: &str) -> Outcome {
-    match serde_json::from_str::<Value>(reply) {
-        Ok(mut reply) => match reply.get_mut("result").map(Value::take) {
-            Some(result) => Outcome::Result(result),
-            None => Outcome::Error(reply.get_mut("error").map(Value::take).unwrap_or_else(|| json!({"code": -32603, "message": "the call ended without a result"}))),
-        },
-        Err(e) => Outcome::Error(json!({"code": -32603, "message": format!("the call's reply was unreadable: {e}")})),
-    }
-}
-
 /// What a task's call needs of the object, owned, for as long as it runs.
 struct TaskRunner {
     server: Arc<Server>,
@@ -451,7 +392,7 @@ impl TaskRunner {
             self.home.delivered(&call.id).await;
             return;
         };
-        let outcome = outcome_of(&reply);
+        let outcome = protocol::outcome_of(&reply);
         let Some(mut record) = crate::edge::stored::<Record>(&self.storage, &tasks::key(&id)).await.ok().flatten() else { return };
         // 2026-07-28: the upstream asks for input; the task waits for `tasks/update`.
         if matches!(&outcome, Outcome::Result(r) if record.park(r, &call.arguments, now_ms())) {
