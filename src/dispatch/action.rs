@@ -20,6 +20,18 @@ pub enum Action {
     Nothing,
 }
 
+impl Action {
+    /// Whether the session's tasks take part: a call the client asked to run as a task, or a
+    /// `tasks/*` request. Every other action passes the tasks by.
+    pub fn is_for_tasks(&self) -> bool {
+        match self {
+            Action::Call(call) => call.task.is_some(),
+            Action::Task(_) => true,
+            Action::Reply(_) | Action::Nothing => false,
+        }
+    }
+}
+
 /// A `tasks/*` request, its params parsed; `protocol::tasks` decides what it does.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskRequest {

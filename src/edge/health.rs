@@ -48,7 +48,7 @@ thread_local! {
 }
 
 fn settings() -> Option<HealthSettings> {
-    crate::edge::catalog::served().ok().map(|c| c.health.clone()).filter(|h| h.enabled)
+    crate::edge::live::served().ok().map(|c| c.health.clone()).filter(|h| h.enabled)
 }
 
 /// A call from its start: its latency, and (in the Worker) the count of calls running.

@@ -59,6 +59,22 @@ pub fn enabled(env: &Env, bundled: &Catalog) -> bool {
     admin_token(env).is_some() || bundled.oauth.is_some()
 }
 
+/// The catalog this isolate serves now, as it is: the configured one (`configured`) with the
+/// upstream MCP servers' tools, resources and prompts merged in. Shared: a request keeps the
+/// catalog it started with while a newer one takes its place.
+pub(crate) fn served() -> Result<Arc<Catalog>, Error> {
+    crate::edge::configured::base_catalog().map(crate::edge::mcp::discovery::merged)
+}
+
+/// The catalog a request is served from, brought up to date first: the live version, at least
+/// `seen` (the one the Worker served, for an object), then the upstream MCP servers' lists due
+/// for a read. Every request the Worker or a session's object serves starts here.
+pub(crate) async fn fresh_catalog(env: &Env, seen: u64) -> Result<Arc<Catalog>, Error> {
+    refresh(env, seen).await;
+    crate::edge::mcp::discovery::refresh(env).await;
+    served()
+}
+
 /// Brings this isolate up to date: at most every [`REFRESH_MS`], or at once when a forwarded
 /// request says its Worker served a newer version than `seen`.
 pub async fn refresh(env: &Env, seen: u64) {

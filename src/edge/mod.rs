@@ -5,10 +5,10 @@
 //! - `object/`: the Durable Objects: a session's (`session/`: `serve` hands each operation to
 //!   the file of its concern), the registries', and the authorization server's store
 //!   (`authority`).
-//! - Shared by both, here, in the order a session's `tools/call` meets them: `catalog` (the
-//!   catalog a request is served from, brought up to date: `fresh`) over `live` (the live
-//!   version, asked for at most every 2 s) and `configured` (the bundled file, or the live
-//!   version installed), `body` (bodies
+//! - Shared by both, here, in the order a session's `tools/call` meets them: `live` (the
+//!   catalog a request is served from, brought up to date: `fresh_catalog`; the live version
+//!   asked for at most every 2 s) over `configured` (the bundled file, or the live version
+//!   installed: below all that reads the catalog), `body` (bodies
 //!   within their limits, form posts within theirs), `forward` (a session's request sent from
 //!   the Worker to its object) over `hop` (the hop to any object), `calls` (one upstream call
 //!   carried out, in an object, or in the Worker for stateless requests and leases) with
@@ -25,7 +25,6 @@
 
 mod body;
 mod calls;
-mod catalog;
 mod configured;
 mod context;
 mod deferred;

@@ -169,7 +169,7 @@ async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, 
     }
     live::install(written.version, layer, Some(catalog));
     worker::console_log!("{}", crate::edge::redaction::line(json!({"message": "live configuration changed", "version": written.version, "by": who.id, "summary": summary}).to_string()));
-    let catalog = crate::edge::catalog::served()?;
+    let catalog = crate::edge::live::served()?;
     let mut tell = Vec::new();
     for (name, methods) in changes {
         if let Some((index, server)) = catalog.servers.iter().enumerate().find(|(_, s)| s.name == name) {

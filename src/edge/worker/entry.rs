@@ -4,7 +4,7 @@ use crate::edge::worker::log::RequestLog;
 use worker::{console_log, event, Context, Env, Method, Response, ResponseBuilder};
 
 use crate::edge::http::{error_response, with_headers, Incoming};
-use crate::edge::catalog::served;
+use crate::edge::live::served;
 use crate::edge::now_ms;
 use crate::edge::worker::{admission, streamable};
 use crate::catalog::Endpoint;
@@ -84,7 +84,7 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
         let envelope = crate::envelope::Envelope { op: crate::envelope::Op::TestAlarm, session_id: sid, principal: Some(Principal::anonymous()), ..Default::default() };
         return crate::edge::forward::forward(env, envelope, &[]).await;
     }
-    let catalog = crate::edge::catalog::fresh(env, 0).await?;
+    let catalog = crate::edge::live::fresh_catalog(env, 0).await?;
     let catalog = &catalog;
     crate::edge::keys_checked(env)?;
     let url = req.url()?;

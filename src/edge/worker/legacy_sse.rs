@@ -16,7 +16,7 @@ use crate::negotiate::media_type;
 /// `GET /sse`: a new session, served by its Durable Object, which holds the stream.
 pub async fn open(req: crate::edge::http::Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
     let session_id = random_id()?;
-    let server = crate::edge::catalog::served()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("server index".into()))?;
+    let server = crate::edge::live::served()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("server index".into()))?;
     crate::edge::object::registry::open_session(env, &server, server_index, &principal.id, &session_id).await?;
     log.session_id = Some(session_id.clone());
     // The POST URL sits beside this one: `/sse` → `/messages`, route parameters kept.
@@ -38,7 +38,7 @@ pub async fn message(mut req: crate::edge::http::Incoming, env: &Env, server_ind
     if !matches!(content_type.as_deref().map(media_type).as_deref(), None | Some("application/json")) {
         return Err(Error::UnsupportedMediaType(content_type.unwrap_or_default()));
     }
-    let catalog = crate::edge::catalog::served()?;
+    let catalog = crate::edge::live::served()?;
     let limit = catalog.servers.get(server_index).map_or(0, |s| s.max_body_bytes);
     let body = crate::edge::body::read_limited(&mut req, limit).await?;
     crate::edge::body::check_depth(&body, catalog.servers.get(server_index).map_or(0, |s| s.limits.max_json_depth))?;

@@ -47,7 +47,7 @@ async fn handle(env: &Env, queued: &QueuedCall, dead: bool) -> bool {
     if !matches!(send(env, queued, Op::CallStatus, Vec::new(), false).await, Some(204)) {
         return true;
     }
-    let server = crate::edge::catalog::served().ok().and_then(|c| c.servers.get(queued.server).cloned());
+    let server = crate::edge::live::served().ok().and_then(|c| c.servers.get(queued.server).cloned());
     let tool = server.as_ref().and_then(|s| s.tool(&queued.tool));
     let Some(tool) = tool else {
         let missing = error_result(format!("The tool {:?} is no longer configured.", queued.tool));

@@ -12,7 +12,7 @@ use crate::session_ids::is_issued;
 use crate::edge::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
 use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
-use crate::edge::catalog::served;
+use crate::edge::live::served;
 use crate::catalog::Endpoint;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message};

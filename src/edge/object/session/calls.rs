@@ -46,7 +46,10 @@ impl McpSession {
         }
         let batch = parsed.batch;
         let (session, actions) = apart(self.dispatch_all(server, request.index(), session, parsed.messages, (request.route(), &request.principal))).await?;
-        let actions = apart(self.tasks(server, &session, &request.home, actions)).await;
+        let actions = match actions.iter().any(Action::is_for_tasks) {
+            true => apart(self.tasks(server, &session, &request.home, actions)).await,
+            false => actions,
+        };
         if actions.iter().all(|a| *a == Action::Nothing) {
             return accepted(request.session_id());
         }

@@ -10,7 +10,7 @@ use crate::auth::object_name;
 use crate::dispatch;
 use crate::edge::http::{respond, session_headers};
 use crate::edge::object::{authority, counters, registry};
-use crate::edge::catalog::served;
+use crate::edge::live::served;
 use crate::edge::now_ms;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message};

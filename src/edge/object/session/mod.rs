@@ -38,7 +38,7 @@ use crate::edge::http::error_response;
 use crate::edge::object::{authority, counters, health, registry, versions};
 use crate::edge::outbox::Outbox;
 use crate::edge::streams::Streams;
-use crate::edge::catalog::served;
+use crate::edge::live::served;
 use crate::edge::{apart, now_ms, writer};
 use crate::envelope::{Envelope, Op};
 use crate::error::Error;
@@ -165,7 +165,7 @@ impl McpSession {
     /// A client's request (or the registry's notification) as the object serves it, at least
     /// at the configuration version the Worker served.
     async fn forwarded(&self, envelope: Envelope, signal: AbortSignal) -> Result<Forwarded, Error> {
-        let server = crate::edge::catalog::fresh(&self.env, envelope.config).await?.servers.get(envelope.server).cloned().ok_or_else(|| Error::Internal("unknown server index".into()))?;
+        let server = crate::edge::live::fresh_catalog(&self.env, envelope.config).await?.servers.get(envelope.server).cloned().ok_or_else(|| Error::Internal("unknown server index".into()))?;
         let principal = envelope.principal.clone().unwrap_or_else(Principal::anonymous);
         let home = Home {
             env: self.env.clone(),

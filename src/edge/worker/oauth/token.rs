@@ -80,7 +80,7 @@ pub enum Audience<'a> {
 /// The principal of an access token we issued, if it is valid for this request: signed by us,
 /// not expired, for `audience` on this origin, not revoked.
 pub async fn verify_access(env: &Env, audience: Audience<'_>, origin: &str, credential: &str) -> Result<Principal, String> {
-    let catalog: std::sync::Arc<Catalog> = crate::edge::catalog::served().map_err(|e| e.message())?;
+    let catalog: std::sync::Arc<Catalog> = crate::edge::live::served().map_err(|e| e.message())?;
     let Some(oauth) = &catalog.oauth else { return Err("this deployment has no authorization server".into()) };
     let key = signing_key(env).await.map_err(|e| e.message())?;
     let claims = AccessClaims::verify(&key, credential, now_ms())?;
