@@ -9,8 +9,10 @@
 //! /proc/<pid>/task/*/schedstat (every thread of workerd).
 //!
 //!   node bench/coldstart.mjs            (`npm run bench` runs it too, and adds its table)
+//!   node bench/coldstart.mjs --builds build-a build-b   (two or more builds of mcp-edge, taking
+//!                                        turns with the default configuration: a change's cost)
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
 import { root, setup } from '../scripts/setup.mjs';
@@ -98,7 +100,31 @@ export function coldStartTable({ runs, rows }) {
   ].join('\n');
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+/** Builds of mcp-edge (directories) side by side: each a fresh workerd per run, the builds taking
+ *  turns, with the default configuration and its `initialize`. */
+export async function buildColdStarts({ dirs, upstreamUrl, runs = Number(process.env.COLD_RUNS ?? 10) }) {
+  const create = (dir) => () => serveWorker({ dir, config: join(root, 'mcp-edge.json'), bindings: { UPSTREAM_URL: upstreamUrl, DEMO_UPSTREAM_URL: upstreamUrl }, ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } } });
+  const samples = dirs.map(() => []);
+  for (let i = 0; i < runs; i++) {
+    for (const [j, dir] of dirs.entries()) samples[j].push(await once(create(dir), '/mcp', INIT));
+  }
+  return dirs.map((dir, j) => ({
+    build: dir,
+    start_cpu_ms: Number(median(samples[j].map((s) => s.startCpu)).toFixed(1)),
+    first_ms: Number(median(samples[j].map((s) => s.firstMs)).toFixed(1)),
+    first_cpu_ms: Number(median(samples[j].map((s) => s.firstCpu)).toFixed(1)),
+  }));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === '--builds') {
+  const dirs = process.argv.slice(3).map((d) => (isAbsolute(d) ? d : join(root, d)));
+  const upstream = await demoUpstream();
+  try {
+    console.table(await buildColdStarts({ dirs, upstreamUrl: upstream.url }));
+  } finally {
+    upstream.close();
+  }
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   setup();
   const dir = build({ outDir: 'build-bench' });
   const upstream = await demoUpstream();

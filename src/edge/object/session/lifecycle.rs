@@ -14,6 +14,7 @@ use crate::edge::live::served;
 use crate::edge::now_ms;
 use crate::error::Error;
 use crate::jsonrpc::{self, Message};
+use crate::method::Method;
 use crate::negotiate::Framing;
 
 impl McpSession {
@@ -21,7 +22,7 @@ impl McpSession {
     pub(super) async fn initialize(&self, request: &Forwarded, body: &[u8]) -> Result<Response, Error> {
         let parsed = jsonrpc::parse_body(body, false)?;
         let Some(Ok(Message::Request(initialize))) = parsed.messages.into_iter().next() else {
-            return Err(Error::InvalidRequest("initialize expected".into()));
+            return Err(Error::InvalidRequest(format!("{} expected", Method::Initialize.name())));
         };
         let server = &request.server;
         let (reply, mut session) = dispatch::initialize(server, &initialize, request.session_id(), now_ms());
