@@ -412,8 +412,8 @@ fn the_reader_sees_uses_paths_and_macros() {
     let graph = arrows(&source_files());
     // `use crate::…` at the top of a file.
     assert!(graph["src/dispatch/mod.rs"].contains("src/jsonrpc.rs"));
-    // a child module named bare (`mod action; pub use action::…`).
-    assert!(graph["src/dispatch/mod.rs"].contains("src/dispatch/action.rs"));
+    // a child module named bare (`mod extension; pub use extension::…`).
+    assert!(graph["src/tasks/mod.rs"].contains("src/tasks/extension.rs"));
     // a path inside a macro's tokens.
     assert!(graph["src/error.rs"].contains("src/versions.rs"));
     // the binary names the library by its crate name.

@@ -1,20 +1,17 @@
-//! Request + session + catalog → replies, and the tool calls the edge must make. `action`: what
-//! a message asks of the edge; `call`: `tools/call` and the reply of a finished call; here: the
-//! method table's dispatch, for sessions and for the stateless revision. Each arm parses its
-//! method's params into their type and calls the method's handler in its area's file of
-//! `protocol/`, where the method's params, answer and table properties are read together.
-//!
-//! The one import circle of this folder: the dispatch here hands `tools/call` to `call`, which
-//! answers with the `Environment`, `decorate` and revision check defined here.
+//! Request + session + catalog → replies, and the tool calls the edge must make: the method
+//! table's dispatch, for sessions and for the stateless revision. Each arm parses its method's
+//! params into their type and calls the method's handler in its area's file of `protocol/`, where
+//! the method's params, answer and table properties are read together (`tools/call` in
+//! `protocol/tools.rs`); what a handler asks of the edge is `protocol::action`'s `Action`, named
+//! here too for the edge. Here also: a request passed on to an upstream MCP server.
 
-mod action;
-mod call;
 #[cfg(test)]
 mod served;
 
-pub use action::{Action, CallKind, PendingCall, TaskRequest};
-pub use call::finish;
-use call::{bindings, secret_values};
+pub use crate::protocol::action::{Action, CallKind, Environment, PendingCall, TaskRequest};
+pub use crate::protocol::meta::{decorate, stateless_revision};
+pub use crate::protocol::tools::finish;
+use crate::protocol::tools::{bindings, secret_values};
 
 use serde_json::{json, Value};
 
@@ -24,23 +21,7 @@ use crate::jsonrpc::{self, Message, Parsed, Request};
 use crate::method::Method;
 use crate::protocol::resources::{self, Read};
 use crate::protocol::{self, completion, lifecycle, logging, meta, prompts, tools as tools_protocol};
-use crate::routes::RouteParams;
 use crate::session::Session;
-
-/// Where the edge gets template values that are not arguments, and who is calling.
-pub struct Environment<'a> {
-    /// Reads a Worker var or secret by name.
-    pub secret: &'a dyn Fn(&str) -> Option<String>,
-    pub route: &'a RouteParams,
-    pub principal: &'a crate::auth::Principal,
-    /// Now, for the expiry of 2026-07-28 request states.
-    pub now_ms: u64,
-}
-
-/// Whether the session speaks the stateless revision (a session of one request).
-pub fn stateless_revision(session: &Session) -> bool {
-    session.protocol_version.as_str() == crate::versions::STATELESS_VERSION
-}
 
 /// Handles one parsed message of an established session.
 /// Methods may change the session (log level, subscriptions); the caller persists it.
@@ -93,7 +74,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
     let result = match method {
         Method::Ping => lifecycle::ping(),
         Method::ToolsList => tools_protocol::list(server, &protocol::params(params)?, env.principal)?,
-        Method::ToolsCall => return call::call(server, session, req, env),
+        Method::ToolsCall => return tools_protocol::call(server, session, req, env),
         Method::ResourcesList => resources::list(server, &protocol::params(params)?)?,
         Method::ResourcesTemplatesList => resources::templates_list(server, &protocol::params(params)?)?,
         Method::ResourcesRead => match resources::read(server, &protocol::params(params)?, &|request| bindings(&request.secrets, env))? {
@@ -169,15 +150,6 @@ fn task_request(req: &Request, method: Method) -> Result<Action, Error> {
     Ok(Action::Task(Box::new(TaskRequest { id: req.id.clone(), call })))
 }
 
-/// A result as the session's revision shapes it: unchanged before 2026-07-28, then with
-/// `resultType`, `serverInfo` and, where the revision makes results cacheable, cache hints.
-pub fn decorate(server: &Server, session: &Session, method: Method, result: Value) -> Value {
-    if !stateless_revision(session) {
-        return result;
-    }
-    meta::complete(result, server, method.cacheable().then_some(server.cache))
-}
-
 /// `notifications/progress` for a call that carries a progress token.
 pub fn progress(token: &Value, progress: u64, message: &str) -> String {
     jsonrpc::notification(Method::Progress, json!({"progressToken": token, "progress": progress, "message": message}))
@@ -212,7 +184,7 @@ fn upstream(server: &Server, req: &Request, env: &Environment<'_>, source: usize
     bindings.extend(env.principal.bindings(upstream.forward_upstream_token));
     let mut http = upstream.request.render(&format!("upstream {:?}", upstream.name), &serde_json::Map::new(), &bindings)?;
     http.private_upstreams.clone_from(&server.private_upstreams);
-    let redact = call::credentials(&bindings);
+    let redact = tools_protocol::credentials(&bindings);
     let kind = CallKind::Upstream { source, method, params, label };
     Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http, progress_token: None, redact, mrtr: None, task: None })))
 }

@@ -5,6 +5,7 @@
 //! params type goes through, and paging. `meta/` is the 2026-07-28 request `_meta`, `mrtr` its
 //! input-required retries.
 
+pub mod action;
 pub mod completion;
 pub mod lifecycle;
 pub mod logging;

@@ -1,9 +1,9 @@
-//! Tools: `tools/list` and `tools/call`'s params.
+//! Tools: `tools/list` and `tools/call`.
 //!
 //! | method | params | handler |
 //! |---|---|---|
 //! | `tools/list` | [`ListParams`] | [`list`] (and [`list_cache`], the hint of a 2026-07-28 list) |
-//! | `tools/call` | [`CallParams`] | `dispatch/call.rs` `call` |
+//! | `tools/call` | [`CallParams`] | [`call`]: the tool found for the caller (in catalog mode, also the catalog's own tools, and the tool `call_tool` names), its arguments validated, its request rendered with the call's secrets, route and `_meta` values and the caller's identity, a 2026-07-28 retry's answers passed on; and [`finish`], the reply of a finished call |
 //!
 //! What the method table gives each: see [`PROPERTIES`].
 
@@ -16,6 +16,19 @@ use crate::auth::Principal;
 use crate::catalog::Server;
 use crate::error::Error;
 use crate::method::Method;
+use super::action::{Action, CallKind, Environment, PendingCall};
+use super::meta::{decorate, stateless_revision};
+use super::{mrtr, resources};
+use crate::discovery;
+use crate::jsonrpc::{self, Request};
+use crate::negotiate::at_least;
+use crate::schema;
+use crate::session::Session;
+use crate::signing::SIGNING_KEY;
+use crate::tools::meta::MetaTool;
+use crate::tools::search::Index;
+use crate::upstream::reply::{self, ReplyPlan, Upstream};
+use crate::upstream::Bindings;
 
 /// The tools the principal may see: role-gated tools are absent for everyone else. A catalog
 /// server lists its three catalog tools to everyone; roles gate what they find.
@@ -33,9 +46,7 @@ pub fn list_cache(server: &Server, principal: &Principal) -> crate::cache::Cache
     server.tools.iter().filter(|t| principal.may(&t.roles)).filter_map(|t| t.cache).fold(server.cache, crate::cache::CacheHint::and)
 }
 
-/// `tools/call`'s params. The call itself (the tool found for the caller, its arguments
-/// validated, its request rendered, a task or a retry) is `dispatch/call.rs`, which needs the
-/// dispatch's `Action`.
+/// `tools/call`'s params.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CallParams {
     pub name: String,
@@ -83,3 +94,201 @@ pub const PROPERTIES: &[(Method, &str)] = &[
     (Method::ToolsList, "capability none; every revision; keeps the session: yes; lease serves it: no; cacheable: no; Mcp-Name: none"),
     (Method::ToolsCall, "capability none; every revision; keeps the session: yes; lease serves it: yes; cacheable: no; Mcp-Name: name"),
 ];
+
+/// `tools/call`, its params parsed once (`protocol::tools::CallParams`).
+pub fn call(server: &Server, session: &Session, req: &Request, env: &Environment<'_>) -> Result<Action, Error> {
+    let params: CallParams = super::params(req.params.as_ref())?;
+    // Catalog mode's own tools are only there, and only by their names: a configured tool
+    // cannot take one (the configuration refuses it).
+    match server.catalog_index().zip(MetaTool::named(&params.name)) {
+        Some((index, meta)) => catalog(server, index, meta, session, req, &params, env),
+        None => tool(server, session, req, params, env),
+    }
+}
+
+/// A call of one of catalog mode's tools: searching and describing answer from the catalog;
+/// `call_tool` is the named tool's own call, down the same path as `tools/call`.
+fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, req: &Request, params: &CallParams, env: &Environment<'_>) -> Result<Action, Error> {
+    let arguments = params.arguments();
+    if let Some(why) = invalid(&meta.input_schema(), &arguments) {
+        return refuse(session, req, meta.name(), &why);
+    }
+    let result = match meta {
+        MetaTool::Search => discovery::search(server, index, env.principal, &arguments),
+        MetaTool::Describe => discovery::describe(server, env.principal, &arguments),
+        MetaTool::Call => {
+            let inner = discovery::inner_call(req);
+            let params = super::params(inner.params.as_ref())?;
+            return tool(server, session, &inner, params, env);
+        }
+    };
+    let structured = at_least(&session.protocol_version, "2025-06-18");
+    let result = reply::finalize(result, &ReplyPlan::map(server.max_reply_bytes), structured);
+    Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, Method::ToolsCall, result))))
+}
+
+/// Whether the call runs as a task. 2025-11-25: when the client asks (`params.task`), as the
+/// tool allows. 2026-07-28: the server decides: a tool that may run as one does, for a client
+/// that declared the Tasks extension; one that must refuses other clients (-32021), and
+/// `params.task` means nothing. Elsewhere `params.task` is ignored, as the spec has it for
+/// servers without the capability.
+fn task(server: &Server, session: &Session, params: &CallParams, tool: &crate::tools::Tool) -> Result<Option<crate::tasks::Ask>, Error> {
+    use crate::tasks::Ask;
+    use crate::tools::TaskSupport as Support;
+    if !crate::tasks::offered(server, &session.protocol_version) {
+        return Ok(None);
+    }
+    if stateless_revision(session) {
+        return match (tool.task_support, crate::tasks::declared(&session.client_capabilities)) {
+            (Support::Forbidden, _) => Ok(None),
+            (_, true) => Ok(Some(Ask { ttl_ms: None })),
+            (Support::Required, false) => Err(crate::tasks::undeclared()),
+            (Support::Optional, false) => Ok(None),
+        };
+    }
+    let task = crate::tasks::asked(params.task.as_ref()).map(|ttl_ms| Ask { ttl_ms });
+    tool.task_support.admit(&tool.name, task.is_some())?;
+    Ok(task)
+}
+
+/// Why the arguments do not fit the tool's input schema, if they do not.
+fn invalid(input_schema: &Value, arguments: &Value) -> Option<String> {
+    match (arguments, schema::validate(input_schema, arguments)) {
+        (Value::Object(_), Ok(())) => None,
+        (Value::Object(_), Err(v)) => Some(v.to_string()),
+        _ => Some("arguments must be an object".to_string()),
+    }
+}
+
+/// Arguments that do not fit: a tool error from 2025-11-25 on, so the model can correct
+/// itself; invalid params before.
+fn refuse(session: &Session, req: &Request, tool: &str, why: &str) -> Result<Action, Error> {
+    let message = format!("invalid arguments for tool {tool:?}: {why}");
+    if at_least(&session.protocol_version, "2025-11-25") {
+        return Ok(Action::Reply(jsonrpc::success(&req.id, reply::error_result(message))));
+    }
+    Err(Error::InvalidParams(message))
+}
+
+/// A configured tool's call.
+fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, env: &Environment<'_>) -> Result<Action, Error> {
+    let arguments = params.arguments();
+    // A tool the principal may not use answers exactly like one that does not exist.
+    let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
+    let task = task(server, session, &params, tool)?;
+    if let Some(why) = invalid(&tool.input_schema, &arguments) {
+        return refuse(session, req, &tool.name, &why);
+    }
+    let empty = serde_json::Map::new();
+    let args = arguments.as_object().unwrap_or(&empty);
+    let mut bindings = bindings(&tool.request.secrets, env);
+    bindings.extend(env.principal.bindings(tool.forward_upstream_token));
+    if let Some(meta) = &params.meta {
+        bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
+    }
+    let mut http = tool.prepare(args, &bindings)?;
+    http.private_upstreams.clone_from(&server.private_upstreams);
+    let binding = stateless_revision(session).then(|| (env.secret)(SIGNING_KEY)).flatten().map(|key| mrtr::Binding {
+        key: key.into_bytes(),
+        server: server.route.as_str().to_string(),
+        tool: tool.name.clone(),
+        args: mrtr::args_digest(&arguments),
+        principal: env.principal.id.clone(),
+    });
+    // A 2026-07-28 retry: the answers go to the upstream with the state it asked with.
+    if let Some(state) = &params.request_state {
+        let binding = binding.as_ref().ok_or_else(|| Error::InvalidParams(format!("requestState cannot be verified: the {SIGNING_KEY} secret is not set")))?;
+        let state = state.as_str().ok_or_else(|| Error::InvalidParams("requestState must be a string".into()))?;
+        let claims = mrtr::open(state, binding, env.now_ms)?;
+        match mrtr::retry(claims, state, params.input_responses.as_ref())? {
+            mrtr::Retry::AskAgain(result) => return Ok(Action::Reply(jsonrpc::success(&req.id, result))),
+            mrtr::Retry::Answers { ask, answers } => http = http.follow_up(crate::upstream::stream::follow_up_body(&arguments, &ask, &answers)),
+        }
+    }
+    let kind = CallKind::Tool(tool.name.clone());
+    let redact = credentials(&bindings);
+    let progress_token = params.progress_token();
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments, http, progress_token, redact, mrtr: binding, task })))
+}
+
+/// The values of the bindings that hold credentials: what a reply must never show.
+pub(crate) fn credentials(bindings: &Bindings) -> Vec<String> {
+    bindings.iter().filter(|(k, _)| is_credential(k)).filter_map(|(_, v)| v.as_str().map(str::to_string)).collect()
+}
+
+/// Whether a binding holds a credential, which a reply must never show: a secret, a client's
+/// forwarded credential, the caller's upstream token.
+fn is_credential(name: &str) -> bool {
+    name.starts_with("env.") || name.starts_with("meta.auth.") || name == "principal.upstreamToken"
+}
+
+/// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only
+/// when the tool forwards them. A member whose name has a dot is left out: `{"auth.token": …}`
+/// would bind `meta.auth.token` past the `auth` gate, and no template could name it apart from
+/// the nested one anyway.
+fn bind_meta(bindings: &mut Bindings, prefix: &str, value: &Value, with_auth: bool) {
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members {
+                if name.contains('.') || (prefix == "meta" && name == "auth" && !with_auth) {
+                    continue;
+                }
+                let path = format!("{prefix}.{name}");
+                if path.matches('.').count() <= 4 {
+                    bind_meta(bindings, &path, member, with_auth);
+                }
+            }
+        }
+        Value::Array(_) | Value::Null => {}
+        scalar => {
+            bindings.insert(prefix.to_string(), scalar.clone());
+        }
+    }
+}
+
+/// The values of the named secrets.
+pub(crate) fn secret_values(names: &[String], env: &Environment<'_>) -> Vec<String> {
+    names.iter().filter_map(|n| (env.secret)(n)).collect()
+}
+
+/// The secrets a request template names, read from the environment, and the route parameters.
+pub(crate) fn bindings(secrets: &[String], env: &Environment<'_>) -> Bindings {
+    crate::upstream::request::bindings(secrets, env.secret, env.route)
+}
+
+/// The reply to a call once its upstream has answered.
+pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: &Upstream, secrets: &crate::redact::Redactor) -> String {
+    match &call.kind {
+        CallKind::Tool(name) => {
+            let structured = at_least(&session.protocol_version, "2025-06-18");
+            let plan = server.reply_plan(name);
+            jsonrpc::success(&call.id, decorate(server, session, Method::ToolsCall, reply::finalize(reply::to_result(upstream, &plan, secrets), &plan, structured)))
+        }
+        // Carried out by the edge's MCP client, never through an HTTP reply.
+        CallKind::Upstream { .. } => jsonrpc::failure(&call.id, &Error::Internal("an upstream MCP request has no HTTP reply".into())),
+        CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {
+            Ok(result) => jsonrpc::success(&call.id, decorate(server, session, Method::ResourcesRead, result)),
+            Err(error) => jsonrpc::failure(&call.id, &error),
+        },
+    }
+}
+
+#[cfg(test)]
+mod call_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn meta_auth_stays_behind_its_gate_whatever_the_keys_are_called() {
+        let meta = json!({"auth.token": "dotted", "auth": {"token": "nested"}, "tenant": {"id": "t1"}, "a.b": "x"});
+        let mut closed = Bindings::new();
+        bind_meta(&mut closed, "meta", &meta, false);
+        assert_eq!(closed.keys().collect::<Vec<_>>(), ["meta.tenant.id"]);
+        let mut open = Bindings::new();
+        bind_meta(&mut open, "meta", &meta, true);
+        let mut keys: Vec<_> = open.keys().cloned().collect();
+        keys.sort();
+        assert_eq!(keys, ["meta.auth.token", "meta.tenant.id"]);
+        assert_eq!(open["meta.auth.token"], json!("nested"), "the dotted key never stands in for the nested one");
+    }
+}

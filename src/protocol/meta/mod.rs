@@ -19,6 +19,20 @@ use crate::jsonrpc::Request;
 use crate::method::Method;
 use crate::versions::{STATELESS_VERSION, SUPPORTED_VERSIONS};
 
+/// Whether the session speaks the stateless revision (a session of one request).
+pub fn stateless_revision(session: &crate::session::Session) -> bool {
+    session.protocol_version.as_str() == STATELESS_VERSION
+}
+
+/// A result as the session's revision shapes it: unchanged before 2026-07-28, then with
+/// `resultType`, `serverInfo` and, where the revision makes results cacheable, cache hints.
+pub fn decorate(server: &Server, session: &crate::session::Session, method: Method, result: Value) -> Value {
+    if !stateless_revision(session) {
+        return result;
+    }
+    complete(result, server, method.cacheable().then_some(server.cache))
+}
+
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";

@@ -1,5 +1,6 @@
 //! What one incoming message asks of the edge: a reply to send, or an upstream call to make
-//! and whose reply to send once it answers.
+//! and whose reply to send once it answers; and what the edge gives a handler in return
+//! (`Environment`: secrets, the route, the caller, the time).
 
 use serde_json::Value;
 
@@ -76,4 +77,14 @@ impl PendingCall {
             CallKind::Upstream { label, .. } => label,
         }
     }
+}
+
+/// Where the edge gets template values that are not arguments, and who is calling.
+pub struct Environment<'a> {
+    /// Reads a Worker var or secret by name.
+    pub secret: &'a dyn Fn(&str) -> Option<String>,
+    pub route: &'a crate::routes::RouteParams,
+    pub principal: &'a crate::auth::Principal,
+    /// Now, for the expiry of 2026-07-28 request states.
+    pub now_ms: u64,
 }
