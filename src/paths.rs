@@ -25,6 +25,16 @@ pub struct Reserved {
     pub prefix: bool,
 }
 
+/// The authorization server's endpoints (`oauth::metadata` publishes them).
+pub const AUTHORIZE: &str = "/authorize";
+pub const TOKEN: &str = "/token";
+pub const REGISTER: &str = "/register";
+/// One registered client (RFC 7592): its deletion.
+pub const REGISTERED_CLIENT: &str = "/register/{client_id}";
+pub const REVOKE: &str = "/revoke";
+/// Where an identity provider sends the browser back during sign-in.
+pub const OAUTH_CALLBACK: &str = "/oauth/callback";
+pub const JWKS: &str = "/.well-known/jwks.json";
 pub const CONSOLE_SIGNIN: &str = "/console/signin";
 pub const CONSOLE_CALLBACK: &str = "/console/callback";
 pub const CONSOLE_SIGNOUT: &str = "/console/signout";
@@ -37,13 +47,13 @@ pub const CALLBACKS: &str = "/callbacks/";
 
 /// Every reserved path.
 pub const RESERVED: &[Reserved] = &[
-    Reserved { path: "/authorize", owner: Owner::AuthorizationServer, prefix: false },
-    Reserved { path: "/token", owner: Owner::AuthorizationServer, prefix: false },
-    Reserved { path: "/register", owner: Owner::AuthorizationServer, prefix: false },
-    Reserved { path: "/register/{client_id}", owner: Owner::AuthorizationServer, prefix: false },
-    Reserved { path: "/revoke", owner: Owner::AuthorizationServer, prefix: false },
-    Reserved { path: "/oauth/callback", owner: Owner::AuthorizationServer, prefix: false },
-    Reserved { path: "/.well-known/jwks.json", owner: Owner::AuthorizationServer, prefix: false },
+    Reserved { path: AUTHORIZE, owner: Owner::AuthorizationServer, prefix: false },
+    Reserved { path: TOKEN, owner: Owner::AuthorizationServer, prefix: false },
+    Reserved { path: REGISTER, owner: Owner::AuthorizationServer, prefix: false },
+    Reserved { path: REGISTERED_CLIENT, owner: Owner::AuthorizationServer, prefix: false },
+    Reserved { path: REVOKE, owner: Owner::AuthorizationServer, prefix: false },
+    Reserved { path: OAUTH_CALLBACK, owner: Owner::AuthorizationServer, prefix: false },
+    Reserved { path: JWKS, owner: Owner::AuthorizationServer, prefix: false },
     Reserved { path: CONSOLE_SIGNIN, owner: Owner::Console, prefix: false },
     Reserved { path: CONSOLE_CALLBACK, owner: Owner::Console, prefix: false },
     Reserved { path: CONSOLE_SIGNOUT, owner: Owner::Console, prefix: false },

@@ -4,7 +4,7 @@
 //! figures, and the editor the admin script fills).
 
 use super::session::{Session, ADMIN_ROLE};
-use crate::paths::{CONSOLE_SIGNIN, CONSOLE_SIGNOUT};
+use crate::paths::{ADMIN_API, CONSOLE_SIGNIN, CONSOLE_SIGNOUT};
 use crate::health::HealthView;
 use crate::html::escape;
 use crate::time::iso;
@@ -135,8 +135,8 @@ pub fn admin(view: &AdminView) -> String {
     };
     let mut out = format!(
         "<section class=\"server admin\" id=\"admin\"><div class=\"head\"><h2>Configuration</h2><span class=\"badge\" id=\"config-version\">version {}</span></div>\
-         <p class=\"muted\">Served now: {made}.</p><div id=\"admin-panel\" data-api=\"/admin/api\" data-version=\"{}\" hidden></div>\
-         <noscript><p class=\"muted\">Editing needs JavaScript; the admin API (<code>/admin/api</code>) needs none.</p></noscript></section>",
+         <p class=\"muted\">Served now: {made}.</p><div id=\"admin-panel\" data-api=\"{ADMIN_API}\" data-version=\"{}\" hidden></div>\
+         <noscript><p class=\"muted\">Editing needs JavaScript; the admin API (<code>{ADMIN_API}</code>) needs none.</p></noscript></section>",
         v.version, v.version
     );
     out.push_str(&super::health::section(&view.health));

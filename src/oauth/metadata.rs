@@ -4,13 +4,14 @@
 use serde_json::{json, Value};
 
 use super::{AuthServer, Registration};
+use crate::paths::{AUTHORIZE, REGISTER, REVOKE, TOKEN};
 
 pub fn document(issuer: &str, server: &AuthServer) -> Value {
     let mut doc = json!({
         "issuer": issuer,
-        "authorization_endpoint": format!("{issuer}/authorize"),
-        "token_endpoint": format!("{issuer}/token"),
-        "revocation_endpoint": format!("{issuer}/revoke"),
+        "authorization_endpoint": format!("{issuer}{AUTHORIZE}"),
+        "token_endpoint": format!("{issuer}{TOKEN}"),
+        "revocation_endpoint": format!("{issuer}{REVOKE}"),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token"],
@@ -22,7 +23,7 @@ pub fn document(issuer: &str, server: &AuthServer) -> Value {
     });
     if let Some(obj) = doc.as_object_mut() {
         if server.registration != Registration::Off {
-            obj.insert("registration_endpoint".into(), json!(format!("{issuer}/register")));
+            obj.insert("registration_endpoint".into(), json!(format!("{issuer}{REGISTER}")));
         }
         if !server.scopes.is_empty() {
             obj.insert("scopes_supported".into(), json!(server.scopes));

@@ -180,7 +180,7 @@ impl Step {
 /// of the task `record` (`None`: this session has no such task, or it expired).
 pub fn one(id: &Value, call: &TaskCall, stateless: bool, record: Option<Record>, settings: &Settings, now_ms: u64) -> Step {
     let Some(mut record) = record else { return Step::reply(jsonrpc::failure(id, &tasks::not_found())) };
-    let ack = || jsonrpc::success(id, json!({"resultType": "complete"}));
+    let ack = || acknowledged(id);
     match (call, stateless) {
         (TaskCall::Get(_), false) => Step::reply(jsonrpc::success(id, record.wire(settings))),
         // The task, with its result or error once it has one.
@@ -241,8 +241,9 @@ pub fn update(id: &Value, record: Option<&mut Record>, responses: &Map<String, V
     }
 }
 
-/// `tasks/update`'s reply, once applied.
-pub fn updated(id: &Value) -> String {
+/// An empty complete result: `tasks/update`'s reply once applied, and the extension's
+/// `tasks/cancel`.
+pub fn acknowledged(id: &Value) -> String {
     jsonrpc::success(id, json!({"resultType": "complete"}))
 }
 

@@ -33,7 +33,7 @@ pub async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &st
         let mut h = Sha256::new();
         h.update(credential.as_bytes());
         h.update(serde_json::to_string(route).unwrap_or_default().as_bytes());
-        h.finalize().iter().map(|b| format!("{b:02x}")).collect::<String>()
+        crate::hex::encode(&h.finalize())
     };
     let now = now_ms();
     if let Some(principal) = INTROSPECTED.with(|c| c.borrow().get(&key).filter(|(_, until)| *until > now).map(|(p, _)| p.clone())) {

@@ -90,8 +90,7 @@ pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest)
     let refusal = health::Refusal::watch(server, &r.principal, &message);
     let action = dispatch::handle(server, &mut session, message, &environment);
     refusal.count(server, &action, None);
-    let tasks = matches!(&action, Action::Task(_)) || matches!(&action, Action::Call(call) if call.task.is_some());
-    if tasks {
+    if action.is_for_tasks() {
         return to_tasks(env, (r.server_index, server), &request, (&session.client_info, &session.client_capabilities), (r.route, r.principal, r.origin)).await;
     }
     respond(server, server.stateless, &session, vec![action], false, framing, r.progress_update).await

@@ -115,19 +115,19 @@ impl McpSession {
     /// flow, made here), and the task is working again. Acknowledged either way, once applied.
     /// What it does is `protocol::tasks::update`'s decision; here it is carried out.
     pub(super) async fn update_task(&self, server: &Arc<Server>, session: &Session, home: &Home, env: &Environment<'_>, request: TaskRequest) -> String {
-        let TaskCall::Update { task_id, responses } = &request.call else { return protocol::updated(&request.id) };
+        let TaskCall::Update { task_id, responses } = &request.call else { return protocol::acknowledged(&request.id) };
         let mut record = self.task(task_id).await;
         let arguments = record.as_ref().and_then(|r| r.input.as_ref()).map(|w| w.arguments.clone()).unwrap_or(Value::Null);
         match protocol::update(&request.id, record.as_mut(), responses, now_ms()) {
             protocol::Update::Refused(reply) => return reply,
             protocol::Update::Kept => {}
             protocol::Update::Retry(retry) => {
-                let Some(mut record) = record else { return protocol::updated(&request.id) };
+                let Some(mut record) = record else { return protocol::acknowledged(&request.id) };
                 let mut own = session.clone();
                 match dispatch::handle(server, &mut own, Ok(Message::Request(retry)), env) {
                     Action::Call(call) => {
                         self.run_task(server, session, home, &record, *call).await;
-                        return protocol::updated(&request.id);
+                        return protocol::acknowledged(&request.id);
                     }
                     // Asked again at once, or refused (a state that no longer verifies).
                     Action::Reply(reply) => {
@@ -141,13 +141,13 @@ impl McpSession {
                     Action::Task(_) | Action::Nothing => {}
                 }
                 self.store_task(&record).await;
-                return protocol::updated(&request.id);
+                return protocol::acknowledged(&request.id);
             }
         }
         if let Some(record) = &record {
             self.store_task(record).await;
         }
-        protocol::updated(&request.id)
+        protocol::acknowledged(&request.id)
     }
 
     /// 2026-07-28: a request of the Tasks extension, in the object that keeps the principal's
@@ -202,7 +202,7 @@ impl McpSession {
     async fn task_request(&self, server: &Server, stateless: bool, request: TaskRequest) -> String {
         let settings = &server.tasks;
         let Some(id) = request.call.task_id() else {
-            let TaskCall::List(cursor) = &request.call else { return protocol::updated(&request.id) };
+            let TaskCall::List(cursor) = &request.call else { return protocol::acknowledged(&request.id) };
             return protocol::list(&request.id, self.task_records().await, cursor.as_deref(), settings);
         };
         loop {

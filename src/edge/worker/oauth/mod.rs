@@ -29,6 +29,7 @@ use crate::envelope::Op;
 use crate::error::Error;
 use crate::head::RequestUrl;
 use crate::oauth::store::Command;
+use crate::paths;
 use crate::weburl::WebUrl;
 use crate::oauth::{AuthServer, SIGNING_KEY};
 
@@ -57,12 +58,12 @@ enum Endpoint {
 fn endpoint(path: &str) -> Option<Endpoint> {
     let under = |prefix: &str| path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'));
     Some(match path {
-        "/authorize" => Endpoint::Authorize,
-        "/token" => Endpoint::Token,
-        "/register" => Endpoint::Register,
-        "/revoke" => Endpoint::Revoke,
-        "/oauth/callback" => Endpoint::Callback,
-        "/.well-known/jwks.json" => Endpoint::Jwks,
+        paths::AUTHORIZE => Endpoint::Authorize,
+        paths::TOKEN => Endpoint::Token,
+        paths::REGISTER => Endpoint::Register,
+        paths::REVOKE => Endpoint::Revoke,
+        paths::OAUTH_CALLBACK => Endpoint::Callback,
+        paths::JWKS => Endpoint::Jwks,
         _ if under("/.well-known/oauth-authorization-server") => Endpoint::Metadata,
         _ if under("/.well-known/openid-configuration") => Endpoint::OpenIdMetadata,
         _ => Endpoint::Client(path.strip_prefix("/register/").filter(|id| !id.is_empty() && !id.contains('/'))?.to_string()),

@@ -237,7 +237,7 @@ async fn endpoints(cx: &Cx<'_>, oidc: &Oidc) -> Result<Endpoints, String> {
 /// Where the identity provider sends the browser back: `/oauth/callback` on the request's
 /// origin, as the runtime serialized it after the Host check, read again by the URL parser.
 fn callback_uri(cx: &Cx<'_>) -> Result<String, Error> {
-    crate::weburl::WebUrl::on_origin(&cx.url.origin, "/oauth/callback").map(|u| u.as_str().to_string()).map_err(|why| Error::Internal(format!("no callback URI on this origin: {why}")))
+    crate::weburl::WebUrl::on_origin(&cx.url.origin, crate::paths::OAUTH_CALLBACK).map(|u| u.as_str().to_string()).map_err(|why| Error::Internal(format!("no callback URI on this origin: {why}")))
 }
 
 /// What travels through the provider as `state`: the sealed authorization request, bound to
