@@ -18,6 +18,8 @@
 //!   applied and validated, the API's routes and errors, the versions kept.
 //! - [`protocol`]: MCP methods by area, one file each (lifecycle, tools, resources, prompts,
 //!   completion, logging, subscriptions, tasks): each method's typed params and its handler.
+//! - [`metrics`]: cumulative metrics since the `health` object was created (calls by outcome,
+//!   latency histograms, deployment counters, gauges), and `GET /metrics`'s Prometheus text.
 //! - [`tasks`]: MCP Tasks: the record kept per task, its states, the wire shapes of `tasks/*`.
 //! - [`config`]: the configuration file: its model, read and validated with precise paths, and
 //!   compiled into the catalog.
@@ -90,6 +92,7 @@ pub mod lease;
 pub mod live;
 pub mod logging;
 pub mod method;
+pub mod metrics;
 pub mod negotiate;
 pub mod oauth;
 pub mod outbox;

@@ -37,6 +37,18 @@ pub struct Catalog {
     pub admin_secrets: Option<Vec<String>>,
     /// The built-in per-address limit (`admission`); `None`: off.
     pub admission: Option<crate::admission::PerAddress>,
+    /// `telemetry.metrics`: `GET /metrics` and the cumulative metrics; `None`: off.
+    pub metrics: Option<MetricsSettings>,
+}
+
+/// `telemetry.metrics`: who may scrape `GET /metrics` besides an admin, the export interval,
+/// and whether calls carry a principal label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetricsSettings {
+    /// The secret holding the scrape token.
+    pub scrape_token_secret: Option<String>,
+    pub export_interval_ms: u64,
+    pub principal_label: bool,
 }
 
 /// Who may see the status page at `/` (`console.access`).

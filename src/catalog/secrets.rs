@@ -8,7 +8,7 @@ use crate::keys::OWN_KEYS;
 impl Catalog {
     /// The secrets that are the deployment's own credentials: its keys, the configured users'
     /// passwords, the identity provider's client secret, the tokens callers present and the
-    /// notify routes' secrets. A live edit's templates may not name them: a tool would send them
+    /// notify routes' secrets, the scrape token. A live edit's templates may not name them: a tool would send them
     /// wherever its URL says.
     pub fn own_secrets(&self) -> Vec<String> {
         let mut names: Vec<String> = OWN_KEYS.iter().map(|k| k.to_string()).collect();
@@ -20,6 +20,7 @@ impl Catalog {
             }
             names.extend(oauth.clients.iter().filter_map(|c| c.secret_name().map(str::to_string)));
         }
+        names.extend(self.metrics.iter().filter_map(|m| m.scrape_token_secret.clone()));
         for server in &self.servers {
             if let Some(auth) = &server.auth {
                 names.extend(auth.tokens.iter().map(|(secret, _)| secret.clone()));

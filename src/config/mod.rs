@@ -1,7 +1,8 @@
 //! The configuration file: its model (`model`), read with faults located by their JSON path
 //! (`file`, `locate`), validated and compiled into the `Catalog` that requests are served from
 //! (`compile`, with `tool`, `request`, `auth` and `resources` for the parts of a server, and
-//! `oauth`, `health` and `safety` (`admin`, `admission`) for top-level sections).
+//! `oauth`, `health`, `metrics` (`telemetry.metrics`) and `safety` (`admin`, `admission`) for
+//! top-level sections).
 //!
 //! The one import circle of this folder: `load` and `check` here run `compile`, which runs each
 //! part file; the part files report faults as `ConfigError` and locate them with `path_at`, both
@@ -11,6 +12,7 @@ pub(crate) mod auth;
 mod oauth;
 mod compile;
 mod health;
+mod metrics;
 mod safety;
 mod file;
 mod locate;

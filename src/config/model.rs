@@ -32,6 +32,38 @@ pub struct ConfigFile {
     /// admin API.
     #[serde(default)]
     pub admission: AdmissionConfig,
+    /// Traces and metrics for the operator's own tools.
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
+}
+
+/// `telemetry`: what mcp-edge exports of itself.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TelemetryConfig {
+    /// `GET /metrics`, and the metrics' export.
+    #[serde(default)]
+    pub metrics: Option<MetricsConfig>,
+}
+
+/// `telemetry.metrics`: `GET /metrics` for a scraper, and the metrics' export over OTLP.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// The secret holding the scrape token: `Authorization: Bearer <it>` reads `/metrics` (the
+    /// admin token always may).
+    #[serde(default)]
+    pub scrape_token_secret: Option<String>,
+    /// How often the metrics are exported over OTLP, when an endpoint is configured.
+    #[serde(default = "default_export_interval")]
+    pub export_interval_seconds: u64,
+    /// Label tool calls with the principal that made them: opt-in, as principals are unbounded.
+    #[serde(default)]
+    pub principal_label: bool,
+}
+
+fn default_export_interval() -> u64 {
+    60
 }
 
 /// `admin`: what live changes through the admin API may do.
