@@ -54,10 +54,11 @@ pub enum Op {
     PrincipalKeep,
     /// The authorization server's object: one `oauth::store::Command`.
     OAuth,
-    /// The health figures' object: an isolate's batch of figures to merge in, and a read of
-    /// the last hour's.
+    /// The health figures' object: an isolate's batch of figures and totals to merge in, a
+    /// read of the last hour's figures, and a read of the totals (`/metrics`).
     HealthFlush,
     HealthRead,
+    MetricsRead,
     /// The live layer's store: one `live::store::Command`.
     Live,
     /// A counting object (per client address, per username): one `admission::Command`.
@@ -229,11 +230,11 @@ mod tests {
 
     #[test]
     fn operations_keep_their_wire_names_and_unknown_ones_still_open() {
-        let names: Vec<String> = [Op::Initialize, Op::SseOpen, Op::CallStatus, Op::AttemptFailed, Op::RegistryNotify, Op::PrincipalClose, Op::TestAlarm, Op::HealthFlush, Op::HealthRead]
+        let names: Vec<String> = [Op::Initialize, Op::SseOpen, Op::CallStatus, Op::AttemptFailed, Op::RegistryNotify, Op::PrincipalClose, Op::TestAlarm, Op::HealthFlush, Op::HealthRead, Op::MetricsRead]
             .iter()
             .map(|op| serde_json::to_string(op).unwrap())
             .collect();
-        assert_eq!(names, [r#""initialize""#, r#""sse-open""#, r#""call-status""#, r#""attempt-failed""#, r#""registry-notify""#, r#""principal-close""#, r#""test-alarm""#, r#""health-flush""#, r#""health-read""#]);
+        assert_eq!(names, [r#""initialize""#, r#""sse-open""#, r#""call-status""#, r#""attempt-failed""#, r#""registry-notify""#, r#""principal-close""#, r#""test-alarm""#, r#""health-flush""#, r#""health-read""#, r#""metrics-read""#]);
         let (newer, _) = Envelope::open(b"{\"op\":\"from-a-newer-worker\",\"sessionId\":\"s\",\"later\":1}\n").unwrap();
         assert_eq!((newer.op, newer.session_id.as_str()), (Op::Unknown, "s"));
     }

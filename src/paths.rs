@@ -13,6 +13,9 @@ pub enum Owner {
     Admin,
     /// Deferred calls' callback URLs (`pending`, `edge/worker/callbacks.rs`).
     Callbacks,
+    /// The metrics for a scraper (`metrics`, `edge/worker/metrics.rs`), when
+    /// `telemetry.metrics` is configured.
+    Metrics,
 }
 
 /// One path mcp-edge answers itself.
@@ -44,6 +47,8 @@ pub const CONSOLE_TOKEN: &str = "/console/token";
 pub const ADMIN_API: &str = "/admin/api";
 /// A deferred call's callback URL is this followed by its signed token.
 pub const CALLBACKS: &str = "/callbacks/";
+/// The metrics in Prometheus text (`telemetry.metrics`).
+pub const METRICS: &str = "/metrics";
 
 /// Every reserved path.
 pub const RESERVED: &[Reserved] = &[
@@ -60,6 +65,7 @@ pub const RESERVED: &[Reserved] = &[
     Reserved { path: CONSOLE_TOKEN, owner: Owner::Console, prefix: false },
     Reserved { path: ADMIN_API, owner: Owner::Admin, prefix: true },
     Reserved { path: CALLBACKS, owner: Owner::Callbacks, prefix: true },
+    Reserved { path: METRICS, owner: Owner::Metrics, prefix: false },
 ];
 
 /// The paths `owner` answers, in the table's order.

@@ -26,13 +26,16 @@ use crate::redact::Redactor;
 use crate::upstream::reply::{self, error_result};
 use crate::upstream::stream::{follow_up_body, Event, InputAsk, LineReader};
 
-/// Refuses, each with its own error, the calls beyond `max` in flight at once (counting those
-/// already running).
-pub fn admit(cancels: &Cancels, max: usize, actions: &mut [Action]) {
+/// Refuses, each with its own error, the calls beyond `limits.maxCallsInFlight` at once
+/// (counting those already running); the metrics count each as `rate_limited`. `object`: the
+/// environment of the Durable Object the calls run in; `None` in the Worker.
+pub fn admit(cancels: &Cancels, (server, principal): (&Server, &str), object: Option<&worker::Env>, actions: &mut [Action]) {
+    let max = server.limits.max_calls_in_flight;
     let mut in_flight = cancels.borrow().len();
     for action in actions {
         if let Action::Call(call) = action {
             if in_flight >= max {
+                health::rate_limited(server, call, principal, object);
                 let busy = Error::Busy(format!("at most {max} calls may run at once in a session; wait for one to finish"));
                 *action = Action::Reply(jsonrpc::failure(&call.id, &busy));
             } else {
@@ -123,14 +126,18 @@ pub fn pending_timeout(server: &Server, call: &PendingCall) -> u64 {
 /// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply;
 /// `None` when the client cancelled it, which gets no reply.
 pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
-    // A call's latency and outcome count for the health figures; a cancelled one has neither.
+    // A call's latency and outcome count for the health figures and the metrics; a cancelled
+    // one for the metrics only.
     let timer = health::Timer::start(ctx.home.is_none());
-    let counted = |(reply, outcome): (String, Option<Outcome>)| {
-        timer.finish(ctx.server, call, outcome, ctx.home.map(|h| &h.env));
+    let measured = health::Measured::default();
+    let object = ctx.home.map(|h| &h.env);
+    let principal = ctx.session.principal.as_str();
+    let counted = |(reply, outcome): (String, Option<Outcome>), timer: health::Timer| {
+        timer.finish(ctx.server, call, principal, (outcome, &measured), object);
         reply
     };
     let Some(cancels) = ctx.cancels else {
-        return Some(counted(bounded(ctx, call).await));
+        return Some(counted(bounded(ctx, call, &measured).await, timer));
     };
     let key = call.id.to_string();
     let mut resolve = None;
@@ -138,10 +145,13 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<Strin
     if let Some(resolve) = resolve {
         cancels.borrow_mut().insert(key.clone(), resolve);
     }
-    let reply = match select(Box::pin(bounded(ctx, call)), wasm_bindgen_futures::JsFuture::from(cancelled)).await {
-        Either::Left((ended, _)) => Some(counted(ended)),
+    let reply = match select(Box::pin(bounded(ctx, call, &measured)), wasm_bindgen_futures::JsFuture::from(cancelled)).await {
+        Either::Left((ended, _)) => Some(counted(ended, timer)),
         // Dropping the call's future drops its fetch, whose guard aborts it.
-        Either::Right(_) => None,
+        Either::Right(_) => {
+            timer.cancelled(ctx.server, call, principal, &measured, object);
+            None
+        }
     };
     // Once the call is over, nothing may resolve its dropped promise.
     cancels.borrow_mut().remove(&key);
@@ -149,17 +159,17 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<Strin
 }
 
 /// The call's reply, and its outcome for the health figures (`None`: not counted).
-async fn bounded(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<Outcome>) {
+async fn bounded(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::Measured) -> (String, Option<Outcome>) {
     let Some(timeout_ms) = ctx.deadline_ms else {
-        return run(ctx, call).await;
+        return run(ctx, call, measured).await;
     };
     // A call that cannot wait for the client is one upstream exchange, which its own timeout
     // ends by the deadline (the default tool timeout equals the default collection timeout):
     // a second timer would only race the first.
     if ctx.inputs.is_none() && call.http.timeout_ms <= timeout_ms {
-        return run(ctx, call).await;
+        return run(ctx, call, measured).await;
     }
-    match select(Box::pin(run(ctx, call)), Delay::from(Duration::from_millis(timeout_ms))).await {
+    match select(Box::pin(run(ctx, call, measured)), Delay::from(Duration::from_millis(timeout_ms))).await {
         Either::Left((reply, _)) => reply,
         Either::Right(_) => (jsonrpc::failure(&call.id, &Error::Internal(format!("the request did not finish within {timeout_ms} ms"))), Some(Outcome::Timeout)),
     }
@@ -170,18 +180,20 @@ async fn bounded(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<O
 /// `_meta` credential, the caller's upstream token), which only this call knows, are redacted
 /// here, from its reply and from every message it sends on its stream. Whatever the call quotes
 /// and cuts is redacted with both first.
-async fn run(ctx: &CallContext<'_>, call: &PendingCall) -> (String, Option<Outcome>) {
+async fn run(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::Measured) -> (String, Option<Outcome>) {
     let (secrets, own) = crate::edge::redaction::for_call(call);
     if !own {
-        return run_within(ctx, call, &secrets).await;
+        return run_within(ctx, call, &secrets, measured).await;
     }
     let out = ctx.out.map(|out| Outlet::Call { to: Box::new(out.clone()), secrets: secrets.clone() });
     let ctx = CallContext { out: out.as_ref(), ..*ctx };
-    let (reply, outcome) = run_within(&ctx, call, &secrets).await;
+    let (reply, outcome) = run_within(&ctx, call, &secrets, measured).await;
     (secrets.redact_owned(reply), outcome)
 }
 
-async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Redactor>) -> (String, Option<Outcome>) {
+/// `measured`: where the upstream exchanges' time and an error result are noted, for the
+/// metrics.
+async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Redactor>, measured: &health::Measured) -> (String, Option<Outcome>) {
     // A resource or prompt of an upstream MCP server: its answer as it gave it.
     if let CallKind::Upstream { source, method, params, .. } = &call.kind {
         let (answer, _) = crate::edge::mcp::call::forward(ctx, call, *source, *method, params, secrets).await;
@@ -199,10 +211,15 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
     let tool = ctx.server.tool(name);
     let plan = ctx.server.reply_plan(name);
     let structured = at_least(&ctx.session.protocol_version, "2025-06-18");
-    let finished = |result| jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, Method::ToolsCall, reply::finalize(result, &plan, structured)));
+    let finished = |result: Value| {
+        measured.is_error.set(result.get("isError").and_then(Value::as_bool) == Some(true));
+        jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, Method::ToolsCall, reply::finalize(result, &plan, structured)))
+    };
     // An upstream MCP server's tool: its own session, its own messages.
     if let Some(target) = tool.and_then(|t| t.mcp.as_ref()) {
+        let began = crate::edge::now_ms();
         let (result, outcome) = crate::edge::mcp::call::run(ctx, call, target, secrets).await;
+        measured.upstream_since(began);
         return (finished(result), Some(outcome));
     }
     // Deferred calls are not counted: their upstream answers elsewhere (`crate::health`).
@@ -222,7 +239,9 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
     for _ in 0..MAX_ROUNDS {
         let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone(), secrets.clone());
         let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader }, secrets };
+        let began = crate::edge::now_ms();
         let (event, outcome) = upstream::perform_tool(&http, reading).await;
+        measured.upstream_since(began);
         last = outcome;
         match event {
             // 2026-07-28: no requests to the client; the result asks, and the retry answers.

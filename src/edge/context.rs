@@ -67,7 +67,9 @@ async fn task_asks(ctx: &CallContext<'_>, asking: bool) {
     let Some((home, id)) = ctx.home.and_then(|h| h.task.as_ref().map(|(id, _)| (h, id))) else { return };
     let key = crate::tasks::key(id);
     let Some(mut record) = crate::edge::stored::<crate::tasks::Record>(&home.storage, &key).await.ok().flatten() else { return };
+    let was = record.status;
     if record.asking(asking, crate::edge::now_ms()) {
+        crate::edge::health::task_moved(Some(was), Some(record.status));
         if let Ok(text) = serde_json::to_string(&record) {
             if let Ok(promise) = home.storage.put(&key, crate::edge::redaction::seal(text).into_string().into()) {
                 let _ = wasm_bindgen_futures::JsFuture::from(promise).await;

@@ -1,7 +1,8 @@
-//! The health figures at the edge: each call's outcome is counted in this isolate's window, in
-//! memory, with no I/O on the call's path; a background flush sends the window to the `health`
-//! object (`object::health`) at most once per `FLUSH_MS`, and `figures` reads it back when
-//! someone looks.
+//! The health figures and the cumulative metrics at the edge: each call's outcome is counted in
+//! this isolate's window and totals, in memory, with no I/O on the call's path; a background
+//! flush sends both to the `health` object (`object::health`) at most once per `FLUSH_MS`, and
+//! `figures` and `totals` read them back when someone looks. Deployment events (`count`) and
+//! gauge changes (`change`, `upstream`) ride the same flush.
 //!
 //! When the flush runs: in a Durable Object, the first call counted after a flush starts a task
 //! that sleeps `FLUSH_MS` and flushes (an object lives on after its requests). In the Worker, a
@@ -14,6 +15,7 @@
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use worker::{Context, Delay, Env};
 
 use crate::catalog::{Catalog, HealthSettings, Server};
@@ -24,6 +26,7 @@ use crate::error::Error;
 use crate::health::{DataPoint, HealthView, Outcome, Window};
 use crate::jsonrpc::{Message, Parsed};
 use crate::method::Method;
+use crate::metrics::{Call, Counter, Gauge, Totals, UpstreamState};
 
 /// How long figures wait in an isolate before they are sent: one hop per isolate per 5 s at most.
 pub const FLUSH_MS: u64 = 5_000;
@@ -33,9 +36,25 @@ const WORKER_BUDGET_MS: u64 = 25_000;
 /// The one object that keeps the figures (an instance of the sessions class).
 pub const OBJECT: &str = "health";
 
+/// What an isolate sends the `health` object: the last hour's figures and the totals since the
+/// last flush.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Batch {
+    #[serde(default)]
+    pub window: Window,
+    #[serde(default)]
+    pub totals: Totals,
+}
+
+impl Batch {
+    fn is_empty(&self) -> bool {
+        self.window.is_empty() && self.totals.is_empty()
+    }
+}
+
 thread_local! {
     /// Counted since the last flush.
-    static PENDING: RefCell<Window> = RefCell::default();
+    static PENDING: RefCell<Batch> = RefCell::default();
     /// Analytics Engine data points not yet written: the Worker writes them when its request
     /// ends, where it has the environment.
     static POINTS: RefCell<Vec<DataPoint>> = const { RefCell::new(Vec::new()) };
@@ -45,10 +64,51 @@ thread_local! {
     static RUNNING: Cell<u32> = const { Cell::new(0) };
     /// Whether a failed Analytics Engine write was logged already (once per isolate).
     static WRITE_FAILED: Cell<bool> = const { Cell::new(false) };
+    /// In a Durable Object's isolate: its environment, with which a gauge's change (a stream
+    /// dropped, say, where no environment is at hand) starts the flush task.
+    static HOME: RefCell<Option<Env>> = const { RefCell::new(None) };
+}
+
+/// Called when a Durable Object starts: gauge changes in this isolate flush with `env`.
+pub fn home(env: &Env) {
+    HOME.with(|h| *h.borrow_mut() = Some(env.clone()));
+}
+
+/// What is counted: the last hour's figures (`console.health`), the totals (always, when either
+/// the figures or `telemetry.metrics` is on: the totals are what `/metrics` reads).
+struct Counting {
+    health: Option<HealthSettings>,
+    principal_label: bool,
+}
+
+fn counting() -> Option<Counting> {
+    // The configured catalog: the settings are top-level, which upstream lists never change.
+    let catalog = crate::edge::configured::base_catalog().ok()?;
+    let health = Some(catalog.health.clone()).filter(|h| h.enabled);
+    if health.is_none() && catalog.metrics.is_none() {
+        return None;
+    }
+    Some(Counting { health, principal_label: catalog.metrics.as_ref().is_some_and(|m| m.principal_label) })
 }
 
 fn settings() -> Option<HealthSettings> {
-    crate::edge::live::served().ok().map(|c| c.health.clone()).filter(|h| h.enabled)
+    counting().and_then(|c| c.health)
+}
+
+/// What a call measured on its way: its upstream exchanges' time, and whether its result is an
+/// error. Filled by `edge::calls` as the call runs.
+#[derive(Default)]
+pub struct Measured {
+    pub upstream_ms: Cell<Option<u64>>,
+    pub is_error: Cell<bool>,
+}
+
+impl Measured {
+    /// Adds one upstream exchange that began at `began_ms`.
+    pub fn upstream_since(&self, began_ms: u64) {
+        let ms = now_ms().saturating_sub(began_ms);
+        self.upstream_ms.set(Some(self.upstream_ms.get().unwrap_or(0) + ms));
+    }
 }
 
 /// A call from its start: its latency, and (in the Worker) the count of calls running.
@@ -67,11 +127,21 @@ impl Timer {
     }
 
     /// Counts a finished call of a configured tool; `None`: it has no outcome to count
-    /// (cancelled, deferred, a resource read). `object`: the environment of the Durable Object
-    /// the call ran in; `None` in the Worker.
-    pub fn finish(self, server: &Server, call: &PendingCall, outcome: Option<Outcome>, object: Option<&Env>) {
+    /// (deferred, a resource read). `object`: the environment of the Durable Object the call ran
+    /// in; `None` in the Worker.
+    pub fn finish(self, server: &Server, call: &PendingCall, principal: &str, (outcome, measured): (Option<Outcome>, &Measured), object: Option<&Env>) {
         if let (CallKind::Tool(tool), Some(outcome)) = (&call.kind, outcome) {
-            record(server, tool, outcome, now_ms().saturating_sub(self.started_ms), object);
+            let ms = now_ms().saturating_sub(self.started_ms);
+            let metric = crate::metrics::Outcome::of(outcome, measured.is_error.get());
+            record(server, tool, Some(outcome), Ended { principal, outcome: metric, duration_ms: Some(ms), upstream_ms: measured.upstream_ms.get() }, object);
+        }
+    }
+
+    /// Counts a call the client cancelled: no health figure (it has no outcome), a metric.
+    pub fn cancelled(self, server: &Server, call: &PendingCall, principal: &str, measured: &Measured, object: Option<&Env>) {
+        if let CallKind::Tool(tool) = &call.kind {
+            let ms = now_ms().saturating_sub(self.started_ms);
+            record(server, tool, None, Ended { principal, outcome: crate::metrics::Outcome::Cancelled, duration_ms: Some(ms), upstream_ms: measured.upstream_ms.get() }, object);
         }
     }
 }
@@ -84,49 +154,131 @@ impl Drop for Timer {
     }
 }
 
-/// Counts one call: memory only, unless an object must start its flush task.
-fn record(server: &Server, tool: &str, outcome: Outcome, latency_ms: u64, object: Option<&Env>) {
-    let Some(settings) = settings() else { return };
-    PENDING.with(|p| p.borrow_mut().record(&server.name, tool, outcome, latency_ms, now_ms()));
-    if settings.analytics_engine.is_some() {
-        POINTS.with(|p| p.borrow_mut().push(DataPoint::of(&server.name, tool, outcome, latency_ms)));
-    }
-    if let Some(env) = object {
-        write_points(env, &settings);
-        if !SCHEDULED.with(|s| s.replace(true)) {
-            wasm_bindgen_futures::spawn_local(flush_task(env.clone(), None));
+/// How a call ended, as the metrics count it.
+struct Ended<'a> {
+    principal: &'a str,
+    outcome: crate::metrics::Outcome,
+    duration_ms: Option<u64>,
+    upstream_ms: Option<u64>,
+}
+
+/// Counts one call: memory only, unless an object must start its flush task. `outcome`: the
+/// health figures' kind, `None` for what they do not count (cancelled, refused for who asked).
+fn record(server: &Server, tool: &str, outcome: Option<Outcome>, ended: Ended<'_>, object: Option<&Env>) {
+    let Some(counting) = counting() else { return };
+    let latency_ms = ended.duration_ms.unwrap_or(0);
+    PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        if let (Some(_), Some(outcome)) = (&counting.health, outcome) {
+            p.window.record(&server.name, tool, outcome, latency_ms, now_ms());
+        }
+        let principal = if counting.principal_label { ended.principal } else { "" };
+        p.totals.record(&Call { server: &server.name, tool, principal, outcome: ended.outcome, duration_ms: ended.duration_ms, upstream_ms: ended.upstream_ms });
+    });
+    if let (Some(settings), Some(outcome)) = (&counting.health, outcome) {
+        if settings.analytics_engine.is_some() {
+            POINTS.with(|p| p.borrow_mut().push(DataPoint::of(&server.name, tool, outcome, latency_ms)));
         }
     }
+    if let Some(env) = object {
+        if let Some(settings) = &counting.health {
+            write_points(env, settings);
+        }
+        schedule_in_object(env);
+    }
+}
+
+/// In a Durable Object: starts the flush task unless one is due.
+fn schedule_in_object(env: &Env) {
+    if !SCHEDULED.with(|s| s.replace(true)) {
+        wasm_bindgen_futures::spawn_local(flush_task(env.clone(), None));
+    }
+}
+
+/// Counts `n` of a deployment event (an OAuth grant, a failed sign-in, dropped OTLP data):
+/// memory only. `object`: the environment of the Durable Object it happened in, which starts
+/// the flush; in the Worker, the end of the request does.
+pub fn count(counter: Counter, n: u64, object: Option<&Env>) {
+    if n == 0 || counting().is_none() {
+        return;
+    }
+    PENDING.with(|p| p.borrow_mut().totals.count(counter, n));
+    if let Some(env) = object {
+        schedule_in_object(env);
+    }
+}
+
+/// A gauge's change (+1 when a session, stream or task state begins, -1 when it ends):
+/// memory only; in a Durable Object's isolate (`home`), it starts the flush task.
+pub fn change(gauge: Gauge, delta: i64) {
+    if delta == 0 || counting().is_none() {
+        return;
+    }
+    PENDING.with(|p| p.borrow_mut().totals.change(gauge, delta));
+    if let Some(env) = HOME.with(|h| h.borrow().clone()) {
+        schedule_in_object(&env);
+    }
+}
+
+/// A task's move from one state to another (`None`: it begins, or it is gone).
+pub fn task_moved(from: Option<crate::tasks::Status>, to: Option<crate::tasks::Status>) {
+    if from == to {
+        return;
+    }
+    if let Some(gauge) = from.and_then(|s| Gauge::tasks(s.name())) {
+        change(gauge, -1);
+    }
+    if let Some(gauge) = to.and_then(|s| Gauge::tasks(s.name())) {
+        change(gauge, 1);
+    }
+}
+
+/// An upstream MCP server's lists read (`up`) or not: memory only; the request's end flushes.
+pub fn upstream(server: &str, upstream: &str, up: bool) {
+    if counting().is_none() {
+        return;
+    }
+    let now = now_ms();
+    let state = UpstreamState { up, refreshed_ms: if up { now } else { 0 }, at_ms: now };
+    PENDING.with(|p| p.borrow_mut().totals.upstream(server, upstream, state));
 }
 
 /// A `tools/call` of a configured tool that dispatch refuses for its arguments counts as
 /// `validation`; everything else about a call is counted when it finishes (`Timer`). Applied
 /// around the dispatch, by its caller: `watch` the message before it goes to dispatch (by
 /// value), then `count` what dispatch made of it.
+///
+/// A call of a configured tool the principal's roles may not call is refused by dispatch as
+/// an unknown tool; the metrics count it as `denied` (the health figures do not: it says
+/// nothing of the upstream).
 pub struct Refusal {
-    tool: Option<String>,
+    tool: Option<(String, bool)>,
+    principal: String,
 }
 
 impl Refusal {
     pub fn watch(server: &Server, principal: &crate::auth::Principal, message: &Parsed) -> Refusal {
-        Refusal { tool: settings().and_then(|_| called_tool(server, principal, message)) }
+        let tool = counting().and_then(|_| called_tool(server, principal, message));
+        Refusal { principal: if tool.is_some() { principal.id.clone() } else { String::new() }, tool }
     }
 
     /// `object`: the environment of the Durable Object the message was dispatched in; `None`
     /// in the Worker.
     pub fn count(self, server: &Server, action: &Action, object: Option<&Env>) {
-        if let (Some(tool), Action::Reply(reply)) = (self.tool, action) {
-            if crate::health::refused(reply) {
-                record(server, &tool, Outcome::Validation, 0, object);
-            }
+        let (Some((tool, allowed)), Action::Reply(reply)) = (self.tool, action) else { return };
+        let principal = self.principal.as_str();
+        if !allowed {
+            record(server, &tool, None, Ended { principal, outcome: crate::metrics::Outcome::Denied, duration_ms: None, upstream_ms: None }, object);
+        } else if crate::health::refused(reply) {
+            record(server, &tool, Some(Outcome::Validation), Ended { principal, outcome: crate::metrics::Outcome::ToolError, duration_ms: Some(0), upstream_ms: None }, object);
         }
     }
 }
 
 /// The configured tool a `tools/call` names, directly or through catalog mode's `call_tool`,
-/// if the caller may use it. Names that are not configured are never counted: anyone could
-/// fill the figures with made-up ones.
-fn called_tool(server: &Server, principal: &crate::auth::Principal, message: &Parsed) -> Option<String> {
+/// and whether the caller may use it. Names that are not configured are never counted: anyone
+/// could fill the figures with made-up ones.
+fn called_tool(server: &Server, principal: &crate::auth::Principal, message: &Parsed) -> Option<(String, bool)> {
     let Ok(Message::Request(req)) = message else { return None };
     if req.method != Method::ToolsCall {
         return None;
@@ -136,14 +288,23 @@ fn called_tool(server: &Server, principal: &crate::auth::Principal, message: &Pa
     if server.catalog_index().is_some() && crate::tools::meta::MetaTool::named(name) == Some(crate::tools::meta::MetaTool::Call) {
         name = params.pointer("/arguments/name")?.as_str()?;
     }
-    server.tool(name).filter(|t| principal.may(&t.roles)).map(|t| t.name.clone())
+    server.tool(name).map(|t| (t.name.clone(), principal.may(&t.roles)))
+}
+
+/// Counts a call a limit refused before it ran (`limits.maxCallsInFlight`) as `rate_limited`.
+pub fn rate_limited(server: &Server, call: &PendingCall, principal: &str, object: Option<&Env>) {
+    if let CallKind::Tool(tool) = &call.kind {
+        record(server, tool, None, Ended { principal, outcome: crate::metrics::Outcome::RateLimited, duration_ms: None, upstream_ms: None }, object);
+    }
 }
 
 /// At the end of a Worker's fetch: writes its Analytics Engine data points, and starts a flush
 /// task through `waitUntil` when figures wait (or calls still run) and none is due.
 pub fn after_request(env: &Env, ctx: &Context) {
-    let Some(settings) = settings() else { return };
-    write_points(env, &settings);
+    let Some(counting) = counting() else { return };
+    if let Some(settings) = &counting.health {
+        write_points(env, settings);
+    }
     let waiting = !PENDING.with(|p| p.borrow().is_empty()) || RUNNING.with(Cell::get) > 0;
     if waiting && !SCHEDULED.with(|s| s.replace(true)) {
         ctx.wait_until(flush_task(env.clone(), Some(WORKER_BUDGET_MS)));
@@ -168,8 +329,9 @@ async fn flush_task(env: Env, budget_ms: Option<u64>) {
                 // Kept for the next flush; pruning bounds what a lasting failure can hold.
                 PENDING.with(|p| {
                     let mut pending = p.borrow_mut();
-                    pending.merge(&batch);
-                    pending.prune(now_ms());
+                    pending.window.merge(&batch.window);
+                    pending.window.prune(now_ms());
+                    pending.totals.merge(&batch.totals);
                 });
             }
         }
@@ -181,7 +343,7 @@ async fn flush_task(env: Env, budget_ms: Option<u64>) {
     }
 }
 
-async fn send(env: &Env, batch: &Window) -> Result<(), Error> {
+async fn send(env: &Env, batch: &Batch) -> Result<(), Error> {
     let body = serde_json::to_string(batch).map_err(|e| Error::Internal(e.to_string()))?;
     let reply = crate::edge::object::registry::call(env, OBJECT, Op::HealthFlush, 0, None, body).await?;
     match reply.status_code() {
@@ -219,8 +381,20 @@ pub async fn figures(env: &Env, catalog: &Catalog, now_ms: u64) -> Result<Health
         return Err(Error::Internal(format!("the {OBJECT} object answered {}", reply.status_code())));
     }
     let mut window: Window = serde_json::from_slice(&reply.bytes().await?).map_err(|e| Error::Internal(format!("the {OBJECT} object's figures: {e}")))?;
-    PENDING.with(|p| window.merge(&p.borrow()));
+    PENDING.with(|p| window.merge(&p.borrow().window));
     let mut view = HealthView::of(&window, now_ms);
     view.retain(|server, tool| catalog.servers.iter().any(|s| s.name == server && s.tool(tool).is_some()));
     Ok(view)
+}
+
+/// The totals since the `health` object was created (one hop), with this isolate's own not yet
+/// sent.
+pub async fn totals(env: &Env) -> Result<Totals, Error> {
+    let mut reply = crate::edge::object::registry::call(env, OBJECT, Op::MetricsRead, 0, None, String::new()).await?;
+    if reply.status_code() != 200 {
+        return Err(Error::Internal(format!("the {OBJECT} object answered {}", reply.status_code())));
+    }
+    let mut totals: Totals = serde_json::from_slice(&reply.bytes().await?).map_err(|e| Error::Internal(format!("the {OBJECT} object's totals: {e}")))?;
+    PENDING.with(|p| totals.merge(&p.borrow().totals));
+    Ok(totals)
 }

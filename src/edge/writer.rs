@@ -55,6 +55,11 @@ pub fn open(framing: Framing, signal: Option<&AbortSignal>) -> worker::Result<(L
     let writer = stream.writable().get_writer().map_err(js_error)?;
     let ending = Uint8Array::from(framing::stream_chunk(framing, &rescue::failed()).as_slice());
     rescue::stream_opened(&writer, &ending);
+    // The open streams gauge counts session objects' streams: each answers a request whose
+    // abort signal it watches (a stateless reply's stream, in the Worker, has none).
+    if signal.is_some() {
+        crate::edge::health::change(crate::metrics::Gauge::Streams, 1);
+    }
     Ok((LineWriter { writer, framing, signal: signal.cloned(), written_ms: Cell::new(now_ms()) }, stream.readable()))
 }
 
@@ -152,6 +157,9 @@ impl LineWriter {
 impl Drop for LineWriter {
     fn drop(&mut self) {
         rescue::stream_closed(&self.writer);
+        if self.signal.is_some() {
+            crate::edge::health::change(crate::metrics::Gauge::Streams, -1);
+        }
     }
 }
 

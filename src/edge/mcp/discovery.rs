@@ -124,12 +124,14 @@ pub async fn refresh(env: &Env) {
             let now = now_ms();
             match read {
                 Ok(lists) => {
+                    crate::edge::health::upstream(&server.name, &source.name, true);
                     let read = Read::of(&source.name, began, &lists.tools, &lists.resources, &lists.templates, &lists.prompts);
                     FOUND.with(|f| f.borrow_mut().insert(key, Found { lists, due_ms: now + source.catalog_ttl_ms, read: true }));
                     GENERATION.with(|g| g.set(g.get() + 1));
                     announce(env, server, index, &read).await;
                 }
                 Err(why) => {
+                    crate::edge::health::upstream(&server.name, &source.name, false);
                     worker::console_error!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: its tool list could not be read", "server": server.name, "upstream": source.name, "error": why}).to_string()));
                     FOUND.with(|f| f.borrow_mut().entry(key).or_default().due_ms = now + RETRY_MS);
                 }

@@ -102,11 +102,17 @@ async fn admin(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -
     let Some(credential) = header.as_deref().and_then(|h| crate::auth::authorization(h, "Bearer")) else {
         return console(req, env, catalog, url).await;
     };
-    if live::admin_token(env).is_some_and(|token| crate::auth::same_secret(&token, &credential)) {
+    bearer(env, catalog, url, &credential).await
+}
+
+/// A bearer credential's admin, if it is one: the admin token, or an access token for the
+/// admin API whose principal has the admin role. `GET /metrics` takes these too.
+pub(crate) async fn bearer(env: &Env, catalog: &Catalog, url: &RequestUrl, credential: &str) -> Result<Principal, Error> {
+    if live::admin_token(env).is_some_and(|token| crate::auth::same_secret(&token, credential)) {
         return Ok(crate::console::session::admin_token_principal());
     }
     if catalog.oauth.is_some() && credential.starts_with(crate::oauth::token::ACCESS_PREFIX) {
-        let principal = crate::edge::worker::oauth::verify_access(env, crate::edge::worker::oauth::Audience::Admin, &url.origin, &credential).await.map_err(|why| unauthorized(&why))?;
+        let principal = crate::edge::worker::oauth::verify_access(env, crate::edge::worker::oauth::Audience::Admin, &url.origin, credential).await.map_err(|why| unauthorized(&why))?;
         if !principal.roles.iter().any(|r| r == ADMIN_ROLE) {
             return Err(AdminError::forbidden(format!("{} does not have the {ADMIN_ROLE} role", principal.id)).into());
         }

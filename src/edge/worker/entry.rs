@@ -98,6 +98,11 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
         admission::any_host_allowed(&req, env, catalog)?;
         return crate::edge::apart(crate::edge::worker::oauth::serve(req, env, catalog, &url)).await;
     }
+    // The metrics: a scraper's bearer credential, from no browser.
+    if crate::edge::worker::metrics::serves(catalog, &url.path) {
+        admission::any_host_allowed(&req, env, catalog)?;
+        return crate::edge::apart(crate::edge::worker::metrics::serve(req, env, catalog, &url)).await;
+    }
     // The admin API: bearer credentials only, from automation or the console on this origin.
     if crate::edge::worker::admin::serves(&url.path) {
         admission::any_host_allowed(&req, env, catalog)?;

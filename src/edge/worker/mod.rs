@@ -5,7 +5,8 @@
 //! before the body is read), `introspection` (the host application's answer for a credential:
 //! for `auth`, and for sign-in at `/authorize`), `leases` (a session's plain calls served
 //! without the object hop, or forwarded), `callbacks` (where a callback tool's result arrives),
-//! `console` (the status page at `/`), `admin` (the admin API: live changes, versions), `queue`
+//! `console` (the status page at `/`), `admin` (the admin API: live changes, versions), `metrics`
+//! (`GET /metrics` for a scraper), `queue`
 //! (the consumer of queued calls), `oauth/` (the authorization server's endpoints, and its access
 //! tokens checked), and `log` (the log line each request writes).
 
@@ -20,6 +21,7 @@ pub(super) mod leases;
 pub(super) mod legacy_sse;
 pub(super) mod listen;
 pub(super) mod log;
+pub(super) mod metrics;
 pub(super) mod oauth;
 pub(super) mod queue;
 pub(super) mod stateless;

@@ -134,7 +134,7 @@ impl McpSession {
             refusal.count(server, &action, Some(&self.env));
             actions.push(action);
         }
-        crate::edge::calls::admit(&self.cancels, server.limits.max_calls_in_flight, &mut actions);
+        crate::edge::calls::admit(&self.cancels, (server, &principal.id), Some(&self.env), &mut actions);
         if session != before {
             self.save(&session).await?;
         }

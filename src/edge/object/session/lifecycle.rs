@@ -28,6 +28,7 @@ impl McpSession {
         let (reply, mut session) = dispatch::initialize(server, &initialize, request.session_id(), now_ms());
         session.principal.clone_from(&request.principal.id);
         self.save(&session).await?;
+        crate::edge::health::change(crate::metrics::Gauge::Sessions, 1);
         self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
         // Nothing to stream for initialize: JSON when the client takes it.
         respond(if request.envelope.json_ok { Framing::Json } else { request.framing() }, request.session_id(), vec![reply], false)
@@ -40,7 +41,7 @@ impl McpSession {
         self.close_tasks((index, server), &session, &request.home.object).await;
         registry::forget(&self.env, server, index, &request.home.object, &session).await?;
         registry::close_session(&self.env, server, index, &session.principal, &session.id).await?;
-        self.end(&session.id).await?;
+        self.end(&session).await?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(request.session_id(), None)?).empty())
     }
 
@@ -96,7 +97,7 @@ impl McpSession {
                     registry::forget(&self.env, &server, index, &object, &session).await?;
                     registry::close_session(&self.env, &server, index, &session.principal, &session.id).await?;
                 }
-                self.end(&session.id).await?;
+                self.end(&session).await?;
             }
         }
         Ok(())
@@ -104,8 +105,12 @@ impl McpSession {
 
     /// Ends the session: what it kept for the client, its calls, its upstream sessions, its
     /// storage and its alarm.
-    async fn end(&self, session_id: &str) -> Result<(), Error> {
-        self.outbox.ending(session_id).await;
+    async fn end(&self, session: &crate::session::Session) -> Result<(), Error> {
+        // A listen stream's object is no session of the client's: it was never counted.
+        if session.listen_id.is_none() {
+            crate::edge::health::change(crate::metrics::Gauge::Sessions, -1);
+        }
+        self.outbox.ending(&session.id).await;
         *self.cached.borrow_mut() = Some(None);
         // Calls still waiting for a result end with the session; their records go with the storage.
         self.waiters.borrow_mut().clear();

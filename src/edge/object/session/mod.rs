@@ -84,6 +84,8 @@ impl DurableObject for McpSession {
         crate::edge::rescue::install();
         // Whatever this object sends (an alarm's too) is redacted with this environment's secrets.
         crate::edge::redaction::follow(&env);
+        // Gauge changes in this isolate (streams, sessions, tasks) flush to the health object.
+        crate::edge::health::home(&env);
         // The JS storage object is shared, not copied: every handle writes the same storage.
         let storage = state.storage();
         let raw: &wasm_bindgen::JsValue = storage.as_raw().as_ref();
@@ -128,7 +130,7 @@ impl McpSession {
             Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback => apart(self.serve_result(&envelope, body)).await,
             // Objects of this class under other names.
             Op::OAuth => apart(authority::serve(&self.state, body)).await,
-            Op::HealthFlush | Op::HealthRead => apart(health::serve(&self.state, op, body)).await,
+            Op::HealthFlush | Op::HealthRead | Op::MetricsRead => apart(health::serve(&self.state, op, body)).await,
             Op::Live => apart(versions::serve(&self.state, body)).await,
             Op::Count => apart(counters::serve(&self.state, body)).await,
             Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::PrincipalOpen | Op::PrincipalClose | Op::PrincipalKeep => {

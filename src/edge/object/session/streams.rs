@@ -31,6 +31,7 @@ impl McpSession {
         session.legacy_sse = true;
         session.principal.clone_from(&request.principal.id);
         self.save(&session).await?;
+        crate::edge::health::change(crate::metrics::Gauge::Sessions, 1);
         self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
         let endpoint = request.envelope.endpoint.clone().unwrap_or_default();
         self.legacy_stream(server, request.session_id(), endpoint, &request.signal)

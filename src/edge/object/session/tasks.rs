@@ -261,6 +261,7 @@ impl McpSession {
         for mut record in self.task_records().await {
             if record.expires_ms() <= now {
                 self.delete_task(&record.id).await;
+                crate::edge::health::task_moved(Some(record.status), None);
                 let _ = registry::close_task(&self.env, server, index, &session.principal, object, &record.id).await;
                 continue;
             }
@@ -278,6 +279,8 @@ impl McpSession {
     pub(super) async fn close_tasks(&self, (index, server): (usize, &Server), session: &Session, object: &str) {
         for record in self.task_records().await {
             let _ = registry::close_task(&self.env, server, index, &session.principal, object, &record.id).await;
+            // The session's storage goes next, and its tasks with it.
+            crate::edge::health::task_moved(Some(record.status), None);
         }
     }
 
@@ -310,7 +313,11 @@ impl McpSession {
 }
 
 /// Stores a task's record, redacted: it holds the task's result and what it asked the client.
+/// The tasks gauge moves from the stored state to this one (a read of a key the object's
+/// storage has just read or written: its cache answers).
 async fn store(storage: &DurableObjectStorage, record: &Record) {
+    let was = crate::edge::stored::<Record>(storage, &tasks::key(&record.id)).await.ok().flatten().map(|r| r.status);
+    crate::edge::health::task_moved(was, Some(record.status));
     let Ok(text) = serde_json::to_string(record) else { return };
     let text = crate::edge::redaction::seal(text).into_string();
     if let Ok(promise) = storage.put(&tasks::key(&record.id), text.into()) {

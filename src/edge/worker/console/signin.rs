@@ -143,7 +143,10 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     let pairs = crate::oauth::form(&url.query);
     let field = |name: &str| crate::oauth::single(&pairs, name).ok().flatten().map(str::to_string);
     let clear_login = crate::auth::set_cookie(LOGIN_COOKIE, "", 0, https(url), "Lax");
-    let failed = |why: String| async move { super::page(req, env, catalog, url, Some(&why), 400).await };
+    let failed = |why: String| async move {
+        crate::edge::health::count(crate::metrics::Counter::SigninFailures, 1, None);
+        super::page(req, env, catalog, url, Some(&why), 400).await
+    };
     if let Some(error) = field("error") {
         let said = field("error_description").unwrap_or(error);
         return failed(format!("Sign-in did not complete: {said}")).await;
@@ -203,6 +206,7 @@ async fn admin_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &Requ
         return super::page(&req, env, catalog, url, Some("No admin token is set for this deployment (the secret MCP_EDGE_ADMIN_TOKEN)."), 404).await;
     };
     if typed.is_empty() || !crate::auth::same_secret(&token, &typed) {
+        crate::edge::health::count(crate::metrics::Counter::SigninFailures, 1, None);
         return super::page(&req, env, catalog, url, Some("That is not the admin token."), 401).await;
     }
     let key = signing_key(env).await?;

@@ -90,7 +90,10 @@ pub async fn callback(req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
     let key = signing_key(cx.env).await?;
     let (request, who) = match signin::provider_callback(&req, cx, oidc, &key).await? {
         Ok(answer) => answer,
-        Err(why) => return error_page(400, &why),
+        Err(why) => {
+            crate::edge::health::count(crate::metrics::Counter::SigninFailures, 1, None);
+            return error_page(400, &why);
+        }
     };
     let Some(client) = register::find(cx, &request.client_id).await? else { return error_page(400, "This client is no longer registered.") };
     let identity = signin::seal_principal(&key, "oauth.identity", &who, &digest(&request.seal(&key)), request::PAGE_TTL_MS)?;

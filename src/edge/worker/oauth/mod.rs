@@ -28,6 +28,7 @@ use crate::edge::worker::admission;
 use crate::envelope::Op;
 use crate::error::Error;
 use crate::head::RequestUrl;
+use crate::metrics::Counter;
 use crate::oauth::store::Command;
 use crate::paths;
 use crate::weburl::WebUrl;
@@ -127,7 +128,12 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
         (Get, Endpoint::Callback) => authorize::callback(req, &cx).await,
         (Post, Endpoint::Register) => register::register(req, &cx).await,
         (Delete, Endpoint::Client(id)) => register::delete(req, &cx, &id).await,
-        (Post, Endpoint::Token) => token::token(req, &cx).await,
+        (Post, Endpoint::Token) => {
+            let answer = token::token(req, &cx).await;
+            let issued = answer.as_ref().is_ok_and(|r| r.status_code() == 200);
+            crate::edge::health::count(if issued { Counter::OauthGrantsIssued } else { Counter::OauthGrantsRefused }, 1, None);
+            answer
+        }
         (Post, Endpoint::Revoke) => token::revoke(req, &cx).await,
         (_, Endpoint::Metadata | Endpoint::OpenIdMetadata | Endpoint::Jwks | Endpoint::Callback) => Err(Error::MethodNotAllowed("GET, OPTIONS")),
         (_, Endpoint::Authorize) => Err(Error::MethodNotAllowed("GET, POST, OPTIONS")),

@@ -101,6 +101,7 @@ pub async fn password(req: &Incoming, cx: &Cx<'_>, key: &[u8], users: &[User], u
         None => false,
     };
     let Some(user) = known.filter(|_| matches) else {
+        crate::edge::health::count(crate::metrics::Counter::SigninFailures, 1, None);
         return Ok(Err("Wrong username or password.".to_string()));
     };
     crate::edge::worker::admission::reset(cx.env, &counter, crate::admission::sign_in_reset(&budgets)).await?;

@@ -1,0 +1,53 @@
+//! `GET /metrics`: the cumulative metrics (`crate::metrics`) for a scraper, in Prometheus text
+//! or OpenMetrics as `Accept` asks. Who may: a bearer of the scrape token (the secret that
+//! `telemetry.metrics.scrapeTokenSecret` names: a credential that reads metrics and nothing
+//! else), or an admin bearer credential as the admin API takes them. Compared in constant time;
+//! a refused request counts against its address's limit, which bounds guessing.
+
+use worker::{Env, Headers, Response, ResponseBuilder};
+
+use crate::catalog::{Catalog, MetricsSettings};
+use crate::edge::http::Incoming;
+use crate::error::Error;
+use crate::head::RequestUrl;
+use crate::metrics::prometheus::{render, Format};
+
+/// Whether this request is the metrics': `/metrics`, when `telemetry.metrics` is configured.
+pub fn serves(catalog: &Catalog, path: &str) -> bool {
+    catalog.metrics.is_some() && crate::paths::answers(crate::paths::Owner::Metrics, path)
+}
+
+pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
+    let Some(settings) = &catalog.metrics else { return Err(Error::RouteNotFound(url.path.clone())) };
+    if req.method() != worker::Method::Get && req.method() != worker::Method::Head {
+        return Err(Error::MethodNotAllowed("GET"));
+    }
+    if !allowed(&req, env, catalog, url, settings).await? {
+        // Counted only when refused: a scraper every few seconds spends nothing.
+        crate::edge::worker::admission::per_address(&req, env, catalog).await?;
+        let headers = Headers::new();
+        headers.set("WWW-Authenticate", "Bearer realm=\"metrics\"")?;
+        headers.set("Content-Type", "text/plain; charset=utf-8")?;
+        headers.set("Cache-Control", "no-store")?;
+        return Ok(ResponseBuilder::new().with_status(401).with_headers(headers).fixed(b"send Authorization: Bearer with the scrape token or an admin credential\n".to_vec()));
+    }
+    let format = Format::of(req.header("accept").as_deref());
+    let totals = crate::edge::health::totals(env).await?;
+    let text = render(&totals, format);
+    let headers = Headers::new();
+    headers.set("Content-Type", format.content_type())?;
+    headers.set("Cache-Control", "no-store")?;
+    Ok(ResponseBuilder::new().with_status(200).with_headers(headers).fixed(text.into_bytes()))
+}
+
+/// Whether the bearer may read the metrics.
+async fn allowed(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl, settings: &MetricsSettings) -> Result<bool, Error> {
+    let header = req.header("authorization");
+    let Some(credential) = header.as_deref().and_then(|h| crate::auth::authorization(h, "Bearer")) else { return Ok(false) };
+    // An unset (or empty) secret admits no one: an empty bearer must not match it.
+    let scrape = settings.scrape_token_secret.as_deref().and_then(|name| crate::edge::secret(env, name)).filter(|t| !t.is_empty());
+    if scrape.is_some_and(|token| crate::auth::same_secret(&token, &credential)) {
+        return Ok(true);
+    }
+    Ok(crate::edge::worker::admin::bearer(env, catalog, url, &credential).await.is_ok())
+}
