@@ -10,6 +10,7 @@ import { pack } from './package.mjs';
 import { installClients } from '../tests/e2e/clients.mjs';
 import { installFixtures } from '../tests/openapi/fixtures.mjs';
 import { installBrowser } from '../tests/oauth/install.mjs';
+import { installPrometheus } from '../tests/e2e/prometheus.mjs';
 
 setup();
 run('cargo', ['test', '--quiet']);
@@ -25,6 +26,8 @@ pack();
 installClients();
 // Debian's Chromium, which the sign-in tests drive with playwright-core (tests/oauth/).
 installBrowser();
+// Debian's Prometheus and promtool, which scrape and check /metrics (tests/e2e/metrics.test.mjs).
+installPrometheus();
 // Prism and the OpenAPI documents the import is tested on (tests/openapi/).
 installFixtures();
 const testFiles = (dir) => readdirSync(join(root, 'tests', dir)).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', dir, f));
