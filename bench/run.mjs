@@ -9,7 +9,8 @@
 //!                                       COLD_RUNS=10 fresh isolates per peer for the cold starts
 //!                                       (bench/coldstart.mjs), BENCH_COLD=0 to skip them;
 //!                                       SCALE_SESSIONS=5000 for the scale run (bench/scale.mjs),
-//!                                       BENCH_SCALE=0 to skip it; BENCH_TAIL=0 skips the
+//!                                       BENCH_SCALE=0 to skip it; BENCH_METRICS=0 skips
+//!                                       /metrics with 1,000 tools (bench/metrics.mjs); BENCH_TAIL=0 skips the
 //!                                       fixed-rate tail latencies (bench/tail.mjs); BENCH_METER=0 skips the
 //!                                       metered pass (bench/meter.mjs) and the cost table;
 //!                                       BENCH_SERVERS=mcp-edge,fetch-only (names start with these)
@@ -35,6 +36,7 @@ import { costTable } from './cost.mjs';
 import { meterPeers } from './meter.mjs';
 import { tails, tailTable } from './tail.mjs';
 import { demoUpstream, openSessions, wrk } from './load.mjs';
+import { metricsBench, metricsTable } from './metrics.mjs';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -273,6 +275,9 @@ const tail = process.env.BENCH_TAIL === '0' ? undefined : await tails({ dir, bun
 const metered = process.env.BENCH_METER === '0' ? undefined : await meterPeers({ dir, bundles: peerScripts, upstreamUrl });
 // Scale: 5,000 sessions, and 1,000 tools (bench/scale.mjs); BENCH_SCALE=0 skips.
 const scaled = process.env.BENCH_SCALE === '0' ? undefined : await scale({ dir });
+// GET /metrics with 1,000 tools: its size and the time to render it (bench/metrics.mjs);
+// BENCH_METRICS=0 skips.
+const metricsRun = process.env.BENCH_METRICS === '0' ? undefined : await metricsBench({ dir });
 upstream.close();
 
 const size = (file) => {
@@ -322,7 +327,7 @@ for (const { c, t } of loads) {
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled };
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, metrics: metricsRun };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
@@ -344,6 +349,7 @@ const table = [
   ...(cold ? ['', coldStartTable(cold)] : []),
   ...(tail ? ['', tailTable(tail)] : []),
   ...(scaled ? ['', scaleTables(scaled)] : []),
+  ...(metricsRun ? ['', metricsTable(metricsRun)] : []),
   ...(metered ? ['', costTable(rows, metered)] : []),
 ].join('\n');
 writeFileSync(join(root, 'bench', 'results', `${stamp}.md`), table + '\n');

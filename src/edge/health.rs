@@ -15,7 +15,6 @@
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use worker::{Context, Delay, Env};
 
 use crate::catalog::{Catalog, HealthSettings, Server};
@@ -26,7 +25,7 @@ use crate::error::Error;
 use crate::health::{DataPoint, HealthView, Outcome, Window};
 use crate::jsonrpc::{Message, Parsed};
 use crate::method::Method;
-use crate::metrics::{Call, Counter, Gauge, Totals, UpstreamState};
+use crate::metrics::{Call, Counter, Gauge, Totals};
 
 /// How long figures wait in an isolate before they are sent: one hop per isolate per 5 s at most.
 pub const FLUSH_MS: u64 = 5_000;
@@ -37,18 +36,32 @@ const WORKER_BUDGET_MS: u64 = 25_000;
 pub const OBJECT: &str = "health";
 
 /// What an isolate sends the `health` object: the last hour's figures and the totals since the
-/// last flush.
-#[derive(Debug, Default, Serialize, Deserialize)]
+/// last flush. On the wire, the window's JSON, a line feed, and the totals' JSON (JSON text has
+/// no raw line feed, and a batch of a build before the totals is its window alone).
+#[derive(Debug, Default)]
 pub struct Batch {
-    #[serde(default)]
     pub window: Window,
-    #[serde(default)]
     pub totals: Totals,
 }
 
 impl Batch {
     fn is_empty(&self) -> bool {
         self.window.is_empty() && self.totals.is_empty()
+    }
+
+    fn to_body(&self) -> Result<String, Error> {
+        let json = |e: serde_json::Error| Error::Internal(e.to_string());
+        Ok(format!("{}\n{}", serde_json::to_string(&self.window).map_err(json)?, serde_json::to_string(&self.totals.0).map_err(json)?))
+    }
+
+    pub fn of_body(body: &[u8]) -> Result<Batch, Error> {
+        let bad = |e: serde_json::Error| Error::InvalidRequest(format!("health figures: {e}"));
+        let (window, totals) = match body.iter().position(|b| *b == b'\n') {
+            Some(at) => (body.get(..at).unwrap_or_default(), body.get(at + 1..).unwrap_or_default()),
+            None => (body, &b""[..]),
+        };
+        let totals = if totals.is_empty() { Totals::default() } else { Totals(serde_json::from_slice(totals).map_err(bad)?) };
+        Ok(Batch { window: serde_json::from_slice(window).map_err(bad)?, totals })
     }
 }
 
@@ -238,9 +251,7 @@ pub fn upstream(server: &str, upstream: &str, up: bool) {
     if counting().is_none() {
         return;
     }
-    let now = now_ms();
-    let state = UpstreamState { up, refreshed_ms: if up { now } else { 0 }, at_ms: now };
-    PENDING.with(|p| p.borrow_mut().totals.upstream(server, upstream, state));
+    PENDING.with(|p| p.borrow_mut().totals.upstream(server, upstream, up, now_ms()));
 }
 
 /// A `tools/call` of a configured tool that dispatch refuses for its arguments counts as
@@ -344,7 +355,7 @@ async fn flush_task(env: Env, budget_ms: Option<u64>) {
 }
 
 async fn send(env: &Env, batch: &Batch) -> Result<(), Error> {
-    let body = serde_json::to_string(batch).map_err(|e| Error::Internal(e.to_string()))?;
+    let body = batch.to_body()?;
     let reply = crate::edge::object::registry::call(env, OBJECT, Op::HealthFlush, 0, None, body).await?;
     match reply.status_code() {
         204 => Ok(()),
@@ -394,7 +405,7 @@ pub async fn totals(env: &Env) -> Result<Totals, Error> {
     if reply.status_code() != 200 {
         return Err(Error::Internal(format!("the {OBJECT} object answered {}", reply.status_code())));
     }
-    let mut totals: Totals = serde_json::from_slice(&reply.bytes().await?).map_err(|e| Error::Internal(format!("the {OBJECT} object's totals: {e}")))?;
+    let mut totals = Totals(serde_json::from_slice(&reply.bytes().await?).map_err(|e| Error::Internal(format!("the {OBJECT} object's totals: {e}")))?);
     PENDING.with(|p| totals.merge(&p.borrow().totals));
     Ok(totals)
 }

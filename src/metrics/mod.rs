@@ -16,11 +16,8 @@ pub mod prometheus;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 /// How a `tools/call` ended, as the metrics (and the log line) name it: a closed set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Outcome {
     /// The upstream answered with 2xx, and the result is not an error.
     Ok,
@@ -67,8 +64,7 @@ impl Outcome {
 }
 
 /// The deployment's named counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Counter {
     /// An authorization code or refresh token exchanged for an access token at `/token`.
     OauthGrantsIssued,
@@ -98,8 +94,7 @@ impl Counter {
 }
 
 /// A gauge kept as the sum of its changes, reported by whoever opens and closes the thing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Gauge {
     /// Sessions started (`initialize`) and not yet ended (DELETE, expiry).
     Sessions,
@@ -113,6 +108,14 @@ pub enum Gauge {
 }
 
 impl Gauge {
+    fn name(self) -> &'static str {
+        match self {
+            Gauge::Sessions => "sessions",
+            Gauge::Streams => "streams",
+            other => other.task_state().unwrap_or_default(),
+        }
+    }
+
     /// The gauge of tasks in a state, by the state's wire name (`crate::tasks::Status::name`).
     pub fn tasks(state: &str) -> Option<Gauge> {
         Some(match state {
@@ -142,66 +145,34 @@ impl Gauge {
 /// semantic conventions' advice for `mcp.server.operation.duration` (0.01 s to 300 s).
 pub const BOUNDS_MS: [u64; 14] = [10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000];
 
-/// A cumulative latency histogram over `BOUNDS_MS`: the count per bucket (not cumulative; the
-/// last is +Inf) and the sum in milliseconds.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+/// A latency histogram as read back: the count per bucket (not cumulative; the last is +Inf)
+/// and the sum in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Buckets {
-    pub counts: Vec<u64>,
+    pub counts: [u64; BOUNDS_MS.len() + 1],
     pub sum_ms: u64,
 }
 
 impl Buckets {
-    pub fn record(&mut self, ms: u64) {
-        let bucket = BOUNDS_MS.iter().position(|b| ms <= *b).unwrap_or(BOUNDS_MS.len());
-        self.counts.resize(BOUNDS_MS.len() + 1, 0);
-        if let Some(count) = self.counts.get_mut(bucket) {
-            *count += 1;
-        }
-        self.sum_ms += ms;
-    }
-
-    pub fn merge(&mut self, other: &Buckets) {
-        if self.counts.len() < other.counts.len() {
-            self.counts.resize(other.counts.len(), 0);
-        }
-        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
-            *mine += theirs;
-        }
-        self.sum_ms += other.sum_ms;
-    }
-
     pub fn count(&self) -> u64 {
         self.counts.iter().sum()
     }
+}
 
-    pub fn is_empty(&self) -> bool {
-        self.count() == 0
+/// Which histogram: the whole call's, or its upstream exchanges'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Histogram {
+    Duration,
+    Upstream,
+}
+
+impl Histogram {
+    fn kind(self) -> &'static str {
+        match self {
+            Histogram::Duration => "d",
+            Histogram::Upstream => "u",
+        }
     }
-}
-
-/// One tool's totals: calls by principal (`""` when the label is off) and outcome; the whole
-/// call's latency, and the upstream exchange's.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ToolTotals {
-    pub calls: BTreeMap<String, BTreeMap<Outcome, u64>>,
-    #[serde(skip_serializing_if = "Buckets::is_empty")]
-    pub duration: Buckets,
-    #[serde(skip_serializing_if = "Buckets::is_empty")]
-    pub upstream: Buckets,
-}
-
-/// An upstream MCP server's state as last reported: whether its lists could be read, and when
-/// they last were.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct UpstreamState {
-    pub up: bool,
-    /// When its lists were last read (ms since the epoch); 0: never.
-    pub refreshed_ms: u64,
-    /// When this state was reported: the later report wins a merge.
-    pub at_ms: u64,
 }
 
 /// One call as the metrics count it.
@@ -218,96 +189,144 @@ pub struct Call<'a> {
     pub upstream_ms: Option<u64>,
 }
 
+/// Separates a key's parts: a character no configured name or principal carries.
+const SEP: char = '\u{1f}';
+
 /// Everything counted: what an isolate gathers between flushes, and what the `health` object
-/// keeps since it was created.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Totals {
-    /// Server name → tool name → totals.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub tools: BTreeMap<String, BTreeMap<String, ToolTotals>>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub counters: BTreeMap<Counter, u64>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub gauges: BTreeMap<Gauge, i64>,
-    /// Server name → upstream MCP server name → state.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub upstreams: BTreeMap<String, BTreeMap<String, UpstreamState>>,
+/// keeps since it was created. One flat map from a series' key to its number, so that its JSON
+/// (the flush's body, the object's storage) costs the module no serde code of its own: the
+/// health figures already carry a `BTreeMap<String, u64>`. Keys are parts joined by `SEP`:
+///
+/// - `c server tool principal outcome`: calls;
+/// - `d server tool i` and `d server tool s` (and `u ...`): the whole call's (the upstream's)
+///   latency histogram, bucket `i` and the sum in ms;
+/// - `n counter`: a deployment counter; `g gauge`: a gauge's changes, summed in two's
+///   complement (a `u64` that wraps below 0);
+/// - `up server upstream`: an upstream MCP server's state reported at `ms`, as `ms × 2 + up`,
+///   and `r server upstream`: when its lists were last read. These two merge by their maximum
+///   (the latest report wins); every other key by addition.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Totals(pub BTreeMap<String, u64>);
+
+fn key(parts: &[&str]) -> String {
+    let mut key = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            key.push(SEP);
+        }
+        key.push_str(part);
+    }
+    key
 }
 
 impl Totals {
+    fn add(&mut self, key: String, n: u64) {
+        let value = self.0.entry(key).or_default();
+        *value = value.wrapping_add(n);
+    }
+
+    fn max(&mut self, key: String, n: u64) {
+        let value = self.0.entry(key).or_default();
+        *value = (*value).max(n);
+    }
+
+    fn observe(&mut self, histogram: Histogram, server: &str, tool: &str, ms: u64) {
+        let bucket = BOUNDS_MS.iter().position(|b| ms <= *b).unwrap_or(BOUNDS_MS.len());
+        self.add(key(&[histogram.kind(), server, tool, &bucket.to_string()]), 1);
+        self.add(key(&[histogram.kind(), server, tool, "s"]), ms);
+    }
+
     pub fn record(&mut self, call: &Call<'_>) {
-        // Looked up before inserting: a tool seen before costs no allocation.
-        let tool = match self.tools.get_mut(call.server).and_then(|t| t.get_mut(call.tool)) {
-            Some(tool) => tool,
-            None => self.tools.entry(call.server.to_string()).or_default().entry(call.tool.to_string()).or_default(),
-        };
-        let by_outcome = match tool.calls.get_mut(call.principal) {
-            Some(by_outcome) => by_outcome,
-            None => tool.calls.entry(call.principal.to_string()).or_default(),
-        };
-        *by_outcome.entry(call.outcome).or_default() += 1;
+        self.add(key(&["c", call.server, call.tool, call.principal, call.outcome.name()]), 1);
         if let Some(ms) = call.duration_ms {
-            tool.duration.record(ms);
+            self.observe(Histogram::Duration, call.server, call.tool, ms);
         }
         if let Some(ms) = call.upstream_ms {
-            tool.upstream.record(ms);
+            self.observe(Histogram::Upstream, call.server, call.tool, ms);
         }
     }
 
     pub fn count(&mut self, counter: Counter, n: u64) {
-        *self.counters.entry(counter).or_default() += n;
+        self.add(key(&["n", counter.family().0]), n);
     }
 
     pub fn change(&mut self, gauge: Gauge, delta: i64) {
-        *self.gauges.entry(gauge).or_default() += delta;
+        self.add(key(&["g", gauge.name()]), delta as u64);
     }
 
-    pub fn upstream(&mut self, server: &str, upstream: &str, state: UpstreamState) {
-        let mine = self.upstreams.entry(server.to_string()).or_default().entry(upstream.to_string()).or_default();
-        mine.merge(state);
+    /// An upstream MCP server's lists read (`up`) or not, at `now_ms`.
+    pub fn upstream(&mut self, server: &str, upstream: &str, up: bool, now_ms: u64) {
+        self.max(key(&["up", server, upstream]), now_ms.saturating_mul(2) + u64::from(up));
+        if up {
+            self.max(key(&["r", server, upstream]), now_ms);
+        }
     }
 
     pub fn merge(&mut self, other: &Totals) {
-        for (server, tools) in &other.tools {
-            let mine = self.tools.entry(server.clone()).or_default();
-            for (name, theirs) in tools {
-                let tool = mine.entry(name.clone()).or_default();
-                for (principal, outcomes) in &theirs.calls {
-                    let by_outcome = tool.calls.entry(principal.clone()).or_default();
-                    for (outcome, n) in outcomes {
-                        *by_outcome.entry(*outcome).or_default() += n;
-                    }
-                }
-                tool.duration.merge(&theirs.duration);
-                tool.upstream.merge(&theirs.upstream);
-            }
-        }
-        for (counter, n) in &other.counters {
-            self.count(*counter, *n);
-        }
-        for (gauge, delta) in &other.gauges {
-            self.change(*gauge, *delta);
-        }
-        for (server, upstreams) in &other.upstreams {
-            for (name, state) in upstreams {
-                self.upstream(server, name, *state);
+        for (key, n) in &other.0 {
+            if key.starts_with(&format!("up{SEP}")) || key.starts_with(&format!("r{SEP}")) {
+                self.max(key.clone(), *n);
+            } else {
+                self.add(key.clone(), *n);
             }
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.counters.is_empty() && self.gauges.is_empty() && self.upstreams.is_empty()
+        self.0.is_empty()
     }
-}
 
-impl UpstreamState {
-    fn merge(&mut self, other: UpstreamState) {
-        if other.at_ms >= self.at_ms {
-            self.up = other.up;
-            self.at_ms = other.at_ms;
+    /// The entries whose key starts with `kind`, their key's other parts split.
+    fn entries<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = (Vec<&'a str>, u64)> + 'a {
+        let prefix = format!("{kind}{SEP}");
+        self.0.range(prefix.clone()..).take_while(move |(k, _)| k.starts_with(&prefix)).map(move |(k, n)| (k.get(kind.len() + 1..).unwrap_or_default().split(SEP).collect(), *n))
+    }
+
+    /// Calls: (server, tool, principal, outcome, count), by server, tool, principal, outcome.
+    pub fn calls(&self) -> impl Iterator<Item = ([&str; 4], u64)> {
+        self.entries("c").filter_map(|(parts, n)| Some(([*parts.first()?, *parts.get(1)?, *parts.get(2)?, *parts.get(3)?], n)))
+    }
+
+    /// A histogram per (server, tool).
+    pub fn histograms(&self, histogram: Histogram) -> BTreeMap<(&str, &str), Buckets> {
+        let mut all: BTreeMap<(&str, &str), Buckets> = BTreeMap::new();
+        for (parts, n) in self.entries(histogram.kind()) {
+            let (Some(server), Some(tool), Some(which)) = (parts.first(), parts.get(1), parts.get(2)) else { continue };
+            let buckets = all.entry((server, tool)).or_default();
+            match which.parse::<usize>() {
+                Ok(i) => {
+                    if let Some(count) = buckets.counts.get_mut(i) {
+                        *count += n;
+                    }
+                }
+                Err(_) => buckets.sum_ms += n,
+            }
         }
-        self.refreshed_ms = self.refreshed_ms.max(other.refreshed_ms);
+        all
+    }
+
+    pub fn counter(&self, counter: Counter) -> u64 {
+        self.0.get(&key(&["n", counter.family().0])).copied().unwrap_or(0)
+    }
+
+    pub fn gauge(&self, gauge: Gauge) -> i64 {
+        self.0.get(&key(&["g", gauge.name()])).copied().unwrap_or(0) as i64
+    }
+
+    /// Upstream MCP servers: (server, upstream) → (up, when its lists were last read, 0: never).
+    pub fn upstreams(&self) -> BTreeMap<(&str, &str), (bool, u64)> {
+        let mut all = BTreeMap::new();
+        for (parts, n) in self.entries("up") {
+            if let (Some(server), Some(upstream)) = (parts.first(), parts.get(1)) {
+                all.insert((*server, *upstream), (n % 2 == 1, 0));
+            }
+        }
+        for (parts, n) in self.entries("r") {
+            if let Some(state) = parts.first().zip(parts.get(1)).and_then(|(s, u)| all.get_mut(&(*s, *u))) {
+                state.1 = n;
+            }
+        }
+        all
     }
 }
 
@@ -331,15 +350,15 @@ mod tests {
         }
         assert_eq!(Outcome::of(H::Timeout, true), Outcome::Timeout);
         assert_eq!(Outcome::ALL.map(Outcome::name).join(" "), "ok tool_error upstream_error timeout cancelled denied rate_limited");
-        assert_eq!(serde_json::to_string(&Outcome::RateLimited).unwrap(), r#""rate_limited""#);
     }
 
     #[test]
     fn buckets_hold_their_upper_bound() {
-        let mut b = Buckets::default();
+        let mut t = Totals::default();
         for ms in [0, 10, 11, 300_000, 300_001] {
-            b.record(ms);
+            t.record(&call("echo", Outcome::Ok, Some(ms)));
         }
+        let b = &t.histograms(Histogram::Duration)[&("srv", "echo")];
         assert_eq!(b.counts, [2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
         assert_eq!((b.count(), b.sum_ms), (5, 600_022));
     }
@@ -351,26 +370,28 @@ mod tests {
         a.record(&call("echo", Outcome::Denied, None));
         a.count(Counter::SigninFailures, 2);
         a.change(Gauge::Sessions, 1);
-        a.upstream("srv", "up", UpstreamState { up: true, refreshed_ms: 100, at_ms: 100 });
+        a.upstream("srv", "up", true, 100);
         let mut b = Totals::default();
         b.record(&call("echo", Outcome::Ok, Some(50)));
         b.record(&call("fail", Outcome::UpstreamError, Some(1)));
         b.change(Gauge::Sessions, -1);
-        b.change(Gauge::Streams, 1);
-        b.upstream("srv", "up", UpstreamState { up: false, refreshed_ms: 0, at_ms: 200 });
+        b.change(Gauge::Streams, -1);
+        b.upstream("srv", "up", false, 200);
         let mut ab = a.clone();
         ab.merge(&b);
         let mut ba = b.clone();
         ba.merge(&a);
         assert_eq!(ab, ba);
-        let echo = &ab.tools["srv"]["echo"];
-        assert_eq!(echo.calls[""][&Outcome::Ok], 2);
-        assert_eq!(echo.calls[""][&Outcome::Denied], 1);
-        assert_eq!((echo.duration.count(), echo.duration.sum_ms), (2, 55));
-        assert_eq!(ab.gauges[&Gauge::Sessions], 0);
-        assert_eq!(ab.upstreams["srv"]["up"], UpstreamState { up: false, refreshed_ms: 100, at_ms: 200 });
-        let text = serde_json::to_string(&ab).unwrap();
-        assert_eq!(serde_json::from_str::<Totals>(&text).unwrap(), ab);
+        let calls: Vec<_> = ab.calls().collect();
+        assert_eq!(calls, [(["srv", "echo", "", "denied"], 1), (["srv", "echo", "", "ok"], 2), (["srv", "fail", "", "upstream_error"], 1)]);
+        let echo = &ab.histograms(Histogram::Duration)[&("srv", "echo")];
+        assert_eq!((echo.count(), echo.sum_ms), (2, 55));
+        assert_eq!((ab.gauge(Gauge::Sessions), ab.gauge(Gauge::Streams), ab.counter(Counter::SigninFailures)), (0, -1, 2));
+        // The later report wins; the last read is kept.
+        assert_eq!(ab.upstreams()[&("srv", "up")], (false, 100));
+        // Stored and sent as JSON, and read back the same.
+        let text = serde_json::to_string(&ab.0).unwrap();
+        assert_eq!(Totals(serde_json::from_str(&text).unwrap()), ab);
         assert!(Totals::default().is_empty() && !ab.is_empty());
     }
 

@@ -10,7 +10,7 @@ use std::fmt::Write;
 
 use crate::method::Method;
 
-use super::{Buckets, Counter, Gauge, Totals, BOUNDS_MS};
+use super::{Buckets, Counter, Gauge, Histogram, Totals, BOUNDS_MS};
 
 /// Which exposition format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,41 +47,31 @@ pub const CALLS: &str = "mcp_edge_tool_calls";
 
 /// Renders `totals` in `format`.
 pub fn render(totals: &Totals, format: Format) -> String {
-    let mut out = Writer { text: String::with_capacity(256 + totals.tools.len() * 4096), format };
+    let mut out = Writer { text: String::with_capacity(1024 + totals.0.len() * 160), format };
     out.family(CALLS, "counter", "Tool calls by server, tool and outcome.", None);
-    for (server, tools) in &totals.tools {
-        for (tool, t) in tools {
-            for (principal, outcomes) in &t.calls {
-                for (outcome, n) in outcomes {
-                    let mut labels = vec![("server", server.as_str()), ("tool", tool.as_str()), ("outcome", outcome.name())];
-                    if !principal.is_empty() {
-                        labels.push(("principal", principal.as_str()));
-                    }
-                    out.sample(&format!("{CALLS}_total"), &labels, *n);
-                }
-            }
+    for ([server, tool, principal, outcome], n) in totals.calls() {
+        let mut labels = vec![("server", server), ("tool", tool), ("outcome", outcome)];
+        if !principal.is_empty() {
+            labels.push(("principal", principal));
         }
+        out.sample(&format!("{CALLS}_total"), &labels, n);
     }
     out.family(DURATION, "histogram", "Duration of MCP tool calls as mcp-edge served them, in seconds.", Some("seconds"));
-    for (server, tools) in &totals.tools {
-        for (tool, t) in tools.iter().filter(|(_, t)| !t.duration.is_empty()) {
-            out.histogram(DURATION, &[("mcp_method_name", Method::ToolsCall.name()), ("gen_ai_tool_name", tool), ("server", server)], &t.duration);
-        }
+    for ((server, tool), b) in totals.histograms(Histogram::Duration) {
+        out.histogram(DURATION, &[("mcp_method_name", Method::ToolsCall.name()), ("gen_ai_tool_name", tool), ("server", server)], &b);
     }
     out.family(UPSTREAM_DURATION, "histogram", "Duration of the upstream exchanges of a tool call, in seconds.", Some("seconds"));
-    for (server, tools) in &totals.tools {
-        for (tool, t) in tools.iter().filter(|(_, t)| !t.upstream.is_empty()) {
-            out.histogram(UPSTREAM_DURATION, &[("server", server), ("tool", tool)], &t.upstream);
-        }
+    for ((server, tool), b) in totals.histograms(Histogram::Upstream) {
+        out.histogram(UPSTREAM_DURATION, &[("server", server), ("tool", tool)], &b);
     }
     for counter in Counter::ALL {
         let (name, help) = counter.family();
         out.family(name, "counter", help, None);
-        out.sample(&format!("{name}_total"), &[], totals.counters.get(&counter).copied().unwrap_or(0));
+        out.sample(&format!("{name}_total"), &[], totals.counter(counter));
     }
     // A gauge kept as a sum of changes reads below 0 only if a close was counted without its
     // open (an isolate's batch lost): 0 is the honest floor.
-    let gauge = |g: Gauge| u64::try_from(totals.gauges.get(&g).copied().unwrap_or(0)).unwrap_or(0);
+    let gauge = |g: Gauge| u64::try_from(totals.gauge(g)).unwrap_or(0);
     out.family("mcp_edge_sessions_open", "gauge", "Sessions started and not yet ended.", None);
     out.sample("mcp_edge_sessions_open", &[], gauge(Gauge::Sessions));
     out.family("mcp_edge_streams_open", "gauge", "Streams open in session objects.", None);
@@ -90,18 +80,15 @@ pub fn render(totals: &Totals, format: Format) -> String {
     for g in [Gauge::TasksWorking, Gauge::TasksInputRequired, Gauge::TasksCompleted, Gauge::TasksFailed, Gauge::TasksCancelled] {
         out.sample("mcp_edge_tasks", &[("state", g.task_state().unwrap_or_default())], gauge(g));
     }
+    let upstreams = totals.upstreams();
     out.family("mcp_edge_upstream_server_up", "gauge", "Whether an upstream MCP server's lists could be read when last tried (1) or not (0).", None);
-    for (server, upstreams) in &totals.upstreams {
-        for (name, state) in upstreams {
-            out.sample("mcp_edge_upstream_server_up", &[("server", server), ("upstream", name)], u64::from(state.up));
-        }
+    for ((server, name), (up, _)) in &upstreams {
+        out.sample("mcp_edge_upstream_server_up", &[("server", server), ("upstream", name)], u64::from(*up));
     }
     let refreshed = "mcp_edge_upstream_lists_refreshed_timestamp_seconds";
     out.family(refreshed, "gauge", "When an upstream MCP server's lists were last read, in seconds since the epoch.", Some("seconds"));
-    for (server, upstreams) in &totals.upstreams {
-        for (name, state) in upstreams.iter().filter(|(_, s)| s.refreshed_ms > 0) {
-            out.value(refreshed, &[("server", server), ("upstream", name)], &seconds(state.refreshed_ms, false));
-        }
+    for ((server, name), (_, ms)) in upstreams.iter().filter(|(_, (_, ms))| *ms > 0) {
+        out.value(refreshed, &[("server", server), ("upstream", name)], &seconds(*ms, false));
     }
     if format == Format::OpenMetrics {
         out.text.push_str("# EOF\n");
@@ -198,7 +185,7 @@ fn escape_help(help: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{Call, Outcome, UpstreamState};
+    use crate::metrics::{Call, Outcome};
 
     fn sample() -> Totals {
         let mut t = Totals::default();
@@ -209,12 +196,12 @@ mod tests {
         t.count(Counter::OauthGrantsIssued, 3);
         t.change(Gauge::Sessions, 2);
         t.change(Gauge::TasksWorking, 1);
-        t.upstream("srv", "up", UpstreamState { up: true, refreshed_ms: 1_800_000_000_250, at_ms: 1 });
+        t.upstream("srv", "up", true, 1_800_000_000_250);
         t
     }
 
-    const BODY: &str = r#"mcp_edge_tool_calls_total{server="srv",tool="echo",outcome="ok"} 2
-mcp_edge_tool_calls_total{server="srv",tool="echo",outcome="denied"} 1
+    const BODY: &str = r#"mcp_edge_tool_calls_total{server="srv",tool="echo",outcome="denied"} 1
+mcp_edge_tool_calls_total{server="srv",tool="echo",outcome="ok"} 2
 "#;
 
     #[test]

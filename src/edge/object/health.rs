@@ -27,21 +27,13 @@ async fn put(state: &State, key: &str, value: &impl serde::Serialize) -> Result<
     Ok(())
 }
 
-/// A batch as an isolate sent it; an isolate of the build before the totals sent its window
-/// alone.
-fn batch(body: &[u8]) -> Result<Batch, Error> {
-    serde_json::from_slice::<Batch>(body)
-        .or_else(|_| serde_json::from_slice::<Window>(body).map(|window| Batch { window, totals: Totals::default() }))
-        .map_err(|e| Error::InvalidRequest(format!("health figures: {e}")))
-}
-
 /// Serves one operation inside the object. The reads, the merges and the writes have no other
 /// await between them, so the object's input gate keeps concurrent flushes from interleaving.
 pub async fn serve(state: &State, op: Op, body: &[u8]) -> Result<Response, Error> {
     let now = crate::edge::now_ms();
     match op {
         Op::HealthFlush => {
-            let batch = batch(body)?;
+            let batch = Batch::of_body(body)?;
             if !batch.window.is_empty() {
                 let mut window: Window = load(state, KEY).await?;
                 window.merge(&batch.window);
@@ -49,9 +41,9 @@ pub async fn serve(state: &State, op: Op, body: &[u8]) -> Result<Response, Error
                 put(state, KEY, &window).await?;
             }
             if !batch.totals.is_empty() {
-                let mut totals: Totals = load(state, TOTALS).await?;
+                let mut totals = Totals(load(state, TOTALS).await?);
                 totals.merge(&batch.totals);
-                put(state, TOTALS, &totals).await?;
+                put(state, TOTALS, &totals.0).await?;
             }
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
@@ -62,7 +54,7 @@ pub async fn serve(state: &State, op: Op, body: &[u8]) -> Result<Response, Error
             Ok(ResponseBuilder::new().with_status(200).fixed(text.into_bytes()))
         }
         Op::MetricsRead => {
-            let totals: Totals = load(state, TOTALS).await?;
+            let totals: std::collections::BTreeMap<String, u64> = load(state, TOTALS).await?;
             let text = serde_json::to_string(&totals).map_err(|e| Error::Internal(e.to_string()))?;
             Ok(ResponseBuilder::new().with_status(200).fixed(text.into_bytes()))
         }
