@@ -287,12 +287,16 @@ impl Totals {
         self.entries("c").filter_map(|(parts, n)| Some(([*parts.first()?, *parts.get(1)?, *parts.get(2)?, *parts.get(3)?], n)))
     }
 
-    /// A histogram per (server, tool).
-    pub fn histograms(&self, histogram: Histogram) -> BTreeMap<(&str, &str), Buckets> {
-        let mut all: BTreeMap<(&str, &str), Buckets> = BTreeMap::new();
+    /// A histogram per (server, tool), in that order. A histogram's keys sit together in the
+    /// sorted map, so one pass reads them.
+    pub fn histograms(&self, histogram: Histogram) -> Vec<((&str, &str), Buckets)> {
+        let mut all: Vec<((&str, &str), Buckets)> = Vec::new();
         for (parts, n) in self.entries(histogram.kind()) {
             let (Some(server), Some(tool), Some(which)) = (parts.first(), parts.get(1), parts.get(2)) else { continue };
-            let buckets = all.entry((server, tool)).or_default();
+            if all.last().is_none_or(|(at, _)| *at != (*server, *tool)) {
+                all.push(((server, tool), Buckets::default()));
+            }
+            let Some((_, buckets)) = all.last_mut() else { continue };
             match which.parse::<usize>() {
                 Ok(i) => {
                     if let Some(count) = buckets.counts.get_mut(i) {
@@ -313,20 +317,15 @@ impl Totals {
         self.0.get(&key(&["g", gauge.name()])).copied().unwrap_or(0) as i64
     }
 
-    /// Upstream MCP servers: (server, upstream) → (up, when its lists were last read, 0: never).
-    pub fn upstreams(&self) -> BTreeMap<(&str, &str), (bool, u64)> {
-        let mut all = BTreeMap::new();
-        for (parts, n) in self.entries("up") {
-            if let (Some(server), Some(upstream)) = (parts.first(), parts.get(1)) {
-                all.insert((*server, *upstream), (n % 2 == 1, 0));
-            }
-        }
-        for (parts, n) in self.entries("r") {
-            if let Some(state) = parts.first().zip(parts.get(1)).and_then(|(s, u)| all.get_mut(&(*s, *u))) {
-                state.1 = n;
-            }
-        }
-        all
+    /// Upstream MCP servers: (server, upstream, up, when its lists were last read (0: never)).
+    pub fn upstreams(&self) -> Vec<(&str, &str, bool, u64)> {
+        self.entries("up")
+            .filter_map(|(parts, n)| {
+                let (server, upstream) = (*parts.first()?, *parts.get(1)?);
+                let refreshed = self.0.get(&key(&["r", server, upstream])).copied().unwrap_or(0);
+                Some((server, upstream, n % 2 == 1, refreshed))
+            })
+            .collect()
     }
 }
 
@@ -358,7 +357,8 @@ mod tests {
         for ms in [0, 10, 11, 300_000, 300_001] {
             t.record(&call("echo", Outcome::Ok, Some(ms)));
         }
-        let b = &t.histograms(Histogram::Duration)[&("srv", "echo")];
+        let [(at, b)] = &t.histograms(Histogram::Duration)[..] else { panic!() };
+        assert_eq!(*at, ("srv", "echo"));
         assert_eq!(b.counts, [2, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1]);
         assert_eq!((b.count(), b.sum_ms), (5, 600_022));
     }
@@ -384,11 +384,13 @@ mod tests {
         assert_eq!(ab, ba);
         let calls: Vec<_> = ab.calls().collect();
         assert_eq!(calls, [(["srv", "echo", "", "denied"], 1), (["srv", "echo", "", "ok"], 2), (["srv", "fail", "", "upstream_error"], 1)]);
-        let echo = &ab.histograms(Histogram::Duration)[&("srv", "echo")];
+        let histograms = ab.histograms(Histogram::Duration);
+        let echo = &histograms.iter().find(|(at, _)| *at == ("srv", "echo")).unwrap().1;
+        assert_eq!(histograms.len(), 2);
         assert_eq!((echo.count(), echo.sum_ms), (2, 55));
         assert_eq!((ab.gauge(Gauge::Sessions), ab.gauge(Gauge::Streams), ab.counter(Counter::SigninFailures)), (0, -1, 2));
         // The later report wins; the last read is kept.
-        assert_eq!(ab.upstreams()[&("srv", "up")], (false, 100));
+        assert_eq!(ab.upstreams(), [("srv", "up", false, 100)]);
         // Stored and sent as JSON, and read back the same.
         let text = serde_json::to_string(&ab.0).unwrap();
         assert_eq!(Totals(serde_json::from_str(&text).unwrap()), ab);

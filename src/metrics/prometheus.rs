@@ -82,12 +82,12 @@ pub fn render(totals: &Totals, format: Format) -> String {
     }
     let upstreams = totals.upstreams();
     out.family("mcp_edge_upstream_server_up", "gauge", "Whether an upstream MCP server's lists could be read when last tried (1) or not (0).", None);
-    for ((server, name), (up, _)) in &upstreams {
+    for (server, name, up, _) in &upstreams {
         out.sample("mcp_edge_upstream_server_up", &[("server", server), ("upstream", name)], u64::from(*up));
     }
     let refreshed = "mcp_edge_upstream_lists_refreshed_timestamp_seconds";
     out.family(refreshed, "gauge", "When an upstream MCP server's lists were last read, in seconds since the epoch.", Some("seconds"));
-    for ((server, name), (_, ms)) in upstreams.iter().filter(|(_, (_, ms))| *ms > 0) {
+    for (server, name, _, ms) in upstreams.iter().filter(|u| u.3 > 0) {
         out.value(refreshed, &[("server", server), ("upstream", name)], &seconds(*ms, false));
     }
     if format == Format::OpenMetrics {
