@@ -3,11 +3,11 @@
 /// `bytes` as lowercase hex, two digits a byte.
 pub fn encode(bytes: &[u8]) -> String {
     // By table, not `format!` per byte: trace and span ids are written on every traced hop.
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digit = |n: u8| char::from_digit(u32::from(n), 16).unwrap_or('0');
     let mut text = String::with_capacity(bytes.len() * 2);
     for b in bytes {
-        text.push(char::from(DIGITS[usize::from(b >> 4)]));
-        text.push(char::from(DIGITS[usize::from(b & 0xf)]));
+        text.push(digit(b >> 4));
+        text.push(digit(b & 0xf));
     }
     text
 }

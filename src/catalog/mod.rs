@@ -2,10 +2,12 @@
 //! hints, and the tools, resources, prompts and auth compiled from a configuration file by
 //! `config`. Only `config` knows the file: the layers that serve requests read the catalog.
 //! `mcp`: an upstream MCP server's lists as entries of ours (tools, resources, prompts).
+//! `telemetry`: where spans and metrics go, and who may scrape them.
 
 mod entries;
 pub mod mcp;
 mod secrets;
+pub mod telemetry;
 
 pub use entries::{Prompt, Resource, ResourceSource, ResourceTemplate};
 
@@ -37,6 +39,8 @@ pub struct Catalog {
     pub admin_secrets: Option<Vec<String>>,
     /// The built-in per-address limit (`admission`); `None`: off.
     pub admission: Option<crate::admission::PerAddress>,
+    /// Traces and metrics: where they go, which are kept, who may scrape (`telemetry`).
+    pub telemetry: telemetry::Telemetry,
 }
 
 /// Who may see the status page at `/` (`console.access`).

@@ -11,6 +11,7 @@ pub(crate) mod auth;
 mod oauth;
 mod compile;
 mod health;
+mod telemetry;
 mod safety;
 mod file;
 mod locate;

@@ -32,6 +32,9 @@ pub struct ConfigFile {
     /// admin API.
     #[serde(default)]
     pub admission: AdmissionConfig,
+    /// Traces and metrics: the OTLP collector, sampling, who may scrape `/metrics`.
+    #[serde(default)]
+    pub telemetry: super::telemetry::TelemetryConfig,
 }
 
 /// `admin`: what live changes through the admin API may do.
@@ -726,6 +729,10 @@ pub struct ToolConfig {
     /// provider. Off by default: a principal's token never goes upstream unasked.
     #[serde(default)]
     pub forward_upstream_token: bool,
+    /// What this tool's spans may carry besides names and outcomes: its arguments, its results
+    /// (opt-in; redacted as replies are).
+    #[serde(default)]
+    pub trace: crate::tools::TraceContent,
     pub http: HttpConfig,
 }
 

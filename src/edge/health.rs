@@ -51,6 +51,12 @@ fn settings() -> Option<HealthSettings> {
     crate::edge::live::served().ok().map(|c| c.health.clone()).filter(|h| h.enabled)
 }
 
+/// Whether calls are running in this Worker isolate (a streamed stateless reply's), whose
+/// figures and spans a background task should wait for.
+pub fn calls_running() -> bool {
+    RUNNING.with(Cell::get) > 0
+}
+
 /// A call from its start: its latency, and (in the Worker) the count of calls running.
 pub struct Timer {
     started_ms: u64,

@@ -70,32 +70,24 @@ impl Context {
     /// read by its first four fields, as the recommendation asks.
     pub fn parse(traceparent: &str, tracestate: Option<&str>) -> Option<Context> {
         let text = traceparent.trim_matches([' ', '\t']);
-        let bytes = text.as_bytes();
-        if bytes.len() < 55 || !lower_hex(&bytes[..2]) || &bytes[..2] == b"ff" {
+        let mut fields = text.splitn(5, '-');
+        let (version, trace, span, flags) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+        let sizes = version.len() == 2 && trace.len() == 32 && span.len() == 16 && flags.len() == 2;
+        if !sizes || [version, trace, span, flags].iter().any(|f| !lower_hex(f.as_bytes())) || version == "ff" {
             return None;
         }
-        match (&bytes[..2], bytes.len()) {
-            (b"00", 55) => {}
-            (b"00", _) => return None,
-            (_, 55) => {}
-            (_, _) if bytes[55] == b'-' => {}
-            _ => return None,
-        }
-        if bytes[2] != b'-' || bytes[35] != b'-' || bytes[52] != b'-' {
+        // Version 00 ends with its flags; a later one may go on after a dash.
+        if version == "00" && fields.next().is_some() {
             return None;
         }
-        let (trace, span, flags) = (&bytes[3..35], &bytes[36..52], &bytes[53..55]);
-        if !lower_hex(trace) || !lower_hex(span) || !lower_hex(flags) {
-            return None;
-        }
-        let trace_id: [u8; 16] = crate::hex::decode(&text[3..35])?.try_into().ok()?;
-        let span_id: [u8; 8] = crate::hex::decode(&text[36..52])?.try_into().ok()?;
+        let trace_id: [u8; 16] = crate::hex::decode(trace)?.try_into().ok()?;
+        let span_id: [u8; 8] = crate::hex::decode(span)?.try_into().ok()?;
         if trace_id == [0; 16] || span_id == [0; 8] {
             return None;
         }
-        let flags = crate::hex::decode(&text[53..55])?;
+        let flags = *crate::hex::decode(flags)?.first()?;
         let state = tracestate.map(|s| s.trim_matches([' ', '\t'])).filter(|s| valid_state(s)).map(str::to_string);
-        Some(Context { trace_id: TraceId(trace_id), span_id: SpanId(span_id), flags: flags[0], state })
+        Some(Context { trace_id: TraceId(trace_id), span_id: SpanId(span_id), flags, state })
     }
 
     pub fn sampled(&self) -> bool {

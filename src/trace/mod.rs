@@ -5,11 +5,13 @@
 //!
 //! - [`context`]: `traceparent` and `tracestate`, read and written.
 //! - [`span`]: a span, its attributes, events and status.
+//! - [`mcp`]: the context in a message's `_meta`, and an MCP span's name and attributes.
 //! - [`names`]: the conventions' attribute names, and `url.full` as it may be shown.
 //! - [`wire`]: the protobuf writer the OTLP encodings use.
 //! - [`otlp`]: spans as an OTLP `ExportTraceServiceRequest`, in protobuf or JSON.
 
 pub mod context;
+pub mod mcp;
 pub mod names;
 pub mod otlp;
 pub mod span;

@@ -131,32 +131,31 @@ fn json_attributes<'a>(attributes: impl Iterator<Item = (&'a str, &'a Value)>, s
 pub fn json(source: &Source, spans: &[Span], secrets: &Redactor) -> String {
     let resource: Vec<(&str, Value)> = source.attributes.iter().map(|(k, v)| (*k, Value::Str(v.clone()))).collect();
     let spans: Vec<Json> = spans.iter().map(|span| {
-        let mut s = json!({
-            "traceId": span.trace_id.hex(),
-            "spanId": span.span_id.hex(),
-            "name": secrets.redact(&span.name),
-            "kind": span.kind as u8,
-            "startTimeUnixNano": span.start_ns.to_string(),
-            "endTimeUnixNano": span.end_ns.to_string(),
-            "attributes": json_attributes(span.attributes.iter().map(|(k, v)| (*k, v)), secrets),
-            "flags": span.flags & 1,
-        });
+        let mut s = serde_json::Map::new();
+        s.insert("traceId".into(), json!(span.trace_id.hex()));
+        s.insert("spanId".into(), json!(span.span_id.hex()));
         if let Some(parent) = &span.parent {
-            s["parentSpanId"] = json!(parent.hex());
+            s.insert("parentSpanId".into(), json!(parent.hex()));
         }
         if let Some(state) = &span.state {
-            s["traceState"] = json!(state);
+            s.insert("traceState".into(), json!(state));
         }
+        s.insert("name".into(), json!(secrets.redact(&span.name)));
+        s.insert("kind".into(), json!(span.kind as u8));
+        s.insert("startTimeUnixNano".into(), json!(span.start_ns.to_string()));
+        s.insert("endTimeUnixNano".into(), json!(span.end_ns.to_string()));
+        s.insert("attributes".into(), json_attributes(span.attributes.iter().map(|(k, v)| (*k, v)), secrets));
         if !span.events.is_empty() {
-            s["events"] = span.events.iter().map(|e| json!({"timeUnixNano": e.time_ns.to_string(), "name": e.name, "attributes": json_attributes(e.attributes.iter().map(|(k, v)| (*k, v)), secrets)})).collect();
+            s.insert("events".into(), span.events.iter().map(|e| json!({"timeUnixNano": e.time_ns.to_string(), "name": e.name, "attributes": json_attributes(e.attributes.iter().map(|(k, v)| (*k, v)), secrets)})).collect());
         }
         if !span.links.is_empty() {
-            s["links"] = span.links.iter().map(|l| json!({"traceId": l.trace_id.hex(), "spanId": l.span_id.hex(), "flags": l.flags & 1})).collect();
+            s.insert("links".into(), span.links.iter().map(|l| json!({"traceId": l.trace_id.hex(), "spanId": l.span_id.hex(), "flags": l.flags & 1})).collect());
         }
         if let Status::Error(message) = &span.status {
-            s["status"] = json!({"code": STATUS_ERROR, "message": secrets.redact(message)});
+            s.insert("status".into(), json!({"code": STATUS_ERROR, "message": secrets.redact(message)}));
         }
-        s
+        s.insert("flags".into(), json!(span.flags & 1));
+        Json::Object(s)
     }).collect();
     json!({"resourceSpans": [{
         "resource": {"attributes": json_attributes(resource.iter().map(|(k, v)| (*k, v)), secrets)},
