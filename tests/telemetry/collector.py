@@ -9,10 +9,12 @@ answers 200 with an empty Export*ServiceResponse, and keeps every export: its ra
 request decoded. GET /received serves them back as JSON with ids as lowercase hex.
 
 It can also play a collector that fails, for the dead-collector test: `hang` never answers,
-`slow` answers after `delay` seconds, `refuse` answers 503. The mode is set on the command line
+`slow` answers after `delay` seconds, `refuse` answers 503. `sink`, for the bench, answers 200
+at once and only counts exports and bytes (decoding and keeping them would take the CPU the
+bench measures the worker by). The mode is set on the command line
 or at run time with POST /mode {"mode": ..., "delay": ...}; DELETE /received forgets everything.
 
-Usage: collector.py [--port N] [--mode ok|hang|slow|refuse] [--delay SECONDS]
+Usage: collector.py [--port N] [--mode ok|hang|slow|refuse|sink] [--delay SECONDS]
 Prints {"port": N} on its first line once it listens on 127.0.0.1.
 """
 
@@ -42,7 +44,8 @@ lock = threading.Lock()
 state = {"mode": "ok", "delay": 0.0}
 exports = []  # every export decoded: see Handler.do_POST
 errors = []  # exports that did not decode, or decoded only by ignoring unknown fields
-attempts = []  # every POST, in every mode (a hung collector still sees the attempt)
+attempts = []  # every POST, in every mode but sink (a hung collector still sees the attempt)
+sunk = {"exports": 0, "bytes": 0}  # what `sink` took
 
 
 def hex_ids_to_base64(node, path=""):
@@ -117,7 +120,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/received":
             with lock:
-                document = {"exports": exports, "errors": errors, "attempts": attempts, "mode": state}
+                document = {"exports": exports, "errors": errors, "attempts": attempts, "sunk": sunk, "mode": state}
                 body = json.dumps(document).encode()
             return self.reply(200, body)
         if self.path == "/health":
@@ -130,6 +133,7 @@ class Handler(BaseHTTPRequestHandler):
                 exports.clear()
                 errors.clear()
                 attempts.clear()
+                sunk.update(exports=0, bytes=0)
             return self.reply(200, b"{}")
         self.reply(404, b'{"error":"not found"}')
 
@@ -148,6 +152,15 @@ class Handler(BaseHTTPRequestHandler):
         received_at = time.time()
         with lock:
             mode, delay = state["mode"], state["delay"]
+            if mode == "sink":
+                sunk["exports"] += 1
+                sunk["bytes"] += len(body)
+        if mode == "sink":
+            empty = SIGNALS[self.path][1]()
+            if content_type == "application/json":
+                return self.reply(200, b"{}")
+            return self.reply(200, empty.SerializeToString(), "application/x-protobuf")
+        with lock:
             attempts.append({"path": self.path, "at": received_at, "mode": mode, "bytes": len(body)})
         if mode == "hang":
             # Never answers: the thread holds the connection until the process ends.
@@ -190,7 +203,7 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0)
-    parser.add_argument("--mode", choices=["ok", "hang", "slow", "refuse"], default="ok")
+    parser.add_argument("--mode", choices=["ok", "hang", "slow", "refuse", "sink"], default="ok")
     parser.add_argument("--delay", type=float, default=0)
     options = parser.parse_args()
     state["mode"], state["delay"] = options.mode, options.delay

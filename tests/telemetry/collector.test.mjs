@@ -126,3 +126,16 @@ test('a collector told to fail: refuse answers 503, slow answers late, hang neve
   assert.deepEqual(attempts.map((a) => a.mode), ['refuse', 'slow', 'hang']);
   assert.equal(exports.length, 1, 'only the slow one was taken');
 });
+
+test('a sink (the bench\'s collector) answers at once and only counts', async () => {
+  await collector.reset();
+  await collector.setMode('sink');
+  const body = JSON.stringify(jsonExport);
+  const res = await post('/v1/traces', 'application/json', body);
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), {});
+  await collector.setMode('ok');
+  const { sunk, exports, attempts } = await collector.received();
+  assert.deepEqual(sunk, { exports: 1, bytes: Buffer.byteLength(body) });
+  assert.equal(exports.length + attempts.length, 0, 'nothing kept');
+});
