@@ -182,12 +182,23 @@ for (const encoding of ['protobuf', 'json']) {
     const echo = await call(worker, sid, 'reply_opted', { spelling: 'base64', as: 'text', note: argMark });
     assert.match(echo.result.content[0].text, /\[redacted\]/);
     const spans = await collector.waitForSpans((all) => (serverSpan(all, id) && serverSpan(all, echo.id) ? all : undefined), { what: 'the opted-in calls' });
-    const opted = spans.filter((s) => s.traceId === serverSpan(spans, id).traceId);
-    const values = JSON.stringify(opted.map((s) => [s.attributes, s.events]));
-    assert.ok(values.includes(argMark), `the arguments are exported: ${values}`);
-    assert.ok(values.includes('[redacted]'), `and redacted: ${values}`);
-    const echoSpans = spans.filter((s) => s.traceId === serverSpan(spans, echo.id).traceId);
-    assert.match(JSON.stringify(echoSpans.map((s) => s.attributes)), /\[redacted\]/, 'the result is exported, redacted');
+    // The conventions' opt-in attributes (gen_ai.tool.call.arguments / .result), on a span of
+    // the call's trace, redacted as the reply is.
+    const attribute = (callId, key) => spans.filter((s) => s.traceId === serverSpan(spans, callId).traceId).map((s) => s.attributes[key]).find((v) => v !== undefined);
+    const args = attribute(id, 'gen_ai.tool.call.arguments');
+    assert.equal(typeof args, 'string', 'the arguments are exported');
+    assert.ok(args.includes(argMark) && args.includes('[redacted]'), `and redacted: ${args}`);
+    const results = attribute(id, 'gen_ai.tool.call.result');
+    assert.equal(typeof results, 'string', 'the result is exported');
+    assert.ok(results.includes(argMark) && results.includes('[redacted]'), `and redacted: ${results}`);
+    assert.match(attribute(echo.id, 'gen_ai.tool.call.result') ?? '', /\[redacted\]/, 'a result that echoed the secret in base64, redacted');
+    // Tools that did not opt in carry neither attribute on any span.
+    for (const s of spans) {
+      const trace = spans.filter((t) => t.traceId === s.traceId);
+      if (trace.some((t) => ['opted', 'reply_opted'].includes(t.attributes['gen_ai.tool.name']))) continue;
+      assert.equal(s.attributes['gen_ai.tool.call.arguments'], undefined, `${s.name} (${s.attributes['gen_ai.tool.name']})`);
+      assert.equal(s.attributes['gen_ai.tool.call.result'], undefined, `${s.name} (${s.attributes['gen_ai.tool.name']})`);
+    }
     for (const [i, body] of (await collector.bodies()).entries()) assertClean(body, `export ${i}`);
     for (const line of worker.logs) assertClean(line, 'a log line');
   });
