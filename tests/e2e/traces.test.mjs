@@ -4,7 +4,8 @@
 // alike (`_meta` winning for its message), with a raw client for exact headers and the official
 // SDK client; the upstream HTTP server and an upstream MCP server receiving the context of the
 // client span that called them; a queued call, a callback and a task keeping their trace across
-// the wait; the parent-based sampler; malformed `traceparent` values ignored. The names and
+// the wait; the parent-based sampler; malformed `traceparent` values ignored; the log line
+// naming the trace. The names and
 // attributes asserted are the contract of /work/notes/issue40-plan.md ("Spans").
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -181,6 +182,21 @@ test('the HTTP traceparent header parents one span tree per call: server span, t
   assert.equal(seen.headers.traceparent, `00-${ctx.traceId}-${client.spanId}-01`);
   assert.match(seen.headers.tracestate ?? '', /(^|,)\s*edge=t61rcWkgMzE\s*(,|$)/);
   assert.deepEqual(await collector.errors(), [], 'every export decoded with the official definitions');
+});
+
+test('the request\'s log line joins its trace: traceId, spanId of the server span, tool, outcome, duration', async () => {
+  const sid = await session(worker);
+  const ctx = context();
+  const { id } = await call(worker, sid, 'echo', { message: 'logged' }, { headers: { traceparent: ctx.traceparent } });
+  const { server } = await traceOf(id);
+  const entries = worker.logs.filter((l) => l.startsWith('{"requestId"')).map((l) => JSON.parse(l));
+  const line = entries.find((e) => e.sessionId === sid && e.method === 'tools/call');
+  assert.ok(line, worker.logs.slice(-5).join('\n'));
+  assert.equal(line.traceId, ctx.traceId);
+  assert.equal(line.spanId, server.spanId);
+  assert.equal(line.tool, 'echo');
+  assert.equal(line.outcome, 'ok');
+  assert.equal(typeof line.durationMs, 'number');
 });
 
 test('params._meta.traceparent parents its message, and wins over the HTTP header', async () => {
