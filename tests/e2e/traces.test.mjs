@@ -5,8 +5,8 @@
 // SDK client; the upstream HTTP server and an upstream MCP server receiving the context of the
 // client span that called them; a queued call, a callback and a task keeping their trace across
 // the wait; the parent-based sampler; malformed `traceparent` values ignored; the log line
-// naming the trace. The names and
-// attributes asserted are the contract of /work/notes/issue40-plan.md ("Spans").
+// naming the trace. Span names and attributes are OpenTelemetry's MCP, HTTP and messaging
+// conventions as src/trace/names.rs writes them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
