@@ -132,7 +132,10 @@ async function traceOf(id, complete = () => true) {
   }, { what: `the trace of ${id}` });
 }
 
-const hasHopAndClient = (trace, server) => trace.some((s) => s.kind === 'INTERNAL' && s.parentSpanId === server.spanId) && trace.some((s) => s.kind === 'CLIENT');
+/** The CLIENT span of the fetch to the test upstream (not any other client span, such as one
+ *  for the hop to the session's object). */
+const fetchSpans = (trace) => trace.filter((s) => s.kind === 'CLIENT' && String(s.attributes['url.full'] ?? '').startsWith(upstream.url));
+const hasHopAndClient = (trace, server) => trace.some((s) => s.kind === 'INTERNAL' && s.parentSpanId === server.spanId) && fetchSpans(trace).length > 0;
 
 /** The request the test upstream saw whose `traceparent` carries `traceId`. */
 const seenIn = (traceId, path) => upstream.seen.filter((r) => r.url.startsWith(path) && TRACEPARENT.exec(r.headers.traceparent ?? '')?.[1] === traceId);
@@ -163,7 +166,7 @@ test('the HTTP traceparent header parents one span tree per call: server span, t
 
   const hop = trace.find((s) => s.kind === 'INTERNAL' && s.parentSpanId === server.spanId);
   assert.equal(hop.name, 'session tools/call');
-  const clients = trace.filter((s) => s.kind === 'CLIENT');
+  const clients = fetchSpans(trace);
   assert.equal(clients.length, 1, 'one upstream fetch');
   const [client] = clients;
   assert.ok(descends(trace, client, server), 'the fetch is under the server span');
@@ -208,7 +211,7 @@ test('params._meta.traceparent parents its message, and wins over the HTTP heade
   assert.equal(server.traceId, meta.traceId);
   assert.equal(server.parentSpanId, meta.parentId);
   assertOneTree(trace, server);
-  const client = trace.find((s) => s.kind === 'CLIENT');
+  const [client] = fetchSpans(trace);
   assert.equal(seenIn(meta.traceId, '/echo')[0]?.headers.traceparent, `00-${meta.traceId}-${client.spanId}-01`);
   assert.equal(inTrace(await collector.spans(), header.traceId).length, 0, 'the header\'s trace got nothing from this message');
   assert.equal(seenIn(header.traceId, '/echo').length, 0);
@@ -262,11 +265,11 @@ test('an upstream MCP server gets the context of the MCP client span in params._
   const before = recorder.received.length;
   const { id, result } = await call(worker, sid, 'rec_work', { job: 1 }, { headers: { traceparent: ctx.traceparent } });
   assert.deepEqual(result.content, [{ type: 'text', text: 'done' }]);
-  const { server, trace } = await traceOf(id, (t) => t.some((s) => s.kind === 'CLIENT'));
+  const mcpClient = (t) => t.find((s) => s.kind === 'CLIENT' && s.name.startsWith('tools/call'));
+  const { server, trace } = await traceOf(id, mcpClient);
   assert.equal(server.parentSpanId, ctx.parentId);
   assertOneTree(trace, server);
-  const client = trace.find((s) => s.kind === 'CLIENT');
-  assert.match(client.name, /^tools\/call /);
+  const client = mcpClient(trace);
   const sent = recorder.received.slice(before).find((m) => m.method === 'tools/call');
   assert.ok(sent, 'the upstream got the call');
   const expected = `00-${ctx.traceId}-${client.spanId}-01`;
@@ -279,11 +282,11 @@ test('a queued call keeps its trace across the queue: the consumer\'s span and i
   const ctx = context();
   const { id, result } = await call(worker, sid, 'queued_echo', { message: 'queued' }, { headers: { traceparent: ctx.traceparent } });
   assert.deepEqual(result.structuredContent, { message: 'queued' });
-  const { server, trace } = await traceOf(id, (t) => t.some((s) => s.kind === 'CONSUMER') && t.some((s) => s.kind === 'CLIENT'));
+  const { server, trace } = await traceOf(id, (t) => t.some((s) => s.kind === 'CONSUMER') && fetchSpans(t).length > 0);
   assert.equal(server.parentSpanId, ctx.parentId);
   assertOneTree(trace, server);
   const consumer = trace.find((s) => s.kind === 'CONSUMER');
-  const client = trace.find((s) => s.kind === 'CLIENT');
+  const [client] = fetchSpans(trace);
   assert.ok(descends(trace, client, consumer), 'the fetch is the delivery\'s');
   assert.equal(seenIn(ctx.traceId, '/echo')[0]?.headers.traceparent, `00-${ctx.traceId}-${client.spanId}-01`);
 });
@@ -332,10 +335,10 @@ test('a task keeps its trace: the queued work started by tools/call with a task 
   assert.equal(status, 'completed');
   const got = await post(new URL('/mcp', worker.url), { jsonrpc: '2.0', id: 'task-result', method: 'tasks/result', params: { taskId } }, { 'mcp-session-id': sid });
   assert.deepEqual((await got.json()).result.structuredContent, { message: 'as a task' });
-  const { server, trace } = await traceOf(id, (t) => t.some((s) => s.kind === 'CLIENT'));
+  const { server, trace } = await traceOf(id, (t) => fetchSpans(t).length > 0);
   assert.equal(server.parentSpanId, ctx.parentId);
   assertOneTree(trace, server);
-  const client = trace.find((s) => s.kind === 'CLIENT');
+  const [client] = fetchSpans(trace);
   assert.equal(seenIn(ctx.traceId, '/echo')[0]?.headers.traceparent, `00-${ctx.traceId}-${client.spanId}-01`, 'the task\'s fetch carried the call\'s trace');
 });
 
