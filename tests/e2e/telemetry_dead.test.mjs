@@ -30,7 +30,7 @@ async function startWorker(name, collector) {
             otlp: { endpoint: collector.endpoint, encoding: 'protobuf' },
             // A small queue, so that undelivered spans overflow it within the test's calls.
             traces: { sampleRatio: 1, maxQueuedSpans: 16 },
-            metrics: { scrapeTokenSecret: 'METRICS_SCRAPE_TOKEN', exportIntervalSeconds: 1 },
+            metrics: { scrapeTokenSecret: 'METRICS_SCRAPE_TOKEN' },
           },
         }
       : {}),
