@@ -15,7 +15,8 @@
 //!                                       metered pass (bench/meter.mjs) and the cost table;
 //!                                       BENCH_SERVERS=mcp-edge,fetch-only (names start with these)
 //!                                       BENCH_BASELINE=<dir>: another build of mcp-edge (another
-//!                                       commit's `node scripts/build.mjs --out-dir …`) beside it
+//!                                       commit's `node scripts/build.mjs --out-dir …`) beside it;
+//!                                       BENCH_TRACING=0 skips tracing's cost (bench/tracing.mjs)
 //!
 //! The health figures (`console.health`, on by default) cost each call a count in memory and each
 //! isolate a flush every 5 s: the `health off` rows serve the same configuration with them off,
@@ -35,6 +36,7 @@ import { scale, scaleTables } from './scale.mjs';
 import { costTable } from './cost.mjs';
 import { meterPeers } from './meter.mjs';
 import { tails, tailTable } from './tail.mjs';
+import { tracing, tracingTable } from './tracing.mjs';
 import { demoUpstream, openSessions, wrk } from './load.mjs';
 import { metricsBench, metricsTable } from './metrics.mjs';
 
@@ -278,6 +280,8 @@ const scaled = process.env.BENCH_SCALE === '0' ? undefined : await scale({ dir }
 // GET /metrics with 1,000 tools: its size and the time to render it (bench/metrics.mjs);
 // BENCH_METRICS=0 skips.
 const metricsRun = process.env.BENCH_METRICS === '0' ? undefined : await metricsBench({ dir });
+// Tracing off, sampled at 1 % and at 100 %, paired (bench/tracing.mjs); BENCH_TRACING=0 skips.
+const traced = process.env.BENCH_TRACING === '0' ? undefined : await tracing({ dir });
 upstream.close();
 
 const size = (file) => {
@@ -327,7 +331,7 @@ for (const { c, t } of loads) {
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, metrics: metricsRun };
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, tracing: traced && { ...traced, rows: traced.rows.map(({ line, ...row }) => row) }, metrics: metricsRun };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
@@ -350,6 +354,7 @@ const table = [
   ...(tail ? ['', tailTable(tail)] : []),
   ...(scaled ? ['', scaleTables(scaled)] : []),
   ...(metricsRun ? ['', metricsTable(metricsRun)] : []),
+  ...(traced ? ['', tracingTable(traced)] : []),
   ...(metered ? ['', costTable(rows, metered)] : []),
 ].join('\n');
 writeFileSync(join(root, 'bench', 'results', `${stamp}.md`), table + '\n');

@@ -1,7 +1,8 @@
 //! `npm test`: installs what is missing, runs the native core tests, builds the test worker and
 //! the package, and runs the end-to-end tests against them in workerd, the sign-in tests with
 //! Chromium and a real OpenID provider, the status page in Chromium, the OpenAPI import's
-//! tests with Prism among them, the conformance suite, and a 30-second soak run.
+//! tests with Prism among them, the conformance suite, and a 30-second soak run. Traces go to
+//! the tests' own OTLP collector (tests/telemetry/), checked first on its own.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { root, run, setup } from './setup.mjs';
@@ -10,6 +11,7 @@ import { pack } from './package.mjs';
 import { installClients } from '../tests/e2e/clients.mjs';
 import { installFixtures } from '../tests/openapi/fixtures.mjs';
 import { installBrowser } from '../tests/oauth/install.mjs';
+import { installCollector } from '../tests/telemetry/collector.mjs';
 import { installPrometheus } from '../tests/e2e/prometheus.mjs';
 
 setup();
@@ -26,11 +28,16 @@ pack();
 installClients();
 // Debian's Chromium, which the sign-in tests drive with playwright-core (tests/oauth/).
 installBrowser();
+// The tests' own OTLP collector: a Python venv with the official opentelemetry-proto
+// definitions (python3-venv from Debian's packages when missing), for the trace tests.
+installCollector();
 // Debian's Prometheus and promtool, which scrape and check /metrics (tests/e2e/metrics.test.mjs).
 installPrometheus();
 // Prism and the OpenAPI documents the import is tested on (tests/openapi/).
 installFixtures();
 const testFiles = (dir) => readdirSync(join(root, 'tests', dir)).filter((f) => f.endsWith('.test.mjs')).map((f) => join('tests', dir, f));
+// The collector decodes what it is sent as the trace tests expect, before they rely on it.
+run(process.execPath, ['--test', '--test-timeout=60000', ...testFiles('telemetry')]);
 run(process.execPath, ['--test', '--test-concurrency=2', '--test-timeout=120000', ...testFiles('e2e')]);
 // Sign-in (the OAuth authorization server): real clients, Chromium on the consent pages, a real
 // OpenID provider. Browsers and token lifetimes that must run out make these slower.

@@ -131,6 +131,9 @@ pub struct Envelope {
     /// an older one catches up before it serves.
     #[serde(skip_serializing_if = "is_zero")]
     pub config: u64,
+    /// The Worker's server span, when traced: the object's spans and the calls' are its children.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::Context>,
 }
 
 fn is_zero(n: &u64) -> bool {

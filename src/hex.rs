@@ -2,7 +2,14 @@
 
 /// `bytes` as lowercase hex, two digits a byte.
 pub fn encode(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    // By table, not `format!` per byte: trace and span ids are written on every traced hop.
+    let digit = |n: u8| char::from_digit(u32::from(n), 16).unwrap_or('0');
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        text.push(digit(b >> 4));
+        text.push(digit(b & 0xf));
+    }
+    text
 }
 
 /// The bytes that `text` (hex, either case) spells; `None` for an odd length or a non-hex digit.

@@ -41,6 +41,8 @@
 //! - [`outbox`]: replies whose stream was gone, kept until the client's next stream carries them.
 //! - [`schema`]: JSON Schema validation of tool arguments and results.
 //! - [`policy`]: Origin allowlists and CORS headers.
+//! - [`trace`]: W3C Trace Context in and out, the spans mcp-edge records (OpenTelemetry's MCP
+//!   and HTTP conventions), the sampling decision, and their OTLP encodings.
 //! - [`jsonrpc`]: JSON-RPC 2.0 envelopes; a message's method parsed into the table.
 //! - [`negotiate`]: `Accept` → framing (JSON, SSE, NDJSON); protocol version choice.
 //! - [`redact`]: secrets hidden from whatever leaves the server: a secret found in every spelling
@@ -109,6 +111,7 @@ pub mod signing;
 pub mod tasks;
 pub mod time;
 pub mod tools;
+pub mod trace;
 pub mod upstream;
 pub mod versions;
 pub mod weburl;

@@ -58,6 +58,9 @@ pub struct PendingRecord {
     /// restart), the alarm finds it here and delivers it (`needs_delivery`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
+    /// The span the call waits in, when traced: its result's arrival continues that trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::Context>,
 }
 
 /// A result applied but not delivered yet is looked for again this long after it was applied: by
@@ -166,7 +169,7 @@ mod tests {
     use serde_json::json;
 
     fn record(deadline_ms: u64) -> PendingRecord {
-        PendingRecord { call: "c1".into(), request_id: json!(7), tool: "t".into(), deferral: Deferral::Callback, deadline_ms, state: State::Waiting, last_error: None, task: None, result: None }
+        PendingRecord { call: "c1".into(), request_id: json!(7), tool: "t".into(), deferral: Deferral::Callback, deadline_ms, state: State::Waiting, last_error: None, task: None, result: None, trace: None }
     }
 
     #[test]

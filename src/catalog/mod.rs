@@ -2,10 +2,12 @@
 //! hints, and the tools, resources, prompts and auth compiled from a configuration file by
 //! `config`. Only `config` knows the file: the layers that serve requests read the catalog.
 //! `mcp`: an upstream MCP server's lists as entries of ours (tools, resources, prompts).
+//! `telemetry`: where spans and metrics go, and who may scrape them.
 
 mod entries;
 pub mod mcp;
 mod secrets;
+pub mod telemetry;
 
 pub use entries::{Prompt, Resource, ResourceSource, ResourceTemplate};
 
@@ -37,18 +39,8 @@ pub struct Catalog {
     pub admin_secrets: Option<Vec<String>>,
     /// The built-in per-address limit (`admission`); `None`: off.
     pub admission: Option<crate::admission::PerAddress>,
-    /// `telemetry.metrics`: `GET /metrics` and the cumulative metrics; `None`: off.
-    pub metrics: Option<MetricsSettings>,
-}
-
-/// `telemetry.metrics`: who may scrape `GET /metrics` besides an admin, the export interval,
-/// and whether calls carry a principal label.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MetricsSettings {
-    /// The secret holding the scrape token.
-    pub scrape_token_secret: Option<String>,
-    pub export_interval_ms: u64,
-    pub principal_label: bool,
+    /// Traces and metrics: where they go, which are kept, who may scrape (`telemetry`).
+    pub telemetry: telemetry::Telemetry,
 }
 
 /// Who may see the status page at `/` (`console.access`).

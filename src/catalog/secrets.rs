@@ -20,7 +20,7 @@ impl Catalog {
             }
             names.extend(oauth.clients.iter().filter_map(|c| c.secret_name().map(str::to_string)));
         }
-        names.extend(self.metrics.iter().filter_map(|m| m.scrape_token_secret.clone()));
+        names.extend(self.telemetry.secrets());
         for server in &self.servers {
             if let Some(auth) = &server.auth {
                 names.extend(auth.tokens.iter().map(|(secret, _)| secret.clone()));

@@ -62,8 +62,8 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
     let health = super::health::health(file.console.health)?;
     let admin_secrets = super::safety::admin_secrets(file.admin)?;
     let admission = super::safety::admission(file.admission)?;
-    let metrics = super::metrics::metrics(&file.telemetry)?;
-    Ok(Catalog { servers: servers.into_iter().map(std::sync::Arc::new).collect(), log: file.log, oauth, console, health, admin_secrets, admission, metrics })
+    let telemetry = super::telemetry::telemetry(file.telemetry)?;
+    Ok(Catalog { servers: servers.into_iter().map(std::sync::Arc::new).collect(), log: file.log, oauth, console, health, admin_secrets, admission, telemetry })
 }
 
 fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {

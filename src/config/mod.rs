@@ -12,7 +12,7 @@ pub(crate) mod auth;
 mod oauth;
 mod compile;
 mod health;
-mod metrics;
+mod telemetry;
 mod safety;
 mod file;
 mod locate;

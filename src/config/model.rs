@@ -32,38 +32,9 @@ pub struct ConfigFile {
     /// admin API.
     #[serde(default)]
     pub admission: AdmissionConfig,
-    /// Traces and metrics for the operator's own tools.
+    /// Traces and metrics: the OTLP collector, sampling, who may scrape `/metrics`.
     #[serde(default)]
-    pub telemetry: TelemetryConfig,
-}
-
-/// `telemetry`: what mcp-edge exports of itself.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TelemetryConfig {
-    /// `GET /metrics`, and the metrics' export.
-    #[serde(default)]
-    pub metrics: Option<MetricsConfig>,
-}
-
-/// `telemetry.metrics`: `GET /metrics` for a scraper, and the metrics' export over OTLP.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct MetricsConfig {
-    /// The secret holding the scrape token: `Authorization: Bearer <it>` reads `/metrics` (the
-    /// admin token always may).
-    #[serde(default)]
-    pub scrape_token_secret: Option<String>,
-    /// How often the metrics are exported over OTLP, when an endpoint is configured.
-    #[serde(default = "default_export_interval")]
-    pub export_interval_seconds: u64,
-    /// Label tool calls with the principal that made them: opt-in, as principals are unbounded.
-    #[serde(default)]
-    pub principal_label: bool,
-}
-
-fn default_export_interval() -> u64 {
-    60
+    pub telemetry: super::telemetry::TelemetryConfig,
 }
 
 /// `admin`: what live changes through the admin API may do.
@@ -758,6 +729,10 @@ pub struct ToolConfig {
     /// provider. Off by default: a principal's token never goes upstream unasked.
     #[serde(default)]
     pub forward_upstream_token: bool,
+    /// What this tool's spans may carry besides names and outcomes: its arguments, its results
+    /// (opt-in; redacted as replies are).
+    #[serde(default)]
+    pub trace: crate::tools::TraceContent,
     pub http: HttpConfig,
 }
 

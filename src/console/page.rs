@@ -49,7 +49,7 @@ th{background:#f7f8fa;color:#5b6270;font-weight:600}\
 details.raw summary{color:#5b6270;font-size:.85rem}\
 footer{color:#5b6270;font-size:.85rem;padding-bottom:2rem}\
 .try{border:1px solid #dbe3f7;background:#f8faff;border-radius:10px;padding:0 1rem .6rem;margin-top:1rem}\
-.try h3{border:0;padding-top:.9rem;margin-top:0}.try small{display:block;color:#5b6270;font-size:.82rem}\
+.try p.trace{margin:.3rem 0;font-size:.85rem}.try h3{border:0;padding-top:.9rem;margin-top:0}.try small{display:block;color:#5b6270;font-size:.82rem}\
 .row{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;margin:.5rem 0}.row label{font-weight:600;min-width:7rem}.row label.inline{font-weight:400;min-width:0}\
 .try input,.try select,.try textarea{font:inherit;padding:.3rem .45rem;border:1px solid #c9ced8;border-radius:6px;background:#fff}\
 .row input,.row select{flex:1;min-width:12rem}.row input[type=checkbox]{flex:none;min-width:0}\
@@ -177,7 +177,7 @@ fn section(catalog: &Catalog, server: &Server, index: usize, origin: &str, viewe
         out.push_str(&format!("<div class=\"client\"><h4>{}</h4><p>{}</p><pre>{}</pre></div>", escape(s.client), escape(&s.note), escape(&s.text)));
     }
     out.push_str("</div></details>");
-    out.push_str(&super::script::panel(server, &urls));
+    out.push_str(&super::script::panel(server, &urls, catalog.telemetry.trace_link.as_deref()));
     if open {
         out.push_str(&entries(server, index, viewer));
     } else {

@@ -94,11 +94,13 @@ pub fn headers() -> Vec<(&'static str, String)> {
 
 /// A server's "Try a tool" panel as the page sends it: empty and hidden, with what the script
 /// needs in data attributes. The script shows and fills it; without script nothing shows.
-pub fn panel(server: &Server, urls: &Urls) -> String {
+/// `trace_link` (`telemetry.traceLink`): where a call's trace id links to.
+pub fn panel(server: &Server, urls: &Urls, trace_link: Option<&str>) -> String {
     let auth = server.auth.as_ref();
     let oauth = if auth.is_some_and(|a| a.oauth) { " data-oauth=\"1\"" } else { "" };
+    let trace = trace_link.map(|t| format!(" data-trace-link=\"{}\"", escape(t))).unwrap_or_default();
     format!(
-        "<div class=\"try\" hidden data-url=\"{}\" data-route=\"{}\" data-credential=\"{}\"{oauth}></div>",
+        "<div class=\"try\" hidden data-url=\"{}\" data-route=\"{}\" data-credential=\"{}\"{oauth}{trace}></div>",
         escape(&urls.mcp),
         escape(server.route.as_str()),
         escape(&credential(auth))
@@ -150,7 +152,7 @@ mod tests {
     fn the_panel_says_how_to_send_a_credential_and_never_a_secret() {
         let panel = |extra: &str| {
             let s = server(extra);
-            super::panel(&s, &Urls::of(&s, "https://x.test"))
+            super::panel(&s, &Urls::of(&s, "https://x.test"), None)
         };
         assert_eq!(panel(""), "<div class=\"try\" hidden data-url=\"https://x.test/a/mcp\" data-route=\"/a/mcp\" data-credential=\"\"></div>");
         let tokens = panel(r#","auth":{"from":["header:X-Key","bearer"],"tokens":[{"secret":"SECRET_NAME","subject":"bot"}]}"#);
@@ -158,6 +160,10 @@ mod tests {
         assert!(panel(r#","auth":{"from":["header:X-Key"],"tokens":[{"secret":"S","subject":"bot"}]}"#).contains("data-credential=\"header:x-key\""));
         assert!(panel(r#","auth":{"from":["cookie:sid"],"tokens":[{"secret":"S","subject":"bot"}]}"#).contains("data-credential=\"cookie:sid\""));
         assert!(panel(r#","auth":{"oauth":true}"#).contains("data-credential=\"bearer\" data-oauth=\"1\""));
+        // The trace link, escaped for its attribute.
+        let s = server("");
+        let linked = super::panel(&s, &Urls::of(&s, "https://x.test"), Some("https://g.example/explore?a=1&traceId={traceId}"));
+        assert!(linked.ends_with(" data-trace-link=\"https://g.example/explore?a=1&amp;traceId={traceId}\"></div>"), "{linked}");
     }
 
     #[test]

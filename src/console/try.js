@@ -149,6 +149,8 @@ async function consoleToken(path) {
         return this.request(method, params, opts, false);
       }
       if (!res.ok) throw await refusal(res);
+      // The trace the server recorded this request in (W3C `traceresponse`), when it traces.
+      opts.trace = res.headers.get('traceresponse')?.split('-')[1] ?? null;
       const type = res.headers.get('content-type') ?? '';
       const reply = type.startsWith('text/event-stream') ? await this.stream(res, id, opts) : await res.json();
       if (reply.error) throw new RpcError(reply.error);
@@ -324,6 +326,24 @@ async function consoleToken(path) {
 
   // ---- results ----
 
+  /**
+   * The call's trace id, linked to the operator's tracing tool when `telemetry.traceLink` names
+   * one (`data-trace-link`, with `{traceId}`); nothing when the server does not trace.
+   */
+  function traceView(traceId, template) {
+    if (!traceId || !/^[0-9a-f]{32}$/.test(traceId)) return null;
+    const id = el('code', { text: traceId });
+    const line = el('p', { class: 'trace muted', text: 'Trace ' });
+    if (template) {
+      const link = el('a', { href: template.replaceAll('{traceId}', traceId), target: '_blank', rel: 'noopener' });
+      link.append(id);
+      line.append(link);
+    } else {
+      line.append(id);
+    }
+    return line;
+  }
+
   /** A tool result: its content (text, images, resources), structuredContent, and isError. */
   function resultView(result) {
     const box = el('div', { class: result.isError ? 'result error' : 'result' });
@@ -413,7 +433,7 @@ async function consoleToken(path) {
     root.hidden = false;
 
     const say = (text) => (status.textContent = text);
-    const show = (node) => output.replaceChildren(node);
+    const show = (...nodes) => output.replaceChildren(...nodes.filter(Boolean));
 
     async function credentialValue() {
       const typed = token.value.trim() || (root.dataset.oauth ? await consoleToken(new URL(url.value.trim(), location.href).pathname) : null);
@@ -516,9 +536,9 @@ async function consoleToken(path) {
       const pending = client.request('tools/call', { name: current.tool.name, arguments: args, _meta: { progressToken } }, opts);
       call = { controller, id: opts.id, client };
       try {
-        show(resultView(await pending));
+        show(resultView(await pending), traceView(opts.trace, root.dataset.traceLink));
       } catch (e) {
-        show(errorView(e));
+        show(errorView(e), traceView(opts.trace, root.dataset.traceLink));
       } finally {
         call = null;
         run.disabled = false;

@@ -84,7 +84,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
                 call.private_upstreams.clone_from(&server.private_upstreams);
                 let redact = secret_values(&resources::secrets_of(server, &uri), env);
                 let kind = CallKind::Resource { uri, mime_type };
-                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: call, progress_token: None, redact, mrtr: None, task: None })));
+                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: *call, progress_token: None, redact, mrtr: None, task: None })));
             }
         },
         Method::ResourcesSubscribe => resources::subscribe(server, session, protocol::params(params)?)?,
@@ -485,7 +485,7 @@ mod tests {
 
     #[test]
     fn structured_content_only_from_2025_06_18() {
-        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![] }, progress_token: None, redact: vec![], mrtr: None, task: None };
+        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![], trace: None }, progress_token: None, redact: vec![], mrtr: None, task: None };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
         let s = server("");
         let none = crate::redact::Redactor::default();

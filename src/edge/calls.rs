@@ -126,6 +126,27 @@ pub fn pending_timeout(server: &Server, call: &PendingCall) -> u64 {
 /// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply;
 /// `None` when the client cancelled it, which gets no reply.
 pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
+    // In an object, a traced call has a span of its own, the hop's (`telemetry::hop`).
+    let hop = match ctx.home {
+        Some(_) => crate::edge::telemetry::hop(call, ctx.session, ctx.server.tool(call.label())),
+        None => None,
+    };
+    let Some((mut span, traced)) = hop else {
+        return complete_within(ctx, call).await;
+    };
+    // A task's run is this span: the trace of the request that made the task goes on in it.
+    if let Some((task, _)) = ctx.home.and_then(|h| h.task.as_ref()) {
+        span.set(crate::trace::names::MCP_EDGE_TASK_ID, task.clone());
+    }
+    let reply = complete_within(ctx, &traced).await;
+    crate::edge::telemetry::hop_ended(span, &traced, reply.as_deref(), ctx.server.tool(call.label()));
+    if let Some(home) = ctx.home {
+        crate::edge::telemetry::after_object_work(&home.env);
+    }
+    reply
+}
+
+async fn complete_within(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
     // A call's latency and outcome count for the health figures and the metrics; a cancelled
     // one for the metrics only.
     let timer = health::Timer::start(ctx.home.is_none());

@@ -135,7 +135,7 @@ pub async fn run(home: &Home, call: &PendingCall, tool: &Tool, deferral: Deferra
         Err(e) => return error_result(e.message()),
     };
     let deadline_ms = now_ms() + timeout_ms;
-    let record = PendingRecord { call: call_id.clone(), request_id: call.id.clone(), tool: tool.name.clone(), deferral, deadline_ms, state: State::Waiting, last_error: None, task: home.task.as_ref().map(|(id, _)| id.clone()), result: None };
+    let record = PendingRecord { call: call_id.clone(), request_id: call.id.clone(), tool: tool.name.clone(), deferral, deadline_ms, state: State::Waiting, last_error: None, task: home.task.as_ref().map(|(id, _)| id.clone()), result: None, trace: call.http.trace.clone() };
     store_record(&home.storage, &record).await;
     crate::edge::arm_by(&home.storage, deadline_ms).await;
     let (sender, receiver) = oneshot::channel();

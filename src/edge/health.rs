@@ -98,10 +98,13 @@ fn counting() -> Option<Counting> {
     // The configured catalog: the settings are top-level, which upstream lists never change.
     let catalog = crate::edge::configured::base_catalog().ok()?;
     let health = Some(catalog.health.clone()).filter(|h| h.enabled);
-    if health.is_none() && catalog.metrics.is_none() {
+    // Without the health figures, the totals are still counted for whoever reads them: a
+    // scraper with its own token, or the OTLP export.
+    let metrics = &catalog.telemetry.metrics;
+    if health.is_none() && metrics.scrape_token_secret.is_none() && catalog.telemetry.otlp.is_none() {
         return None;
     }
-    Some(Counting { health, principal_label: catalog.metrics.as_ref().is_some_and(|m| m.principal_label) })
+    Some(Counting { health, principal_label: metrics.principal_label })
 }
 
 fn settings() -> Option<HealthSettings> {
@@ -122,6 +125,12 @@ impl Measured {
         let ms = now_ms().saturating_sub(began_ms);
         self.upstream_ms.set(Some(self.upstream_ms.get().unwrap_or(0) + ms));
     }
+}
+
+/// Whether calls are running in this Worker isolate (a streamed stateless reply's), whose
+/// figures and spans a background task should wait for.
+pub fn calls_running() -> bool {
+    RUNNING.with(Cell::get) > 0
 }
 
 /// A call from its start: its latency, and (in the Worker) the count of calls running.
@@ -313,12 +322,21 @@ pub fn rate_limited(server: &Server, call: &PendingCall, principal: &str, object
 /// task through `waitUntil` when figures wait (or calls still run) and none is due.
 pub fn after_request(env: &Env, ctx: &Context) {
     let Some(counting) = counting() else { return };
+    take_drops();
     if let Some(settings) = &counting.health {
         write_points(env, settings);
     }
     let waiting = !PENDING.with(|p| p.borrow().is_empty()) || RUNNING.with(Cell::get) > 0;
     if waiting && !SCHEDULED.with(|s| s.replace(true)) {
         ctx.wait_until(flush_task(env.clone(), Some(WORKER_BUDGET_MS)));
+    }
+}
+
+/// The OTLP spans this isolate dropped since the last look, counted.
+fn take_drops() {
+    let dropped = crate::edge::telemetry::take_dropped();
+    if dropped > 0 {
+        PENDING.with(|p| p.borrow_mut().totals.count(Counter::OtlpSpansDropped, dropped));
     }
 }
 
@@ -330,6 +348,7 @@ async fn flush_task(env: Env, budget_ms: Option<u64>) {
         Delay::from(Duration::from_millis(FLUSH_MS)).await;
         // From here on, a new call starts the next task: nothing is left behind unscheduled.
         SCHEDULED.with(|s| s.set(false));
+        take_drops();
         if let Some(settings) = settings() {
             write_points(&env, &settings);
         }

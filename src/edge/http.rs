@@ -111,6 +111,8 @@ pub async fn whole_body(array_buffer: js_sys::Promise) -> std::result::Result<Ve
 pub struct Incoming {
     request: web_sys::Request,
     head: RequestHead,
+    /// The span serving this request, when traced: what the hops it makes are children of.
+    trace: Option<crate::trace::Context>,
 }
 
 #[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/glue.js")]
@@ -122,7 +124,7 @@ extern "C" {
 impl From<web_sys::Request> for Incoming {
     fn from(request: web_sys::Request) -> Self {
         let head = RequestHead::parse(&request_head(&request));
-        Incoming { request, head }
+        Incoming { request, head, trace: None }
     }
 }
 
@@ -140,6 +142,20 @@ impl Incoming {
 
     pub fn head(&self) -> &RequestHead {
         &self.head
+    }
+
+    pub fn trace(&self) -> Option<&crate::trace::Context> {
+        self.trace.as_ref()
+    }
+
+    pub fn set_trace(&mut self, trace: Option<crate::trace::Context>) {
+        self.trace = trace;
+    }
+
+    /// The W3C trace context of the request's headers, when valid.
+    pub fn trace_headers(&self) -> Option<crate::trace::Context> {
+        let parent = self.head.header("traceparent")?;
+        crate::trace::Context::parse(parent, self.head.header("tracestate"))
     }
 
     pub fn method(&self) -> worker::Method {

@@ -17,7 +17,8 @@
 //!   messages written to it), `http` (a reply's headers and body); and `deferred` (queued and
 //!   callback calls), `outbox` (replies kept for the client's next stream), `mcp` (upstream MCP
 //!   servers: their tool lists, sessions and calls), `health` (each call's outcome counted in the
-//!   isolate, around the call by its callers, flushed to the `health` object), `ids` (fresh ids,
+//!   isolate, around the call by its callers, flushed to the `health` object), `telemetry`
+//!   (spans made, queued in the isolate and sent to the OTLP collector after the reply), `ids` (fresh ids,
 //!   random tokens and nonces), `rescue` (what a trap interrupted, answered), `redaction` (the
 //!   deployment's secrets hidden at every exit: what the streams, buffered bodies, stores and log
 //!   lines take), and here: the environment's secrets, the clock and stored JSON, which every file
@@ -40,6 +41,7 @@ mod outbox;
 mod redaction;
 mod rescue;
 mod streams;
+mod telemetry;
 mod upstream;
 // The Worker's own code; the `worker` crate is `::worker` in this file.
 mod worker;

@@ -132,10 +132,23 @@ impl Drop for AbortOnDrop {
 /// fetch is aborted. `Err` carries how the exchange failed (network error, timeout, refused
 /// redirect).
 pub(crate) async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response) -> (T, bool)) -> Result<T, Upstream> {
+    // Traced: an HTTP client span over the whole exchange, retries and redirects its events.
+    let Some(mut span) = crate::edge::telemetry::http_client(call) else {
+        return exchange_within(call, None, then).await;
+    };
+    let ended = exchange_within(call, Some(&mut span), then).await;
+    crate::edge::telemetry::http_client_ended(span, ended.as_ref().err());
+    ended
+}
+
+async fn exchange_within<T>(call: &HttpCall, mut span: Option<&mut crate::trace::Span>, then: impl AsyncFnOnce(Response) -> (T, bool)) -> Result<T, Upstream> {
     let deadline = now_ms() + call.timeout_ms;
     let timed_out = || Upstream::TimedOut { after_ms: call.timeout_ms };
     let mut timer = pin!(Delay::from(Duration::from_millis(call.timeout_ms)));
     let mut current = call.clone();
+    if let Some(span) = span.as_deref() {
+        crate::edge::telemetry::inject(&mut current.headers, &span.context());
+    }
     let (mut made, mut redirects) = (0u32, 0u32);
     let (response, mut abort) = loop {
         if deadline <= now_ms() {
@@ -166,6 +179,9 @@ pub(crate) async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response
                         return Err(Upstream::Failed(format!("more than {} redirects", call.redirects.max)));
                     }
                     let url = call.redirects.target(&call.url, &current.url, &location).map_err(Upstream::Failed)?;
+                    if let Some(span) = span.as_deref_mut() {
+                        crate::edge::telemetry::redirected(span, status, &url);
+                    }
                     let (method, keep_body) = redirected_method(status, &current.method);
                     if !keep_body {
                         current.body = None;
@@ -183,6 +199,9 @@ pub(crate) async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response
             Some(policy) => policy.next(made, failure, deadline.saturating_sub(now_ms()), js_sys::Math::random()),
             None => Step::GiveUp,
         };
+        if let Some(span) = span.as_deref_mut() {
+            crate::edge::telemetry::attempted(span, made, &attempt, matches!(step, Step::Retry { .. }));
+        }
         match (step, attempt) {
             (Step::Retry { wait_ms }, _) => Delay::from(Duration::from_millis(wait_ms)).await,
             (Step::OutOfTime { retry_after_ms }, _) => {

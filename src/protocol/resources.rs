@@ -45,7 +45,7 @@ pub fn templates_list(server: &Server, params: &ListParams) -> Result<Value, Err
 #[derive(Debug, Clone, PartialEq)]
 pub enum Read {
     Ready(Value),
-    Fetch { call: HttpCall, uri: String, mime_type: Option<String> },
+    Fetch { call: Box<HttpCall>, uri: String, mime_type: Option<String> },
     /// The resource of an upstream MCP server (its index in `upstreams`): its `resources/read`.
     Upstream { source: usize, uri: String },
 }
@@ -72,7 +72,7 @@ pub fn read(server: &Server, params: &ReadParams, bindings: &dyn Fn(&RequestTemp
             ResourceSource::Blob(blob) => Read::Ready(contents(uri, mime, "blob", blob)),
             ResourceSource::Mcp(source) => Read::Upstream { source: *source, uri: uri.to_string() },
             ResourceSource::Http(request) => Read::Fetch {
-                call: request.render(&format!("resource {uri:?}"), &Map::new(), &bindings(request))?,
+                call: Box::new(request.render(&format!("resource {uri:?}"), &Map::new(), &bindings(request))?),
                 uri: uri.to_string(),
                 mime_type: r.mime_type.clone(),
             },
@@ -85,7 +85,7 @@ pub fn read(server: &Server, params: &ReadParams, bindings: &dyn Fn(&RequestTemp
         if let Some(vars) = t.matches(uri) {
             let args: Map<String, Value> = vars.into_iter().map(|(k, v)| (k, Value::String(v))).collect();
             let call = t.request.render(&format!("resource {uri:?}"), &args, &bindings(&t.request))?;
-            return Ok(Read::Fetch { call, uri: uri.to_string(), mime_type: t.mime_type.clone() });
+            return Ok(Read::Fetch { call: Box::new(call), uri: uri.to_string(), mime_type: t.mime_type.clone() });
         }
     }
     Err(Error::ResourceNotFound(uri.to_string()))

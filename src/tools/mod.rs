@@ -41,6 +41,20 @@ pub struct Tool {
     pub mcp: Option<crate::upstream::mcp::Target>,
     /// Whether clients may run it as an MCP Task.
     pub task_support: TaskSupport,
+    /// What its spans may carry of its calls (`trace`).
+    pub trace: TraceContent,
+}
+
+/// `trace` of a tool: whether its spans carry the call's arguments
+/// (`gen_ai.tool.call.arguments`) and result (`gen_ai.tool.call.result`). Both off by default:
+/// a span holds no argument value or result unless the tool opts in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TraceContent {
+    #[serde(default)]
+    pub arguments: bool,
+    #[serde(default)]
+    pub results: bool,
 }
 
 impl Tool {

@@ -111,6 +111,10 @@ pub struct HttpCall {
     /// Private hosts this call may reach anyway (the server's `privateUpstreams`).
     #[serde(default)]
     pub private_upstreams: Vec<String>,
+    /// The span whose child this request's client span is, when the call is traced: its
+    /// context goes to the upstream as `traceparent`, and travels with a queued call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::Context>,
 }
 
 impl HttpCall {
@@ -188,7 +192,7 @@ impl RequestTemplate {
         if let Some(encoding) = encoding.filter(|_| !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type"))) {
             headers.push(("Content-Type".into(), encoding.content_type().into()));
         }
-        Ok(HttpCall { method: self.method.clone(), url, headers, body, timeout_ms: self.timeout_ms, redirects: self.redirects.clone(), retry: self.retry, private_upstreams: Vec::new() })
+        Ok(HttpCall { method: self.method.clone(), url, headers, body, timeout_ms: self.timeout_ms, redirects: self.redirects.clone(), retry: self.retry, private_upstreams: Vec::new(), trace: None })
     }
 }
 

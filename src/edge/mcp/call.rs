@@ -158,7 +158,26 @@ async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, li
     let mut cancel = CancelOnDrop { call: Some((call.http.clone(), link.clone(), id)) };
     let max_bytes = ctx.server.max_reply_bytes;
     let on = |message: Message| -> futures::future::LocalBoxFuture<'_, ()> { Box::pin(relay(ctx, call, source, link, message, secrets)) };
-    let answered = post(&call.http, Some(link), request(id), Some(id), max_bytes, Some(&on), secrets).await;
+    // Traced: an MCP client span, whose context the upstream gets in `_meta` (and its HTTP
+    // request's span, a child, in the header).
+    let (span, traced) = match crate::edge::telemetry::mcp_client(&call.http, &request(id)) {
+        Some((span, http, body)) => (Some(span), Some((http, body))),
+        None => (None, None),
+    };
+    let answered = match &traced {
+        Some((http, body)) => post(http, Some(link), body.clone(), Some(id), max_bytes, Some(&on), secrets).await,
+        None => post(&call.http, Some(link), request(id), Some(id), max_bytes, Some(&on), secrets).await,
+    };
+    if let Some(span) = span {
+        let ended = match &answered {
+            Ok((Reply::Answer(Ok(result)), _)) => Ok(Some(result)),
+            Ok((Reply::Answer(Err(error)), _)) => Err((error.get("code").and_then(Value::as_i64).map_or_else(|| "_OTHER".to_string(), |c| c.to_string()), error.get("message").and_then(Value::as_str).unwrap_or_default().to_string())),
+            Ok((Reply::Accepted, _)) => Ok(None),
+            Err(Failure::Gone) => Err(("session_gone".to_string(), "the upstream forgot the session".to_string())),
+            Err(Failure::Down(why, outcome)) => Err((outcome.kind().to_string(), why.clone())),
+        };
+        crate::edge::telemetry::mcp_client_ended(span, ended);
+    }
     // Answered, or failed without the upstream still working on it: nothing to cancel. A call
     // that ran out of time is still running there, and is cancelled as the guard drops.
     if !matches!(answered, Err(Failure::Down(_, Outcome::Timeout))) {

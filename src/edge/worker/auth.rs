@@ -42,14 +42,15 @@ pub async fn authenticate(req: &crate::edge::http::Incoming, env: &Env, server: 
     let Some(credential) = auth.credential(&header) else {
         return Err(unauthorized(false, "no credentials".into()));
     };
-    let principal = verify(auth, env, server, &credential, route, &resource, &url.origin).await.map_err(|why| unauthorized(true, why))?;
+    let principal = verify(auth, env, server, &credential, route, &resource, &url.origin, req.trace()).await.map_err(|why| unauthorized(true, why))?;
     if !principal.may(&auth.required_roles) {
         return Err(Error::Forbidden(format!("this server needs the role {}", auth.required_roles.join(" or "))));
     }
     Ok(principal)
 }
 
-async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams, resource: &str, origin: &str) -> Result<Principal, String> {
+#[allow(clippy::too_many_arguments)] // the request's parts a credential is checked against, and its span
+async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams, resource: &str, origin: &str, trace: Option<&crate::trace::Context>) -> Result<Principal, String> {
     // Static tokens first: cheap, and the credential goes nowhere.
     for (secret, principal) in &auth.tokens {
         if crate::edge::secret(env, secret).is_some_and(|v| same_secret(&v, credential)) {
@@ -61,10 +62,10 @@ async fn verify(auth: &Auth, env: &Env, server: &Server, credential: &str, route
         return crate::edge::worker::oauth::verify_access(env, crate::edge::worker::oauth::Audience::Server(server, route), origin, credential).await;
     }
     if let (Some(jwt), Some(token)) = (&auth.jwt, parse_jwt(credential)) {
-        return verify_jwt(jwt, env, server, &token, resource).await;
+        return verify_jwt(jwt, env, server, &token, resource, trace).await;
     }
     if auth.introspection.is_some() {
-        return crate::edge::worker::introspection::introspect(auth, env, server, credential, route).await;
+        return crate::edge::worker::introspection::introspect(auth, env, server, credential, route, trace).await;
     }
     Err("the credentials match no configured token".into())
 }
@@ -73,11 +74,11 @@ fn secrets_of(env: &Env, names: &[String], route: &RouteParams) -> Bindings {
     crate::upstream::request::bindings(names, &|name| crate::edge::secret(env, name), route)
 }
 
-async fn verify_jwt(jwt: &Jwt, env: &Env, server: &Server, token: &crate::auth::Token, resource: &str) -> Result<Principal, String> {
+async fn verify_jwt(jwt: &Jwt, env: &Env, server: &Server, token: &crate::auth::Token, resource: &str, trace: Option<&crate::trace::Context>) -> Result<Principal, String> {
     if !matches!(token.alg.as_str(), "RS256" | "ES256") {
         return Err(format!("the token's algorithm {:?} is not RS256 or ES256", token.alg));
     }
-    let keys = key_set(jwt, env, server).await?;
+    let keys = key_set(jwt, env, server, trace).await?;
     let key = keys
         .iter()
         .filter(|k| k.get("kty").and_then(Value::as_str) == Some(if token.alg == "RS256" { "RSA" } else { "EC" }))
@@ -89,9 +90,10 @@ async fn verify_jwt(jwt: &Jwt, env: &Env, server: &Server, token: &crate::auth::
     check_claims(token, jwt, resource, now_ms())
 }
 
-async fn key_set(jwt: &Jwt, env: &Env, server: &Server) -> Result<Vec<Value>, String> {
+async fn key_set(jwt: &Jwt, env: &Env, server: &Server, trace: Option<&crate::trace::Context>) -> Result<Vec<Value>, String> {
     let mut call = jwt.jwks.render("auth jwks", &serde_json::Map::new(), &secrets_of(env, &jwt.jwks.secrets, &RouteParams::new())).map_err(|e| e.message())?;
     call.private_upstreams.clone_from(&server.private_upstreams);
+    call.trace = trace.cloned();
     let now = now_ms();
     if let Some(keys) = KEY_SETS.with(|c| c.borrow().get(&call.url).filter(|(_, until)| *until > now).map(|(k, _)| k.clone())) {
         return Ok(keys);

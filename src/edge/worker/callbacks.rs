@@ -24,6 +24,6 @@ pub async fn receive(mut req: crate::edge::http::Incoming, env: &Env, token: &st
     let limit = crate::edge::live::served()?.servers.iter().map(|s| s.max_body_bytes).max().unwrap_or(0);
     let body = read_limited(&mut req, limit).await?;
     let content_type = req.header("content-type");
-    let envelope = Envelope { op: Op::Callback, session_id: object, call: Some(call.to_string()), content_type, ..Envelope::default() };
+    let envelope = Envelope { op: Op::Callback, session_id: object, call: Some(call.to_string()), content_type, trace: req.trace().cloned(), ..Envelope::default() };
     forward(env, envelope, &body).await
 }

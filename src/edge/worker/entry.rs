@@ -22,12 +22,14 @@ impl From<worker::Error> for Error {
 pub async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> worker::Result<Response> {
     crate::edge::rescue::install();
     let started = now_ms();
-    let req = Incoming::from(req);
+    let mut req = Incoming::from(req);
     let mut log = RequestLog {
         request_id: req.header("cf-ray").unwrap_or_default(),
         http: [req.head().method.as_str(), req.head().path()].join(" "),
         ..RequestLog::default()
     };
+    log.span = crate::edge::telemetry::server_span(&req);
+    req.set_trace(log.span.as_ref().map(crate::trace::Span::context));
     let response = match handle(req, &env, &ctx, &mut log).await {
         Ok(response) => response,
         Err(error) => {
@@ -36,6 +38,10 @@ pub async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> worker::Res
         }
     };
     log.status = response.status_code();
+    let response = match log.span.take() {
+        Some(span) => crate::edge::telemetry::served(span, response, &mut log)?,
+        None => response,
+    };
     let wanted = served().map_or(true, |c| c.log.logs(log.status));
     if wanted {
         log.duration_ms = now_ms().saturating_sub(started);
@@ -44,8 +50,10 @@ pub async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> worker::Res
         }
         console_log!("{}", log.line());
     }
-    // The health figures this request counted go to their object in the background.
+    // The health figures this request counted go to their object in the background, and its
+    // spans to the collector.
     crate::edge::health::after_request(&env, &ctx);
+    crate::edge::telemetry::after_request(&env, &ctx, crate::edge::health::calls_running);
     Ok(response)
 }
 

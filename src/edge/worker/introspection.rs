@@ -26,7 +26,7 @@ thread_local! {
 
 /// The host application's answer for `credential`: also how sign-in mode (b) learns who the
 /// browser at `/authorize` is.
-pub async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams) -> Result<Principal, String> {
+pub async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &str, route: &RouteParams, trace: Option<&crate::trace::Context>) -> Result<Principal, String> {
     let Some(introspection) = &auth.introspection else { return Err("no introspection".into()) };
     let key = {
         use sha2::{Digest, Sha256};
@@ -43,6 +43,7 @@ pub async fn introspect(auth: &Auth, env: &Env, server: &Server, credential: &st
     args.insert("token".into(), Value::String(credential.to_string()));
     let mut call = introspection.request.render("auth introspection", &args, &crate::upstream::request::bindings(&introspection.request.secrets, &|name| crate::edge::secret(env, name), route)).map_err(|e| e.message())?;
     call.private_upstreams.clone_from(&server.private_upstreams);
+    call.trace = trace.cloned();
     let answer = match upstream::perform(&call, 64 * 1024).await {
         Upstream::Reply { status: 200..=299, body, .. } => serde_json::from_slice::<Value>(&body).map_err(|_| "the introspection answer is not JSON".to_string())?,
         Upstream::Reply { status, .. } => return Err(format!("the host application refused the credentials (HTTP {status})")),

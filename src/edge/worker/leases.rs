@@ -112,6 +112,7 @@ async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body)
     let session_id = envelope.session_id.as_str();
     let cancels = CALLS.with(|c| c.borrow_mut().entry(session_id.to_string()).or_default().clone());
     let mut actions = [action];
+    crate::edge::telemetry::adopt(&mut actions, envelope.trace.as_ref());
     calls::admit(&cancels, (server, &principal.id), None, &mut actions);
     let [action] = actions;
     let reply = match action {

@@ -23,6 +23,18 @@ pub struct RequestLog {
     pub duration_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// How a `tools/call` ended (`ok`, `tool_error`, ...), when the Worker saw its reply.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<&'static str>,
+    /// The trace and the server span this request was served in, when traced: the line joins
+    /// the trace in the operator's tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_id: Option<String>,
+    /// The server span, until the response is ready.
+    #[serde(skip)]
+    pub span: Option<crate::trace::Span>,
 }
 
 impl RequestLog {

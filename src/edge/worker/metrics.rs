@@ -6,19 +6,20 @@
 
 use worker::{Env, Headers, Response, ResponseBuilder};
 
-use crate::catalog::{Catalog, MetricsSettings};
+use crate::catalog::telemetry::Metrics;
+use crate::catalog::Catalog;
 use crate::edge::http::Incoming;
 use crate::error::Error;
 use crate::head::RequestUrl;
 use crate::metrics::prometheus::{render, Format};
 
-/// Whether this request is the metrics': `/metrics`, when `telemetry.metrics` is configured.
+/// Whether this request is the metrics': `/metrics`, unless a server is routed there.
 pub fn serves(catalog: &Catalog, path: &str) -> bool {
-    catalog.metrics.is_some() && crate::paths::answers(crate::paths::Owner::Metrics, path)
+    crate::paths::answers(crate::paths::Owner::Metrics, path) && catalog.route(path).is_none()
 }
 
 pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
-    let Some(settings) = &catalog.metrics else { return Err(Error::RouteNotFound(url.path.clone())) };
+    let settings = &catalog.telemetry.metrics;
     if req.method() != worker::Method::Get && req.method() != worker::Method::Head {
         return Err(Error::MethodNotAllowed("GET"));
     }
@@ -41,7 +42,7 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
 }
 
 /// Whether the bearer may read the metrics.
-async fn allowed(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl, settings: &MetricsSettings) -> Result<bool, Error> {
+async fn allowed(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl, settings: &Metrics) -> Result<bool, Error> {
     let header = req.header("authorization");
     let Some(credential) = header.as_deref().and_then(|h| crate::auth::authorization(h, "Bearer")) else { return Ok(false) };
     // An unset (or empty) secret admits no one: an empty bearer must not match it.

@@ -14,7 +14,7 @@ use crate::upstream::reply::{self, error_result};
 use crate::upstream::stream::Event;
 
 #[event(queue)]
-pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -> worker::Result<()> {
+pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, ctx: Context) -> worker::Result<()> {
     crate::edge::rescue::install();
     let dead = batch.queue().ends_with("-dlq");
     // Raw messages: a call travels as JSON text, read by the module's JSON parser.
@@ -22,7 +22,16 @@ pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -
     for message in batch.raw_iter() {
         let queued: Option<QueuedCall> = crate::edge::from_json_text(&message.body());
         let settled = match &queued {
-            Some(queued) => handle(&env, queued, dead).await,
+            // The delivery continues the trace of the call that queued it.
+            Some(queued) => match crate::edge::telemetry::delivery(&queued.http, batch.queue().as_str()) {
+                Some((span, traced)) => {
+                    let queued = QueuedCall { http: traced, ..queued.clone() };
+                    let settled = handle(&env, &queued, dead).await;
+                    crate::edge::telemetry::delivered(span, settled);
+                    settled
+                }
+                None => handle(&env, queued, dead).await,
+            },
             // A message this build cannot read would fail on every retry; its call times out.
             None => {
                 worker::console_error!("{}", crate::edge::redaction::line(format!("queue message {} is not a queued call; dropped", message.id())));
@@ -35,6 +44,7 @@ pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, _ctx: Context) -
             message.retry();
         }
     }
+    crate::edge::telemetry::after_request(&env, &ctx, || false);
     Ok(())
 }
 

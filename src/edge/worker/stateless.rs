@@ -34,6 +34,8 @@ pub struct Post {
     pub version: String,
     pub route: RouteParams,
     pub principal: crate::auth::Principal,
+    /// The server span, when traced: the calls' spans are its children.
+    pub trace: Option<crate::trace::Context>,
 }
 
 pub async fn serve(server: &Arc<Server>, timeout_ms: u64, env: &Env, post: Post) -> Result<Response, Error> {
@@ -42,7 +44,7 @@ pub async fn serve(server: &Arc<Server>, timeout_ms: u64, env: &Env, post: Post)
     let secret = |name: &str| crate::edge::secret(env, name);
     let environment = Environment { secret: &secret, route: &post.route, principal: &post.principal, now_ms: now_ms() };
     let batch = post.body.batch;
-    let actions: Vec<Action> = post
+    let mut actions: Vec<Action> = post
         .body
         .messages
         .into_iter()
@@ -56,6 +58,7 @@ pub async fn serve(server: &Arc<Server>, timeout_ms: u64, env: &Env, post: Post)
             }
         })
         .collect();
+    crate::edge::telemetry::adopt(&mut actions, post.trace.as_ref());
     respond(server, Some(timeout_ms), &session, actions, batch, post.framing, post.progress_update).await
 }
 
@@ -73,6 +76,8 @@ pub struct RevisionRequest {
     pub server_index: usize,
     /// The public origin, for the callback URLs of tasks.
     pub origin: String,
+    /// The server span, when traced.
+    pub trace: Option<crate::trace::Context>,
 }
 
 pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest) -> Result<Response, Error> {
@@ -91,18 +96,20 @@ pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest)
     let action = dispatch::handle(server, &mut session, message, &environment);
     refusal.count(server, &action, None);
     if action.is_for_tasks() {
-        return to_tasks(env, (r.server_index, server), &request, (&session.client_info, &session.client_capabilities), (r.route, r.principal, r.origin)).await;
+        return to_tasks(env, (r.server_index, server), &request, (&session.client_info, &session.client_capabilities), (r.route, r.principal, r.origin, r.trace)).await;
     }
-    respond(server, server.stateless, &session, vec![action], false, framing, r.progress_update).await
+    let mut actions = vec![action];
+    crate::edge::telemetry::adopt(&mut actions, r.trace.as_ref());
+    respond(server, server.stateless, &session, actions, false, framing, r.progress_update).await
 }
 
 /// A request of the Tasks extension goes to the object that keeps the principal's tasks (the
 /// object of a session named for the server and principal), which answers it; the request is
 /// dispatched there again, with the capabilities it brought.
-async fn to_tasks(env: &Env, (server_index, server): (usize, &Server), request: &crate::jsonrpc::Request, (client_info, capabilities): (&serde_json::Value, &serde_json::Value), (route, principal, origin): (RouteParams, crate::auth::Principal, String)) -> Result<Response, Error> {
+async fn to_tasks(env: &Env, (server_index, server): (usize, &Server), request: &crate::jsonrpc::Request, (client_info, capabilities): (&serde_json::Value, &serde_json::Value), (route, principal, origin, trace): (RouteParams, crate::auth::Principal, String, Option<crate::trace::Context>)) -> Result<Response, Error> {
     let message = serde_json::json!({"jsonrpc": "2.0", "id": request.id, "method": request.method.as_str(), "params": request.params});
     let body = serde_json::json!({"message": message, "clientInfo": client_info, "clientCapabilities": capabilities}).to_string();
-    let envelope = crate::envelope::Envelope { op: crate::envelope::Op::Tasks, server: server_index, session_id: format!("tasks:{}", server.route.as_str()), principal: Some(principal), route, origin: Some(origin), ..crate::envelope::Envelope::default() };
+    let envelope = crate::envelope::Envelope { op: crate::envelope::Op::Tasks, server: server_index, session_id: format!("tasks:{}", server.route.as_str()), principal: Some(principal), route, origin: Some(origin), trace, ..crate::envelope::Envelope::default() };
     crate::edge::forward::forward(env, envelope, body.as_bytes()).await
 }
 

@@ -48,17 +48,26 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
             if r.method == Method::ToolsCall {
                 log.tool = crate::discovery::called_tool(server, r.params.as_ref()).map(str::to_string);
             }
+            if let Some(span) = log.span.as_mut() {
+                crate::edge::telemetry::describe_message(span, r.method.as_str(), r.params.as_ref(), Some(&r.id), version_header.as_deref());
+            }
             r.params.as_ref()
         }
         Some(Ok(Message::Notification(n))) => {
             log.method = Some(n.method.as_str().to_string());
+            if let Some(span) = log.span.as_mut() {
+                crate::edge::telemetry::describe_message(span, n.method.as_str(), n.params.as_ref(), None, version_header.as_deref());
+            }
             n.params.as_ref()
         }
         _ => None,
     };
+    // What the calls this request makes are children of: the server span, parented anew when
+    // the message's `_meta` named its own parent.
+    let trace = log.span.as_ref().map(crate::trace::Span::context);
     if meta::is_stateless(version_header.as_deref(), message_params, session_header.is_some()) {
         let progress_update = framing == negotiate::Framing::Ndjson || endpoint == Endpoint::Stream;
-        let how = Revision { framing, json_ok, progress_update, route: params, principal: principal.clone() };
+        let how = Revision { framing, json_ok, progress_update, route: params, principal: principal.clone(), trace };
         return revision(env, &req, (server_index, server), parsed, how, log).await;
     }
     check_protocol_version(&req)?;
@@ -74,7 +83,7 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         let framing = if json_ok && !wants_progress { negotiate::Framing::Json } else { framing };
         let version = version_header.unwrap_or_else(|| "2025-03-26".to_string());
         let progress_update = framing == negotiate::Framing::Ndjson || endpoint == Endpoint::Stream;
-        let post = crate::edge::worker::stateless::Post { framing, progress_update, body: parsed, version, route: params, principal: principal.clone() };
+        let post = crate::edge::worker::stateless::Post { framing, progress_update, body: parsed, version, route: params, principal: principal.clone(), trace };
         return crate::edge::worker::stateless::serve(server, timeout_ms, env, post).await;
     }
     let initialize = !parsed.batch && matches!(first, Some(Ok(Message::Request(r))) if r.method == Method::Initialize);
@@ -101,6 +110,7 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         alias: endpoint == Endpoint::Stream,
         json_ok,
         origin: Some(req.url()?.origin),
+        trace,
         ..Envelope::default()
     };
     if op == Op::Message {
@@ -118,6 +128,7 @@ struct Revision {
     progress_update: bool,
     route: RouteParams,
     principal: Principal,
+    trace: Option<crate::trace::Context>,
 }
 
 /// A 2026-07-28 POST: one message, checked against its headers, served without a session
@@ -143,7 +154,7 @@ async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &st
         return crate::edge::worker::listen::open(env, server_index, request, checked, &how.principal, log).await;
     }
     let origin = req.url()?.origin;
-    let r = crate::edge::worker::stateless::RevisionRequest { request, meta: checked, framing: how.framing, json_ok: how.json_ok, progress_update: how.progress_update, route: how.route, principal: how.principal, server_index, origin };
+    let r = crate::edge::worker::stateless::RevisionRequest { request, meta: checked, framing: how.framing, json_ok: how.json_ok, progress_update: how.progress_update, route: how.route, principal: how.principal, server_index, origin, trace: how.trace };
     crate::edge::worker::stateless::serve_revision(server, env, r).await
 }
 

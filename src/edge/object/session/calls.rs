@@ -45,7 +45,8 @@ impl McpSession {
             return Err(Error::InvalidRequest(format!("batches are not supported in protocol version {}", session.protocol_version)));
         }
         let batch = parsed.batch;
-        let (session, actions) = apart(self.dispatch_all(server, request.index(), session, parsed.messages, (request.route(), &request.principal))).await?;
+        let (session, mut actions) = apart(self.dispatch_all(server, request.index(), session, parsed.messages, (request.route(), &request.principal))).await?;
+        crate::edge::telemetry::adopt(&mut actions, envelope.trace.as_ref());
         let actions = match actions.iter().any(Action::is_for_tasks) {
             true => apart(self.tasks(server, &session, &request.home, actions)).await,
             false => actions,
@@ -74,7 +75,8 @@ impl McpSession {
             return Err(Error::SessionNotFound);
         };
         let parsed = jsonrpc::parse_body(body, false)?;
-        let (session, actions) = self.dispatch_all(server, request.index(), session, parsed.messages, (request.route(), &request.principal)).await?;
+        let (session, mut actions) = self.dispatch_all(server, request.index(), session, parsed.messages, (request.route(), &request.principal)).await?;
+        crate::edge::telemetry::adopt(&mut actions, request.envelope.trace.as_ref());
         self.spawn_actions(server, session, request.home.clone(), (Outlet::Legacy(writer), None), actions, false);
         Ok(ResponseBuilder::new().with_status(202).empty())
     }

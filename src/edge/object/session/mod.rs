@@ -153,7 +153,7 @@ impl McpSession {
                     Op::SseOpen => self.open_legacy(&request).await,
                     Op::Listen => self.listen(&request, body).await,
                     Op::Notify => self.notify(&request, body).await,
-                    Op::Tasks => apart(self.serve_stateless_task(&request.server, &request.home, (request.route(), &request.principal), body)).await,
+                    Op::Tasks => apart(self.serve_stateless_task(&request.server, &request.home, (request.route(), &request.principal, request.envelope.trace.as_ref()), body)).await,
                     Op::Delete => self.delete(&request).await,
                     other => Err(Error::Internal(format!("not a session operation: {other:?}"))),
                 }

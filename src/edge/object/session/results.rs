@@ -63,6 +63,9 @@ impl McpSession {
                 }
                 store_record(&self.raw_storage, &record).await;
                 crate::edge::arm_by(&self.raw_storage, now + crate::pending::RECOVER_AFTER_MS).await;
+                if envelope.op == Op::Callback {
+                    crate::edge::telemetry::called_back(&record.tool, record.trace.as_ref(), envelope.trace.as_ref(), &self.env);
+                }
                 self.settle((index, &server), &session, &record, result, &plan).await?;
                 Ok(ResponseBuilder::new().with_status(200).with_headers(json_headers()?).fixed(br#"{"applied":true}"#.to_vec()))
             }

@@ -154,7 +154,7 @@ impl McpSession {
     /// tasks: a session of its own, made at the first, stands for the principal (its alarm keeps
     /// it while it keeps tasks, and deferred results find it); each request brings its own
     /// client capabilities. Answered as one JSON body.
-    pub(super) async fn serve_stateless_task(&self, server: &Arc<Server>, home: &Home, (route, principal): (&RouteParams, &Principal), body: &[u8]) -> Result<Response, Error> {
+    pub(super) async fn serve_stateless_task(&self, server: &Arc<Server>, home: &Home, (route, principal, trace): (&RouteParams, &Principal, Option<&crate::trace::Context>), body: &[u8]) -> Result<Response, Error> {
         let wrapped: Value = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
         let now = now_ms();
         let mut session = match self.load().await? {
@@ -183,6 +183,7 @@ impl McpSession {
                 other => other,
             });
         }
+        crate::edge::telemetry::adopt(&mut actions, trace);
         let actions = self.tasks(server, &session, home, actions).await;
         let replies: Vec<String> = actions.into_iter().filter_map(|a| match a {
             Action::Reply(reply) => Some(reply),

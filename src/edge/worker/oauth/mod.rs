@@ -107,7 +107,7 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
         let address = admission::client_address(&req, env);
         admission::within_rate(env, binding, *period, &format!("oauth|ip:{address}")).await?;
     }
-    let cx = Cx { env, catalog, server, url };
+    let cx = Cx { env, catalog, server, url, trace: req.trace().cloned() };
     use worker::Method::{Delete, Get, Post};
     match (method, which) {
         (Get, Endpoint::Metadata) => json(200, &crate::oauth::metadata::document(&url.origin, server)),
@@ -148,6 +148,9 @@ struct Cx<'a> {
     catalog: &'a Catalog,
     server: &'a AuthServer,
     url: &'a RequestUrl,
+    /// The request's server span, when traced: the identity provider's and metadata
+    /// documents' fetches are its children.
+    trace: Option<crate::trace::Context>,
 }
 
 impl Cx<'_> {
@@ -229,6 +232,7 @@ fn outbound(cx: &Cx<'_>, method: &str, url: &str, headers: Vec<(String, String)>
         redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
         retry: None,
         private_upstreams: cx.server.private_hosts.clone(),
+        trace: cx.trace.clone(),
     }
 }
 

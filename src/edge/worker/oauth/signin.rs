@@ -160,7 +160,7 @@ pub async fn browser_session(req: &Incoming, cx: &Cx<'_>, resource: &str) -> Res
     let Some(auth) = server.auth.as_ref() else { return Ok(None) };
     let header = |name: &str| req.header(name);
     let Some(credential) = auth.credential(&header) else { return Ok(None) };
-    Ok(crate::edge::worker::introspection::introspect(auth, cx.env, server, &credential, &params).await.ok())
+    Ok(crate::edge::worker::introspection::introspect(auth, cx.env, server, &credential, &params, cx.trace.as_ref()).await.ok())
 }
 
 /// Why `who` may not use the server `resource` names, if they may not: a token would only be

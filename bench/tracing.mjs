@@ -1,0 +1,80 @@
+//! What tracing costs a call (issue 40): the same build with tracing off, sampled at 1 % and at
+//! 100 %, exporting to the tests' own OTLP collector (tests/telemetry/collector.py in its `sink`
+//! mode: it answers at once and only counts, so it takes little of the CPU measured), compared by
+//! bench/ab.mjs's paired CPU ratio: the three configurations in one run, taking turns, each
+//! round's CPU per call over the tracing-off one's in the same round. The issue's targets: off
+//! costs nothing measurable (it is the baseline here: an absent `telemetry`), 100 % costs at most
+//! 10 % CPU per call. A figure, not a timed assertion in the tests.
+//!
+//!   node bench/tracing.mjs [build dir]     (build-bench by default; `npm run bench` builds it)
+//!   TRACING_ROUNDS=8 TRACING_SECONDS=5 TRACING_ENCODING=json node bench/tracing.mjs
+//!
+//! `npm run bench` runs it after the peers (BENCH_TRACING=0 skips it).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { root } from '../scripts/setup.mjs';
+import { startCollector } from '../tests/telemetry/collector.mjs';
+
+/** The configurations compared, by name: the bench's own, plus a `telemetry` section or not. */
+export const SAMPLINGS = { off: undefined, '1 %': 0.01, '100 %': 1 };
+
+/** Runs bench/ab.mjs on `dir` with each sampling; resolves to its rows with their paired ratio. */
+export async function tracing({ dir = join(root, 'build-bench'), rounds = Number(process.env.TRACING_ROUNDS ?? 6), seconds = Number(process.env.TRACING_SECONDS ?? 3), encoding = process.env.TRACING_ENCODING ?? 'protobuf' } = {}) {
+  const collector = await startCollector({ mode: 'sink' });
+  try {
+    const base = JSON.parse(readFileSync(join(root, 'bench', 'mcp-edge.bench.json'), 'utf8'));
+    const configs = join(mkdtempSync(join(tmpdir(), 'mcp-edge-tracing-bench-')));
+    const targets = Object.entries(SAMPLINGS).map(([name, ratio], i) => {
+      const config = ratio === undefined ? base : { ...base, telemetry: { otlp: { endpoint: collector.endpoint, encoding }, traces: { sampleRatio: ratio } } };
+      const file = join(configs, `${i}.json`);
+      writeFileSync(file, JSON.stringify(config));
+      return { name, ratio, target: `${dir}=${file}` };
+    });
+    const output = await new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [join(root, 'bench', 'ab.mjs'), ...targets.map((t) => t.target)], {
+        env: { ...process.env, AB_ROUNDS: String(rounds), AB_SECONDS: String(seconds) },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`bench/ab.mjs exited with ${code}: ${out}`))));
+    });
+    const rows = targets.map((t) => {
+      const line = output.split('\n').find((l) => l.startsWith(`${t.target}:`));
+      if (!line) throw new Error(`bench/ab.mjs printed no line for ${t.name}: ${output}`);
+      return {
+        sampling: t.name,
+        us_per_call: Number(/: (\d+) µs CPU per call/.exec(line)?.[1]),
+        ratio_to_off: t.ratio === undefined ? 1 : Number(/, ([0-9.]+)× the first's/.exec(line)?.[1]),
+        rps: Number(/, (\d+) req\/s/.exec(line)?.[1]),
+        bad: Number(/, (\d+) bad replies/.exec(line)?.[1]),
+        line,
+      };
+    });
+    const { sunk } = await collector.received();
+    return { rows, encoding, rounds, seconds, exports: sunk.exports, exportedBytes: sunk.bytes };
+  } finally {
+    await collector.close();
+  }
+}
+
+export function tracingTable(result) {
+  return [
+    `Tracing's cost (bench/tracing.mjs): CPU per call with tracing off, sampled at 1 % and at 100 %, OTLP ${result.encoding} to a collector that only counts (${result.exports} exports, ${result.exportedBytes} bytes), ${result.rounds} paired rounds of ${result.seconds} s (bench/ab.mjs).`,
+    '',
+    '| tracing | CPU µs/call | ÷ off (median of paired rounds) | req/s | bad replies |',
+    '|---|---|---|---|---|',
+    ...result.rows.map((r) => `| ${r.sampling} | ${r.us_per_call} | ${r.ratio_to_off.toFixed(3)} | ${r.rps} | ${r.bad} |`),
+  ].join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const arg = process.argv[2];
+  const dir = arg ? (isAbsolute(arg) ? arg : join(root, arg)) : undefined;
+  const result = await tracing({ dir });
+  console.log(tracingTable(result));
+}

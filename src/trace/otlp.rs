@@ -1,0 +1,225 @@
+//! Spans as OTLP's `ExportTraceServiceRequest`, in protobuf (`application/x-protobuf`) or in
+//! OTLP's JSON encoding (`application/json`: ids in hex, 64-bit numbers as strings, enums as
+//! numbers). Every text that leaves goes through the deployment's redactor here, the one exit:
+//! span names, attribute values, event attributes, status messages.
+
+use serde_json::{json, Value as Json};
+
+use crate::redact::Redactor;
+use crate::trace::span::{Event, Span, Status, Value};
+use crate::trace::wire::Writer;
+use crate::trace::Context;
+
+/// Who exported the spans: the `Resource`'s attributes, and the instrumentation scope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    pub attributes: Vec<(&'static str, String)>,
+    pub scope: &'static str,
+    pub version: &'static str,
+}
+
+impl Source {
+    /// mcp-edge as a service: `service.name` as configured, `service.version` this build's.
+    pub fn mcp_edge(service_name: &str) -> Source {
+        let version = env!("CARGO_PKG_VERSION");
+        Source {
+            attributes: vec![(crate::trace::names::SERVICE_NAME, service_name.to_string()), (crate::trace::names::SERVICE_VERSION, version.to_string())],
+            scope: "mcp-edge",
+            version,
+        }
+    }
+}
+
+/// The status codes OTLP numbers.
+const STATUS_ERROR: u64 = 2;
+
+/// A `KeyValue` message.
+fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value, secrets: &Redactor) {
+    w.message(field, |kv| {
+        kv.string(1, key);
+        kv.message(2, |any| match value {
+            Value::Str(s) => any.string(1, &secrets.redact(s)),
+            Value::Bool(b) => any.bool(2, *b),
+            Value::Int(n) => any.int(3, *n),
+        });
+    });
+}
+
+/// `spans` as a protobuf `ExportTraceServiceRequest`.
+pub fn protobuf(source: &Source, spans: &[Span], secrets: &Redactor) -> Vec<u8> {
+    let mut w = Writer::new();
+    w.message(1, |rs| {
+        rs.message(1, |resource| {
+            for (key, value) in &source.attributes {
+                key_value(resource, 1, key, &Value::Str(value.clone()), secrets);
+            }
+        });
+        rs.message(2, |ss| {
+            ss.message(1, |scope| {
+                scope.string(1, source.scope);
+                scope.string(2, source.version);
+            });
+            for span in spans {
+                ss.message(2, |s| span_message(s, span, secrets));
+            }
+        });
+    });
+    w.into_bytes()
+}
+
+fn span_message(s: &mut Writer, span: &Span, secrets: &Redactor) {
+    s.bytes(1, &span.trace_id.0);
+    s.bytes(2, &span.span_id.0);
+    if let Some(state) = &span.state {
+        s.string(3, state);
+    }
+    if let Some(parent) = &span.parent {
+        s.bytes(4, &parent.0);
+    }
+    s.string(5, &secrets.redact(&span.name));
+    s.uint(6, span.kind as u64);
+    s.fixed64(7, span.start_ns);
+    s.fixed64(8, span.end_ns);
+    for (key, value) in &span.attributes {
+        key_value(s, 9, key, value, secrets);
+    }
+    for event in &span.events {
+        s.message(11, |e| event_message(e, event, secrets));
+    }
+    for link in &span.links {
+        s.message(13, |l| link_message(l, link));
+    }
+    if let Status::Error(message) = &span.status {
+        s.message(15, |status| {
+            status.string(2, &secrets.redact(message));
+            status.uint(3, STATUS_ERROR);
+        });
+    }
+    s.fixed32(16, u32::from(span.flags & 1));
+}
+
+fn event_message(e: &mut Writer, event: &Event, secrets: &Redactor) {
+    e.fixed64(1, event.time_ns);
+    e.string(2, event.name);
+    for (key, value) in &event.attributes {
+        key_value(e, 3, key, value, secrets);
+    }
+}
+
+fn link_message(l: &mut Writer, link: &Context) {
+    l.bytes(1, &link.trace_id.0);
+    l.bytes(2, &link.span_id.0);
+    if let Some(state) = &link.state {
+        l.string(3, state);
+    }
+    l.fixed32(6, u32::from(link.flags & 1));
+}
+
+fn json_value(value: &Value, secrets: &Redactor) -> Json {
+    match value {
+        Value::Str(s) => json!({"stringValue": secrets.redact(s)}),
+        Value::Bool(b) => json!({"boolValue": b}),
+        Value::Int(n) => json!({"intValue": n.to_string()}),
+    }
+}
+
+fn json_attributes<'a>(attributes: impl Iterator<Item = (&'a str, &'a Value)>, secrets: &Redactor) -> Json {
+    Json::Array(attributes.map(|(key, value)| json!({"key": key, "value": json_value(value, secrets)})).collect())
+}
+
+/// `spans` in OTLP's JSON encoding.
+pub fn json(source: &Source, spans: &[Span], secrets: &Redactor) -> String {
+    let resource: Vec<(&str, Value)> = source.attributes.iter().map(|(k, v)| (*k, Value::Str(v.clone()))).collect();
+    let spans: Vec<Json> = spans.iter().map(|span| {
+        let mut s = serde_json::Map::new();
+        s.insert("traceId".into(), json!(span.trace_id.hex()));
+        s.insert("spanId".into(), json!(span.span_id.hex()));
+        if let Some(parent) = &span.parent {
+            s.insert("parentSpanId".into(), json!(parent.hex()));
+        }
+        if let Some(state) = &span.state {
+            s.insert("traceState".into(), json!(state));
+        }
+        s.insert("name".into(), json!(secrets.redact(&span.name)));
+        s.insert("kind".into(), json!(span.kind as u8));
+        s.insert("startTimeUnixNano".into(), json!(span.start_ns.to_string()));
+        s.insert("endTimeUnixNano".into(), json!(span.end_ns.to_string()));
+        s.insert("attributes".into(), json_attributes(span.attributes.iter().map(|(k, v)| (*k, v)), secrets));
+        if !span.events.is_empty() {
+            s.insert("events".into(), span.events.iter().map(|e| json!({"timeUnixNano": e.time_ns.to_string(), "name": e.name, "attributes": json_attributes(e.attributes.iter().map(|(k, v)| (*k, v)), secrets)})).collect());
+        }
+        if !span.links.is_empty() {
+            s.insert("links".into(), span.links.iter().map(|l| json!({"traceId": l.trace_id.hex(), "spanId": l.span_id.hex(), "flags": l.flags & 1})).collect());
+        }
+        if let Status::Error(message) = &span.status {
+            s.insert("status".into(), json!({"code": STATUS_ERROR, "message": secrets.redact(message)}));
+        }
+        s.insert("flags".into(), json!(span.flags & 1));
+        Json::Object(s)
+    }).collect();
+    json!({"resourceSpans": [{
+        "resource": {"attributes": json_attributes(resource.iter().map(|(k, v)| (*k, v)), secrets)},
+        "scopeSpans": [{"scope": {"name": source.scope, "version": source.version}, "spans": spans}],
+    }]})
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::span::Kind;
+    use crate::trace::{SpanId, TraceId};
+
+    fn sample() -> Span {
+        let context = Context { trace_id: TraceId([1; 16]), span_id: SpanId([2; 8]), flags: 1, state: None };
+        let mut span = Span::start("tools/call echo", Kind::Server, &context, Some(SpanId([3; 8])), 1_000);
+        span.set("mcp.method.name", "tools/call");
+        span.set("server.port", 443i64);
+        span.set("secret.carrier", "Bearer hunter22");
+        span.event("retry", 1_001, vec![("http.request.resend_count", Value::Int(1))]);
+        span.fail("tool_error", "upstream said hunter22");
+        span.end(1_002);
+        span
+    }
+
+    #[test]
+    fn protobuf_is_byte_exact() {
+        let source = Source { attributes: vec![("service.name", "e".into())], scope: "s", version: "1" };
+        let mut span = Span::start("n", Kind::Client, &Context { trace_id: TraceId([1; 16]), span_id: SpanId([2; 8]), flags: 1, state: None }, None, 0);
+        span.end_ns = 5;
+        let bytes = protobuf(&source, &[span], &Redactor::default());
+        let span_bytes: Vec<u8> = [vec![0x0a, 16], vec![1; 16], vec![0x12, 8], vec![2; 8], vec![0x2a, 1, b'n', 0x30, 3, 0x41, 5, 0, 0, 0, 0, 0, 0, 0, 0x85, 0x01, 1, 0, 0, 0]].concat();
+        let resource = [vec![0x0a, 19, 0x0a, 12], b"service.name".to_vec(), vec![0x12, 3, 0x0a, 1, b'e']].concat();
+        let scope = vec![0x0a, 6, 0x0a, 1, b's', 0x12, 1, b'1'];
+        let scope_spans = [scope, vec![0x12, span_bytes.len() as u8], span_bytes].concat();
+        let resource_spans = [vec![0x0a, resource.len() as u8], resource, vec![0x12, scope_spans.len() as u8], scope_spans].concat();
+        let expected = [vec![0x0a, resource_spans.len() as u8], resource_spans].concat();
+        assert_eq!(bytes, expected);
+    }
+
+    #[test]
+    fn every_text_is_redacted_on_the_way_out() {
+        let secrets = Redactor::new(["hunter22"]);
+        let source = Source::mcp_edge("mcp-edge");
+        let bytes = protobuf(&source, &[sample()], &secrets);
+        assert!(!bytes.windows(8).any(|w| w == b"hunter22"));
+        let text = json(&source, &[sample()], &secrets);
+        assert!(!text.contains("hunter22"), "{text}");
+    }
+
+    #[test]
+    fn json_follows_otlp_json() {
+        let text = json(&Source::mcp_edge("edge"), &[sample()], &Redactor::default());
+        let value: Json = serde_json::from_str(&text).unwrap();
+        let span = &value["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+        assert_eq!(span["traceId"], "01010101010101010101010101010101");
+        assert_eq!(span["spanId"], "0202020202020202");
+        assert_eq!(span["parentSpanId"], "0303030303030303");
+        assert_eq!(span["kind"], 2);
+        assert_eq!(span["startTimeUnixNano"], "1000000000");
+        assert_eq!(span["attributes"][1], json!({"key": "server.port", "value": {"intValue": "443"}}));
+        assert_eq!(span["events"][0]["name"], "retry");
+        assert_eq!(span["status"], json!({"code": 2, "message": "upstream said hunter22"}));
+        assert_eq!(value["resourceSpans"][0]["resource"]["attributes"][0], json!({"key": "service.name", "value": {"stringValue": "edge"}}));
+    }
+}
