@@ -178,14 +178,15 @@ async fn send(env: &Env, otlp: &Otlp, telemetry: &Telemetry, spans: Vec<Span>) -
         crate::catalog::telemetry::Encoding::Protobuf => js_sys::Uint8Array::from(crate::trace::otlp::protobuf(&source, &spans, &secrets).as_slice()).into(),
         crate::catalog::telemetry::Encoding::Json => wasm_bindgen::JsValue::from_str(&crate::trace::otlp::json(&source, &spans, &secrets)),
     };
-    post(env, otlp, "/v1/traces", body).await
+    post(env, otlp, "/v1/traces", otlp.encoding.content_type(), body).await
 }
 
-/// POSTs an OTLP body to the collector, with the configured headers, within `SEND_TIMEOUT_MS`.
-pub async fn post(env: &Env, otlp: &Otlp, path: &str, body: wasm_bindgen::JsValue) -> Result<(), String> {
+/// POSTs an OTLP body of `content_type` to the collector, with the configured headers, within
+/// `SEND_TIMEOUT_MS`.
+pub async fn post(env: &Env, otlp: &Otlp, path: &str, content_type: &str, body: wasm_bindgen::JsValue) -> Result<(), String> {
     let text = |e: wasm_bindgen::JsValue| crate::edge::js_text(&e);
     let headers = web_sys::Headers::new().map_err(text)?;
-    headers.set("content-type", otlp.encoding.content_type()).map_err(text)?;
+    headers.set("content-type", content_type).map_err(text)?;
     for (name, parts) in &otlp.headers {
         let mut value = String::new();
         for part in parts {

@@ -5,6 +5,7 @@
 //! sum (`prometheus`).
 //!
 //! - [`prometheus`]: the totals as Prometheus text exposition 0.0.4 or OpenMetrics 1.0.0.
+//! - [`otlp`]: the totals as OTLP's metrics export (protobuf), cumulative.
 //!
 //! Every total merges by addition (gauges are sums of +1/-1 changes, an upstream's state the
 //! latest report), so batches from any number of isolates, in any order, add up to the same
@@ -12,6 +13,7 @@
 //! outcomes and states; a principal only where the configuration opts in
 //! (`telemetry.metrics.principalLabel`), never a session id.
 
+pub mod otlp;
 pub mod prometheus;
 
 use std::collections::BTreeMap;

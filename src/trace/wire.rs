@@ -61,6 +61,13 @@ impl Writer {
         }
     }
 
+    /// A `fixed64` or `sfixed64` field written even when 0: a member of a oneof (a metric
+    /// point's `as_int`), whose presence is its meaning.
+    pub fn fixed64_always(&mut self, field: u32, value: u64) {
+        self.tag(field, FIXED64);
+        self.buf.extend_from_slice(&value.to_le_bytes());
+    }
+
     pub fn fixed32(&mut self, field: u32, value: u32) {
         if value != 0 {
             self.tag(field, FIXED32);

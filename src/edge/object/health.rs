@@ -3,8 +3,13 @@
 //! was created, each stored as JSON text under its key. Each isolate's flush merges its batch
 //! in (`HealthFlush`); a reader gets the window (`HealthRead`) or the totals (`MetricsRead`).
 //! Minutes older than the hour are pruned on every write and read; the totals never are.
+//!
+//! With `telemetry.otlp` set, the totals also go to the collector's `/v1/metrics` (protobuf,
+//! cumulative), from the first flush after each `telemetry.metrics.exportIntervalSeconds`, in a
+//! task of the object once the flush is answered. While no isolate sends a batch nothing has
+//! changed, and nothing is sent.
 
-use worker::{Response, ResponseBuilder, State};
+use worker::{Env, Response, ResponseBuilder, State};
 
 use crate::edge::health::Batch;
 use crate::envelope::Op;
@@ -14,6 +19,10 @@ use crate::metrics::Totals;
 
 const KEY: &str = "health:window";
 const TOTALS: &str = "health:totals";
+/// When the totals began (ms): the start time of every cumulative point exported.
+const SINCE: &str = "health:since";
+/// When the totals were last exported over OTLP (ms).
+const EXPORTED: &str = "health:exported";
 
 async fn load<T: serde::de::DeserializeOwned + Default>(state: &State, key: &str) -> Result<T, Error> {
     // Unreadable figures (from a build with another shape) are dropped: they are statistics,
@@ -29,7 +38,7 @@ async fn put(state: &State, key: &str, value: &impl serde::Serialize) -> Result<
 
 /// Serves one operation inside the object. The reads, the merges and the writes have no other
 /// await between them, so the object's input gate keeps concurrent flushes from interleaving.
-pub async fn serve(state: &State, op: Op, body: &[u8]) -> Result<Response, Error> {
+pub async fn serve((state, env): (&State, &Env), op: Op, body: &[u8]) -> Result<Response, Error> {
     let now = crate::edge::now_ms();
     match op {
         Op::HealthFlush => {
@@ -42,8 +51,12 @@ pub async fn serve(state: &State, op: Op, body: &[u8]) -> Result<Response, Error
             }
             if !batch.totals.is_empty() {
                 let mut totals = Totals(load(state, TOTALS).await?);
+                if totals.is_empty() {
+                    put(state, SINCE, &now).await?;
+                }
                 totals.merge(&batch.totals);
                 put(state, TOTALS, &totals.0).await?;
+                export_if_due(state, env, &totals, now).await?;
             }
             Ok(ResponseBuilder::new().with_status(204).empty())
         }
@@ -60,4 +73,31 @@ pub async fn serve(state: &State, op: Op, body: &[u8]) -> Result<Response, Error
         }
         other => Err(Error::Internal(format!("not a health operation: {other:?}"))),
     }
+}
+
+/// Sends the totals to `{telemetry.otlp.endpoint}/v1/metrics` when the export interval has
+/// passed since the last export. The send runs after the flush is answered; a failed one counts
+/// its points as dropped (`mcp_edge_otlp_points_dropped_total`).
+async fn export_if_due(state: &State, env: &Env, totals: &Totals, now: u64) -> Result<(), Error> {
+    let Ok(catalog) = crate::edge::configured::base_catalog() else { return Ok(()) };
+    let Some(otlp) = catalog.telemetry.otlp.clone() else { return Ok(()) };
+    let exported: u64 = load(state, EXPORTED).await?;
+    if now < exported.saturating_add(catalog.telemetry.metrics.export_interval_seconds * 1000) {
+        return Ok(());
+    }
+    put(state, EXPORTED, &now).await?;
+    let since: u64 = load(state, SINCE).await?;
+    let times = crate::metrics::otlp::Times { start_ns: since.min(now) * 1_000_000, now_ns: now * 1_000_000 };
+    let source = crate::trace::otlp::Source::mcp_edge(&catalog.telemetry.service_name);
+    let body = crate::metrics::otlp::protobuf(&source, totals, times);
+    let points = crate::metrics::otlp::points(totals);
+    let env = env.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let body = js_sys::Uint8Array::from(body.as_slice()).into();
+        if let Err(why) = crate::edge::telemetry::post(&env, &otlp, "/v1/metrics", "application/x-protobuf", body).await {
+            worker::console_error!("{}", crate::edge::redaction::line(format!("telemetry: the metrics could not be sent to the collector: {why}; {points} points are counted dropped")));
+            crate::edge::health::count(crate::metrics::Counter::OtlpPointsDropped, points, Some(&env));
+        }
+    });
+    Ok(())
 }
