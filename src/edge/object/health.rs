@@ -5,11 +5,14 @@
 //! Minutes older than the hour are pruned on every write and read; the totals never are.
 //!
 //! With `telemetry.otlp` set, the totals also go to the collector's `/v1/metrics` (protobuf,
-//! cumulative), from the first flush after each `telemetry.metrics.exportIntervalSeconds`, in a
-//! task of the object once the flush is answered. While no isolate sends a batch nothing has
-//! changed, and nothing is sent.
+//! cumulative), at most once per `telemetry.metrics.exportIntervalSeconds`: at a flush once the
+//! interval has passed, or at its end after a flush that came sooner, from a task of the object.
+//! While no isolate sends a batch nothing has changed, and nothing is sent.
 
-use worker::{Env, Response, ResponseBuilder, State};
+use std::cell::Cell;
+use std::time::Duration;
+
+use worker::{Delay, Env, Response, ResponseBuilder, State};
 
 use crate::edge::health::Batch;
 use crate::envelope::Op;
@@ -75,29 +78,58 @@ pub async fn serve((state, env): (&State, &Env), op: Op, body: &[u8]) -> Result<
     }
 }
 
+thread_local! {
+    /// An export waits for the end of the interval (see `export_if_due`).
+    static EXPORT_WAITING: Cell<bool> = const { Cell::new(false) };
+}
+
 /// Sends the totals to `{telemetry.otlp.endpoint}/v1/metrics` when the export interval has
-/// passed since the last export. The send runs after the flush is answered; a failed one counts
-/// its points as dropped (`mcp_edge_otlp_points_dropped_total`).
+/// passed since the last export; otherwise, once it has (a task of the object), so that what
+/// this flush brought is not held back until some later flush. The send runs after the flush is
+/// answered.
 async fn export_if_due(state: &State, env: &Env, totals: &Totals, now: u64) -> Result<(), Error> {
     let Ok(catalog) = crate::edge::configured::base_catalog() else { return Ok(()) };
-    let Some(otlp) = catalog.telemetry.otlp.clone() else { return Ok(()) };
-    let exported: u64 = load(state, EXPORTED).await?;
-    if now < exported.saturating_add(catalog.telemetry.metrics.export_interval_seconds * 1000) {
+    if catalog.telemetry.otlp.is_none() {
         return Ok(());
     }
-    put(state, EXPORTED, &now).await?;
-    let since: u64 = load(state, SINCE).await?;
+    let exported: u64 = load(state, EXPORTED).await?;
+    let due = exported.saturating_add(catalog.telemetry.metrics.export_interval_seconds * 1000);
+    // The storage's own handle, for the task: the same storage, not a copy.
+    let storage = state.storage();
+    let handle: &wasm_bindgen::JsValue = storage.as_raw().as_ref();
+    let raw: worker::worker_sys::DurableObjectStorage = wasm_bindgen::JsCast::unchecked_into(handle.clone());
+    if now >= due {
+        put(state, EXPORTED, &now).await?;
+        let since: u64 = load(state, SINCE).await?;
+        wasm_bindgen_futures::spawn_local(send(env.clone(), totals.clone(), since, now));
+    } else if !EXPORT_WAITING.with(|w| w.replace(true)) {
+        let env = env.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            Delay::from(Duration::from_millis(due - now)).await;
+            EXPORT_WAITING.with(|w| w.set(false));
+            let now = crate::edge::now_ms();
+            let totals = Totals(crate::edge::stored(&raw, TOTALS).await.ok().flatten().unwrap_or_default());
+            let since = crate::edge::stored(&raw, SINCE).await.ok().flatten().unwrap_or(now);
+            if let Ok(promise) = raw.put(EXPORTED, wasm_bindgen::JsValue::from_str(&now.to_string())) {
+                let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+            }
+            send(env, totals, since, now).await;
+        });
+    }
+    Ok(())
+}
+
+/// One export of `totals`; a failed one counts its points as dropped
+/// (`mcp_edge_otlp_points_dropped_total`).
+async fn send(env: Env, totals: Totals, since: u64, now: u64) {
+    let Ok(catalog) = crate::edge::configured::base_catalog() else { return };
+    let Some(otlp) = &catalog.telemetry.otlp else { return };
     let times = crate::metrics::otlp::Times { start_ns: since.min(now) * 1_000_000, now_ns: now * 1_000_000 };
     let source = crate::trace::otlp::Source::mcp_edge(&catalog.telemetry.service_name);
-    let body = crate::metrics::otlp::protobuf(&source, totals, times);
-    let points = crate::metrics::otlp::points(totals);
-    let env = env.clone();
-    wasm_bindgen_futures::spawn_local(async move {
-        let body = js_sys::Uint8Array::from(body.as_slice()).into();
-        if let Err(why) = crate::edge::telemetry::post(&env, &otlp, "/v1/metrics", "application/x-protobuf", body).await {
-            worker::console_error!("{}", crate::edge::redaction::line(format!("telemetry: the metrics could not be sent to the collector: {why}; {points} points are counted dropped")));
-            crate::edge::health::count(crate::metrics::Counter::OtlpPointsDropped, points, Some(&env));
-        }
-    });
-    Ok(())
+    let body = js_sys::Uint8Array::from(crate::metrics::otlp::protobuf(&source, &totals, times).as_slice()).into();
+    if let Err(why) = crate::edge::telemetry::post(&env, otlp, "/v1/metrics", "application/x-protobuf", body).await {
+        let points = crate::metrics::otlp::points(&totals);
+        worker::console_error!("{}", crate::edge::redaction::line(format!("telemetry: the metrics could not be sent to the collector: {why}; {points} points are counted dropped")));
+        crate::edge::health::count(crate::metrics::Counter::OtlpPointsDropped, points, Some(&env));
+    }
 }
