@@ -2,7 +2,8 @@
 //! error, denied, cancelled, rate limited) through a real worker and a real upstream, then
 //! Debian's Prometheus 2.x scrapes /metrics with the scrape token (it asks for OpenMetrics) and
 //! its HTTP API answers the exact counts; promtool checks the text exposition; a scrape without
-//! the token, or with a wrong one, is refused, and no session id or secret is ever in the output.
+//! the token, or with a wrong one, is refused, and no session id or secret is ever in the output;
+//! a refused token request and a failed sign-in are counted.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,6 +13,7 @@ import { installPrometheus, startPrometheus, PROMTOOL } from './prometheus.mjs';
 
 const SCRAPE_TOKEN = 'scrape-token-6b1e9f0c2d7a4e58';
 const ADMIN_TOKEN = 'admin-token-3f9a1c7e5b2d8046a1c3e5f7b9d0';
+const OAUTH_SIGNING_KEY = 'oauth-signing-key-8c2e4a6f1b3d5e7f9a0c';
 const config = join(root, 'tests', 'e2e', 'metrics-config.json');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -22,7 +24,7 @@ const bot = { authorization: `Bearer ${TOKENS.BOT_TOKEN}` };
 
 before(async () => {
   installPrometheus();
-  server = await startServer({ config, bindings: { METRICS_SCRAPE_TOKEN: SCRAPE_TOKEN, MCP_EDGE_ADMIN_TOKEN: ADMIN_TOKEN } });
+  server = await startServer({ config, bindings: { METRICS_SCRAPE_TOKEN: SCRAPE_TOKEN, MCP_EDGE_ADMIN_TOKEN: ADMIN_TOKEN, OAUTH_SIGNING_KEY, ALICE_PASSWORD: 'alice-password-1' } });
   mcp = new URL('/mcp', server.url);
 });
 
@@ -153,6 +155,23 @@ test('Prometheus scrapes the exact counts of known calls', async () => {
   await eventually(async () => assert.match((await scrape()).text, /^mcp_edge_sessions_open 0$/m));
 });
 
+test('the deployment counters: a refused token request, a failed sign-in', async () => {
+  const origin = server.url.origin;
+  const form = (body) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin }, body: new URLSearchParams(body).toString(), redirect: 'manual' });
+  const refused = await fetch(new URL('/token', server.url), form({ grant_type: 'authorization_code', code: 'not-a-code', client_id: 'nobody', redirect_uri: 'http://127.0.0.1/cb', code_verifier: 'x'.repeat(43) }));
+  assert.ok(refused.status >= 400 && refused.status < 500, `the token request is refused: ${refused.status}`);
+  await refused.text();
+  const signin = await fetch(new URL('/console/signin', server.url), form({ token: 'not-the-admin-token' }));
+  assert.equal(signin.status, 401);
+  await signin.text();
+  await eventually(async () => {
+    const { text } = await scrape();
+    assert.match(text, /^mcp_edge_oauth_grants_refused_total 1$/m);
+    assert.match(text, /^mcp_edge_oauth_grants_issued_total 0$/m);
+    assert.match(text, /^mcp_edge_signin_failures_total 1$/m);
+  });
+});
+
 test('promtool checks the exposition; OpenMetrics when asked, ending with # EOF', async () => {
   const text = await scrape();
   assert.equal(text.type, 'text/plain; version=0.0.4; charset=utf-8');
@@ -170,7 +189,7 @@ test('no session id, token or secret is ever in the output', async () => {
   for (const accept of [undefined, 'application/openmetrics-text']) {
     const { text } = await scrape(accept);
     assert.ok(sid && !text.includes(sid), 'the session id');
-    for (const secret of [SCRAPE_TOKEN, ADMIN_TOKEN, API_KEY, ...Object.values(TOKENS)]) {
+    for (const secret of [SCRAPE_TOKEN, ADMIN_TOKEN, OAUTH_SIGNING_KEY, 'alice-password-1', API_KEY, ...Object.values(TOKENS)]) {
       assert.ok(!text.includes(secret), `a secret: ${secret.slice(0, 4)}…`);
     }
     assert.doesNotMatch(text, /token:|principal=/);
