@@ -87,8 +87,8 @@ pub fn home(env: &Env) {
     HOME.with(|h| *h.borrow_mut() = Some(env.clone()));
 }
 
-/// What is counted: the last hour's figures (`console.health`), the totals (always, when either
-/// the figures or `telemetry.metrics` is on: the totals are what `/metrics` reads).
+/// What is counted: the last hour's figures (`console.health`), and the totals that `/metrics`
+/// and the OTLP export read (with the figures, or for a scrape token or a collector).
 struct Counting {
     health: Option<HealthSettings>,
     principal_label: bool,
