@@ -23,10 +23,12 @@ import { startCollector } from '../telemetry/collector.mjs';
 const LOOPBACK = ['127.0.0.1', 'localhost'];
 const PROTOCOL = '2025-11-25';
 
-const tools = [
-  { name: 'echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, http: { method: 'POST', url: '{+env.UPSTREAM_URL}/echo' } },
-  { name: 'queued_echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, execution: 'queued', http: { method: 'POST', url: '{+env.UPSTREAM_URL}/echo' } },
-  { name: 'callback_job', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, execution: 'callback', pendingTimeoutMs: 20000, http: { url: '{+env.UPSTREAM_URL}/jobs/{key}' } },
+/** The tools, at the test upstream's URL written out: an `{env.…}` value is a deployment secret,
+ *  which `url.full` would show redacted. */
+const toolsAt = (base) => [
+  { name: 'echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, http: { method: 'POST', url: `${base}/echo` } },
+  { name: 'queued_echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, execution: 'queued', http: { method: 'POST', url: `${base}/echo` } },
+  { name: 'callback_job', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, execution: 'callback', pendingTimeoutMs: 20000, http: { url: `${base}/jobs/{key}` } },
 ];
 
 /** A worker whose traces go to `collector`, sampled at `sampleRatio`, in `encoding`. */
@@ -39,7 +41,7 @@ async function startTraced({ collector, upstream, recorder, sampleRatio, encodin
       version: '1',
       privateUpstreams: LOOPBACK,
       tasks: { maxTtlMs: 600000, maxPerPrincipal: 12, pollIntervalMs: 100 },
-      tools,
+      tools: toolsAt(upstream.url),
       upstreams: [{ name: 'recorder', url: recorder.url, prefix: 'rec_' }],
     }],
   };
@@ -95,7 +97,8 @@ let serial = 0;
 async function call(target, sid, name, args, { headers = {}, meta, task } = {}) {
   const id = `call-${++serial}-${hex(4)}`;
   const params = { name, arguments: args, ...(meta ? { _meta: meta } : {}), ...(task ? { task } : {}) };
-  const res = await post(new URL('/mcp', target.url), { jsonrpc: '2.0', id, method: 'tools/call', params }, { 'mcp-session-id': sid, ...headers });
+  // With the MCP-Protocol-Version header a client sends after initialization (2025-06-18 on).
+  const res = await post(new URL('/mcp', target.url), { jsonrpc: '2.0', id, method: 'tools/call', params }, { 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL, ...headers });
   const text = await res.text();
   assert.equal(res.status, 200, text);
   const body = JSON.parse(text);
@@ -135,17 +138,17 @@ async function traceOf(id, complete = () => true) {
 /** The CLIENT span of the fetch to the test upstream (not any other client span, such as one
  *  for the hop to the session's object). */
 const fetchSpans = (trace) => trace.filter((s) => s.kind === 'CLIENT' && String(s.attributes['url.full'] ?? '').startsWith(upstream.url));
-const hasHopAndClient = (trace, server) => trace.some((s) => s.kind === 'INTERNAL' && s.parentSpanId === server.spanId) && fetchSpans(trace).length > 0;
+const hasFetch = (trace) => fetchSpans(trace).length > 0;
 
 /** The request the test upstream saw whose `traceparent` carries `traceId`. */
 const seenIn = (traceId, path) => upstream.seen.filter((r) => r.url.startsWith(path) && TRACEPARENT.exec(r.headers.traceparent ?? '')?.[1] === traceId);
 
-test('the HTTP traceparent header parents one span tree per call: server span, the object hop, the upstream fetch', async () => {
+test('the HTTP traceparent header parents one span tree per call: the server span, the upstream fetch, the object\'s span where the call runs there', async () => {
   const sid = await session(worker);
   const ctx = context();
   const { id, result, headers } = await call(worker, sid, 'echo', { message: 'traced' }, { headers: { traceparent: ctx.traceparent, tracestate: 'edge=t61rcWkgMzE' } });
   assert.deepEqual(result.structuredContent, { message: 'traced' });
-  const { server, trace } = await traceOf(id, hasHopAndClient);
+  const { server, trace } = await traceOf(id, hasFetch);
 
   assert.equal(server.traceId, ctx.traceId);
   assert.equal(server.parentSpanId, ctx.parentId);
@@ -164,8 +167,12 @@ test('the HTTP traceparent header parents one span tree per call: server span, t
   assert.notEqual(server.status.code, 'ERROR');
   assert.equal(headers.get('traceresponse'), `00-${ctx.traceId}-${server.spanId}-01`, 'the reply names the server span');
 
-  const hop = trace.find((s) => s.kind === 'INTERNAL' && s.parentSpanId === server.spanId);
-  assert.equal(hop.name, 'session tools/call');
+  // A call run in the session's object has its span there (a call served under a lease, in
+  // the Worker, has none): a child of the server span.
+  for (const hop of trace.filter((s) => s.kind === 'INTERNAL')) {
+    assert.equal(hop.parentSpanId, server.spanId);
+    assert.match(hop.name, /^session tools\/call/);
+  }
   const clients = fetchSpans(trace);
   assert.equal(clients.length, 1, 'one upstream fetch');
   const [client] = clients;
@@ -207,9 +214,11 @@ test('params._meta.traceparent parents its message, and wins over the HTTP heade
   const header = context();
   const meta = context();
   const { id } = await call(worker, sid, 'echo', { message: 'meta' }, { headers: { traceparent: header.traceparent }, meta: { traceparent: meta.traceparent, tracestate: 'meta=1' } });
-  const { server, trace } = await traceOf(id, hasHopAndClient);
+  const { server, trace } = await traceOf(id, hasFetch);
   assert.equal(server.traceId, meta.traceId);
   assert.equal(server.parentSpanId, meta.parentId);
+  // The header's context is kept as a link, as the MCP conventions ask.
+  assert.ok(server.links.some((l) => l.traceId === header.traceId && l.spanId === header.parentId), `the header's context linked: ${JSON.stringify(server.links)}`);
   assertOneTree(trace, server);
   const [client] = fetchSpans(trace);
   assert.equal(seenIn(meta.traceId, '/echo')[0]?.headers.traceparent, `00-${meta.traceId}-${client.spanId}-01`);
@@ -266,15 +275,19 @@ test('an upstream MCP server gets the context of the MCP client span in params._
   const { id, result } = await call(worker, sid, 'rec_work', { job: 1 }, { headers: { traceparent: ctx.traceparent } });
   assert.deepEqual(result.content, [{ type: 'text', text: 'done' }]);
   const mcpClient = (t) => t.find((s) => s.kind === 'CLIENT' && s.name.startsWith('tools/call'));
-  const { server, trace } = await traceOf(id, mcpClient);
+  const { server, trace } = await traceOf(id, (t) => mcpClient(t) && t.some((s) => s.kind === 'CLIENT' && s.parentSpanId === mcpClient(t).spanId));
   assert.equal(server.parentSpanId, ctx.parentId);
   assertOneTree(trace, server);
   const client = mcpClient(trace);
   const sent = recorder.received.slice(before).find((m) => m.method === 'tools/call');
   assert.ok(sent, 'the upstream got the call');
-  const expected = `00-${ctx.traceId}-${client.spanId}-01`;
-  assert.equal(sent.params?._meta?.traceparent, expected, 'in _meta');
-  assert.equal(sent.headers.traceparent, expected, 'in the header');
+  assert.equal(sent.params?._meta?.traceparent, `00-${ctx.traceId}-${client.spanId}-01`, 'the MCP client span in _meta');
+  // The header names the HTTP request's own client span, under the MCP client span.
+  const [, traceId, spanId] = TRACEPARENT.exec(sent.headers.traceparent ?? '') ?? [];
+  assert.equal(traceId, ctx.traceId, 'the trace in the header');
+  const http = trace.find((s) => s.spanId === spanId);
+  assert.ok(http && http.kind === 'CLIENT' && http.parentSpanId === client.spanId, `the header's span ${spanId} is an HTTP client span under the MCP one`);
+  assert.equal(http.attributes['http.request.method'], 'POST');
 });
 
 test('a queued call keeps its trace across the queue: the consumer\'s span and its fetch join the call\'s tree', async () => {
@@ -357,7 +370,7 @@ test('sampling: at ratio 0 a call without context exports nothing, an unsampled 
 
   const kept = context('01');
   const { id } = await call(unsampled, sid, 'echo', { message: 'kept' }, { headers: { traceparent: kept.traceparent } });
-  const { server, trace } = await traceOf(id, hasHopAndClient);
+  const { server, trace } = await traceOf(id, hasFetch);
   assert.equal(server.parentSpanId, kept.parentId);
   assert.equal(server.contentType, 'application/json', 'this worker exports OTLP/JSON');
   assertOneTree(trace, server);
