@@ -25,22 +25,23 @@ const OTLP_TOKEN = 'otlp-Bearer-9f/2+c&d"e<f>g';
 const LOOPBACK = ['127.0.0.1', 'localhost'];
 
 const secretHeaders = { 'X-Secret': '{env.TRACE_SECRET}', Authorization: 'Bearer {env.TRACE_SECRET}' };
-const inspect = (name, extra = {}) => ({
+// The upstream's base URL written out: the secret is TRACE_SECRET alone.
+const inspect = (base, name, extra = {}) => ({
   name,
   inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
   // The secret in the path and in the query; /inspect/ echoes both back in its reply.
-  http: { method: 'GET', url: '{+env.UPSTREAM_URL}/inspect/{env.TRACE_SECRET}?token={env.TRACE_SECRET}&q={q}', headers: secretHeaders },
+  http: { method: 'GET', url: `${base}/inspect/{env.TRACE_SECRET}?token={env.TRACE_SECRET}&q={q}`, headers: secretHeaders },
   ...extra,
 });
-const echoed = (name, extra = {}) => ({
+const echoed = (base, name, extra = {}) => ({
   name,
   inputSchema: { type: 'object', properties: { spelling: { type: 'string' }, as: { type: 'string' }, note: { type: 'string' } } },
   // /secret/<spelling> answers with X-Secret spelled so; `as: error` makes it a 500.
-  http: { method: 'GET', url: '{+env.UPSTREAM_URL}/secret/{spelling}?as={as}&pad=1&after=1&key={env.TRACE_SECRET}', headers: secretHeaders },
+  http: { method: 'GET', url: `${base}/secret/{spelling}?as={as}&pad=1&after=1&key={env.TRACE_SECRET}`, headers: secretHeaders },
   ...extra,
 });
 const OPT_IN = { trace: { arguments: true, results: true } };
-const tools = [inspect('plain'), inspect('opted', OPT_IN), echoed('reply'), echoed('reply_opted', OPT_IN)];
+const toolsAt = (base) => [inspect(base, 'plain'), inspect(base, 'opted', OPT_IN), echoed(base, 'reply'), echoed(base, 'reply_opted', OPT_IN)];
 
 let collector;
 let upstream;
@@ -57,7 +58,7 @@ async function startWorker(encoding) {
       name: `secrets-${encoding}`,
       version: '1',
       privateUpstreams: LOOPBACK,
-      tools,
+      tools: toolsAt(upstream.url),
       upstreams: [{ name: 'leaky', url: leaky.url, prefix: 'up_', headers: { 'X-Secret': '{env.TRACE_SECRET}' } }],
     }],
   };
@@ -146,9 +147,11 @@ for (const encoding of ['protobuf', 'json']) {
     const fetches = spans.filter(inspected);
     assert.ok(fetches.length >= 1, 'the /inspect fetch has a client span');
     for (const f of fetches) {
-      const full = new URL(f.attributes['url.full']);
-      assert.equal(full.searchParams.get('token'), 'REDACTED');
-      assert.equal(full.searchParams.get('q'), 'REDACTED');
+      const full = f.attributes['url.full'];
+      assert.ok(full.startsWith(`${upstream.url}/inspect/`), full);
+      const query = new URLSearchParams(full.slice(full.indexOf('?') + 1));
+      assert.equal(query.get('token'), 'REDACTED', full);
+      assert.equal(query.get('q'), 'REDACTED', full);
     }
     const failedSpan = serverSpan(spans, failed.id);
     assert.equal(failedSpan.status.code, 'ERROR');
