@@ -8,6 +8,7 @@
 //!
 //!   node bench/tracing.mjs [build dir]     (build-bench by default; `npm run bench` builds it)
 //!   TRACING_ROUNDS=8 TRACING_SECONDS=5 TRACING_ENCODING=json node bench/tracing.mjs
+//!   AB_TOGETHER=1 node bench/tracing.mjs   (the three loaded at once: steadier on a drifting host)
 //!
 //! `npm run bench` runs it after the peers (BENCH_TRACING=0 skips it).
 import { spawn } from 'node:child_process';
@@ -49,6 +50,7 @@ export async function tracing({ dir = join(root, 'build-bench'), rounds = Number
       return {
         sampling: t.name,
         us_per_call: Number(/: (\d+) µs CPU per call/.exec(line)?.[1]),
+        us_rounds: (/µs CPU per call \(rounds ([\d ]+)\)/.exec(line)?.[1] ?? '').split(' ').filter(Boolean).map(Number),
         ratio_to_off: t.ratio === undefined ? 1 : Number(/, ([0-9.]+)× the first's/.exec(line)?.[1]),
         rps: Number(/, (\d+) req\/s/.exec(line)?.[1]),
         bad: Number(/, (\d+) bad replies/.exec(line)?.[1]),
@@ -66,9 +68,9 @@ export function tracingTable(result) {
   return [
     `Tracing's cost (bench/tracing.mjs): CPU per call with tracing off, sampled at 1 % and at 100 %, OTLP ${result.encoding} to a collector that only counts (${result.exports} exports, ${result.exportedBytes} bytes), ${result.rounds} paired rounds of ${result.seconds} s (bench/ab.mjs).`,
     '',
-    '| tracing | CPU µs/call | ÷ off (median of paired rounds) | req/s | bad replies |',
+    '| tracing | CPU µs/call (rounds) | ÷ off (median of paired rounds) | req/s | bad replies |',
     '|---|---|---|---|---|',
-    ...result.rows.map((r) => `| ${r.sampling} | ${r.us_per_call} | ${r.ratio_to_off.toFixed(3)} | ${r.rps} | ${r.bad} |`),
+    ...result.rows.map((r) => `| ${r.sampling} | ${r.us_per_call} (${r.us_rounds.join(', ')}) | ${r.ratio_to_off.toFixed(3)} | ${r.rps} | ${r.bad} |`),
   ].join('\n');
 }
 
@@ -76,5 +78,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const arg = process.argv[2];
   const dir = arg ? (isAbsolute(arg) ? arg : join(root, arg)) : undefined;
   const result = await tracing({ dir });
+  // bench/ab.mjs's own lines too: its instructions per call, where perf can count them.
+  for (const row of result.rows) console.log(row.line);
   console.log(tracingTable(result));
 }
