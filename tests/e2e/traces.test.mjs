@@ -3,7 +3,7 @@
 // per call parented on the client's `traceparent`, from the HTTP header and from `params._meta`
 // alike (`_meta` winning for its message), with a raw client for exact headers and the official
 // SDK client; the upstream HTTP server and an upstream MCP server receiving the context of the
-// client span that called them; a queued call, a callback and a task keeping their trace across
+// client span that called them, retries and redirects as its events; a queued call, a callback and a task keeping their trace across
 // the wait; the parent-based sampler; malformed `traceparent` values ignored; the log line
 // naming the trace. Span names and attributes are OpenTelemetry's MCP, HTTP and messaging
 // conventions as src/trace/names.rs writes them.
@@ -29,6 +29,8 @@ const toolsAt = (base) => [
   { name: 'echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, http: { method: 'POST', url: `${base}/echo` } },
   { name: 'queued_echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, execution: 'queued', http: { method: 'POST', url: `${base}/echo` } },
   { name: 'callback_job', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, execution: 'callback', pendingTimeoutMs: 20000, http: { url: `${base}/jobs/{key}` } },
+  { name: 'flaky', inputSchema: { type: 'object', properties: { key: { type: 'string' }, fails: { type: 'integer' } } }, retry: { attempts: 3, initialDelayMs: 50, maxDelayMs: 200 }, http: { method: 'GET', url: `${base}/flap/{key}{?fails}`, timeoutMs: 5000 } },
+  { name: 'redirect', inputSchema: { type: 'object', properties: { to: { type: 'string' } } }, http: { method: 'GET', url: `${base}/redirect{?to}`, maxRedirects: 2, redirectHosts: ['localhost'] } },
 ];
 
 /** A worker whose traces go to `collector`, sampled at `sampleRatio`, in `encoding`. */
@@ -207,6 +209,36 @@ test('the request\'s log line joins its trace: traceId, spanId of the server spa
   assert.equal(line.tool, 'echo');
   assert.equal(line.outcome, 'ok');
   assert.equal(typeof line.durationMs, 'number');
+});
+
+test('retries and redirects are events of the one client span, whose context every attempt carries', async () => {
+  const sid = await session(worker);
+  const ctx = context();
+  const key = `flap-${hex(4)}`;
+  const { id, result } = await call(worker, sid, 'flaky', { key, fails: 2 }, { headers: { traceparent: ctx.traceparent } });
+  assert.deepEqual(result.structuredContent, { attempts: 3 });
+  const { server, trace } = await traceOf(id, hasFetch);
+  assertOneTree(trace, server);
+  const fetches = fetchSpans(trace);
+  assert.equal(fetches.length, 1, 'one client span for the request and its retries');
+  const [client] = fetches;
+  assert.deepEqual(client.events.map((e) => e.name), ['retry', 'retry']);
+  assert.equal(client.attributes['http.response.status_code'], 200);
+  const attempts = seenIn(ctx.traceId, `/flap/${key}`);
+  assert.equal(attempts.length, 3);
+  for (const a of attempts) assert.equal(a.headers.traceparent, `00-${ctx.traceId}-${client.spanId}-01`);
+
+  const redirected = context();
+  const port = new URL(upstream.url).port;
+  const target = `http://localhost:${port}/json?body=${encodeURIComponent('{"moved":true}')}`;
+  const moved = await call(worker, sid, 'redirect', { to: target }, { headers: { traceparent: redirected.traceparent } });
+  assert.deepEqual(moved.result.structuredContent, { moved: true });
+  const { server: server2, trace: trace2 } = await traceOf(moved.id, (t) => t.some((s) => s.kind === 'CLIENT' && s.events.some((e) => e.name === 'redirect')));
+  assertOneTree(trace2, server2);
+  const hop = trace2.find((s) => s.kind === 'CLIENT' && s.events.some((e) => e.name === 'redirect'));
+  const landed = upstream.seen.find((r) => r.url.startsWith('/json') && TRACEPARENT.exec(r.headers.traceparent ?? '')?.[1] === redirected.traceId);
+  assert.ok(landed, 'the redirected request carried the trace');
+  assert.equal(landed.headers.traceparent, `00-${redirected.traceId}-${hop.spanId}-01`);
 });
 
 test('params._meta.traceparent parents its message, and wins over the HTTP header', async () => {
