@@ -3,10 +3,10 @@
 // per call parented on the client's `traceparent`, from the HTTP header and from `params._meta`
 // alike (`_meta` winning for its message), with a raw client for exact headers and the official
 // SDK client; the upstream HTTP server and an upstream MCP server receiving the context of the
-// client span that called them, retries and redirects as its events; a queued call, a callback and a task keeping their trace across
-// the wait; the parent-based sampler; malformed `traceparent` values ignored; the log line
-// naming the trace. Span names and attributes are OpenTelemetry's MCP, HTTP and messaging
-// conventions as src/trace/names.rs writes them.
+// client span that called them, retries and redirects as its events; a queued call, a callback
+// and a task keeping their trace across the wait; the parent-based sampler; malformed
+// `traceparent` values ignored; the log line naming the trace. Span names and attributes are
+// OpenTelemetry's MCP, HTTP and messaging conventions as src/trace/names.rs writes them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
