@@ -267,6 +267,7 @@ pub fn describe_message(span: &mut Span, method: &str, params: Option<&serde_jso
 /// console can find it. The log line gets the ids.
 pub fn served(mut span: Span, response: worker::Response, log: &mut crate::edge::worker::log::RequestLog) -> worker::Result<worker::Response> {
     let status = response.status_code();
+    take_ended(&mut span);
     span.set(crate::trace::names::HTTP_RESPONSE_STATUS_CODE, i64::from(status));
     if let Some(session) = &log.session_id {
         span.set(crate::trace::names::MCP_SESSION_ID, session.clone());
@@ -510,4 +511,68 @@ pub fn called_back(tool: &str, call: Option<&Context>, request: Option<&Context>
     }
     finish(span);
     after_object_work(env);
+}
+
+/// How a call that ran in the Worker ended, for its request's server span: in the Worker a
+/// call has no span of its own (no hop), so the server span carries its outcome, as the MCP
+/// conventions put it on the span of the request.
+struct Ended {
+    span: crate::trace::SpanId,
+    failure: Option<(String, String)>,
+    arguments: Option<String>,
+    result: Option<String>,
+}
+
+/// At most this many outcomes wait for their server span: a streamed reply's call ends after
+/// its span, which never takes its outcome, and must not hold memory.
+const MAX_ENDED: usize = 64;
+
+thread_local! {
+    static ENDED: RefCell<Vec<Ended>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A call that ran in the Worker has ended with `reply`: kept for its server span.
+pub fn worker_call_ended(call: &crate::dispatch::PendingCall, reply: &str, tool: Option<&crate::tools::Tool>) {
+    let Some(parent) = call.http.trace.as_ref().filter(|p| p.sampled()) else { return };
+    if tracing().is_none() {
+        return;
+    }
+    let failure = crate::trace::mcp::failure(reply);
+    let (secrets, _) = crate::edge::redaction::for_call(call);
+    let arguments = tool.filter(|t| t.trace.arguments).map(|_| secrets.redact_owned(call.arguments.to_string()));
+    let result = match (tool.filter(|t| t.trace.results), &failure) {
+        (Some(_), None) => serde_json::from_str::<serde_json::Value>(reply).ok().and_then(|v| v.get("result").map(|r| secrets.redact_owned(r.to_string()))),
+        _ => None,
+    };
+    ENDED.with(|e| {
+        let mut ended = e.borrow_mut();
+        if ended.len() >= MAX_ENDED {
+            ended.remove(0);
+        }
+        ended.push(Ended { span: parent.span_id, failure, arguments, result });
+    });
+}
+
+/// The outcome of the Worker's call that `span` served, if one ended under it.
+fn take_ended(span: &mut Span) {
+    let Some(ended) = ENDED.with(|e| {
+        let mut ended = e.borrow_mut();
+        let at = ended.iter().position(|x| x.span == span.span_id)?;
+        Some(ended.remove(at))
+    }) else {
+        return;
+    };
+    use crate::trace::names::*;
+    if let Some(arguments) = ended.arguments {
+        span.set(GEN_AI_TOOL_CALL_ARGUMENTS, arguments);
+    }
+    if let Some(result) = ended.result {
+        span.set(GEN_AI_TOOL_CALL_RESULT, result);
+    }
+    if let Some((error_type, message)) = ended.failure {
+        if error_type != TOOL_ERROR {
+            span.set(RPC_RESPONSE_STATUS_CODE, error_type.clone());
+        }
+        span.fail(error_type, message);
+    }
 }
