@@ -8,6 +8,9 @@
 //!
 //!   node bench/tracing.mjs [build dir]     (build-bench by default; `npm run bench` builds it)
 //!   TRACING_ROUNDS=8 TRACING_SECONDS=5 TRACING_ENCODING=json node bench/tracing.mjs
+//!   AB_TOGETHER=1 node bench/tracing.mjs   (the three loaded at once: steadier on a drifting host)
+//!   TRACING_BASELINE=build-pre node bench/tracing.mjs   (a build from before tracing, first: what
+//!                                           tracing off costs; every ratio is then over it)
 //!
 //! `npm run bench` runs it after the peers (BENCH_TRACING=0 skips it).
 import { spawn } from 'node:child_process';
@@ -22,7 +25,7 @@ import { startCollector } from '../tests/telemetry/collector.mjs';
 export const SAMPLINGS = { off: undefined, '1 %': 0.01, '100 %': 1 };
 
 /** Runs bench/ab.mjs on `dir` with each sampling; resolves to its rows with their paired ratio. */
-export async function tracing({ dir = join(root, 'build-bench'), rounds = Number(process.env.TRACING_ROUNDS ?? 6), seconds = Number(process.env.TRACING_SECONDS ?? 3), encoding = process.env.TRACING_ENCODING ?? 'protobuf' } = {}) {
+export async function tracing({ dir = join(root, 'build-bench'), baseline = process.env.TRACING_BASELINE, rounds = Number(process.env.TRACING_ROUNDS ?? 6), seconds = Number(process.env.TRACING_SECONDS ?? 3), encoding = process.env.TRACING_ENCODING ?? 'protobuf' } = {}) {
   const collector = await startCollector({ mode: 'sink' });
   try {
     const base = JSON.parse(readFileSync(join(root, 'bench', 'mcp-edge.bench.json'), 'utf8'));
@@ -33,6 +36,11 @@ export async function tracing({ dir = join(root, 'build-bench'), rounds = Number
       writeFileSync(file, JSON.stringify(config));
       return { name, ratio, target: `${dir}=${file}` };
     });
+    if (baseline) {
+      const file = join(configs, 'baseline.json');
+      writeFileSync(file, JSON.stringify(base));
+      targets.unshift({ name: 'before tracing', ratio: undefined, target: `${isAbsolute(baseline) ? baseline : join(root, baseline)}=${file}` });
+    }
     const output = await new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [join(root, 'bench', 'ab.mjs'), ...targets.map((t) => t.target)], {
         env: { ...process.env, AB_ROUNDS: String(rounds), AB_SECONDS: String(seconds) },
@@ -49,7 +57,9 @@ export async function tracing({ dir = join(root, 'build-bench'), rounds = Number
       return {
         sampling: t.name,
         us_per_call: Number(/: (\d+) µs CPU per call/.exec(line)?.[1]),
-        ratio_to_off: t.ratio === undefined ? 1 : Number(/, ([0-9.]+)× the first's/.exec(line)?.[1]),
+        us_rounds: (/µs CPU per call \(rounds ([\d ]+)\)/.exec(line)?.[1] ?? '').split(' ').filter(Boolean).map(Number),
+        // Over the first configuration in the same rounds: tracing off, or the baseline build.
+        ratio_to_first: Number(/, ([0-9.]+)× the first's/.exec(line)?.[1] ?? 1),
         rps: Number(/, (\d+) req\/s/.exec(line)?.[1]),
         bad: Number(/, (\d+) bad replies/.exec(line)?.[1]),
         line,
@@ -66,9 +76,9 @@ export function tracingTable(result) {
   return [
     `Tracing's cost (bench/tracing.mjs): CPU per call with tracing off, sampled at 1 % and at 100 %, OTLP ${result.encoding} to a collector that only counts (${result.exports} exports, ${result.exportedBytes} bytes), ${result.rounds} paired rounds of ${result.seconds} s (bench/ab.mjs).`,
     '',
-    '| tracing | CPU µs/call | ÷ off (median of paired rounds) | req/s | bad replies |',
+    `| tracing | CPU µs/call (rounds) | ÷ ${result.rows[0].sampling} (median of paired rounds) | req/s | bad replies |`,
     '|---|---|---|---|---|',
-    ...result.rows.map((r) => `| ${r.sampling} | ${r.us_per_call} | ${r.ratio_to_off.toFixed(3)} | ${r.rps} | ${r.bad} |`),
+    ...result.rows.map((r) => `| ${r.sampling} | ${r.us_per_call} (${r.us_rounds.join(', ')}) | ${r.ratio_to_first.toFixed(3)} | ${r.rps} | ${r.bad} |`),
   ].join('\n');
 }
 
@@ -76,5 +86,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const arg = process.argv[2];
   const dir = arg ? (isAbsolute(arg) ? arg : join(root, arg)) : undefined;
   const result = await tracing({ dir });
+  // bench/ab.mjs's own lines too: its instructions per call, where perf can count them.
+  for (const row of result.rows) console.log(row.line);
   console.log(tracingTable(result));
 }

@@ -132,7 +132,12 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<Strin
         None => None,
     };
     let Some((mut span, traced)) = hop else {
-        return complete_within(ctx, call).await;
+        let reply = complete_within(ctx, call).await;
+        // In the Worker, a buffered reply's outcome goes on its request's server span.
+        if let (None, None, Some(reply)) = (ctx.home, ctx.out, &reply) {
+            crate::edge::telemetry::worker_call_ended(call, reply, ctx.server.tool(call.label()));
+        }
+        return reply;
     };
     // A task's run is this span: the trace of the request that made the task goes on in it.
     if let Some((task, _)) = ctx.home.and_then(|h| h.task.as_ref()) {

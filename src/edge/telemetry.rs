@@ -24,8 +24,9 @@ use crate::trace::{Context, Ids, Kind, Span};
 const MAX_BATCH: usize = 512;
 /// A send the collector has not answered in this long is abandoned, its spans counted dropped.
 const SEND_TIMEOUT_MS: u64 = 10_000;
-/// How long an object gathers spans before it sends them.
-const OBJECT_DELAY_MS: u64 = 1_000;
+/// How long an isolate gathers spans before it sends them: under load, one send a second per
+/// isolate rather than one per request (a send is a fetch, whose CPU a request would pay).
+const GATHER_MS: u64 = 1_000;
 /// How long a Worker's send task may go on after its request (`waitUntil` gives 30 s), waiting
 /// for calls of a streamed reply that are still running.
 const WORKER_BUDGET_MS: u64 = 25_000;
@@ -87,10 +88,10 @@ pub fn child(name: impl Into<String>, kind: Kind, parent: Option<&Context>) -> O
 
 /// Ends `span` now and queues it for the collector, if it is sampled.
 pub fn finish(mut span: Span) {
-    span.end(now_ms());
-    if span.flags & 1 == 0 {
+    if !span.sampled() {
         return;
     }
+    span.end(now_ms());
     let Some(catalog) = tracing() else { return };
     QUEUE.with(|q| {
         let mut queue = q.borrow_mut();
@@ -117,7 +118,7 @@ pub fn after_request(env: &Env, ctx: &worker::Context, running: Running) {
         return;
     }
     if !SENDING.with(|s| s.replace(true)) {
-        ctx.wait_until(send_task(env.clone(), 0, Some((WORKER_BUDGET_MS, running))));
+        ctx.wait_until(send_task(env.clone(), GATHER_MS, Some((WORKER_BUDGET_MS, running))));
     }
 }
 
@@ -127,7 +128,7 @@ pub fn after_object_work(env: &Env) {
         return;
     }
     if !SENDING.with(|s| s.replace(true)) {
-        wasm_bindgen_futures::spawn_local(send_task(env.clone(), OBJECT_DELAY_MS, None));
+        wasm_bindgen_futures::spawn_local(send_task(env.clone(), GATHER_MS, None));
     }
 }
 
@@ -149,11 +150,11 @@ async fn send_task(env: Env, delay_ms: u64, budget: Option<(u64, Running)>) {
             }
         }
         let Some((budget_ms, running)) = budget else { break };
-        let within = now_ms().saturating_sub(started) + 1_000 <= budget_ms;
+        let within = now_ms().saturating_sub(started) + GATHER_MS <= budget_ms;
         if !within || !running() && QUEUE.with(|q| q.borrow().is_empty()) {
             break;
         }
-        Delay::from(Duration::from_millis(1_000)).await;
+        Delay::from(Duration::from_millis(GATHER_MS)).await;
     }
     SENDING.with(|s| s.set(false));
     // A span queued after the last look and before the flag fell waits for the next request.
@@ -254,7 +255,9 @@ pub fn describe_message(span: &mut Span, method: &str, params: Option<&serde_jso
         span.state = parent.state;
     }
     crate::trace::mcp::describe(span, method, params, id);
-    if let Some(version) = version {
+    // The header names the version after initialize; initialize names the one it asks for.
+    let asked = params.and_then(|p| p.get("protocolVersion")).and_then(serde_json::Value::as_str);
+    if let Some(version) = version.or(asked) {
         span.set(crate::trace::names::MCP_PROTOCOL_VERSION, version);
     }
 }
@@ -264,6 +267,7 @@ pub fn describe_message(span: &mut Span, method: &str, params: Option<&serde_jso
 /// console can find it. The log line gets the ids.
 pub fn served(mut span: Span, response: worker::Response, log: &mut crate::edge::worker::log::RequestLog) -> worker::Result<worker::Response> {
     let status = response.status_code();
+    take_ended(&mut span);
     span.set(crate::trace::names::HTTP_RESPONSE_STATUS_CODE, i64::from(status));
     if let Some(session) = &log.session_id {
         span.set(crate::trace::names::MCP_SESSION_ID, session.clone());
@@ -276,7 +280,11 @@ pub fn served(mut span: Span, response: worker::Response, log: &mut crate::edge:
     }
     log.trace_id = Some(span.trace_id.hex());
     log.span_id = Some(span.span_id.hex());
-    let header = format!("00-{}-{}-{:02x}", span.trace_id.hex(), span.span_id.hex(), span.flags & 1);
+    // Only a sampled trace is worth naming: copying the headers costs every request.
+    if !span.sampled() {
+        return Ok(response);
+    }
+    let header = format!("00-{}-{}-01", span.trace_id.hex(), span.span_id.hex());
     finish(span);
     crate::edge::http::with_headers(response, &[("traceresponse", header)])
 }
@@ -296,7 +304,7 @@ pub fn adopt(actions: &mut [crate::dispatch::Action], parent: Option<&Context>) 
 /// is a copy whose upstream request is the span's child. `None` untraced, and in the Worker,
 /// where the server span is the call's parent itself.
 pub fn hop(call: &crate::dispatch::PendingCall, session: &crate::session::Session, tool: Option<&crate::tools::Tool>) -> Option<(Span, crate::dispatch::PendingCall)> {
-    let parent = call.http.trace.as_ref()?;
+    let parent = call.http.trace.as_ref().filter(|p| p.sampled())?;
     let catalog = tracing()?;
     use crate::dispatch::CallKind;
     let method = match &call.kind {
@@ -314,7 +322,7 @@ pub fn hop(call: &crate::dispatch::PendingCall, session: &crate::session::Sessio
     span.name = format!("session {}", span.name);
     span.set(crate::trace::names::MCP_SESSION_ID, session.id.clone());
     span.set(crate::trace::names::MCP_PROTOCOL_VERSION, session.protocol_version.clone());
-    if let (Some(tool), true) = (tool, span.flags & 1 == 1) {
+    if let (Some(tool), true) = (tool, span.sampled()) {
         if tool.trace.arguments {
             let (secrets, _) = crate::edge::redaction::for_call(call);
             span.set(crate::trace::names::GEN_AI_TOOL_CALL_ARGUMENTS, secrets.redact_owned(call.arguments.to_string()));
@@ -328,7 +336,7 @@ pub fn hop(call: &crate::dispatch::PendingCall, session: &crate::session::Sessio
 /// Ends a call's span with how its reply ended (and its result, when its tool opts in).
 pub fn hop_ended(mut span: Span, call: &crate::dispatch::PendingCall, reply: Option<&str>, tool: Option<&crate::tools::Tool>) {
     match reply {
-        Some(reply) if span.flags & 1 == 1 => {
+        Some(reply) if span.sampled() => {
             crate::trace::mcp::ended(&mut span, reply);
             if tool.is_some_and(|t| t.trace.results) && span.get(crate::trace::names::ERROR_TYPE).is_none() {
                 if let Some(result) = serde_json::from_str::<serde_json::Value>(reply).ok().and_then(|v| v.get("result").cloned()) {
@@ -347,7 +355,7 @@ pub fn hop_ended(mut span: Span, call: &crate::dispatch::PendingCall, reply: Opt
 /// CLIENT), when its call is traced: the span, the call's HTTP request made its child, and the
 /// message with the span's context in `params._meta` (SEP-414).
 pub fn mcp_client(http: &crate::upstream::HttpCall, message: &str) -> Option<(Span, crate::upstream::HttpCall, String)> {
-    let parent = http.trace.as_ref()?;
+    let parent = http.trace.as_ref().filter(|p| p.sampled())?;
     let catalog = tracing()?;
     let mut value: serde_json::Value = serde_json::from_str(message).ok()?;
     let method = value.get("method")?.as_str()?.to_string();
@@ -394,20 +402,24 @@ pub fn mcp_client_ended(mut span: Span, ended: Result<Option<&serde_json::Value>
 /// An HTTP client span for an upstream request (kind CLIENT, named by its method, as HTTP's
 /// conventions name client spans), when the call is traced.
 pub fn http_client(call: &crate::upstream::HttpCall) -> Option<Span> {
-    let parent = call.trace.as_ref()?;
+    // An unsampled call makes no span: its parent's context is passed on as it is.
+    let parent = call.trace.as_ref().filter(|p| p.sampled())?;
     let catalog = tracing()?;
     let mut span = start(&catalog.telemetry, call.method.clone(), Kind::Client, Some(parent));
-    if span.flags & 1 == 1 {
+    if span.sampled() {
         use crate::trace::names::*;
         span.set(HTTP_REQUEST_METHOD, call.method.clone());
-        span.set(URL_FULL, url_full(&call.url, &crate::edge::redaction::current()));
-        if let Ok(url) = crate::weburl::WebUrl::parse(&call.url) {
-            if let Some(host) = url.host() {
-                span.set(SERVER_ADDRESS, host.to_string());
+        match crate::weburl::WebUrl::parse(&call.url) {
+            Ok(url) => {
+                span.set(URL_FULL, url_full_of(&url, &crate::edge::redaction::current()));
+                if let Some(host) = url.host() {
+                    span.set(SERVER_ADDRESS, host.to_string());
+                }
+                if let Some(port) = url.port_or_default() {
+                    span.set(SERVER_PORT, i64::from(port));
+                }
             }
-            if let Some(port) = url.port_or_default() {
-                span.set(SERVER_PORT, i64::from(port));
-            }
+            Err(_) => span.set(URL_FULL, REDACTED),
         }
     }
     Some(span)
@@ -425,7 +437,7 @@ pub fn inject(headers: &mut Vec<(String, String)>, context: &Context) {
 
 /// A redirect followed, as an event of the client span.
 pub fn redirected(span: &mut Span, status: u16, to: &str) {
-    if span.flags & 1 == 1 {
+    if span.sampled() {
         let to = crate::trace::names::url_full(to, &crate::edge::redaction::current());
         span.event("redirect", now_ms(), vec![(crate::trace::names::HTTP_RESPONSE_STATUS_CODE, i64::from(status).into()), (crate::trace::names::URL_FULL, to.into())]);
     }
@@ -433,7 +445,7 @@ pub fn redirected(span: &mut Span, status: u16, to: &str) {
 
 /// An attempt's end: its status on the span, and an event when it is tried again.
 pub fn attempted(span: &mut Span, made: u32, attempt: &Result<web_sys::Response, String>, retried: bool) {
-    if span.flags & 1 == 0 {
+    if !span.sampled() {
         return;
     }
     if let Ok(response) = attempt {
@@ -499,4 +511,68 @@ pub fn called_back(tool: &str, call: Option<&Context>, request: Option<&Context>
     }
     finish(span);
     after_object_work(env);
+}
+
+/// How a call that ran in the Worker ended, for its request's server span: in the Worker a
+/// call has no span of its own (no hop), so the server span carries its outcome, as the MCP
+/// conventions put it on the span of the request.
+struct Ended {
+    span: crate::trace::SpanId,
+    failure: Option<(String, String)>,
+    arguments: Option<String>,
+    result: Option<String>,
+}
+
+/// At most this many outcomes wait for their server span: a streamed reply's call ends after
+/// its span, which never takes its outcome, and must not hold memory.
+const MAX_ENDED: usize = 64;
+
+thread_local! {
+    static ENDED: RefCell<Vec<Ended>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A call that ran in the Worker has ended with `reply`: kept for its server span.
+pub fn worker_call_ended(call: &crate::dispatch::PendingCall, reply: &str, tool: Option<&crate::tools::Tool>) {
+    let Some(parent) = call.http.trace.as_ref().filter(|p| p.sampled()) else { return };
+    if tracing().is_none() {
+        return;
+    }
+    let failure = crate::trace::mcp::failure(reply);
+    let (secrets, _) = crate::edge::redaction::for_call(call);
+    let arguments = tool.filter(|t| t.trace.arguments).map(|_| secrets.redact_owned(call.arguments.to_string()));
+    let result = match (tool.filter(|t| t.trace.results), &failure) {
+        (Some(_), None) => serde_json::from_str::<serde_json::Value>(reply).ok().and_then(|v| v.get("result").map(|r| secrets.redact_owned(r.to_string()))),
+        _ => None,
+    };
+    ENDED.with(|e| {
+        let mut ended = e.borrow_mut();
+        if ended.len() >= MAX_ENDED {
+            ended.remove(0);
+        }
+        ended.push(Ended { span: parent.span_id, failure, arguments, result });
+    });
+}
+
+/// The outcome of the Worker's call that `span` served, if one ended under it.
+fn take_ended(span: &mut Span) {
+    let Some(ended) = ENDED.with(|e| {
+        let mut ended = e.borrow_mut();
+        let at = ended.iter().position(|x| x.span == span.span_id)?;
+        Some(ended.remove(at))
+    }) else {
+        return;
+    };
+    use crate::trace::names::*;
+    if let Some(arguments) = ended.arguments {
+        span.set(GEN_AI_TOOL_CALL_ARGUMENTS, arguments);
+    }
+    if let Some(result) = ended.result {
+        span.set(GEN_AI_TOOL_CALL_RESULT, result);
+    }
+    if let Some((error_type, message)) = ended.failure {
+        if error_type != TOOL_ERROR {
+            span.set(RPC_RESPONSE_STATUS_CODE, error_type.clone());
+        }
+        span.fail(error_type, message);
+    }
 }

@@ -146,8 +146,11 @@ async fn exchange_within<T>(call: &HttpCall, mut span: Option<&mut crate::trace:
     let timed_out = || Upstream::TimedOut { after_ms: call.timeout_ms };
     let mut timer = pin!(Delay::from(Duration::from_millis(call.timeout_ms)));
     let mut current = call.clone();
-    if let Some(span) = span.as_deref() {
-        crate::edge::telemetry::inject(&mut current.headers, &span.context());
+    // The upstream's parent: this exchange's span, or (unsampled) the call's context as it is.
+    match (span.as_deref(), &call.trace) {
+        (Some(span), _) => crate::edge::telemetry::inject(&mut current.headers, &span.context()),
+        (None, Some(parent)) => crate::edge::telemetry::inject(&mut current.headers, parent),
+        (None, None) => {}
     }
     let (mut made, mut redirects) = (0u32, 0u32);
     let (response, mut abort) = loop {

@@ -48,6 +48,10 @@ fn target<'a>(method: &str, params: Option<&'a Value>) -> Option<&'a str> {
 /// Names `span` after the message and sets what the conventions ask of an MCP span: the
 /// method, the request id, the tool, prompt or resource, and the transport (HTTP over TCP).
 pub fn describe(span: &mut Span, method: &str, params: Option<&Value>, id: Option<&Value>) {
+    // An unsampled span is never sent: its name and attributes would be work thrown away.
+    if !span.sampled() {
+        return;
+    }
     span.name = span_name(method, params);
     span.set(MCP_METHOD_NAME, method);
     if let Some(id) = id.filter(|id| !id.is_null()) {

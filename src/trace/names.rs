@@ -46,9 +46,14 @@ pub const REDACTED: &str = "REDACTED";
 /// are secret is not knowable), the fragment dropped, and the deployment's secrets redacted
 /// from what is left (a secret in the path). A URL that does not parse is shown as `REDACTED`.
 pub fn url_full(url: &str, secrets: &Redactor) -> String {
-    let Ok(parsed) = crate::weburl::WebUrl::parse(url) else {
-        return REDACTED.to_string();
-    };
+    match crate::weburl::WebUrl::parse(url) {
+        Ok(parsed) => url_full_of(&parsed, secrets),
+        Err(_) => REDACTED.to_string(),
+    }
+}
+
+/// [`url_full`] of a URL already parsed.
+pub fn url_full_of(parsed: &crate::weburl::WebUrl, secrets: &Redactor) -> String {
     let text = parsed.as_str();
     let authority_start = text.find("://").map_or(0, |i| i + 3);
     let mut shown = String::with_capacity(text.len());

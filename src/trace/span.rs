@@ -111,7 +111,16 @@ impl Span {
         Context { trace_id: self.trace_id, span_id: self.span_id, flags: self.flags, state: self.state.clone() }
     }
 
+    /// Whether the span is sampled: only a sampled span is sent, so only it records anything
+    /// beyond its context (an unsampled one costs its ids and no attribute).
+    pub fn sampled(&self) -> bool {
+        self.flags & 1 == 1
+    }
+
     pub fn set(&mut self, key: &'static str, value: impl Into<Value>) {
+        if !self.sampled() {
+            return;
+        }
         let value = value.into();
         match self.attributes.iter_mut().find(|(k, _)| *k == key) {
             Some(slot) => slot.1 = value,
@@ -124,11 +133,17 @@ impl Span {
     }
 
     pub fn event(&mut self, name: &'static str, now_ms: u64, attributes: Vec<(&'static str, Value)>) {
+        if !self.sampled() {
+            return;
+        }
         self.events.push(Event { name, time_ns: nanos(now_ms), attributes });
     }
 
     /// Ends the span in error: `error.type` (a low-cardinality class) and the status message.
     pub fn fail(&mut self, error_type: impl Into<String>, message: impl Into<String>) {
+        if !self.sampled() {
+            return;
+        }
         self.set(crate::trace::names::ERROR_TYPE, error_type.into());
         self.status = Status::Error(message.into());
     }

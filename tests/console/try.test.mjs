@@ -7,7 +7,8 @@
 // invalid arguments, JSON-RPC errors, fields for lists, defaults and nested objects, images,
 // Cancel, a stateless server, a server with static bearer tokens, a server whose Origin allowlist
 // leaves loopback out (the page's own origin is still let in, no other is), and the page without
-// its script. Screenshots of each state go to .mcp-edge/test-output/.
+// its script, and a traced server's call showing its trace id, linked through
+// `telemetry.traceLink`. Screenshots of each state go to .mcp-edge/test-output/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import { INIT, TOKENS, post, startMiniflare, startServer, testConfig } from '../e2e/harness.mjs';
 import { startTestUpstream } from '../e2e/upstream.mjs';
 import { OUTPUT_DIR, closePage, launchBrowser, open, screenshot } from '../oauth/browser.mjs';
+import { startCollector } from '../telemetry/collector.mjs';
 
 let browser;
 let server;
@@ -443,5 +445,41 @@ test('the page’s own origin is let in when the allowlist leaves loopback out; 
   } finally {
     await mf.dispose();
     await upstream.close();
+  }
+});
+
+test('a traced server: each result shows its trace id, linked through telemetry.traceLink', async () => {
+  const collector = await startCollector();
+  const upstream = await startTestUpstream();
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-console-trace-'));
+  const file = join(dir, 'mcp-edge.json');
+  const traced = { ...config, telemetry: { otlp: { endpoint: collector.endpoint }, traceLink: 'https://grafana.example.com/explore?traceId={traceId}&from=now-1h' } };
+  writeFileSync(file, JSON.stringify(traced));
+  const worker = await startMiniflare({ config: file, upstreamUrl: upstream.url });
+  const v = await visit(worker.url.origin);
+  try {
+    const panel = await panelOf(v.page, '/mcp');
+    await connect(panel);
+    await choose(panel, 'echo');
+    await field(panel, 'message').fill('traced from the console');
+    await call(panel);
+    const link = panel.locator('.output p.trace a');
+    await link.waitFor();
+    const traceId = await link.textContent();
+    assert.match(traceId, /^[0-9a-f]{32}$/);
+    assert.equal(await link.getAttribute('href'), `https://grafana.example.com/explore?traceId=${traceId}&from=now-1h`);
+    assert.equal(await link.getAttribute('rel'), 'noopener');
+    // The id is the trace the server recorded the call in: its server span reached the collector.
+    const server = await collector.waitForSpans((spans) => spans.find((s) => s.traceId === traceId && s.name === 'tools/call echo'), { what: `the trace ${traceId}` });
+    assert.equal(server.kind, 'SERVER');
+    await shot(panel, 'console-try-trace');
+    // Nothing left for the link's origin: it is only a link.
+    assert.deepEqual(v.foreign, []);
+    assert.deepEqual(v.errors, []);
+  } finally {
+    await closePage(v.page);
+    await worker.mf.dispose();
+    await upstream.close();
+    await collector.close();
   }
 });

@@ -25,22 +25,23 @@ const OTLP_TOKEN = 'otlp-Bearer-9f/2+c&d"e<f>g';
 const LOOPBACK = ['127.0.0.1', 'localhost'];
 
 const secretHeaders = { 'X-Secret': '{env.TRACE_SECRET}', Authorization: 'Bearer {env.TRACE_SECRET}' };
-const inspect = (name, extra = {}) => ({
+// The upstream's base URL written out: the secret is TRACE_SECRET alone.
+const inspect = (base, name, extra = {}) => ({
   name,
   inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
   // The secret in the path and in the query; /inspect/ echoes both back in its reply.
-  http: { method: 'GET', url: '{+env.UPSTREAM_URL}/inspect/{env.TRACE_SECRET}?token={env.TRACE_SECRET}&q={q}', headers: secretHeaders },
+  http: { method: 'GET', url: `${base}/inspect/{env.TRACE_SECRET}?token={env.TRACE_SECRET}&q={q}`, headers: secretHeaders },
   ...extra,
 });
-const echoed = (name, extra = {}) => ({
+const echoed = (base, name, extra = {}) => ({
   name,
   inputSchema: { type: 'object', properties: { spelling: { type: 'string' }, as: { type: 'string' }, note: { type: 'string' } } },
   // /secret/<spelling> answers with X-Secret spelled so; `as: error` makes it a 500.
-  http: { method: 'GET', url: '{+env.UPSTREAM_URL}/secret/{spelling}?as={as}&pad=1&after=1&key={env.TRACE_SECRET}', headers: secretHeaders },
+  http: { method: 'GET', url: `${base}/secret/{spelling}?as={as}&pad=1&after=1&key={env.TRACE_SECRET}`, headers: secretHeaders },
   ...extra,
 });
 const OPT_IN = { trace: { arguments: true, results: true } };
-const tools = [inspect('plain'), inspect('opted', OPT_IN), echoed('reply'), echoed('reply_opted', OPT_IN)];
+const toolsAt = (base) => [inspect(base, 'plain'), inspect(base, 'opted', OPT_IN), echoed(base, 'reply'), echoed(base, 'reply_opted', OPT_IN)];
 
 let collector;
 let upstream;
@@ -57,7 +58,7 @@ async function startWorker(encoding) {
       name: `secrets-${encoding}`,
       version: '1',
       privateUpstreams: LOOPBACK,
-      tools,
+      tools: toolsAt(upstream.url),
       upstreams: [{ name: 'leaky', url: leaky.url, prefix: 'up_', headers: { 'X-Secret': '{env.TRACE_SECRET}' } }],
     }],
   };
@@ -146,13 +147,12 @@ for (const encoding of ['protobuf', 'json']) {
     const fetches = spans.filter(inspected);
     assert.ok(fetches.length >= 1, 'the /inspect fetch has a client span');
     for (const f of fetches) {
-      const full = new URL(f.attributes['url.full']);
-      assert.equal(full.searchParams.get('token'), 'REDACTED');
-      assert.equal(full.searchParams.get('q'), 'REDACTED');
+      const full = f.attributes['url.full'];
+      assert.ok(full.startsWith(`${upstream.url}/inspect/`), full);
+      const query = new URLSearchParams(full.slice(full.indexOf('?') + 1));
+      assert.equal(query.get('token'), 'REDACTED', full);
+      assert.equal(query.get('q'), 'REDACTED', full);
     }
-    const failedSpan = serverSpan(spans, failed.id);
-    assert.equal(failedSpan.status.code, 'ERROR');
-    assert.ok(failedSpan.attributes['error.type'], 'a failed call names its error type');
 
     // Not opted in: neither the arguments nor the results are exported.
     const bodies = await collector.bodies();
@@ -169,6 +169,10 @@ for (const encoding of ['protobuf', 'json']) {
     }
     for (const line of worker.logs) assertClean(line, 'a log line');
     assert.deepEqual(await collector.errors(), []);
+    // Last, so that it hides no leak: the call the upstream failed is an error on its server span.
+    const failedSpan = serverSpan(spans, failed.id);
+    assert.equal(failedSpan.status.code, 'ERROR');
+    assert.equal(failedSpan.attributes['error.type'], 'tool_error');
   });
 
   test(`${encoding}: a tool that opts in exports its arguments and results, redacted`, async () => {
@@ -182,6 +186,8 @@ for (const encoding of ['protobuf', 'json']) {
     const echo = await call(worker, sid, 'reply_opted', { spelling: 'base64', as: 'text', note: argMark });
     assert.match(echo.result.content[0].text, /\[redacted\]/);
     const spans = await collector.waitForSpans((all) => (serverSpan(all, id) && serverSpan(all, echo.id) ? all : undefined), { what: 'the opted-in calls' });
+    for (const [i, body] of (await collector.bodies()).entries()) assertClean(body, `export ${i}`);
+    for (const line of worker.logs) assertClean(line, 'a log line');
     // The conventions' opt-in attributes (gen_ai.tool.call.arguments / .result), on a span of
     // the call's trace, redacted as the reply is.
     const attribute = (callId, key) => spans.filter((s) => s.traceId === serverSpan(spans, callId).traceId).map((s) => s.attributes[key]).find((v) => v !== undefined);
@@ -199,7 +205,5 @@ for (const encoding of ['protobuf', 'json']) {
       assert.equal(s.attributes['gen_ai.tool.call.arguments'], undefined, `${s.name} (${s.attributes['gen_ai.tool.name']})`);
       assert.equal(s.attributes['gen_ai.tool.call.result'], undefined, `${s.name} (${s.attributes['gen_ai.tool.name']})`);
     }
-    for (const [i, body] of (await collector.bodies()).entries()) assertClean(body, `export ${i}`);
-    for (const line of worker.logs) assertClean(line, 'a log line');
   });
 }

@@ -3,10 +3,10 @@
 // per call parented on the client's `traceparent`, from the HTTP header and from `params._meta`
 // alike (`_meta` winning for its message), with a raw client for exact headers and the official
 // SDK client; the upstream HTTP server and an upstream MCP server receiving the context of the
-// client span that called them; a queued call, a callback and a task keeping their trace across
-// the wait; the parent-based sampler; malformed `traceparent` values ignored; the log line
-// naming the trace. Span names and attributes are OpenTelemetry's MCP, HTTP and messaging
-// conventions as src/trace/names.rs writes them.
+// client span that called them, retries and redirects as its events; a queued call, a callback
+// and a task keeping their trace across the wait; the parent-based sampler; malformed
+// `traceparent` values ignored; the log line naming the trace. Span names and attributes are
+// OpenTelemetry's MCP, HTTP and messaging conventions as src/trace/names.rs writes them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -23,10 +23,14 @@ import { startCollector } from '../telemetry/collector.mjs';
 const LOOPBACK = ['127.0.0.1', 'localhost'];
 const PROTOCOL = '2025-11-25';
 
-const tools = [
-  { name: 'echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, http: { method: 'POST', url: '{+env.UPSTREAM_URL}/echo' } },
-  { name: 'queued_echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, execution: 'queued', http: { method: 'POST', url: '{+env.UPSTREAM_URL}/echo' } },
-  { name: 'callback_job', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, execution: 'callback', pendingTimeoutMs: 20000, http: { url: '{+env.UPSTREAM_URL}/jobs/{key}' } },
+/** The tools, at the test upstream's URL written out: an `{env.…}` value is a deployment secret,
+ *  which `url.full` would show redacted. */
+const toolsAt = (base) => [
+  { name: 'echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, http: { method: 'POST', url: `${base}/echo` } },
+  { name: 'queued_echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, execution: 'queued', http: { method: 'POST', url: `${base}/echo` } },
+  { name: 'callback_job', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, execution: 'callback', pendingTimeoutMs: 20000, http: { url: `${base}/jobs/{key}` } },
+  { name: 'flaky', inputSchema: { type: 'object', properties: { key: { type: 'string' }, fails: { type: 'integer' } } }, retry: { attempts: 3, initialDelayMs: 50, maxDelayMs: 200 }, http: { method: 'GET', url: `${base}/flap/{key}{?fails}`, timeoutMs: 5000 } },
+  { name: 'redirect', inputSchema: { type: 'object', properties: { to: { type: 'string' } } }, http: { method: 'GET', url: `${base}/redirect{?to}`, maxRedirects: 2, redirectHosts: ['localhost'] } },
 ];
 
 /** A worker whose traces go to `collector`, sampled at `sampleRatio`, in `encoding`. */
@@ -39,7 +43,7 @@ async function startTraced({ collector, upstream, recorder, sampleRatio, encodin
       version: '1',
       privateUpstreams: LOOPBACK,
       tasks: { maxTtlMs: 600000, maxPerPrincipal: 12, pollIntervalMs: 100 },
-      tools,
+      tools: toolsAt(upstream.url),
       upstreams: [{ name: 'recorder', url: recorder.url, prefix: 'rec_' }],
     }],
   };
@@ -95,7 +99,8 @@ let serial = 0;
 async function call(target, sid, name, args, { headers = {}, meta, task } = {}) {
   const id = `call-${++serial}-${hex(4)}`;
   const params = { name, arguments: args, ...(meta ? { _meta: meta } : {}), ...(task ? { task } : {}) };
-  const res = await post(new URL('/mcp', target.url), { jsonrpc: '2.0', id, method: 'tools/call', params }, { 'mcp-session-id': sid, ...headers });
+  // With the MCP-Protocol-Version header a client sends after initialization (2025-06-18 on).
+  const res = await post(new URL('/mcp', target.url), { jsonrpc: '2.0', id, method: 'tools/call', params }, { 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL, ...headers });
   const text = await res.text();
   assert.equal(res.status, 200, text);
   const body = JSON.parse(text);
@@ -135,17 +140,17 @@ async function traceOf(id, complete = () => true) {
 /** The CLIENT span of the fetch to the test upstream (not any other client span, such as one
  *  for the hop to the session's object). */
 const fetchSpans = (trace) => trace.filter((s) => s.kind === 'CLIENT' && String(s.attributes['url.full'] ?? '').startsWith(upstream.url));
-const hasHopAndClient = (trace, server) => trace.some((s) => s.kind === 'INTERNAL' && s.parentSpanId === server.spanId) && fetchSpans(trace).length > 0;
+const hasFetch = (trace) => fetchSpans(trace).length > 0;
 
 /** The request the test upstream saw whose `traceparent` carries `traceId`. */
 const seenIn = (traceId, path) => upstream.seen.filter((r) => r.url.startsWith(path) && TRACEPARENT.exec(r.headers.traceparent ?? '')?.[1] === traceId);
 
-test('the HTTP traceparent header parents one span tree per call: server span, the object hop, the upstream fetch', async () => {
+test('the HTTP traceparent header parents one span tree per call: the server span, the upstream fetch, the object\'s span where the call runs there', async () => {
   const sid = await session(worker);
   const ctx = context();
   const { id, result, headers } = await call(worker, sid, 'echo', { message: 'traced' }, { headers: { traceparent: ctx.traceparent, tracestate: 'edge=t61rcWkgMzE' } });
   assert.deepEqual(result.structuredContent, { message: 'traced' });
-  const { server, trace } = await traceOf(id, hasHopAndClient);
+  const { server, trace } = await traceOf(id, hasFetch);
 
   assert.equal(server.traceId, ctx.traceId);
   assert.equal(server.parentSpanId, ctx.parentId);
@@ -164,8 +169,12 @@ test('the HTTP traceparent header parents one span tree per call: server span, t
   assert.notEqual(server.status.code, 'ERROR');
   assert.equal(headers.get('traceresponse'), `00-${ctx.traceId}-${server.spanId}-01`, 'the reply names the server span');
 
-  const hop = trace.find((s) => s.kind === 'INTERNAL' && s.parentSpanId === server.spanId);
-  assert.equal(hop.name, 'session tools/call');
+  // A call run in the session's object has its span there (a call served under a lease, in
+  // the Worker, has none): a child of the server span.
+  for (const hop of trace.filter((s) => s.kind === 'INTERNAL')) {
+    assert.equal(hop.parentSpanId, server.spanId);
+    assert.match(hop.name, /^session tools\/call/);
+  }
   const clients = fetchSpans(trace);
   assert.equal(clients.length, 1, 'one upstream fetch');
   const [client] = clients;
@@ -202,14 +211,46 @@ test('the request\'s log line joins its trace: traceId, spanId of the server spa
   assert.equal(typeof line.durationMs, 'number');
 });
 
+test('retries and redirects are events of the one client span, whose context every attempt carries', async () => {
+  const sid = await session(worker);
+  const ctx = context();
+  const key = `flap-${hex(4)}`;
+  const { id, result } = await call(worker, sid, 'flaky', { key, fails: 2 }, { headers: { traceparent: ctx.traceparent } });
+  assert.deepEqual(result.structuredContent, { attempts: 3 });
+  const { server, trace } = await traceOf(id, hasFetch);
+  assertOneTree(trace, server);
+  const fetches = fetchSpans(trace);
+  assert.equal(fetches.length, 1, 'one client span for the request and its retries');
+  const [client] = fetches;
+  assert.deepEqual(client.events.map((e) => e.name), ['retry', 'retry']);
+  assert.equal(client.attributes['http.response.status_code'], 200);
+  const attempts = seenIn(ctx.traceId, `/flap/${key}`);
+  assert.equal(attempts.length, 3);
+  for (const a of attempts) assert.equal(a.headers.traceparent, `00-${ctx.traceId}-${client.spanId}-01`);
+
+  const redirected = context();
+  const port = new URL(upstream.url).port;
+  const target = `http://localhost:${port}/json?body=${encodeURIComponent('{"moved":true}')}`;
+  const moved = await call(worker, sid, 'redirect', { to: target }, { headers: { traceparent: redirected.traceparent } });
+  assert.deepEqual(moved.result.structuredContent, { moved: true });
+  const { server: server2, trace: trace2 } = await traceOf(moved.id, (t) => t.some((s) => s.kind === 'CLIENT' && s.events.some((e) => e.name === 'redirect')));
+  assertOneTree(trace2, server2);
+  const hop = trace2.find((s) => s.kind === 'CLIENT' && s.events.some((e) => e.name === 'redirect'));
+  const landed = upstream.seen.find((r) => r.url.startsWith('/json') && TRACEPARENT.exec(r.headers.traceparent ?? '')?.[1] === redirected.traceId);
+  assert.ok(landed, 'the redirected request carried the trace');
+  assert.equal(landed.headers.traceparent, `00-${redirected.traceId}-${hop.spanId}-01`);
+});
+
 test('params._meta.traceparent parents its message, and wins over the HTTP header', async () => {
   const sid = await session(worker);
   const header = context();
   const meta = context();
   const { id } = await call(worker, sid, 'echo', { message: 'meta' }, { headers: { traceparent: header.traceparent }, meta: { traceparent: meta.traceparent, tracestate: 'meta=1' } });
-  const { server, trace } = await traceOf(id, hasHopAndClient);
+  const { server, trace } = await traceOf(id, hasFetch);
   assert.equal(server.traceId, meta.traceId);
   assert.equal(server.parentSpanId, meta.parentId);
+  // The header's context is kept as a link, as the MCP conventions ask.
+  assert.ok(server.links.some((l) => l.traceId === header.traceId && l.spanId === header.parentId), `the header's context linked: ${JSON.stringify(server.links)}`);
   assertOneTree(trace, server);
   const [client] = fetchSpans(trace);
   assert.equal(seenIn(meta.traceId, '/echo')[0]?.headers.traceparent, `00-${meta.traceId}-${client.spanId}-01`);
@@ -266,15 +307,19 @@ test('an upstream MCP server gets the context of the MCP client span in params._
   const { id, result } = await call(worker, sid, 'rec_work', { job: 1 }, { headers: { traceparent: ctx.traceparent } });
   assert.deepEqual(result.content, [{ type: 'text', text: 'done' }]);
   const mcpClient = (t) => t.find((s) => s.kind === 'CLIENT' && s.name.startsWith('tools/call'));
-  const { server, trace } = await traceOf(id, mcpClient);
+  const { server, trace } = await traceOf(id, (t) => mcpClient(t) && t.some((s) => s.kind === 'CLIENT' && s.parentSpanId === mcpClient(t).spanId));
   assert.equal(server.parentSpanId, ctx.parentId);
   assertOneTree(trace, server);
   const client = mcpClient(trace);
   const sent = recorder.received.slice(before).find((m) => m.method === 'tools/call');
   assert.ok(sent, 'the upstream got the call');
-  const expected = `00-${ctx.traceId}-${client.spanId}-01`;
-  assert.equal(sent.params?._meta?.traceparent, expected, 'in _meta');
-  assert.equal(sent.headers.traceparent, expected, 'in the header');
+  assert.equal(sent.params?._meta?.traceparent, `00-${ctx.traceId}-${client.spanId}-01`, 'the MCP client span in _meta');
+  // The header names the HTTP request's own client span, under the MCP client span.
+  const [, traceId, spanId] = TRACEPARENT.exec(sent.headers.traceparent ?? '') ?? [];
+  assert.equal(traceId, ctx.traceId, 'the trace in the header');
+  const http = trace.find((s) => s.spanId === spanId);
+  assert.ok(http && http.kind === 'CLIENT' && http.parentSpanId === client.spanId, `the header's span ${spanId} is an HTTP client span under the MCP one`);
+  assert.equal(http.attributes['http.request.method'], 'POST');
 });
 
 test('a queued call keeps its trace across the queue: the consumer\'s span and its fetch join the call\'s tree', async () => {
@@ -357,7 +402,7 @@ test('sampling: at ratio 0 a call without context exports nothing, an unsampled 
 
   const kept = context('01');
   const { id } = await call(unsampled, sid, 'echo', { message: 'kept' }, { headers: { traceparent: kept.traceparent } });
-  const { server, trace } = await traceOf(id, hasHopAndClient);
+  const { server, trace } = await traceOf(id, hasFetch);
   assert.equal(server.parentSpanId, kept.parentId);
   assert.equal(server.contentType, 'application/json', 'this worker exports OTLP/JSON');
   assertOneTree(trace, server);

@@ -180,7 +180,7 @@ export async function startCollector({ mode = 'ok', delay = 0 } = {}) {
         if (found) return found;
         await new Promise((r) => setTimeout(r, 100));
       }
-      throw new Error(`timed out waiting for ${what}; the collector has ${spans.length} spans: ${spans.map((s) => `${s.name} ${s.traceId}/${s.spanId}<-${s.parentSpanId}`).join(', ')}`);
+      throw new Error(`timed out waiting for ${what}; the collector has ${spans.length} spans: ${spans.map((s) => `${s.kind} ${s.name} ${s.traceId}/${s.spanId}<-${s.parentSpanId}${s.attributes['url.full'] ? ` ${s.attributes['url.full']}` : ''}`).join(', ')}`);
     },
     async setMode(newMode, newDelay = 0) {
       const res = await fetch(`${endpoint}/mode`, { method: 'POST', body: JSON.stringify({ mode: newMode, delay: newDelay }) });
