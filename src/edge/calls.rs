@@ -126,27 +126,35 @@ pub fn pending_timeout(server: &Server, call: &PendingCall) -> u64 {
 /// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply;
 /// `None` when the client cancelled it, which gets no reply.
 pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
-    // In an object, a traced call has a span of its own, the hop's (`telemetry::hop`).
+    // In an object, a traced call has a span of its own, the hop's (`telemetry::hop`), and runs
+    // as its copy whose upstream request is the span's child. One await of the call either way:
+    // its state machine is large, and two would be compiled twice.
     let hop = match ctx.home {
         Some(_) => crate::edge::telemetry::hop(call, ctx.session, ctx.server.tool(call.label())),
         None => None,
     };
-    let Some((mut span, traced)) = hop else {
-        let reply = complete_within(ctx, call).await;
-        // In the Worker, a buffered reply's outcome goes on its request's server span.
-        if let (None, None, Some(reply)) = (ctx.home, ctx.out, &reply) {
-            crate::edge::telemetry::worker_call_ended(call, reply, ctx.server.tool(call.label()));
-        }
-        return reply;
-    };
+    let (mut span, traced) = hop.map_or((None, None), |(span, traced)| (Some(span), Some(traced)));
     // A task's run is this span: the trace of the request that made the task goes on in it.
-    if let Some((task, _)) = ctx.home.and_then(|h| h.task.as_ref()) {
+    if let (Some(span), Some((task, _))) = (span.as_mut(), ctx.home.and_then(|h| h.task.as_ref())) {
         span.set(crate::trace::names::MCP_EDGE_TASK_ID, task.clone());
     }
-    let reply = complete_within(ctx, &traced).await;
-    crate::edge::telemetry::hop_ended(span, &traced, reply.as_deref(), ctx.server.tool(call.label()));
-    if let Some(home) = ctx.home {
-        crate::edge::telemetry::after_object_work(&home.env);
+    let running = traced.as_ref().unwrap_or(call);
+    let reply = complete_within(ctx, running).await;
+    let tool = ctx.server.tool(call.label());
+    match (span, ctx.home) {
+        (Some(span), home) => {
+            crate::edge::telemetry::hop_ended(span, running, reply.as_deref(), tool);
+            if let Some(home) = home {
+                crate::edge::telemetry::after_object_work(&home.env);
+            }
+        }
+        // In the Worker, a buffered reply's outcome goes on its request's server span.
+        (None, None) if ctx.out.is_none() => {
+            if let Some(reply) = &reply {
+                crate::edge::telemetry::worker_call_ended(call, reply, tool);
+            }
+        }
+        (None, _) => {}
     }
     reply
 }
@@ -159,7 +167,8 @@ async fn complete_within(ctx: &CallContext<'_>, call: &PendingCall) -> Option<St
     let object = ctx.home.map(|h| &h.env);
     let principal = ctx.session.principal.as_str();
     let counted = |(reply, outcome): (String, Option<Outcome>), timer: health::Timer| {
-        timer.finish(ctx.server, call, principal, (outcome, &measured), object);
+        let ended = timer.finish(ctx.server, call, principal, (outcome, &measured), object);
+        crate::edge::telemetry::call_line(ctx.server, ctx.session, call, ended, measured.upstream_ms.get());
         reply
     };
     let Some(cancels) = ctx.cancels else {
@@ -175,7 +184,8 @@ async fn complete_within(ctx: &CallContext<'_>, call: &PendingCall) -> Option<St
         Either::Left((ended, _)) => Some(counted(ended, timer)),
         // Dropping the call's future drops its fetch, whose guard aborts it.
         Either::Right(_) => {
-            timer.cancelled(ctx.server, call, principal, &measured, object);
+            let ended = timer.cancelled(ctx.server, call, principal, &measured, object);
+            crate::edge::telemetry::call_line(ctx.server, ctx.session, call, ended, measured.upstream_ms.get());
             None
         }
     };

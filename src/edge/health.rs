@@ -151,20 +151,21 @@ impl Timer {
     /// Counts a finished call of a configured tool; `None`: it has no outcome to count
     /// (deferred, a resource read). `object`: the environment of the Durable Object the call ran
     /// in; `None` in the Worker.
-    pub fn finish(self, server: &Server, call: &PendingCall, principal: &str, (outcome, measured): (Option<Outcome>, &Measured), object: Option<&Env>) {
-        if let (CallKind::Tool(tool), Some(outcome)) = (&call.kind, outcome) {
-            let ms = now_ms().saturating_sub(self.started_ms);
-            let metric = crate::metrics::Outcome::of(outcome, measured.is_error.get());
-            record(server, tool, Some(outcome), Ended { principal, outcome: metric, duration_ms: Some(ms), upstream_ms: measured.upstream_ms.get() }, object);
-        }
+    /// Returns how it ended, and when, for its log line.
+    pub fn finish(self, server: &Server, call: &PendingCall, principal: &str, (outcome, measured): (Option<Outcome>, &Measured), object: Option<&Env>) -> Option<(crate::metrics::Outcome, u64)> {
+        let (CallKind::Tool(tool), Some(outcome)) = (&call.kind, outcome) else { return None };
+        let ms = now_ms().saturating_sub(self.started_ms);
+        let metric = crate::metrics::Outcome::of(outcome, measured.is_error.get());
+        record(server, tool, Some(outcome), Ended { principal, outcome: metric, duration_ms: Some(ms), upstream_ms: measured.upstream_ms.get() }, object);
+        Some((metric, ms))
     }
 
     /// Counts a call the client cancelled: no health figure (it has no outcome), a metric.
-    pub fn cancelled(self, server: &Server, call: &PendingCall, principal: &str, measured: &Measured, object: Option<&Env>) {
-        if let CallKind::Tool(tool) = &call.kind {
-            let ms = now_ms().saturating_sub(self.started_ms);
-            record(server, tool, None, Ended { principal, outcome: crate::metrics::Outcome::Cancelled, duration_ms: Some(ms), upstream_ms: measured.upstream_ms.get() }, object);
-        }
+    pub fn cancelled(self, server: &Server, call: &PendingCall, principal: &str, measured: &Measured, object: Option<&Env>) -> Option<(crate::metrics::Outcome, u64)> {
+        let CallKind::Tool(tool) = &call.kind else { return None };
+        let ms = now_ms().saturating_sub(self.started_ms);
+        record(server, tool, None, Ended { principal, outcome: crate::metrics::Outcome::Cancelled, duration_ms: Some(ms), upstream_ms: measured.upstream_ms.get() }, object);
+        Some((crate::metrics::Outcome::Cancelled, ms))
     }
 }
 

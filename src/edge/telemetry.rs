@@ -576,3 +576,35 @@ fn take_ended(span: &mut Span) {
         span.fail(error_type, message);
     }
 }
+
+/// A tool call's own log line, written where the call ends (the session's object, or the
+/// Worker): its outcome and latency, which the request's line cannot know when the reply
+/// streams, and the trace and span it ran in, so it joins both the request's line and its trace.
+/// Written as `log` says: every call (`requests`), the calls that did not end `ok`
+/// (`failures`), or none (`off`).
+pub fn call_line(server: &crate::catalog::Server, session: &crate::session::Session, call: &crate::dispatch::PendingCall, ended: Option<(crate::metrics::Outcome, u64)>, upstream_ms: Option<u64>) {
+    let Some((outcome, duration_ms)) = ended else { return };
+    let Ok(catalog) = crate::edge::configured::base_catalog() else { return };
+    let wanted = match catalog.log {
+        crate::catalog::RequestLogging::Requests => true,
+        crate::catalog::RequestLogging::Failures => outcome != crate::metrics::Outcome::Ok,
+        crate::catalog::RequestLogging::Off => false,
+    };
+    if !wanted {
+        return;
+    }
+    let mut line = serde_json::json!({"message": "tool call", "server": server.name, "tool": call.label(), "outcome": outcome.name(), "durationMs": duration_ms});
+    if let Some(fields) = line.as_object_mut() {
+        if !session.id.is_empty() {
+            fields.insert("sessionId".into(), session.id.clone().into());
+        }
+        if let Some(ms) = upstream_ms {
+            fields.insert("upstreamMs".into(), ms.into());
+        }
+        if let Some(context) = call.http.trace.as_ref().filter(|c| c.sampled()) {
+            fields.insert("traceId".into(), context.trace_id.hex().into());
+            fields.insert("spanId".into(), context.span_id.hex().into());
+        }
+    }
+    worker::console_log!("{}", crate::edge::redaction::line(line.to_string()));
+}

@@ -133,11 +133,12 @@ impl Drop for AbortOnDrop {
 /// redirect).
 pub(crate) async fn exchange<T>(call: &HttpCall, then: impl AsyncFnOnce(Response) -> (T, bool)) -> Result<T, Upstream> {
     // Traced: an HTTP client span over the whole exchange, retries and redirects its events.
-    let Some(mut span) = crate::edge::telemetry::http_client(call) else {
-        return exchange_within(call, None, then).await;
-    };
-    let ended = exchange_within(call, Some(&mut span), then).await;
-    crate::edge::telemetry::http_client_ended(span, ended.as_ref().err());
+    // One await either way, so the exchange is compiled once.
+    let mut span = crate::edge::telemetry::http_client(call);
+    let ended = exchange_within(call, span.as_mut(), then).await;
+    if let Some(span) = span {
+        crate::edge::telemetry::http_client_ended(span, ended.as_ref().err());
+    }
     ended
 }
 

@@ -4,8 +4,10 @@
 
 use serde_json::{json, Value};
 
-/// How many tools a search returns unless asked for another number, and at most.
+/// How many tools a search returns unless asked for another number.
 pub const DEFAULT_LIMIT: usize = 20;
+/// At most this many: the input schema's `maximum`, which enforces it (the tests hold the two equal).
+#[cfg(test)]
 const MAX_LIMIT: u64 = 100;
 
 /// Catalog mode's own tools, in the order `tools/list` lists them.
@@ -31,21 +33,14 @@ impl MetaTool {
         MetaTool::ALL.into_iter().find(|m| m.name() == name)
     }
 
-    /// Its arguments' schema, enforced like any tool's.
+    /// Its arguments' schema, enforced like any tool's. Written as JSON text, parsed when asked:
+    /// a `json!` of the same nested objects compiles to some 10 KB of wasm.
     pub fn input_schema(self) -> Value {
-        let name = json!({"type": "string", "description": "A tool's name, exactly as search_tools returned it."});
-        match self {
-            MetaTool::Search => json!({"type": "object", "properties": {
-                "query": {"type": "string", "description": "What the tool should do, in a few words, e.g. \"list issues of a repository\". Leave it out to browse."},
-                "tags": {"type": "array", "items": {"type": "string"}, "description": "Only tools that have every one of these tags."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT, "description": "At most this many tools."}
-            }, "additionalProperties": false}),
-            MetaTool::Describe => json!({"type": "object", "properties": {"name": name}, "required": ["name"], "additionalProperties": false}),
-            MetaTool::Call => json!({"type": "object", "properties": {
-                "name": name,
-                "arguments": {"type": "object", "description": "The tool's arguments, as its inputSchema (from describe_tool) asks."}
-            }, "required": ["name"], "additionalProperties": false}),
-        }
+        parse(match self {
+            MetaTool::Search => r#"{"type":"object","properties":{"query":{"type":"string","description":"What the tool should do, in a few words, e.g. \"list issues of a repository\". Leave it out to browse."},"tags":{"type":"array","items":{"type":"string"},"description":"Only tools that have every one of these tags."},"limit":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"At most this many tools."}},"additionalProperties":false}"#,
+            MetaTool::Describe => r#"{"type":"object","properties":{"name":{"type":"string","description":"A tool's name, exactly as search_tools returned it."}},"required":["name"],"additionalProperties":false}"#,
+            MetaTool::Call => r#"{"type":"object","properties":{"name":{"type":"string","description":"A tool's name, exactly as search_tools returned it."},"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema (from describe_tool) asks."}},"required":["name"],"additionalProperties":false}"#,
+        })
     }
 
     /// Its `tools/list` entry.
@@ -85,19 +80,30 @@ impl MetaTool {
 
     /// The shape of its structured result, where that is fixed (`call_tool`'s is the called tool's).
     fn output_schema(self) -> Option<Value> {
-        let tags = json!({"type": "array", "items": {"type": "string"}});
-        match self {
-            MetaTool::Search => Some(json!({"type": "object", "properties": {
-                "tools": {"type": "array", "items": {"type": "object", "properties": {
-                    "name": {"type": "string"}, "title": {"type": "string"}, "description": {"type": "string"}, "tags": tags
-                }, "required": ["name"]}},
-                "total": {"type": "integer", "minimum": 0}
-            }, "required": ["tools", "total"]})),
-            MetaTool::Describe => Some(json!({"type": "object", "properties": {
-                "name": {"type": "string"}, "title": {"type": "string"}, "description": {"type": "string"},
-                "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}, "annotations": {"type": "object"}, "tags": tags
-            }, "required": ["name", "inputSchema"]})),
-            MetaTool::Call => None,
+        Some(parse(match self {
+            MetaTool::Search => r#"{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name"]}},"total":{"type":"integer","minimum":0}},"required":["tools","total"]}"#,
+            MetaTool::Describe => r#"{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"annotations":{"type":"object"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name","inputSchema"]}"#,
+            MetaTool::Call => return None,
+        }))
+    }
+}
+
+/// A schema written as JSON text in this file (the tests parse each one).
+fn parse(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schemas_are_json_and_name_the_limits() {
+        for tool in MetaTool::ALL {
+            assert!(tool.input_schema().is_object(), "{tool:?}");
+            assert_ne!(tool.output_schema(), Some(Value::Null), "{tool:?}");
         }
+        let limit = &MetaTool::Search.input_schema()["properties"]["limit"];
+        assert_eq!((limit["maximum"].as_u64(), limit["default"].as_u64()), (Some(MAX_LIMIT), Some(DEFAULT_LIMIT as u64)));
     }
 }

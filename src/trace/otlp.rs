@@ -3,8 +3,6 @@
 //! numbers). Every text that leaves goes through the deployment's redactor here, the one exit:
 //! span names, attribute values, event attributes, status messages.
 
-use serde_json::{json, Value as Json};
-
 use crate::redact::Redactor;
 use crate::trace::span::{Event, Span, Status, Value};
 use crate::trace::wire::Writer;
@@ -115,58 +113,124 @@ fn link_message(l: &mut Writer, link: &Context) {
     l.fixed32(6, u32::from(link.flags & 1));
 }
 
-fn json_value(value: &Value, secrets: &Redactor) -> Json {
-    match value {
-        Value::Str(s) => json!({"stringValue": secrets.redact(s)}),
-        Value::Bool(b) => json!({"boolValue": b}),
-        Value::Int(n) => json!({"intValue": n.to_string()}),
+/// A JSON string, escaped as JSON needs.
+fn string(out: &mut String, text: &str) {
+    out.push_str(&serde_json::to_string(text).unwrap_or_default());
+}
+
+fn field(out: &mut String, name: &str) {
+    out.push('"');
+    out.push_str(name);
+    out.push_str("\":");
+}
+
+/// `[{"key":…,"value":{"stringValue":…}}, …]`: 64-bit integers as strings, as OTLP/JSON writes.
+fn attributes<'a>(out: &mut String, attributes: impl Iterator<Item = (&'a str, &'a Value)>, secrets: &Redactor) {
+    out.push('[');
+    for (i, (key, value)) in attributes.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"key\":");
+        string(out, key);
+        out.push_str(",\"value\":{");
+        match value {
+            Value::Str(s) => {
+                field(out, "stringValue");
+                string(out, &secrets.redact(s));
+            }
+            Value::Bool(b) => {
+                field(out, "boolValue");
+                out.push_str(if *b { "true" } else { "false" });
+            }
+            Value::Int(n) => {
+                field(out, "intValue");
+                string(out, &n.to_string());
+            }
+        }
+        out.push_str("}}");
     }
+    out.push(']');
 }
 
-fn json_attributes<'a>(attributes: impl Iterator<Item = (&'a str, &'a Value)>, secrets: &Redactor) -> Json {
-    Json::Array(attributes.map(|(key, value)| json!({"key": key, "value": json_value(value, secrets)})).collect())
+fn hex_field(out: &mut String, name: &str, bytes: &[u8]) {
+    field(out, name);
+    string(out, &crate::hex::encode(bytes));
+    out.push(',');
 }
 
-/// `spans` in OTLP's JSON encoding.
+/// `spans` in OTLP's JSON encoding, written straight out: ids in hex, times as strings.
 pub fn json(source: &Source, spans: &[Span], secrets: &Redactor) -> String {
+    let mut out = String::with_capacity(512 * spans.len() + 256);
+    out.push_str("{\"resourceSpans\":[{\"resource\":{\"attributes\":");
     let resource: Vec<(&str, Value)> = source.attributes.iter().map(|(k, v)| (*k, Value::Str(v.clone()))).collect();
-    let spans: Vec<Json> = spans.iter().map(|span| {
-        let mut s = serde_json::Map::new();
-        s.insert("traceId".into(), json!(span.trace_id.hex()));
-        s.insert("spanId".into(), json!(span.span_id.hex()));
+    attributes(&mut out, resource.iter().map(|(k, v)| (*k, v)), secrets);
+    out.push_str("},\"scopeSpans\":[{\"scope\":{\"name\":");
+    string(&mut out, source.scope);
+    out.push_str(",\"version\":");
+    string(&mut out, source.version);
+    out.push_str("},\"spans\":[");
+    for (i, span) in spans.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        hex_field(&mut out, "traceId", &span.trace_id.0);
+        hex_field(&mut out, "spanId", &span.span_id.0);
         if let Some(parent) = &span.parent {
-            s.insert("parentSpanId".into(), json!(parent.hex()));
+            hex_field(&mut out, "parentSpanId", &parent.0);
         }
         if let Some(state) = &span.state {
-            s.insert("traceState".into(), json!(state));
+            field(&mut out, "traceState");
+            string(&mut out, state);
+            out.push(',');
         }
-        s.insert("name".into(), json!(secrets.redact(&span.name)));
-        s.insert("kind".into(), json!(span.kind as u8));
-        s.insert("startTimeUnixNano".into(), json!(span.start_ns.to_string()));
-        s.insert("endTimeUnixNano".into(), json!(span.end_ns.to_string()));
-        s.insert("attributes".into(), json_attributes(span.attributes.iter().map(|(k, v)| (*k, v)), secrets));
+        field(&mut out, "name");
+        string(&mut out, &secrets.redact(&span.name));
+        out.push_str(&format!(",\"kind\":{},\"flags\":{},\"startTimeUnixNano\":\"{}\",\"endTimeUnixNano\":\"{}\",\"attributes\":", span.kind as u8, span.flags & 1, span.start_ns, span.end_ns));
+        attributes(&mut out, span.attributes.iter().map(|(k, v)| (*k, v)), secrets);
         if !span.events.is_empty() {
-            s.insert("events".into(), span.events.iter().map(|e| json!({"timeUnixNano": e.time_ns.to_string(), "name": e.name, "attributes": json_attributes(e.attributes.iter().map(|(k, v)| (*k, v)), secrets)})).collect());
+            out.push_str(",\"events\":[");
+            for (i, e) in span.events.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&format!("{{\"timeUnixNano\":\"{}\",\"name\":", e.time_ns));
+                string(&mut out, e.name);
+                out.push_str(",\"attributes\":");
+                attributes(&mut out, e.attributes.iter().map(|(k, v)| (*k, v)), secrets);
+                out.push('}');
+            }
+            out.push(']');
         }
         if !span.links.is_empty() {
-            s.insert("links".into(), span.links.iter().map(|l| json!({"traceId": l.trace_id.hex(), "spanId": l.span_id.hex(), "flags": l.flags & 1})).collect());
+            out.push_str(",\"links\":[");
+            for (i, l) in span.links.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push('{');
+                hex_field(&mut out, "traceId", &l.trace_id.0);
+                hex_field(&mut out, "spanId", &l.span_id.0);
+                out.push_str(&format!("\"flags\":{}}}", l.flags & 1));
+            }
+            out.push(']');
         }
         if let Status::Error(message) = &span.status {
-            s.insert("status".into(), json!({"code": STATUS_ERROR, "message": secrets.redact(message)}));
+            out.push_str(&format!(",\"status\":{{\"code\":{STATUS_ERROR},\"message\":"));
+            string(&mut out, &secrets.redact(message));
+            out.push('}');
         }
-        s.insert("flags".into(), json!(span.flags & 1));
-        Json::Object(s)
-    }).collect();
-    json!({"resourceSpans": [{
-        "resource": {"attributes": json_attributes(resource.iter().map(|(k, v)| (*k, v)), secrets)},
-        "scopeSpans": [{"scope": {"name": source.scope, "version": source.version}, "spans": spans}],
-    }]})
-    .to_string()
+        out.push('}');
+    }
+    out.push_str("]}]}]}");
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, Value as Json};
     use crate::trace::span::Kind;
     use crate::trace::{SpanId, TraceId};
 

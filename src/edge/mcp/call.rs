@@ -164,10 +164,11 @@ async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, li
         Some((span, http, body)) => (Some(span), Some((http, body))),
         None => (None, None),
     };
-    let answered = match &traced {
-        Some((http, body)) => post(http, Some(link), body.clone(), Some(id), max_bytes, Some(&on), secrets).await,
-        None => post(&call.http, Some(link), request(id), Some(id), max_bytes, Some(&on), secrets).await,
+    let (http, body) = match traced {
+        Some((http, body)) => (std::borrow::Cow::Owned(http), body),
+        None => (std::borrow::Cow::Borrowed(&call.http), request(id)),
     };
+    let answered = post(&http, Some(link), body, Some(id), max_bytes, Some(&on), secrets).await;
     if let Some(span) = span {
         let ended = match &answered {
             Ok((Reply::Answer(Ok(result)), _)) => Ok(Some(result)),

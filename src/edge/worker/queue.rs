@@ -23,15 +23,14 @@ pub async fn consume(batch: MessageBatch<QueuedCall>, env: Env, ctx: Context) ->
         let queued: Option<QueuedCall> = crate::edge::from_json_text(&message.body());
         let settled = match &queued {
             // The delivery continues the trace of the call that queued it.
-            Some(queued) => match crate::edge::telemetry::delivery(&queued.http, batch.queue().as_str()) {
-                Some((span, traced)) => {
-                    let queued = QueuedCall { http: traced, ..queued.clone() };
-                    let settled = handle(&env, &queued, dead).await;
+            Some(queued) => {
+                let (span, traced) = crate::edge::telemetry::delivery(&queued.http, batch.queue().as_str()).map_or((None, None), |(span, http)| (Some(span), Some(QueuedCall { http, ..queued.clone() })));
+                let settled = handle(&env, traced.as_ref().unwrap_or(queued), dead).await;
+                if let Some(span) = span {
                     crate::edge::telemetry::delivered(span, settled);
-                    settled
                 }
-                None => handle(&env, queued, dead).await,
-            },
+                settled
+            }
             // A message this build cannot read would fail on every retry; its call times out.
             None => {
                 worker::console_error!("{}", crate::edge::redaction::line(format!("queue message {} is not a queued call; dropped", message.id())));
