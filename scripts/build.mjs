@@ -18,7 +18,7 @@ function files(dir) {
 
 function inputsHash() {
   const hash = createHash('sha256');
-  const inputs = [...files(join(root, 'src')).sort(), 'Cargo.toml', 'Cargo.lock', 'build.rs', 'scripts/build.mjs'];
+  const inputs = [...files(join(root, 'src')).sort(), 'Cargo.toml', 'Cargo.lock', '.cargo/config.toml', 'build.rs', 'scripts/build.mjs'];
   for (const f of inputs) {
     const path = resolve(root, f);
     hash.update(path).update(existsSync(path) ? readFileSync(path) : '');
