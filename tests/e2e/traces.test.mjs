@@ -218,6 +218,36 @@ test('the log lines join the trace: the request\'s names its server span and the
   assert.equal(typeof ended.upstreamMs, 'number');
 });
 
+test('retries and redirects are events of the one client span, whose context every attempt carries', async () => {
+  const sid = await session(worker);
+  const ctx = context();
+  const key = `flap-${hex(4)}`;
+  const { id, result } = await call(worker, sid, 'flaky', { key, fails: 2 }, { headers: { traceparent: ctx.traceparent } });
+  assert.deepEqual(result.structuredContent, { attempts: 3 });
+  const { server, trace } = await traceOf(id, hasFetch);
+  assertOneTree(trace, server);
+  const fetches = fetchSpans(trace);
+  assert.equal(fetches.length, 1, 'one client span for the request and its retries');
+  const [client] = fetches;
+  assert.deepEqual(client.events.map((e) => e.name), ['retry', 'retry']);
+  assert.equal(client.attributes['http.response.status_code'], 200);
+  const attempts = seenIn(ctx.traceId, `/flap/${key}`);
+  assert.equal(attempts.length, 3);
+  for (const a of attempts) assert.equal(a.headers.traceparent, `00-${ctx.traceId}-${client.spanId}-01`);
+
+  const redirected = context();
+  const port = new URL(upstream.url).port;
+  const target = `http://localhost:${port}/json?body=${encodeURIComponent('{"moved":true}')}`;
+  const moved = await call(worker, sid, 'redirect', { to: target }, { headers: { traceparent: redirected.traceparent } });
+  assert.deepEqual(moved.result.structuredContent, { moved: true });
+  const { server: server2, trace: trace2 } = await traceOf(moved.id, (t) => t.some((s) => s.kind === 'CLIENT' && s.events.some((e) => e.name === 'redirect')));
+  assertOneTree(trace2, server2);
+  const hop = trace2.find((s) => s.kind === 'CLIENT' && s.events.some((e) => e.name === 'redirect'));
+  const landed = upstream.seen.find((r) => r.url.startsWith('/json') && TRACEPARENT.exec(r.headers.traceparent ?? '')?.[1] === redirected.traceId);
+  assert.ok(landed, 'the redirected request carried the trace');
+  assert.equal(landed.headers.traceparent, `00-${redirected.traceId}-${hop.spanId}-01`);
+});
+
 test('params._meta.traceparent parents its message, and wins over the HTTP header', async () => {
   const sid = await session(worker);
   const header = context();
