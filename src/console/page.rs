@@ -177,7 +177,7 @@ fn section(catalog: &Catalog, server: &Server, index: usize, origin: &str, viewe
         out.push_str(&format!("<div class=\"client\"><h4>{}</h4><p>{}</p><pre>{}</pre></div>", escape(s.client), escape(&s.note), escape(&s.text)));
     }
     out.push_str("</div></details>");
-    out.push_str(&super::script::panel(server, &urls, catalog.telemetry.trace_link.as_deref()));
+    out.push_str(&super::script::panel(server, &urls, &catalog.telemetry));
     if open {
         out.push_str(&entries(server, index, viewer));
     } else {

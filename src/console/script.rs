@@ -94,11 +94,13 @@ pub fn headers() -> Vec<(&'static str, String)> {
 
 /// A server's "Try a tool" panel as the page sends it: empty and hidden, with what the script
 /// needs in data attributes. The script shows and fills it; without script nothing shows.
-/// `trace_link` (`telemetry.traceLink`): where a call's trace id links to.
-pub fn panel(server: &Server, urls: &Urls, trace_link: Option<&str>) -> String {
+/// A traced deployment's panel starts a sampled trace for each call and shows its id, linked
+/// to `telemetry.traceLink` when there is one.
+pub fn panel(server: &Server, urls: &Urls, telemetry: &crate::catalog::telemetry::Telemetry) -> String {
     let auth = server.auth.as_ref();
     let oauth = if auth.is_some_and(|a| a.oauth) { " data-oauth=\"1\"" } else { "" };
-    let trace = trace_link.map(|t| format!(" data-trace-link=\"{}\"", escape(t))).unwrap_or_default();
+    let link = telemetry.trace_link.as_deref().map(|t| format!(" data-trace-link=\"{}\"", escape(t))).unwrap_or_default();
+    let trace = if telemetry.tracing() { format!(" data-traced=\"1\"{link}") } else { String::new() };
     format!(
         "<div class=\"try\" hidden data-url=\"{}\" data-route=\"{}\" data-credential=\"{}\"{oauth}{trace}></div>",
         escape(&urls.mcp),
@@ -152,7 +154,7 @@ mod tests {
     fn the_panel_says_how_to_send_a_credential_and_never_a_secret() {
         let panel = |extra: &str| {
             let s = server(extra);
-            super::panel(&s, &Urls::of(&s, "https://x.test"), None)
+            super::panel(&s, &Urls::of(&s, "https://x.test"), &Default::default())
         };
         assert_eq!(panel(""), "<div class=\"try\" hidden data-url=\"https://x.test/a/mcp\" data-route=\"/a/mcp\" data-credential=\"\"></div>");
         let tokens = panel(r#","auth":{"from":["header:X-Key","bearer"],"tokens":[{"secret":"SECRET_NAME","subject":"bot"}]}"#);
@@ -162,8 +164,12 @@ mod tests {
         assert!(panel(r#","auth":{"oauth":true}"#).contains("data-credential=\"bearer\" data-oauth=\"1\""));
         // The trace link, escaped for its attribute.
         let s = server("");
-        let linked = super::panel(&s, &Urls::of(&s, "https://x.test"), Some("https://g.example/explore?a=1&traceId={traceId}"));
-        assert!(linked.ends_with(" data-trace-link=\"https://g.example/explore?a=1&amp;traceId={traceId}\"></div>"), "{linked}");
+        let mut telemetry = crate::catalog::telemetry::Telemetry { trace_link: Some("https://g.example/explore?a=1&traceId={traceId}".into()), ..Default::default() };
+        // No link without tracing: there would be no trace to find.
+        assert!(!super::panel(&s, &Urls::of(&s, "https://x.test"), &telemetry).contains("data-trace"));
+        telemetry.otlp = Some(crate::catalog::telemetry::Otlp { endpoint: "https://o.example".into(), headers: vec![], encoding: crate::catalog::telemetry::Encoding::Protobuf });
+        let linked = super::panel(&s, &Urls::of(&s, "https://x.test"), &telemetry);
+        assert!(linked.ends_with(" data-traced=\"1\" data-trace-link=\"https://g.example/explore?a=1&amp;traceId={traceId}\"></div>"), "{linked}");
     }
 
     #[test]

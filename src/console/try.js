@@ -111,8 +111,9 @@ async function consoleToken(path) {
       return h;
     }
 
-    post(message, signal) {
-      return fetch(this.url, { method: 'POST', headers: this.headers({ 'content-type': 'application/json' }), body: JSON.stringify(message), signal });
+    post(message, signal, trace) {
+      const extra = trace ? { 'content-type': 'application/json', traceparent: trace } : { 'content-type': 'application/json' };
+      return fetch(this.url, { method: 'POST', headers: this.headers(extra), body: JSON.stringify(message), signal });
     }
 
     /** initialize, notifications/initialized, and all log levels when the server logs. */
@@ -139,7 +140,11 @@ async function consoleToken(path) {
      */
     async request(method, params, opts = {}, again = true) {
       const id = (opts.id = ++this.ids);
-      const res = await this.post({ jsonrpc: '2.0', id, method, ...(params && { params }) }, opts.signal);
+      // A traced server continues the trace this page starts, sampled: the id shown under the
+      // result is the call's trace.
+      const trace = this.traced && method === 'tools/call' ? traceparent() : null;
+      opts.trace = trace?.split('-')[1] ?? null;
+      const res = await this.post({ jsonrpc: '2.0', id, method, ...(params && { params }) }, opts.signal, trace);
       if (method === 'initialize') this.session = res.headers.get('mcp-session-id');
       // A session the server has ended (idle, restarted): start a new one, once.
       if (res.status === 404 && this.session && method !== 'initialize' && again) {
@@ -149,8 +154,6 @@ async function consoleToken(path) {
         return this.request(method, params, opts, false);
       }
       if (!res.ok) throw await refusal(res);
-      // The trace the server recorded this request in (W3C `traceresponse`), when it traces.
-      opts.trace = res.headers.get('traceresponse')?.split('-')[1] ?? null;
       const type = res.headers.get('content-type') ?? '';
       const reply = type.startsWith('text/event-stream') ? await this.stream(res, id, opts) : await res.json();
       if (reply.error) throw new RpcError(reply.error);
@@ -326,6 +329,12 @@ async function consoleToken(path) {
 
   // ---- results ----
 
+  /** A fresh W3C `traceparent`, sampled. */
+  function traceparent() {
+    const hex = (n) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => b.toString(16).padStart(2, '0')).join('');
+    return `00-${hex(16)}-${hex(8)}-01`;
+  }
+
   /**
    * The call's trace id, linked to the operator's tracing tool when `telemetry.traceLink` names
    * one (`data-trace-link`, with `{traceId}`); nothing when the server does not trace.
@@ -450,6 +459,7 @@ async function consoleToken(path) {
       say('Connecting…');
       try {
         const next = new Client(url.value.trim(), await credentialValue());
+        next.traced = root.dataset.traced === '1';
         await next.connect();
         tools = await next.tools();
         client = next;

@@ -262,10 +262,13 @@ pub fn describe_message(span: &mut Span, method: &str, params: Option<&serde_jso
     }
 }
 
-/// The response as it leaves, with the server span ended: its status, the session, and a
-/// `traceresponse` header (W3C Trace Context Level 2) naming the trace, so a client or the
-/// console can find it. The log line gets the ids.
-pub fn served(mut span: Span, response: worker::Response, log: &mut crate::edge::worker::log::RequestLog) -> worker::Result<worker::Response> {
+/// The response as it leaves, with the server span ended: its status, the session, the
+/// outcome of a call the Worker ran. The log line gets the ids when the trace is sampled (an
+/// unsampled one is in no backend to join).
+pub fn served(mut span: Span, response: &worker::Response, log: &mut crate::edge::worker::log::RequestLog) {
+    if !span.sampled() {
+        return;
+    }
     let status = response.status_code();
     take_ended(&mut span);
     span.set(crate::trace::names::HTTP_RESPONSE_STATUS_CODE, i64::from(status));
@@ -280,13 +283,7 @@ pub fn served(mut span: Span, response: worker::Response, log: &mut crate::edge:
     }
     log.trace_id = Some(span.trace_id.hex());
     log.span_id = Some(span.span_id.hex());
-    // Only a sampled trace is worth naming: copying the headers costs every request.
-    if !span.sampled() {
-        return Ok(response);
-    }
-    let header = format!("00-{}-{}-01", span.trace_id.hex(), span.span_id.hex());
     finish(span);
-    crate::edge::http::with_headers(response, &[("traceresponse", header)])
 }
 
 /// Makes the calls among `actions` children of `parent` (the server span), when traced.

@@ -38,10 +38,9 @@ pub async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> worker::Res
         }
     };
     log.status = response.status_code();
-    let response = match log.span.take() {
-        Some(span) => crate::edge::telemetry::served(span, response, &mut log)?,
-        None => response,
-    };
+    if let Some(span) = log.span.take() {
+        crate::edge::telemetry::served(span, &response, &mut log);
+    }
     let wanted = served().map_or(true, |c| c.log.logs(log.status));
     if wanted {
         log.duration_ms = now_ms().saturating_sub(started);
