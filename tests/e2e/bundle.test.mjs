@@ -8,7 +8,9 @@
 // was gone (issue 25) made it 705,468. Issue 26 chose opt-level 2 by measurement (6 % less CPU
 // per call, the same cold start): 933,362. One WHATWG URL parser for every security decision
 // (issue 38: the url crate, with idna_adapter 1.0.0, no Unicode tables) added 39 KB: 1,021,341
-// against 981,947 (ICU4X's tables would have added 93 KB, over the cap). `npm test` builds the
+// against 981,947 (ICU4X's tables would have added 93 KB, over the cap). Issue 40's traces and
+// metrics (about 71 KB) put it over, at 1,092,192; LLVM's inline threshold at 75 for the wasm
+// (.cargo/config.toml, 1.005x CPU per call) brought it to 1,035,460. `npm test` builds the
 // module before the tests run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
