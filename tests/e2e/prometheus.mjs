@@ -1,38 +1,22 @@
 //! Prometheus 2.x from Debian's packages, for tests/e2e/metrics.test.mjs: installed when
 //! missing (`npm test` calls `installPrometheus()` before any test starts, so no test file's
 //! time limit covers a download), and a server of the test's own that scrapes one target.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { aptInstall } from '../../scripts/debian.mjs';
 
 export const PROMETHEUS = '/usr/bin/prometheus';
 export const PROMTOOL = '/usr/bin/promtool';
-
-function apt(prefix, args) {
-  const [cmd, ...rest] = [...prefix, 'apt-get', ...args];
-  console.error(`[setup] ${cmd} ${rest.join(' ')}`);
-  const r = spawnSync(cmd, rest, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  if (r.status !== 0) throw new Error(`${[cmd, ...rest].join(' ')} failed with ${r.status ?? r.signal}`);
-}
-
-function onPath(cmd) {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).status === 0;
-}
 
 /** Installs Debian's `prometheus` (which brings `promtool`) when either is missing: `apt-get
  *  update`, then `apt-get install -y --no-install-recommends prometheus`, as root or through sudo. */
 export function installPrometheus() {
   if (existsSync(PROMETHEUS) && existsSync(PROMTOOL)) return PROMETHEUS;
-  let prefix;
-  if (process.getuid?.() === 0) prefix = [];
-  else if (onPath('sudo')) prefix = ['sudo', '-n'];
-  else throw new Error(`${PROMETHEUS} is missing, and installing it needs root or sudo: run \`apt-get install -y prometheus\` as root, then \`npm test\` again`);
-  if (!onPath('apt-get')) throw new Error(`${PROMETHEUS} is missing and this system has no apt-get: install Debian's prometheus package`);
-  apt(prefix, ['update']);
-  apt(prefix, ['install', '-y', '--no-install-recommends', 'prometheus']);
+  aptInstall(['prometheus'], PROMETHEUS, { recommends: false });
   if (!existsSync(PROMETHEUS) || !existsSync(PROMTOOL)) throw new Error(`apt-get installed prometheus, but ${PROMETHEUS} or ${PROMTOOL} is still missing`);
   return PROMETHEUS;
 }

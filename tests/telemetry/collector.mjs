@@ -7,6 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { aptInstall } from '../../scripts/debian.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Under .mcp-edge/ (ignored by git), beside the other clients the tests install. */
@@ -33,17 +34,7 @@ function must(cmd, args, options = {}) {
  *  apt-get when missing, as root or through sudo. */
 function ensurePythonVenv() {
   if (sh('python3', ['-c', 'import venv, ensurepip']).ok) return;
-  let prefix;
-  if (process.getuid?.() === 0) prefix = [];
-  else if (sh('sh', ['-c', 'command -v sudo']).ok) prefix = ['sudo', '-n'];
-  else throw new Error('python3 with venv is missing, and installing it needs root or sudo: run `apt-get install -y python3-venv` as root, then `npm test` again');
-  if (!sh('sh', ['-c', 'command -v apt-get']).ok) {
-    throw new Error('python3 with venv is missing and this system has no apt-get: install Python 3 with its venv module');
-  }
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const [cmd, ...rest] = [...prefix, 'apt-get'];
-  must(cmd, [...rest, 'update'], { env });
-  must(cmd, [...rest, 'install', '-y', 'python3', 'python3-venv'], { env });
+  aptInstall(['python3', 'python3-venv'], 'python3 with venv');
   if (!sh('python3', ['-c', 'import venv, ensurepip']).ok) throw new Error('apt-get installed python3-venv, but python3 still has no venv/ensurepip');
 }
 
