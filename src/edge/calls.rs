@@ -274,7 +274,8 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
     let mut last = Outcome::Ok;
     for _ in 0..MAX_ROUNDS {
         let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone(), secrets.clone());
-        let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader }, secrets };
+        let span = ctx.home.and(call.http.trace.as_ref()).filter(|c| c.sampled()).map(|c| c.span_id);
+        let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader }, secrets, span };
         let began = crate::edge::now_ms();
         let (event, outcome) = upstream::perform_tool(&http, reading).await;
         measured.upstream_since(began);

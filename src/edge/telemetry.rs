@@ -330,8 +330,38 @@ pub fn hop(call: &crate::dispatch::PendingCall, session: &crate::session::Sessio
     Some((span, traced))
 }
 
-/// Ends a call's span with how its reply ended (and its result, when its tool opts in).
+/// Spans of calls still running, with the times their progress lines were forwarded: at most
+/// `MAX_PROGRESS` events a span, and as many spans as calls run in an object at once.
+const MAX_PROGRESS: usize = 100;
+
+thread_local! {
+    static PROGRESS: RefCell<Vec<(crate::trace::SpanId, Vec<u64>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A progress line of the call under `span` went to the client: an event of its span.
+pub fn progressed(span: crate::trace::SpanId) {
+    let now = now_ms();
+    PROGRESS.with(|p| {
+        let mut progress = p.borrow_mut();
+        match progress.iter_mut().find(|(s, _)| *s == span) {
+            Some((_, times)) if times.len() < MAX_PROGRESS => times.push(now),
+            Some(_) => {}
+            None => progress.push((span, vec![now])),
+        }
+    });
+}
+
+/// Ends a call's span with how its reply ended (and its result, when its tool opts in), its
+/// progress as events.
 pub fn hop_ended(mut span: Span, call: &crate::dispatch::PendingCall, reply: Option<&str>, tool: Option<&crate::tools::Tool>) {
+    let times = PROGRESS.with(|p| {
+        let mut progress = p.borrow_mut();
+        let at = progress.iter().position(|(s, _)| *s == span.span_id)?;
+        Some(progress.swap_remove(at).1)
+    });
+    for (i, at) in times.unwrap_or_default().into_iter().enumerate() {
+        span.event("progress", at, vec![("mcp_edge.progress.index", crate::trace::Value::Int(i as i64 + 1))]);
+    }
     match reply {
         Some(reply) if span.sampled() => {
             crate::trace::mcp::ended(&mut span, reply);

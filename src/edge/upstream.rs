@@ -42,6 +42,9 @@ pub struct ToolReading<'a> {
     pub reader: LineReader,
     /// Redacted from what the result quotes of the reply, before it is cut.
     pub secrets: &'a crate::redact::Redactor,
+    /// The call's span in its session's object, when sampled: each progress line forwarded is
+    /// one of its events.
+    pub span: Option<crate::trace::SpanId>,
 }
 
 /// Makes a tool call and returns how it ended: a result, or a request for client input; and
@@ -82,22 +85,25 @@ async fn read_lines(response: Response, mut reading: ToolReading<'_>) -> (Event,
             return failed(format!("The upstream reply exceeds the {}-byte limit.", reading.plan.max_bytes), Outcome::Limit);
         }
         let events = reading.reader.feed(&chunk);
-        if let Some(end) = forward(events, reading.out).await {
+        if let Some(end) = forward(events, reading.out, reading.span).await {
             return (end, Outcome::Ok);
         }
     }
     let events = reading.reader.finish();
-    match forward(events, reading.out).await {
+    match forward(events, reading.out, reading.span).await {
         Some(end) => (end, Outcome::Ok),
         None => failed("The upstream stream ended without a result.".into(), Outcome::Network),
     }
 }
 
 /// Sends notifications on; returns the terminal event if one came.
-async fn forward(events: Vec<Event>, out: Option<&Outlet>) -> Option<Event> {
+async fn forward(events: Vec<Event>, out: Option<&Outlet>, span: Option<crate::trace::SpanId>) -> Option<Event> {
     for event in events {
         match event {
             Event::Notify(line) => {
+                if let (Some(span), true) = (span, line.contains("\"notifications/progress\"")) {
+                    crate::edge::telemetry::progressed(span);
+                }
                 if let Some(out) = out {
                     out.send(&line).await;
                 }

@@ -31,6 +31,7 @@ const toolsAt = (base) => [
   { name: 'callback_job', inputSchema: { type: 'object', properties: { key: { type: 'string' } } }, execution: 'callback', pendingTimeoutMs: 20000, http: { url: `${base}/jobs/{key}` } },
   { name: 'flaky', inputSchema: { type: 'object', properties: { key: { type: 'string' }, fails: { type: 'integer' } } }, retry: { attempts: 3, initialDelayMs: 50, maxDelayMs: 200 }, http: { method: 'GET', url: `${base}/flap/{key}{?fails}`, timeoutMs: 5000 } },
   { name: 'redirect', inputSchema: { type: 'object', properties: { to: { type: 'string' } } }, http: { method: 'GET', url: `${base}/redirect{?to}`, maxRedirects: 2, redirectHosts: ['localhost'] } },
+  { name: 'progressing', inputSchema: { type: 'object' }, http: { method: 'GET', url: `${base}/secret/raw?as=stream` } },
 ];
 
 /** A worker whose traces go to `collector`, sampled at `sampleRatio`, in `encoding`. */
@@ -245,6 +246,18 @@ test('retries and redirects are events of the one client span, whose context eve
   const landed = upstream.seen.find((r) => r.url.startsWith('/json') && TRACEPARENT.exec(r.headers.traceparent ?? '')?.[1] === redirected.traceId);
   assert.ok(landed, 'the redirected request carried the trace');
   assert.equal(landed.headers.traceparent, `00-${redirected.traceId}-${hop.spanId}-01`);
+});
+
+test('a streamed call\'s progress lines are events of its span in the session\'s object', async () => {
+  const sid = await session(worker);
+  const ctx = context();
+  const id = `progress-${hex(4)}`;
+  const res = await post(new URL('/mcp', worker.url), { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'progressing', arguments: {}, _meta: { progressToken: 'p1' } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL, accept: 'application/json, text/event-stream', traceparent: ctx.traceparent });
+  assert.equal(res.status, 200);
+  const body = await res.text();
+  assert.match(body, /notifications\/progress/, 'the client got the progress');
+  const hop = await collector.waitForSpans((spans) => spans.find((s) => s.traceId === ctx.traceId && s.kind === 'INTERNAL' && s.name === 'session tools/call progressing'), { what: 'the object\'s span of the streamed call' });
+  assert.deepEqual(hop.events.map((e) => [e.name, e.attributes['mcp_edge.progress.index']]), [['progress', 1]]);
 });
 
 test('params._meta.traceparent parents its message, and wins over the HTTP header', async () => {
