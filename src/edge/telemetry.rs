@@ -118,7 +118,7 @@ pub fn after_request(env: &Env, ctx: &worker::Context, running: Running) {
         return;
     }
     if !SENDING.with(|s| s.replace(true)) {
-        ctx.wait_until(send_task(env.clone(), GATHER_MS, Some((WORKER_BUDGET_MS, running))));
+        ctx.wait_until(send_task(env.clone(), Some((WORKER_BUDGET_MS, running))));
     }
 }
 
@@ -128,15 +128,15 @@ pub fn after_object_work(env: &Env) {
         return;
     }
     if !SENDING.with(|s| s.replace(true)) {
-        wasm_bindgen_futures::spawn_local(send_task(env.clone(), GATHER_MS, None));
+        wasm_bindgen_futures::spawn_local(send_task(env.clone(), None));
     }
 }
 
-async fn send_task(env: Env, delay_ms: u64, budget: Option<(u64, Running)>) {
+/// Gathers spans for `GATHER_MS`, sends them, and (in the Worker, within `budget`) goes on
+/// while calls still run or spans still come.
+async fn send_task(env: Env, budget: Option<(u64, Running)>) {
     let started = now_ms();
-    if delay_ms > 0 {
-        Delay::from(Duration::from_millis(delay_ms)).await;
-    }
+    Delay::from(Duration::from_millis(GATHER_MS)).await;
     loop {
         while let Some(batch) = next_batch() {
             let Some(catalog) = tracing() else { break };
@@ -319,11 +319,8 @@ pub fn hop(call: &crate::dispatch::PendingCall, session: &crate::session::Sessio
     span.name = format!("session {}", span.name);
     span.set(crate::trace::names::MCP_SESSION_ID, session.id.clone());
     span.set(crate::trace::names::MCP_PROTOCOL_VERSION, session.protocol_version.clone());
-    if let (Some(tool), true) = (tool, span.sampled()) {
-        if tool.trace.arguments {
-            let (secrets, _) = crate::edge::redaction::for_call(call);
-            span.set(crate::trace::names::GEN_AI_TOOL_CALL_ARGUMENTS, secrets.redact_owned(call.arguments.to_string()));
-        }
+    if let Some(arguments) = opted_arguments(call, tool) {
+        span.set(crate::trace::names::GEN_AI_TOOL_CALL_ARGUMENTS, arguments);
     }
     let mut traced = call.clone();
     traced.http.trace = Some(span.context());
@@ -351,6 +348,20 @@ pub fn progressed(span: crate::trace::SpanId) {
     });
 }
 
+/// The call's arguments, redacted as replies are, when its tool opts in (`trace.arguments`).
+fn opted_arguments(call: &crate::dispatch::PendingCall, tool: Option<&crate::tools::Tool>) -> Option<String> {
+    tool.filter(|t| t.trace.arguments)?;
+    Some(crate::edge::redaction::for_call(call).0.redact_owned(call.arguments.to_string()))
+}
+
+/// The result its reply carries, redacted as replies are, when its tool opts in
+/// (`trace.results`).
+fn opted_result(call: &crate::dispatch::PendingCall, reply: &str, tool: Option<&crate::tools::Tool>) -> Option<String> {
+    tool.filter(|t| t.trace.results)?;
+    let result = serde_json::from_str::<serde_json::Value>(reply).ok()?.get("result")?.to_string();
+    Some(crate::edge::redaction::for_call(call).0.redact_owned(result))
+}
+
 /// Ends a call's span with how its reply ended (and its result, when its tool opts in), its
 /// progress as events.
 pub fn hop_ended(mut span: Span, call: &crate::dispatch::PendingCall, reply: Option<&str>, tool: Option<&crate::tools::Tool>) {
@@ -365,10 +376,9 @@ pub fn hop_ended(mut span: Span, call: &crate::dispatch::PendingCall, reply: Opt
     match reply {
         Some(reply) if span.sampled() => {
             crate::trace::mcp::ended(&mut span, reply);
-            if tool.is_some_and(|t| t.trace.results) && span.get(crate::trace::names::ERROR_TYPE).is_none() {
-                if let Some(result) = serde_json::from_str::<serde_json::Value>(reply).ok().and_then(|v| v.get("result").cloned()) {
-                    let (secrets, _) = crate::edge::redaction::for_call(call);
-                    span.set(crate::trace::names::GEN_AI_TOOL_CALL_RESULT, secrets.redact_owned(result.to_string()));
+            if span.get(crate::trace::names::ERROR_TYPE).is_none() {
+                if let Some(result) = opted_result(call, reply, tool) {
+                    span.set(crate::trace::names::GEN_AI_TOOL_CALL_RESULT, result);
                 }
             }
         }
@@ -416,12 +426,7 @@ pub fn mcp_client_ended(mut span: Span, ended: Result<Option<&serde_json::Value>
     match ended {
         Ok(Some(result)) if result.get("isError") == Some(&serde_json::Value::Bool(true)) => span.fail(crate::trace::names::TOOL_ERROR, "the tool's result is an error"),
         Ok(_) => {}
-        Err((error_type, message)) => {
-            if error_type.starts_with('-') || error_type.parse::<i64>().is_ok() {
-                span.set(crate::trace::names::RPC_RESPONSE_STATUS_CODE, error_type.clone());
-            }
-            span.fail(error_type, message);
-        }
+        Err((error_type, message)) => crate::trace::mcp::fail(&mut span, error_type, message),
     }
     finish(span);
 }
@@ -565,12 +570,8 @@ pub fn worker_call_ended(call: &crate::dispatch::PendingCall, reply: &str, tool:
         return;
     }
     let failure = crate::trace::mcp::failure(reply);
-    let (secrets, _) = crate::edge::redaction::for_call(call);
-    let arguments = tool.filter(|t| t.trace.arguments).map(|_| secrets.redact_owned(call.arguments.to_string()));
-    let result = match (tool.filter(|t| t.trace.results), &failure) {
-        (Some(_), None) => serde_json::from_str::<serde_json::Value>(reply).ok().and_then(|v| v.get("result").map(|r| secrets.redact_owned(r.to_string()))),
-        _ => None,
-    };
+    let arguments = opted_arguments(call, tool);
+    let result = if failure.is_none() { opted_result(call, reply, tool) } else { None };
     ENDED.with(|e| {
         let mut ended = e.borrow_mut();
         if ended.len() >= MAX_ENDED {
@@ -597,10 +598,7 @@ fn take_ended(span: &mut Span) {
         span.set(GEN_AI_TOOL_CALL_RESULT, result);
     }
     if let Some((error_type, message)) = ended.failure {
-        if error_type != TOOL_ERROR {
-            span.set(RPC_RESPONSE_STATUS_CODE, error_type.clone());
-        }
-        span.fail(error_type, message);
+        crate::trace::mcp::fail(span, error_type, message);
     }
 }
 

@@ -84,20 +84,31 @@ pub fn describe(span: &mut Span, method: &str, params: Option<&Value>, id: Optio
 pub fn failure(reply: &str) -> Option<(String, String)> {
     let value: Value = serde_json::from_str(reply).ok()?;
     if let Some(error) = value.get("error") {
-        let code = error.get("code").and_then(Value::as_i64).map_or_else(|| "_OTHER".to_string(), |c| c.to_string());
-        let message = error.get("message").and_then(Value::as_str).unwrap_or_default().to_string();
-        return Some((code, message));
+        return Some(error_of(error));
     }
     (value.pointer("/result/isError") == Some(&Value::Bool(true))).then(|| (TOOL_ERROR.to_string(), "the tool's result is an error".to_string()))
+}
+
+/// A JSON-RPC error object as `error.type` (its code, or `_OTHER` without one) and its message.
+pub fn error_of(error: &Value) -> (String, String) {
+    let code = error.get("code").and_then(Value::as_i64).map_or_else(|| "_OTHER".to_string(), |c| c.to_string());
+    let message = error.get("message").and_then(Value::as_str).unwrap_or_default().to_string();
+    (code, message)
+}
+
+/// Marks `span` failed with `error_type`; one that is a JSON-RPC error's code is also its
+/// `rpc.response.status_code`, as the conventions ask.
+pub fn fail(span: &mut Span, error_type: String, message: String) {
+    if error_type.parse::<i64>().is_ok() {
+        span.set(RPC_RESPONSE_STATUS_CODE, error_type.clone());
+    }
+    span.fail(error_type, message);
 }
 
 /// Marks a span with how its reply ended.
 pub fn ended(span: &mut Span, reply: &str) {
     if let Some((error_type, message)) = failure(reply) {
-        if error_type != TOOL_ERROR {
-            span.set(RPC_RESPONSE_STATUS_CODE, error_type.clone());
-        }
-        span.fail(error_type, message);
+        fail(span, error_type, message);
     }
 }
 

@@ -172,7 +172,7 @@ async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, li
     if let Some(span) = span {
         let ended = match &answered {
             Ok((Reply::Answer(Ok(result)), _)) => Ok(Some(result)),
-            Ok((Reply::Answer(Err(error)), _)) => Err((error.get("code").and_then(Value::as_i64).map_or_else(|| "_OTHER".to_string(), |c| c.to_string()), error.get("message").and_then(Value::as_str).unwrap_or_default().to_string())),
+            Ok((Reply::Answer(Err(error)), _)) => Err(crate::trace::mcp::error_of(error)),
             Ok((Reply::Accepted, _)) => Ok(None),
             Err(Failure::Gone) => Err(("session_gone".to_string(), "the upstream forgot the session".to_string())),
             Err(Failure::Down(why, outcome)) => Err((outcome.kind().to_string(), why.clone())),
