@@ -33,6 +33,14 @@ pub struct Principal {
     /// (`{principal.upstreamToken}`). Never stored with a session, never logged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream_token: Option<String>,
+    /// What the credential says of the caller: a JWT's claims, an introspection's answer. Access
+    /// rules read them as `principal.claims`.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub claims: serde_json::Map<String, Value>,
+    /// The OAuth client the caller came through: our authorization server's, or a JWT's
+    /// `client_id` (or `azp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
 }
 
 impl Principal {
@@ -213,7 +221,8 @@ pub fn introspected(answer: &Value, introspection: &Introspection) -> Option<Pri
         Value::Number(n) => n.to_string(),
         _ => return None,
     };
-    Some(Principal::new("app", &subject, roles_of(answer.pointer(&introspection.roles))))
+    let claims = answer.as_object().cloned().unwrap_or_default();
+    Some(Principal { claims, ..Principal::new("app", &subject, roles_of(answer.pointer(&introspection.roles))) })
 }
 
 fn roles_of(value: Option<&Value>) -> Vec<String> {
@@ -309,6 +318,8 @@ pub fn check_claims(token: &Token, jwt: &Jwt, resource: &str, now_ms: u64) -> Re
         subject: subject.to_string(),
         email: claims.get("email").and_then(Value::as_str).map(str::to_string),
         upstream_token: None,
+        client_id: ["client_id", "azp"].iter().find_map(|c| claims.get(*c).and_then(Value::as_str)).map(str::to_string),
+        claims: claims.as_object().cloned().unwrap_or_default(),
     })
 }
 

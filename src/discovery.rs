@@ -6,8 +6,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::auth::Principal;
-use crate::catalog::Server;
+use crate::catalog::{Gate, Server};
 use crate::jsonrpc::Request;
 use crate::tools::meta::{MetaTool, DEFAULT_LIMIT};
 use crate::tools::search::Index;
@@ -19,12 +18,12 @@ const SUMMARY_CHARS: usize = 200;
 
 /// `search_tools`: the tools the principal may see that have every tag asked for (in any case)
 /// and match the query, best first, up to the limit; `total` counts them all.
-pub fn search(server: &Server, index: &Index, principal: &Principal, args: &Value) -> Value {
+pub fn search(server: &Server, index: &Index, gate: &Gate<'_>, args: &Value) -> Value {
     let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
     let tags: Vec<String> = args.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_lowercase).collect();
     // The schema allows only whole numbers from 1 to 100; `2.0` is one too.
     let limit = args.get("limit").and_then(Value::as_f64).map_or(DEFAULT_LIMIT, |l| l as usize);
-    let keep = |tool: &Tool| principal.may(&tool.roles) && tags.iter().all(|tag| tool.tags.iter().any(|own| own.to_lowercase() == *tag));
+    let keep = |tool: &Tool| gate.sees(tool) && tags.iter().all(|tag| tool.tags.iter().any(|own| own.to_lowercase() == *tag));
     let found = index.search(&server.tools, query, keep);
     let entries: Vec<Value> = found.iter().take(limit).map(|tool| entry(tool)).collect();
     reply::structured_result(json!({"tools": entries, "total": found.len()}))
@@ -48,9 +47,9 @@ fn entry(tool: &Tool) -> Value {
 
 /// `describe_tool`: the tool's entry as a plain `tools/list` lists it, with its tags. A tool the
 /// principal may not see is as unknown as one that does not exist.
-pub fn describe(server: &Server, principal: &Principal, args: &Value) -> Value {
+pub fn describe(server: &Server, gate: &Gate<'_>, args: &Value) -> Value {
     let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
-    let Some(tool) = server.tool(name).filter(|t| principal.may(&t.roles)) else {
+    let Some(tool) = server.tool(name).filter(|t| gate.sees(t)) else {
         return reply::error_result(format!("unknown tool {name:?}: search_tools finds this server's tools and their names"));
     };
     let mut definition = tool.listing.clone();

@@ -57,12 +57,16 @@
 //! - [`method`]: the typed method table: every method by its wire name, with its properties.
 //! - [`routes`]: route patterns with `{param}` segments.
 //! - [`cache`]: the 2026-07-28 cache hint of a result.
+//! - [`cel`]: the subset of CEL that access rules are written in, parsed and evaluated over JSON.
+//! - [`access`]: access rules: allow and deny rules over the caller, the entry, the arguments and
+//!   the time, deciding lists without arguments and calls with them.
 //! - [`admission`]: admission limits that hold under concurrency: counts checked and taken in one
 //!   command, the built-in per-address limit, password sign-in's budgets.
 //! - [`weburl`]: URLs as the WHATWG URL Standard parses them, for every security decision
 //!   (the SSRF guard, redirects, redirect URIs, `resource`, audiences, metadata documents,
 //!   identity providers, callbacks): parsed hosts compared, hostile spellings refused.
-//! - [`time`]: milliseconds to ISO 8601, and HTTP dates and `Retry-After` back.
+//! - [`time`]: milliseconds to ISO 8601 and to a UTC calendar date, and HTTP dates and
+//!   `Retry-After` back.
 //! - [`logging`]: MCP log levels and the `notifications/message` they filter.
 //! - [`paths`]: the paths mcp-edge answers itself, in one table.
 //! - [`session_ids`]: session ids as mcp-edge issues them, and the prefix of their objects' names.
@@ -72,10 +76,12 @@
 //! - [`versions`]: the protocol revisions this server speaks.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
+pub mod access;
 pub mod admission;
 pub mod auth;
 pub mod base64;
 pub mod cache;
+pub mod cel;
 pub mod catalog;
 pub mod config;
 pub mod console;

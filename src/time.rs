@@ -4,19 +4,40 @@
 
 /// Milliseconds since the epoch as an ISO 8601 UTC time (to the second), without a date library.
 pub fn iso(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
+    let c = Civil::of(ms);
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", c.year, c.month, c.day, c.hour, c.minute, c.second)
+}
+
+/// A moment's UTC calendar date and time of day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Civil {
+    pub year: i64,
+    pub month: u64,
+    pub day: u64,
+    pub hour: u64,
+    pub minute: u64,
+    pub second: u64,
+    /// 0 for Sunday, as CEL's `getDayOfWeek` counts.
+    pub weekday: u64,
+}
+
+impl Civil {
+    pub fn of(ms: u64) -> Civil {
+        let secs = ms / 1000;
+        let (days, rest) = (secs / 86_400, secs % 86_400);
+        // Howard Hinnant's civil_from_days.
+        let z = days as i64 + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = (doy - (153 * mp + 2) / 5 + 1) as u64;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u64;
+        let year = yoe + era * 400 + i64::from(month <= 2);
+        // 1970-01-01 was a Thursday.
+        Civil { year, month, day, hour: rest / 3600, minute: rest % 3600 / 60, second: rest % 60, weekday: (days + 4) % 7 }
+    }
 }
 
 /// `Retry-After` as a delay from `now_ms`: delay-seconds or an HTTP date (RFC 9110 10.2.3).
@@ -60,6 +81,13 @@ fn days_from_civil(year: u64, month: u64, day: u64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn civil_times_know_the_weekday() {
+        // 2026-11-28T02:40:05Z, a Saturday.
+        assert_eq!(Civil::of(1_795_833_605_000), Civil { year: 2026, month: 11, day: 28, hour: 2, minute: 40, second: 5, weekday: 6 });
+        assert_eq!(Civil::of(0).weekday, 4);
+    }
 
     #[test]
     fn iso_times() {

@@ -3,13 +3,19 @@
 //! `config`. Only `config` knows the file: the layers that serve requests read the catalog.
 //! `mcp`: an upstream MCP server's lists as entries of ours (tools, resources, prompts).
 //! `telemetry`: where spans and metrics go, and who may scrape them.
+//! `gate`: who sees and may call which entries (roles and access rules).
+//!
+//! The one import circle of this folder: `gate` reads the `Server` this file defines, and this
+//! file names `gate::Gate` so that every path to an entry asks it through `Server::gate`.
 
 mod entries;
+mod gate;
 pub mod mcp;
 mod secrets;
 pub mod telemetry;
 
 pub use entries::{Prompt, Resource, ResourceSource, ResourceTemplate};
+pub use gate::Gate;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -146,6 +152,8 @@ pub struct Server {
     pub resource_listings: Vec<Value>,
     pub template_listings: Vec<Value>,
     pub prompt_listings: Vec<Value>,
+    /// Who may see and call what (`policies`).
+    pub policies: crate::access::Policies,
 }
 
 impl Server {

@@ -92,7 +92,9 @@ mod tests {
     fn introspection_answers_become_principals() {
         let a = compiled(json!({"introspection": {"http": {"url": "https://app.test/chats/{route.chat_uuid}/me", "headers": {"Cookie": "session_id={token}"}}, "subject": "/user/id", "roles": "/user/roles"}}));
         let i = a.introspection.as_ref().unwrap();
-        assert_eq!(introspected(&json!({"user": {"id": 42, "roles": ["bot"]}}), i), Some(Principal::new("app", "42", vec!["bot".into()])));
+        let answer = json!({"user": {"id": 42, "roles": ["bot"]}, "plan": "pro"});
+        let claims = answer.as_object().cloned().unwrap();
+        assert_eq!(introspected(&answer, i), Some(Principal { claims, ..Principal::new("app", "42", vec!["bot".into()]) }), "the answer is what rules read as claims");
         assert_eq!(introspected(&json!({"user": {"id": "u1", "roles": "bot admin"}}), i).unwrap().roles, ["bot", "admin"]);
         assert_eq!(introspected(&json!({"user": {}}), i), None);
     }
@@ -103,9 +105,10 @@ mod tests {
         let jwt = a.jwt.as_ref().unwrap();
         let token = |claims: Value| Token { alg: "RS256".into(), kid: None, claims, signed: String::new(), signature: vec![] };
         let now = 1_700_000_000_000;
-        let good = json!({"iss": "https://idp.test", "aud": ["https://mcp.test/mcp"], "sub": "u1", "exp": 1_700_000_100, "roles": ["admin"], "scope": "tools:read"});
+        let good = json!({"iss": "https://idp.test", "aud": ["https://mcp.test/mcp"], "sub": "u1", "exp": 1_700_000_100, "roles": ["admin"], "scope": "tools:read", "azp": "cli"});
         let p = check_claims(&token(good.clone()), jwt, "https://mcp.test/mcp", now).unwrap();
-        assert_eq!(p, Principal { id: "jwt:https://idp.test|u1".into(), roles: vec!["admin".into(), "tools:read".into()], subject: "u1".into(), ..Principal::default() });
+        let claims = good.as_object().cloned().unwrap();
+        assert_eq!(p, Principal { id: "jwt:https://idp.test|u1".into(), roles: vec!["admin".into(), "tools:read".into()], subject: "u1".into(), client_id: Some("cli".into()), claims, ..Principal::default() });
         let with = |k: &str, v: Value| {
             let mut c = good.clone();
             c[k] = v;

@@ -98,7 +98,9 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     let (resources, resource_templates) = resources(&s, path, &route_params)?;
     let prompts = prompts(&s, path)?;
     let upstreams = super::upstreams::upstreams(&s, path, &route_params, !tools.is_empty())?;
+    let policies = super::policies::policies(&s.policies, path)?;
     Ok(Server {
+        policies,
         // An upstream MCP server's lists change when it says so, or when it is read again.
         lists_change: !upstreams.is_empty(),
         tasks: tasks(&s.tasks, path)?,

@@ -19,6 +19,7 @@ mod locate;
 pub mod model;
 pub(crate) mod request;
 mod upstreams;
+pub mod policies;
 mod resources;
 pub(crate) mod tool;
 

@@ -347,6 +347,9 @@ pub struct ServerConfig {
     /// Upstream MCP servers whose tools this server serves too, beside its own.
     #[serde(default)]
     pub upstreams: Vec<UpstreamConfig>,
+    /// Allow and deny rules in CEL over the caller, the entry, the arguments and the time.
+    #[serde(default)]
+    pub policies: Vec<super::policies::PolicyConfig>,
 }
 
 /// An upstream MCP server: where it is, how to reach it, and which of its tools to take.

@@ -34,6 +34,8 @@ pub struct Viewer<'a> {
     pub admin: Option<AdminView>,
     /// A sign-in that failed, said at the top of the page.
     pub notice: Option<&'a str>,
+    /// When the page is drawn: the access rules that read the time decide what it lists.
+    pub now_ms: u64,
 }
 
 impl Viewer<'_> {

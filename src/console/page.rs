@@ -210,7 +210,8 @@ fn entries(server: &Server, index: usize, viewer: &Viewer<'_>) -> String {
     let anyone = crate::auth::Principal::anonymous();
     let who = viewer.principal().unwrap_or(&anyone);
     let admin = viewer.session.is_some_and(|s| s.is_admin());
-    let tools: Vec<&Tool> = server.tools.iter().filter(|t| admin || who.may(&t.roles)).collect();
+    let gate = server.gate(who, viewer.now_ms);
+    let tools: Vec<&Tool> = server.tools.iter().filter(|t| admin || gate.sees(t)).collect();
     let mut out = format!("<h3>Tools <span class=\"badge\">{}</span></h3>", tools.len());
     if let ToolDiscovery::Catalog(_) = server.discovery {
         let names = crate::tools::meta::MetaTool::ALL.map(crate::tools::meta::MetaTool::name).join(", ");
@@ -222,19 +223,22 @@ fn entries(server: &Server, index: usize, viewer: &Viewer<'_>) -> String {
     for (t, tool) in tools.iter().enumerate() {
         out.push_str(&tool_card(tool, &format!("tool-{index}-{t}")));
     }
-    if !server.resources.is_empty() {
-        out.push_str(&format!("<h3>Resources <span class=\"badge\">{}</span></h3>", server.resources.len()));
-        let rows: Vec<[String; 4]> = server.resources.iter().map(|r| listing_row(&r.listing, "uri")).collect();
+    let resources: Vec<&Value> = server.resources.iter().filter(|r| admin || gate.sees_resource(r)).map(|r| &r.listing).collect();
+    if !resources.is_empty() {
+        out.push_str(&format!("<h3>Resources <span class=\"badge\">{}</span></h3>", resources.len()));
+        let rows: Vec<[String; 4]> = resources.iter().map(|l| listing_row(l, "uri")).collect();
         out.push_str(&table("entries", &["URI", "Name", "Description", "MIME type"], &rows));
     }
-    if !server.resource_templates.is_empty() {
-        out.push_str(&format!("<h3>Resource templates <span class=\"badge\">{}</span></h3>", server.resource_templates.len()));
-        let rows: Vec<[String; 4]> = server.resource_templates.iter().map(|r| listing_row(&r.listing, "uriTemplate")).collect();
+    let templates: Vec<&Value> = server.resource_templates.iter().filter(|t| admin || gate.sees_template(t)).map(|t| &t.listing).collect();
+    if !templates.is_empty() {
+        out.push_str(&format!("<h3>Resource templates <span class=\"badge\">{}</span></h3>", templates.len()));
+        let rows: Vec<[String; 4]> = templates.iter().map(|l| listing_row(l, "uriTemplate")).collect();
         out.push_str(&table("entries", &["URI template", "Name", "Description", "MIME type"], &rows));
     }
-    if !server.prompts.is_empty() {
-        out.push_str(&format!("<h3>Prompts <span class=\"badge\">{}</span></h3>", server.prompts.len()));
-        let rows: Vec<[String; 3]> = server.prompts.iter().map(|p| prompt_row(&p.listing)).collect();
+    let prompts: Vec<&Value> = server.prompts.iter().filter(|p| admin || gate.sees_prompt(p)).map(|p| &p.listing).collect();
+    if !prompts.is_empty() {
+        out.push_str(&format!("<h3>Prompts <span class=\"badge\">{}</span></h3>", prompts.len()));
+        let rows: Vec<[String; 3]> = prompts.iter().map(|l| prompt_row(l)).collect();
         out.push_str(&table("prompts", &["Name", "Description", "Arguments"], &rows));
     }
     out

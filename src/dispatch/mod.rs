@@ -49,8 +49,9 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
         Method::ServerDiscover => Ok(Action::Reply(jsonrpc::success(&req.id, meta::discover(server)))),
         // The tools listed narrow the list's cache hint, which `decorate` cannot know.
         Method::ToolsList => {
-            let result = tools_protocol::list(server, &protocol::params(req.params.as_ref())?, env.principal)?;
-            let cache = tools_protocol::list_cache(server, env.principal);
+            let gate = server.gate(env.principal, env.now_ms);
+            let result = tools_protocol::list(server, &protocol::params(req.params.as_ref())?, &gate)?;
+            let cache = tools_protocol::list_cache(server, &gate);
             Ok(Action::Reply(jsonrpc::success(&req.id, meta::complete(result, server, Some(cache)))))
         }
         // 2026-07-28 reports an unknown resource as invalid params.
@@ -73,11 +74,11 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
     };
     let result = match method {
         Method::Ping => lifecycle::ping(),
-        Method::ToolsList => tools_protocol::list(server, &protocol::params(params)?, env.principal)?,
+        Method::ToolsList => tools_protocol::list(server, &protocol::params(params)?, &server.gate(env.principal, env.now_ms))?,
         Method::ToolsCall => return tools_protocol::call(server, session, req, env),
-        Method::ResourcesList => resources::list(server, &protocol::params(params)?)?,
-        Method::ResourcesTemplatesList => resources::templates_list(server, &protocol::params(params)?)?,
-        Method::ResourcesRead => match resources::read(server, &protocol::params(params)?, &|request| bindings(&request.secrets, env))? {
+        Method::ResourcesList => resources::list(server, &protocol::params(params)?, &server.gate(env.principal, env.now_ms))?,
+        Method::ResourcesTemplatesList => resources::templates_list(server, &protocol::params(params)?, &server.gate(env.principal, env.now_ms))?,
+        Method::ResourcesRead => match resources::read(server, &visible_uri(server, env, protocol::params(params)?)?, &|request| bindings(&request.secrets, env))? {
             Read::Ready(result) => result,
             Read::Upstream { source, uri } => return upstream(server, req, env, source, Method::ResourcesRead, uri),
             Read::Fetch { mut call, uri, mime_type } => {
@@ -87,11 +88,14 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
                 return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: *call, progress_token: None, redact, mrtr: None, task: None })));
             }
         },
-        Method::ResourcesSubscribe => resources::subscribe(server, session, protocol::params(params)?)?,
+        Method::ResourcesSubscribe => resources::subscribe(server, session, visible_uri(server, env, protocol::params(params)?)?)?,
         Method::ResourcesUnsubscribe => resources::unsubscribe(session, &protocol::params(params)?),
-        Method::PromptsList => prompts::list(server, &protocol::params(params)?)?,
+        Method::PromptsList => prompts::list(server, &protocol::params(params)?, &server.gate(env.principal, env.now_ms))?,
         Method::PromptsGet => {
             let get: prompts::GetParams = protocol::params(params)?;
+            if prompts::hidden(server, &server.gate(env.principal, env.now_ms), &get.name) {
+                return Err(Error::InvalidParams(format!("unknown prompt {:?}", get.name)));
+            }
             match prompts::upstream(server, &get.name) {
                 Some(source) => return upstream(server, req, env, source, Method::PromptsGet, get.name),
                 None => prompts::get(server, &get)?,
@@ -99,6 +103,9 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         }
         Method::CompletionComplete => {
             let complete: completion::CompleteParams = protocol::params(params)?;
+            if let Some(unknown) = completion::hidden(server, &server.gate(env.principal, env.now_ms), &complete) {
+                return Err(unknown);
+            }
             match completion::upstream(server, &complete) {
                 Some(source) => return upstream(server, req, env, source, Method::CompletionComplete, complete.label().to_string()),
                 None => completion::complete(server, &complete)?,
@@ -142,6 +149,15 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         | Method::ProgressUpdate => return Err(Error::MethodNotFound(method.to_string())),
     };
     Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, method, result))))
+}
+
+/// A resource URI the caller may see: one the access rules hide is as unknown as one that
+/// does not exist (-32002).
+fn visible_uri(server: &Server, env: &Environment<'_>, params: resources::UriParams) -> Result<resources::UriParams, Error> {
+    if resources::hidden(server, &server.gate(env.principal, env.now_ms), &params.uri) {
+        return Err(Error::ResourceNotFound(params.uri));
+    }
+    Ok(params)
 }
 
 /// A `tasks/*` request, its params parsed, for the object that keeps the tasks.

@@ -288,7 +288,8 @@ impl Refusal {
     pub fn count(self, server: &Server, action: &Action, object: Option<&Env>) {
         let (Some((tool, allowed)), Action::Reply(reply)) = (self.tool, action) else { return };
         let principal = self.principal.as_str();
-        if !allowed {
+        // Hidden by its roles or the access rules, or its arguments refused by a rule.
+        if !allowed || crate::health::by_policy(reply) {
             record(server, &tool, None, Ended { principal, outcome: crate::metrics::Outcome::Denied, duration_ms: None, upstream_ms: None }, object);
         } else if crate::health::refused(reply) {
             record(server, &tool, Some(Outcome::Validation), Ended { principal, outcome: crate::metrics::Outcome::ToolError, duration_ms: Some(0), upstream_ms: None }, object);
@@ -309,7 +310,7 @@ fn called_tool(server: &Server, principal: &crate::auth::Principal, message: &Pa
     if server.catalog_index().is_some() && crate::tools::meta::MetaTool::named(name) == Some(crate::tools::meta::MetaTool::Call) {
         name = params.pointer("/arguments/name")?.as_str()?;
     }
-    server.tool(name).map(|t| (t.name.clone(), principal.may(&t.roles)))
+    server.tool(name).map(|t| (t.name.clone(), server.gate(principal, crate::edge::now_ms()).sees(t)))
 }
 
 /// Counts a call a limit refused before it ran (`limits.maxCallsInFlight`) as `rate_limited`.

@@ -106,6 +106,16 @@ pub fn refused(reply: &str) -> bool {
     code == Some(crate::error::code::INVALID_PARAMS) || value.pointer("/result/isError") == Some(&serde_json::Value::Bool(true))
 }
 
+/// Whether such a refusal came from an access rule on the arguments (`crate::access`): the
+/// metrics count it as `denied`, not as the caller's mistake.
+pub fn by_policy(reply: &str) -> bool {
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(reply) else {
+        return false;
+    };
+    let message = value.pointer("/error/message").or_else(|| value.pointer("/result/content/0/text")).and_then(serde_json::Value::as_str).unwrap_or_default();
+    message.split_once("\": ").is_some_and(|(_, why)| why.starts_with(crate::access::REFUSED))
+}
+
 /// One tool's figures over some span: calls, errors by kind, latencies.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -237,6 +247,15 @@ mod tests {
     use crate::upstream::reply::Upstream;
 
     const T0: u64 = 1_800_000_000_000;
+
+    #[test]
+    fn a_refusal_by_an_access_rule_is_told_from_the_caller_s_mistake() {
+        let tool_error = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"invalid arguments for tool \"t\": refused by the policy \"own\""}],"isError":true}}"#;
+        let params = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params: invalid arguments for tool \"t\": refused by the policy \"own\""}}"#;
+        let schema = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"invalid arguments for tool \"t\": /a: \"refused by the policy \" is not a number"}],"isError":true}}"#;
+        assert!(refused(tool_error) && by_policy(tool_error) && by_policy(params));
+        assert!(refused(schema) && !by_policy(schema), "an argument's value cannot pass for a rule's refusal");
+    }
 
     #[test]
     fn outcomes_are_classified_from_the_exchange() {

@@ -124,7 +124,7 @@ pub fn oidc_principal(oidc: &Oidc, claims: &Value) -> Result<Principal, String> 
     }
     roles.sort();
     roles.dedup();
-    Ok(Principal { id: format!("oidc:{}|{subject}", oidc.issuer), roles, subject, email, upstream_token: None })
+    Ok(Principal { id: format!("oidc:{}|{subject}", oidc.issuer), roles, subject, email, upstream_token: None, ..Principal::default() })
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ pub enum Command {
     ConsentGiven { client_id: String, principal: String, resource: String, scope: Vec<String> },
     RememberConsent { client_id: String, principal: String, resource: String, scope: Vec<String> },
     /// `hash`: the SHA-256 of the code, which names `grant`.
-    PutCode { grant: String, hash: String, record: CodeRecord },
+    PutCode { grant: String, hash: String, record: Box<CodeRecord> },
     /// A code exchanged: on success the grant starts, with the refresh token whose SHA-256 is
     /// `refresh`.
     Exchange { grant: String, code: String, exchange: Exchange, refresh: String, lifetime_ms: u64, now_ms: u64 },

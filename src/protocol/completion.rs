@@ -73,6 +73,24 @@ pub fn upstream(server: &Server, params: &CompleteParams) -> Option<usize> {
     }
 }
 
+/// The error a completion of a prompt or template the access rules hide from the caller gets:
+/// the one an unknown prompt or template gets.
+pub fn hidden(server: &Server, gate: &crate::catalog::Gate<'_>, params: &CompleteParams) -> Option<Error> {
+    let reference = params.reference.as_ref().filter(|_| gate.has_rules())?;
+    match reference.kind.as_deref()? {
+        "ref/prompt" => {
+            let name = reference.name.as_deref()?;
+            super::prompts::hidden(server, gate, name).then(|| Error::InvalidParams(format!("unknown prompt {name:?}")))
+        }
+        "ref/resource" => {
+            let uri = reference.uri.as_deref()?;
+            let template = server.resource_templates.iter().find(|t| t.uri_template() == uri)?;
+            (!gate.sees_template(template)).then(|| Error::InvalidParams(format!("unknown resource template {uri:?}")))
+        }
+        _ => None,
+    }
+}
+
 /// The answer to a completion the upstream does not offer: nothing to suggest, which is what a
 /// client typing into an argument expects, rather than an error for a capability we declared.
 pub fn nothing() -> Value {

@@ -13,13 +13,24 @@ use serde_json::{json, Map, Value};
 
 use super::ListParams;
 
-use crate::catalog::Server;
+use crate::catalog::{Gate, Server};
 use crate::error::Error;
 use crate::upstream::request::render_json;
 use crate::method::Method;
 
-pub fn list(server: &Server, params: &ListParams) -> Result<Value, Error> {
-    super::page("prompts", &server.prompt_listings, params, None)
+/// The prompts the caller sees (`Gate`): all of them when the server has no access rules.
+pub fn list(server: &Server, params: &ListParams, gate: &Gate<'_>) -> Result<Value, Error> {
+    if !gate.has_rules() {
+        return super::page("prompts", &server.prompt_listings, params, None);
+    }
+    let visible: Vec<Value> = server.prompts.iter().filter(|p| gate.sees_prompt(p)).map(|p| p.listing.clone()).collect();
+    super::page("prompts", &visible, params, None)
+}
+
+/// Whether the rules hide the prompt `name` from the caller: it is then unknown to `prompts/get`
+/// and to completions.
+pub fn hidden(server: &Server, gate: &Gate<'_>, name: &str) -> bool {
+    gate.has_rules() && server.prompts.iter().find(|p| p.name == name).is_some_and(|p| !gate.sees_prompt(p))
 }
 
 /// `prompts/get`'s params. The arguments stay as sent: an upstream's prompt gets them so.

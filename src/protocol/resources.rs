@@ -16,7 +16,7 @@ use serde_json::{json, Map, Value};
 
 use super::ListParams;
 
-use crate::catalog::{ResourceSource, Server};
+use crate::catalog::{Gate, ResourceSource, Server};
 use crate::error::Error;
 use crate::method::Method;
 use crate::session::Session;
@@ -33,12 +33,33 @@ pub fn secrets_of(server: &Server, uri: &str) -> Vec<String> {
     server.resource_templates.iter().find(|t| t.uri_template.match_uri(uri).is_some()).map(|t| t.request.secrets.clone()).unwrap_or_default()
 }
 
-pub fn list(server: &Server, params: &ListParams) -> Result<Value, Error> {
-    super::page("resources", &server.resource_listings, params, None)
+/// The resources the caller sees (`Gate`): all of them when the server has no access rules.
+pub fn list(server: &Server, params: &ListParams, gate: &Gate<'_>) -> Result<Value, Error> {
+    if !gate.has_rules() {
+        return super::page("resources", &server.resource_listings, params, None);
+    }
+    let visible: Vec<Value> = server.resources.iter().filter(|r| gate.sees_resource(r)).map(|r| r.listing.clone()).collect();
+    super::page("resources", &visible, params, None)
 }
 
-pub fn templates_list(server: &Server, params: &ListParams) -> Result<Value, Error> {
-    super::page("resourceTemplates", &server.template_listings, params, None)
+pub fn templates_list(server: &Server, params: &ListParams, gate: &Gate<'_>) -> Result<Value, Error> {
+    if !gate.has_rules() {
+        return super::page("resourceTemplates", &server.template_listings, params, None);
+    }
+    let visible: Vec<Value> = server.resource_templates.iter().filter(|t| gate.sees_template(t)).map(|t| t.listing.clone()).collect();
+    super::page("resourceTemplates", &visible, params, None)
+}
+
+/// Whether the resource at `uri` (or the template it matches) is one the rules hide from the
+/// caller: it is then as unknown as one that does not exist, to reads and subscriptions.
+pub fn hidden(server: &Server, gate: &Gate<'_>, uri: &str) -> bool {
+    if !gate.has_rules() {
+        return false;
+    }
+    match server.resources.iter().find(|r| r.uri == uri) {
+        Some(r) => !gate.sees_resource(r),
+        None => server.resource_templates.iter().find(|t| t.matches(uri).is_some()).is_some_and(|t| !gate.sees_template(t)),
+    }
 }
 
 /// What reading a resource takes.

@@ -12,8 +12,7 @@ use serde_json::{Map, Value};
 
 use super::ListParams;
 
-use crate::auth::Principal;
-use crate::catalog::Server;
+use crate::catalog::{Gate, Server};
 use crate::error::Error;
 use crate::method::Method;
 use super::action::{Action, CallKind, Environment, PendingCall};
@@ -30,20 +29,20 @@ use crate::tools::search::Index;
 use crate::upstream::reply::{self, ReplyPlan, Upstream};
 use crate::upstream::Bindings;
 
-/// The tools the principal may see: role-gated tools are absent for everyone else. A catalog
-/// server lists its three catalog tools to everyone; roles gate what they find.
-pub fn list(server: &Server, params: &ListParams, principal: &Principal) -> Result<Value, Error> {
-    if server.catalog_index().is_some() || server.tools.iter().all(|t| t.roles.is_empty()) {
+/// The tools the caller sees (`Gate::sees`: roles and access rules): the others are absent. A
+/// catalog server lists its three catalog tools to everyone; the gate decides what they find.
+pub fn list(server: &Server, params: &ListParams, gate: &Gate<'_>) -> Result<Value, Error> {
+    if server.catalog_index().is_some() || gate.is_open() {
         return super::page("tools", &server.tool_listings, params, server.tools_page_size);
     }
-    let visible: Vec<Value> = server.tools.iter().filter(|t| principal.may(&t.roles)).map(|t| t.listing.clone()).collect();
+    let visible: Vec<Value> = server.tools.iter().filter(|t| gate.sees(t)).map(|t| t.listing.clone()).collect();
     super::page("tools", &visible, params, server.tools_page_size)
 }
 
-/// The cache hint of the principal's `tools/list`: the server's, narrowed by the hints of the
+/// The cache hint of the caller's `tools/list`: the server's, narrowed by the hints of the
 /// tools it lists (in catalog mode, of the tools its search may find).
-pub fn list_cache(server: &Server, principal: &Principal) -> crate::cache::CacheHint {
-    server.tools.iter().filter(|t| principal.may(&t.roles)).filter_map(|t| t.cache).fold(server.cache, crate::cache::CacheHint::and)
+pub fn list_cache(server: &Server, gate: &Gate<'_>) -> crate::cache::CacheHint {
+    server.tools.iter().filter(|t| gate.sees(t)).filter_map(|t| t.cache).fold(server.cache, crate::cache::CacheHint::and)
 }
 
 /// `tools/call`'s params.
@@ -114,8 +113,8 @@ fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, re
         return refuse(session, req, meta.name(), &why);
     }
     let result = match meta {
-        MetaTool::Search => discovery::search(server, index, env.principal, &arguments),
-        MetaTool::Describe => discovery::describe(server, env.principal, &arguments),
+        MetaTool::Search => discovery::search(server, index, &server.gate(env.principal, env.now_ms), &arguments),
+        MetaTool::Describe => discovery::describe(server, &server.gate(env.principal, env.now_ms), &arguments),
         MetaTool::Call => {
             let inner = discovery::inner_call(req);
             let params = super::params(inner.params.as_ref())?;
@@ -173,11 +172,16 @@ fn refuse(session: &Session, req: &Request, tool: &str, why: &str) -> Result<Act
 /// A configured tool's call.
 fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, env: &Environment<'_>) -> Result<Action, Error> {
     let arguments = params.arguments();
-    // A tool the principal may not use answers exactly like one that does not exist.
-    let tool = server.tool(&params.name).filter(|t| env.principal.may(&t.roles)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
+    // A tool the caller may not use answers exactly like one that does not exist.
+    let gate = server.gate(env.principal, env.now_ms);
+    let tool = server.tool(&params.name).filter(|t| gate.sees(t)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
     let task = task(server, session, &params, tool)?;
     if let Some(why) = invalid(&tool.input_schema, &arguments) {
         return refuse(session, req, &tool.name, &why);
+    }
+    // Rules on arguments read the validated, typed value: a number sent as a string is a string.
+    if let Err(denial) = gate.admits(tool, &arguments) {
+        return refuse(session, req, &tool.name, &format!("{}{:?}", crate::access::REFUSED, denial.0));
     }
     let empty = serde_json::Map::new();
     let args = arguments.as_object().unwrap_or(&empty);

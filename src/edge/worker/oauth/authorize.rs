@@ -233,6 +233,6 @@ async fn issue_code(cx: &Cx<'_>, key: &[u8], request: &AuthorizationRequest, who
     let record = CodeRecord { request: request.clone(), principal, expires_ms: now + cx.server.code_ttl_ms, grant: None };
     let lasts_until = now + cx.server.code_ttl_ms + cx.server.refresh_ttl_ms;
     store(cx.env, &Command::IndexGrant { client_id: request.client_id.clone(), grant: grant.clone(), expires_ms: lasts_until }).await?;
-    store(cx.env, &Command::PutCode { grant, hash: digest(&code), record }).await?;
+    store(cx.env, &Command::PutCode { grant, hash: digest(&code), record: Box::new(record) }).await?;
     redirect(&request.success(&code, cx.issuer()), cookies)
 }

@@ -99,7 +99,7 @@ pub async fn verify_access(env: &Env, audience: Audience<'_>, origin: &str, cred
     if is_revoked(env, oauth.access_ttl_ms, &claims.grant).await {
         return Err("the token was revoked".into());
     }
-    Ok(claims.principal)
+    Ok(Principal { client_id: Some(claims.client_id), ..claims.principal })
 }
 
 /// A `resource` as `/authorize` resolved it (no trailing slash, the origin as this server spells

@@ -1,0 +1,73 @@
+//! What governance costs a plain call (issue 41): the same build with no policy, with one access
+//! rule, and with one rule and one rate limit, compared by bench/ab.mjs's paired CPU ratio: the
+//! configurations in one run, taking turns, each round's CPU per call over the first's in the
+//! same round. The issue's budget: a plain call under one policy and one rate limit within 5 %
+//! of one under none. A figure, not a timed assertion in the tests.
+//!
+//! The rule reads the arguments, so it is evaluated on every call (a rule that does not is
+//! evaluated too: the gate asks before the call and again with the arguments).
+//!
+//!   node bench/governance.mjs [build dir]     (build-bench by default; `npm run bench` builds it)
+//!   GOVERNANCE_ROUNDS=8 GOVERNANCE_SECONDS=8 AB_TOGETHER=1 node bench/governance.mjs
+//!
+//! `npm run bench` runs it after tracing's (BENCH_GOVERNANCE=0 skips it).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { root } from '../scripts/setup.mjs';
+
+/** One rule that holds for no bench call, reading the caller, the entry and the arguments. */
+export const POLICY = { name: 'no shouting', deny: "entry.name == 'echo' && has(args.message) && args.message == 'STOP' && principal.id != ''" };
+
+/** The configurations compared, by name: each server of the bench's own, with these fields. */
+export const SETTINGS = { none: {}, 'one policy': { policies: [POLICY] } };
+
+/** Runs bench/ab.mjs on `dir` with each setting; resolves to its rows with their paired ratio. */
+export async function governance({ dir = join(root, 'build-bench'), settings = SETTINGS, rounds = Number(process.env.GOVERNANCE_ROUNDS ?? 6), seconds = Number(process.env.GOVERNANCE_SECONDS ?? 3) } = {}) {
+  const base = JSON.parse(readFileSync(join(root, 'bench', 'mcp-edge.bench.json'), 'utf8'));
+  const configs = mkdtempSync(join(tmpdir(), 'mcp-edge-governance-bench-'));
+  const targets = Object.entries(settings).map(([name, extra], i) => {
+    const file = join(configs, `${i}.json`);
+    writeFileSync(file, JSON.stringify({ ...base, servers: base.servers.map((s) => ({ ...s, ...extra })) }));
+    return { name, target: `${dir}=${file}` };
+  });
+  const output = await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'bench', 'ab.mjs'), ...targets.map((t) => t.target)], {
+      env: { ...process.env, AB_ROUNDS: String(rounds), AB_SECONDS: String(seconds) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`bench/ab.mjs exited with ${code}: ${out}`))));
+  });
+  const rows = targets.map((t) => {
+    const line = output.split('\n').find((l) => l.startsWith(`${t.target}:`));
+    if (!line) throw new Error(`bench/ab.mjs printed no line for ${t.name}: ${output}`);
+    return {
+      setting: t.name,
+      us_per_call: Number(/: (\d+) µs CPU per call/.exec(line)?.[1]),
+      ratio_to_first: Number(/, ([0-9.]+)× the first's/.exec(line)?.[1] ?? 1),
+      rps: Number(/, (\d+) req\/s/.exec(line)?.[1]),
+      bad: Number(/, (\d+) bad replies/.exec(line)?.[1]),
+    };
+  });
+  return { rows, rounds, seconds };
+}
+
+export function governanceTable(result) {
+  return [
+    `Governance's cost (bench/governance.mjs): CPU per call with no policy and with governance on, ${result.rounds} paired rounds of ${result.seconds} s (bench/ab.mjs); budget 5 %.`,
+    '',
+    '| setting | CPU µs/call | ÷ none (median of paired rounds) | req/s | bad replies |',
+    '|---|---|---|---|---|',
+    ...result.rows.map((r) => `| ${r.setting} | ${r.us_per_call} | ${r.ratio_to_first.toFixed(3)} | ${r.rps} | ${r.bad} |`),
+  ].join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const dir = process.argv[2] ? join(process.cwd(), process.argv[2]) : undefined;
+  console.log(governanceTable(await governance({ dir })));
+}
