@@ -11,12 +11,12 @@
 //!   GOVERNANCE_ROUNDS=8 GOVERNANCE_SECONDS=8 AB_TOGETHER=1 node bench/governance.mjs
 //!
 //! `npm run bench` runs it after tracing's (BENCH_GOVERNANCE=0 skips it).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { root } from '../scripts/setup.mjs';
+import { paired } from './paired.mjs';
 
 /** One rule that holds for no bench call, reading the caller, the entry and the arguments. */
 export const POLICY = { name: 'no shouting', deny: "entry.name == 'echo' && has(args.message) && args.message == 'STOP' && principal.id != ''" };
@@ -33,27 +33,7 @@ export async function governance({ dir = join(root, 'build-bench'), settings = S
     writeFileSync(file, JSON.stringify({ ...base, servers: base.servers.map((s) => ({ ...s, ...extra })) }));
     return { name, target: `${dir}=${file}` };
   });
-  const output = await new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(root, 'bench', 'ab.mjs'), ...targets.map((t) => t.target)], {
-      env: { ...process.env, AB_ROUNDS: String(rounds), AB_SECONDS: String(seconds) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`bench/ab.mjs exited with ${code}: ${out}`))));
-  });
-  const rows = targets.map((t) => {
-    const line = output.split('\n').find((l) => l.startsWith(`${t.target}:`));
-    if (!line) throw new Error(`bench/ab.mjs printed no line for ${t.name}: ${output}`);
-    return {
-      setting: t.name,
-      us_per_call: Number(/: (\d+) µs CPU per call/.exec(line)?.[1]),
-      ratio_to_first: Number(/, ([0-9.]+)× the first's/.exec(line)?.[1] ?? 1),
-      rps: Number(/, (\d+) req\/s/.exec(line)?.[1]),
-      bad: Number(/, (\d+) bad replies/.exec(line)?.[1]),
-    };
-  });
+  const rows = (await paired(targets, { rounds, seconds })).map(({ name, ...row }) => ({ setting: name, ...row }));
   return { rows, rounds, seconds };
 }
 
@@ -61,9 +41,9 @@ export function governanceTable(result) {
   return [
     `Governance's cost (bench/governance.mjs): CPU per call with no policy and with governance on, ${result.rounds} paired rounds of ${result.seconds} s (bench/ab.mjs); budget 5 %.`,
     '',
-    '| setting | CPU µs/call | ÷ none (median of paired rounds) | req/s | bad replies |',
+    '| setting | CPU µs/call (rounds) | ÷ none (median of paired rounds) | req/s | bad replies |',
     '|---|---|---|---|---|',
-    ...result.rows.map((r) => `| ${r.setting} | ${r.us_per_call} | ${r.ratio_to_first.toFixed(3)} | ${r.rps} | ${r.bad} |`),
+    ...result.rows.map((r) => `| ${r.setting} | ${r.us_per_call} (${r.us_rounds.join(', ')}) | ${r.ratio_to_first.toFixed(3)} | ${r.rps} | ${r.bad} |`),
   ].join('\n');
 }
 

@@ -13,13 +13,13 @@
 //!                                           tracing off costs; every ratio is then over it)
 //!
 //! `npm run bench` runs it after the peers (BENCH_TRACING=0 skips it).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { root } from '../scripts/setup.mjs';
 import { startCollector } from '../tests/telemetry/collector.mjs';
+import { paired } from './paired.mjs';
 
 /** The configurations compared, by name: the bench's own, plus a `telemetry` section or not. */
 export const SAMPLINGS = { off: undefined, '1 %': 0.01, '100 %': 1 };
@@ -41,30 +41,7 @@ export async function tracing({ dir = join(root, 'build-bench'), baseline = proc
       writeFileSync(file, JSON.stringify(base));
       targets.unshift({ name: 'before tracing', ratio: undefined, target: `${isAbsolute(baseline) ? baseline : join(root, baseline)}=${file}` });
     }
-    const output = await new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [join(root, 'bench', 'ab.mjs'), ...targets.map((t) => t.target)], {
-        env: { ...process.env, AB_ROUNDS: String(rounds), AB_SECONDS: String(seconds) },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let out = '';
-      child.stdout.on('data', (d) => (out += d));
-      child.on('error', reject);
-      child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`bench/ab.mjs exited with ${code}: ${out}`))));
-    });
-    const rows = targets.map((t) => {
-      const line = output.split('\n').find((l) => l.startsWith(`${t.target}:`));
-      if (!line) throw new Error(`bench/ab.mjs printed no line for ${t.name}: ${output}`);
-      return {
-        sampling: t.name,
-        us_per_call: Number(/: (\d+) µs CPU per call/.exec(line)?.[1]),
-        us_rounds: (/µs CPU per call \(rounds ([\d ]+)\)/.exec(line)?.[1] ?? '').split(' ').filter(Boolean).map(Number),
-        // Over the first configuration in the same rounds: tracing off, or the baseline build.
-        ratio_to_first: Number(/, ([0-9.]+)× the first's/.exec(line)?.[1] ?? 1),
-        rps: Number(/, (\d+) req\/s/.exec(line)?.[1]),
-        bad: Number(/, (\d+) bad replies/.exec(line)?.[1]),
-        line,
-      };
-    });
+    const rows = (await paired(targets, { rounds, seconds })).map(({ name, ...row }) => ({ sampling: name, ...row }));
     const { sunk } = await collector.received();
     return { rows, encoding, rounds, seconds, exports: sunk.exports, exportedBytes: sunk.bytes };
   } finally {
