@@ -36,7 +36,7 @@ pub fn lex(source: &str) -> Result<Vec<(Tok, usize)>, String> {
             let token = if text.bytes().all(|b| b.is_ascii_digit()) {
                 Tok::Int(text.parse().map_err(|_| format!("{text} at {at} is too large for an integer"))?)
             } else {
-                Tok::Num(serde_json::from_str::<serde_json::Number>(text).ok().and_then(|n| n.as_f64()).ok_or_else(|| format!("{text:?} at {at} is not a number"))?)
+                Tok::Num(serde_json::from_slice::<serde_json::Number>(text.as_bytes()).ok().and_then(|n| n.as_f64()).ok_or_else(|| format!("{text:?} at {at} is not a number"))?)
             };
             out.push((token, at));
             len

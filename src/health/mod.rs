@@ -109,7 +109,7 @@ pub fn refused(reply: &str) -> bool {
 /// Whether such a refusal came from an access rule on the arguments (`crate::access`): the
 /// metrics count it as `denied`, not as the caller's mistake.
 pub fn by_policy(reply: &str) -> bool {
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(reply) else {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(reply.as_bytes()) else {
         return false;
     };
     let message = value.pointer("/error/message").or_else(|| value.pointer("/result/content/0/text")).and_then(serde_json::Value::as_str).unwrap_or_default();
