@@ -86,7 +86,7 @@ impl Redactor {
     /// A redactor for `secrets` (those shorter than [`MIN_SECRET_CHARS`] are left out).
     pub fn new<S: AsRef<str>>(secrets: impl IntoIterator<Item = S>) -> Redactor {
         let mut values: Vec<String> = secrets.into_iter().map(|s| s.as_ref().to_string()).filter(|s| s.chars().count() >= MIN_SECRET_CHARS).collect();
-        values.sort();
+        values.sort_unstable();
         values.dedup();
         let mut redactor = Redactor { pairs: vec![0; 1024], ..Redactor::default() };
         for secret in &values {

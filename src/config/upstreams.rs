@@ -61,8 +61,10 @@ fn upstream(u: &UpstreamConfig, path: &str, field: &str, route_params: &[String]
     let filter = |f: &super::model::FilterConfig, field: &str| Filter::new(f.include.as_deref(), &f.exclude).map_err(|which| at(&format!("{field}.{which}"), "must not be empty".into()));
     let (tools, resources, prompts) = (filter(&u.tools, "tools")?, filter(&u.resources, "resources")?, filter(&u.prompts, "prompts")?);
     // The URL and headers as a tool's `http` would have them; each exchange's body is its own.
-    let http = serde_json::from_value(json!({"url": u.url, "headers": u.headers, "bodyType": "none", "timeoutMs": u.timeout_ms, "maxRedirects": 0}))
-        .map_err(|e| at("url", e.to_string()))?;
+    // Read from JSON text, as the file's tools are: the module keeps one deserializer of the
+    // model rather than a second one for a `Value`.
+    let http = json!({"url": u.url, "headers": u.headers, "bodyType": "none", "timeoutMs": u.timeout_ms, "maxRedirects": 0}).to_string();
+    let http = serde_json::from_slice(http.as_bytes()).map_err(|e| at("url", e.to_string()))?;
     let scope = Scope { path, arguments: &[], route_params, meta: false, meta_auth: false, principal: true, upstream_token: u.forward_upstream_token };
     let request = request(&http, &scope, field)?;
     Ok(Source {

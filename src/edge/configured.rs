@@ -41,5 +41,5 @@ pub(crate) fn bundled() -> Result<Arc<Catalog>, Error> {
 /// The bundled file as JSON, the base every live layer goes on: parsed once per isolate.
 pub(crate) fn bundled_file() -> Result<&'static serde_json::Value, Error> {
     static FILE: OnceLock<Result<serde_json::Value, String>> = OnceLock::new();
-    FILE.get_or_init(|| serde_json::from_str(&config_text()).map_err(|e| e.to_string())).as_ref().map_err(|e| Error::Config(e.clone()))
+    FILE.get_or_init(|| serde_json::from_slice(config_text().as_bytes()).map_err(|e| e.to_string())).as_ref().map_err(|e| Error::Config(e.clone()))
 }

@@ -120,7 +120,7 @@ pub async fn sync(env: &Env) -> Result<(u64, Arc<Layer>), Error> {
 
 /// A store's answer, read.
 pub fn parse<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Error> {
-    serde_json::from_str(text).map_err(|e| Error::Internal(format!("the live store's answer: {e}")))
+    serde_json::from_slice(text.as_bytes()).map_err(|e| Error::Internal(format!("the live store's answer: {e}")))
 }
 
 /// Serves `layer` as `version` from now on in this isolate, compiled (or `catalog`, already

@@ -358,7 +358,7 @@ fn opted_arguments(call: &crate::dispatch::PendingCall, tool: Option<&crate::too
 /// (`trace.results`).
 fn opted_result(call: &crate::dispatch::PendingCall, reply: &str, tool: Option<&crate::tools::Tool>) -> Option<String> {
     tool.filter(|t| t.trace.results)?;
-    let result = serde_json::from_str::<serde_json::Value>(reply).ok()?.get("result")?.to_string();
+    let result = serde_json::from_slice::<serde_json::Value>(reply.as_bytes()).ok()?.get("result")?.to_string();
     Some(crate::edge::redaction::for_call(call).0.redact_owned(result))
 }
 
@@ -394,7 +394,7 @@ pub fn hop_ended(mut span: Span, call: &crate::dispatch::PendingCall, reply: Opt
 pub fn mcp_client(http: &crate::upstream::HttpCall, message: &str) -> Option<(Span, crate::upstream::HttpCall, String)> {
     let parent = http.trace.as_ref().filter(|p| p.sampled())?;
     let catalog = tracing()?;
-    let mut value: serde_json::Value = serde_json::from_str(message).ok()?;
+    let mut value: serde_json::Value = serde_json::from_slice(message.as_bytes()).ok()?;
     let method = value.get("method")?.as_str()?.to_string();
     let mut span = start(&catalog.telemetry, String::new(), Kind::Client, Some(parent));
     crate::trace::mcp::describe(&mut span, &method, value.get("params"), value.get("id"));

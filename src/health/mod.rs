@@ -99,7 +99,7 @@ impl Outcome {
 /// on; `dispatch` answers invalid arguments so, so the model can correct itself). Read only on
 /// that path, never for a call that reached an upstream.
 pub fn refused(reply: &str) -> bool {
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(reply) else {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(reply.as_bytes()) else {
         return false;
     };
     let code = value.pointer("/error/code").and_then(serde_json::Value::as_i64);

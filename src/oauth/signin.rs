@@ -122,7 +122,7 @@ pub fn oidc_principal(oidc: &Oidc, claims: &Value) -> Result<Principal, String> 
         let keys = std::iter::once(&subject).chain(verified_email).chain(groups.iter());
         roles.extend(keys.filter_map(|k| oidc.role_map.get(k)).flatten().cloned());
     }
-    roles.sort();
+    roles.sort_unstable();
     roles.dedup();
     Ok(Principal { id: format!("oidc:{}|{subject}", oidc.issuer), roles, subject, email, upstream_token: None, ..Principal::default() })
 }

@@ -49,9 +49,11 @@ pub fn args_digest(arguments: &Value) -> String {
 fn canonical(value: &Value) -> String {
     match value {
         Value::Object(members) => {
-            let mut keys: Vec<&String> = members.keys().collect();
+            // Owned keys: the module sorts strings in one place (a sort of `&String` would be
+            // another copy of it).
+            let mut keys: Vec<String> = members.keys().cloned().collect();
             keys.sort_unstable();
-            let inner: Vec<String> = keys.iter().map(|k| format!("{}:{}", json!(k), members.get(*k).map(canonical).unwrap_or_default())).collect();
+            let inner: Vec<String> = keys.iter().map(|k| format!("{}:{}", json!(k), members.get(k).map(canonical).unwrap_or_default())).collect();
             format!("{{{}}}", inner.join(","))
         }
         Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),

@@ -149,7 +149,7 @@ pub fn orphaned(record: &mut Record, running: bool, settings: &Settings, now_ms:
 /// How a call's JSON-RPC reply ends its task.
 pub fn outcome_of(reply: &str) -> tasks::Outcome {
     use tasks::Outcome;
-    match serde_json::from_str::<Value>(reply) {
+    match serde_json::from_slice::<Value>(reply.as_bytes()) {
         Ok(mut reply) => match reply.get_mut("result").map(Value::take) {
             Some(result) => Outcome::Result(result),
             None => Outcome::Error(reply.get_mut("error").map(Value::take).unwrap_or_else(|| json!({"code": -32603, "message": "the call ended without a result"}))),

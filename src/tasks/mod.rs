@@ -250,7 +250,7 @@ pub fn status_notification(record: &Record, settings: &Settings) -> String {
 
 /// A notification of the task's call (progress, a log line), tied to the task.
 pub fn related(notification: &str, id: &str) -> String {
-    let Ok(mut value) = serde_json::from_str::<Value>(notification) else { return notification.to_string() };
+    let Ok(mut value) = serde_json::from_slice::<Value>(notification.as_bytes()) else { return notification.to_string() };
     if let Some(params) = value.as_object_mut().map(|m| m.entry("params").or_insert_with(|| json!({}))) {
         if let Some(meta) = params.as_object_mut().map(|p| p.entry("_meta").or_insert_with(|| json!({}))) {
             if let Some(meta) = meta.as_object_mut() {

@@ -82,7 +82,7 @@ pub fn describe(span: &mut Span, method: &str, params: Option<&Value>, id: Optio
 /// `tool_error` for a tool result with `isError`) and the message for the span's status; `None`
 /// when it succeeded. Read only when the span is sampled.
 pub fn failure(reply: &str) -> Option<(String, String)> {
-    let value: Value = serde_json::from_str(reply).ok()?;
+    let value: Value = serde_json::from_slice(reply.as_bytes()).ok()?;
     if let Some(error) = value.get("error") {
         return Some(error_of(error));
     }

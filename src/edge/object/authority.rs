@@ -201,7 +201,7 @@ pub async fn sweep(storage: &Storage, now_ms: u64) -> Result<bool, Error> {
     if grant.is_some() || !codes.is_empty() {
         let until = match &grant {
             Some(g) => g.expires_ms.saturating_add(ENDED_KEPT_MS),
-            None => codes.iter().filter_map(|(_, text)| serde_json::from_str::<CodeRecord>(text).ok()).map(|c| c.expires_ms.saturating_add(ENDED_KEPT_MS)).max().unwrap_or(0),
+            None => codes.iter().filter_map(|(_, text)| serde_json::from_slice::<CodeRecord>(text.as_bytes()).ok()).map(|c| c.expires_ms.saturating_add(ENDED_KEPT_MS)).max().unwrap_or(0),
         };
         if until <= now_ms {
             storage.delete_all().await?;

@@ -62,7 +62,7 @@ pub async fn sweep(storage: &Storage, now_ms: u64) -> Result<bool, Error> {
     }
     let mut next = None::<u64>;
     for (key, text) in stored {
-        match serde_json::from_str::<Stored>(&text) {
+        match serde_json::from_slice::<Stored>(text.as_bytes()) {
             Ok(s) if s.until_ms > now_ms => next = Some(next.map_or(s.until_ms, |n| n.min(s.until_ms))),
             _ => {
                 storage.delete(&key).await?;

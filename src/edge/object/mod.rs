@@ -20,7 +20,7 @@ use crate::error::Error;
 /// A value stored as JSON text under `key`, if any.
 pub(super) async fn read<T: DeserializeOwned>(storage: &Storage, key: &str) -> Result<Option<T>, Error> {
     match storage.get::<String>(key).await? {
-        Some(text) => serde_json::from_str(&text).map(Some).map_err(|e| Error::Internal(format!("stored {key} is unreadable: {e}"))),
+        Some(text) => serde_json::from_slice(text.as_bytes()).map(Some).map_err(|e| Error::Internal(format!("stored {key} is unreadable: {e}"))),
         None => Ok(None),
     }
 }

@@ -68,7 +68,7 @@ pub async fn forget(env: &Env, server: &Server, server_index: usize, object: &st
 async fn fan_out(storage: &worker::Storage, env: &Env, server_index: usize, methods: &[String]) -> Result<usize, Error> {
     let mut told = 0;
     for (key, text) in super::keys(storage, LISTS_PREFIX).await? {
-        let wanted: Vec<String> = serde_json::from_str(&text).unwrap_or_default();
+        let wanted: Vec<String> = serde_json::from_slice(text.as_bytes()).unwrap_or_default();
         let object = key.trim_start_matches(LISTS_PREFIX);
         let mut reached = false;
         for method in methods.iter().filter(|m| wanted.contains(m)).filter_map(|m| crate::method::Method::parse(m)) {

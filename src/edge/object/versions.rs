@@ -58,7 +58,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             answer(&Current { version, at_ms, stored: true, layer: None })
         }
         Command::History => {
-            let mut records: Vec<Version> = keys(&storage, "v:").await?.into_iter().filter_map(|(_, text)| serde_json::from_str::<Stored>(&text).ok().map(|s| s.record)).collect();
+            let mut records: Vec<Version> = keys(&storage, "v:").await?.into_iter().filter_map(|(_, text)| serde_json::from_slice::<Stored>(text.as_bytes()).ok().map(|s| s.record)).collect();
             // Version 0, the file, is always there to return to.
             records.insert(0, Stored::bundled().record);
             records.reverse();

@@ -82,7 +82,7 @@ pub enum Message {
 /// The messages one JSON text carries: a message, or a batch of them. Anything else is the
 /// upstream speaking nonsense, said in `Err`.
 pub fn messages(text: &str) -> Result<Vec<Message>, String> {
-    let value: Value = serde_json::from_str(text).map_err(|e| format!("it sent something that is not JSON ({e})"))?;
+    let value: Value = serde_json::from_slice(text.as_bytes()).map_err(|e| format!("it sent something that is not JSON ({e})"))?;
     match value {
         Value::Array(batch) => batch.into_iter().map(message).collect(),
         single => Ok(vec![message(single)?]),

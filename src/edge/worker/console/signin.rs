@@ -23,7 +23,7 @@ use crate::edge::http::Incoming;
 use crate::edge::now_ms;
 use crate::edge::body::{form_body, read_limited, MAX_CONSOLE_FORM_BYTES};
 use crate::edge::ids::{nonce, random};
-use crate::edge::worker::oauth::{redirect, signing_key, store};
+use crate::edge::worker::oauth::{answered, redirect, signing_key, store};
 use crate::error::Error;
 use crate::head::RequestUrl;
 use crate::oauth::grant::{Exchange, Grant};
@@ -174,7 +174,7 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
         Err(Error::Wire(e)) => return failed(format!("Sign-in did not complete: {}", e.description)).await,
         Err(e) => return Err(e),
     };
-    let grant: Grant = answer.get("grant").cloned().and_then(|g| serde_json::from_value(g).ok()).ok_or_else(|| Error::Internal("the store answered no grant".into()))?;
+    let grant: Grant = answered(answer.get("grant")).ok_or_else(|| Error::Internal("the store answered no grant".into()))?;
     let principal = opened_upstream(&grant.principal, &key).unwrap_or_else(|| Principal { upstream_token: None, ..grant.principal.clone() });
     // The identity provider's token stays out of the cookie: the console never needs it.
     let principal = Principal { upstream_token: None, ..principal };

@@ -186,6 +186,13 @@ pub(crate) async fn store(env: &Env, command: &Command) -> Result<Value, Error> 
     Ok(answer)
 }
 
+/// A member of a store's answer as the type it holds; `None` when it is absent or not one. Read
+/// from its JSON text, the way the object read it from storage, so that the module has one
+/// deserializer of the type (serde_json's, for text) rather than a second one for a `Value`.
+pub(crate) fn answered<T: serde::de::DeserializeOwned>(member: Option<&Value>) -> Option<T> {
+    serde_json::from_slice(&serde_json::to_vec(member?).ok()?).ok()
+}
+
 /// One command to its object, and the answer as it came.
 async fn ask(env: &Env, command: &Command) -> Result<Value, Error> {
     let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;

@@ -91,7 +91,7 @@ pub async fn find(cx: &Cx<'_>, client_id: &str) -> Result<Option<Client>, Error>
         None => {}
     }
     let answer = store(cx.env, &Command::GetClient { client_id: client_id.into() }).await?;
-    Ok(answer.get("client").filter(|c| !c.is_null()).and_then(|c| serde_json::from_value(c.clone()).ok()))
+    Ok(super::answered(answer.get("client").filter(|c| !c.is_null())))
 }
 
 /// The console's own client, while there is a console: public (PKCE), and sent back only to the

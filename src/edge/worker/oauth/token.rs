@@ -151,7 +151,7 @@ pub async fn token(mut req: Incoming, cx: &Cx<'_>) -> Result<Response, Error> {
         Some(other) => return Err(OAuthError::new(400, "unsupported_grant_type", format!("grant_type {other:?} is not supported")).into()),
         None => return Err(OAuthError::invalid_request("grant_type is required").into()),
     };
-    let grant: Grant = answer.get("grant").cloned().and_then(|g| serde_json::from_value(g).ok()).ok_or_else(|| Error::Internal("the store answered no grant".into()))?;
+    let grant: Grant = super::answered(answer.get("grant")).ok_or_else(|| Error::Internal("the store answered no grant".into()))?;
     let key = signing_key(cx.env).await?;
     // Stored encrypted; `mint` encrypts it again, with a fresh nonce, inside the token. After a
     // change of signing key it cannot be decrypted, and the grant goes on without it.
