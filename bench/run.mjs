@@ -17,6 +17,7 @@
 //!                                       BENCH_BASELINE=<dir>: another build of mcp-edge (another
 //!                                       commit's `node scripts/build.mjs --out-dir …`) beside it;
 //!                                       BENCH_TRACING=0 skips tracing's cost (bench/tracing.mjs)
+//!                                       BENCH_LIMITS=0 skips a rate limit's cost (bench/limits.mjs)
 //!
 //! The health figures (`console.health`, on by default) cost each call a count in memory and each
 //! isolate a flush every 5 s: the `health off` rows serve the same configuration with them off,
@@ -37,6 +38,7 @@ import { costTable } from './cost.mjs';
 import { meterPeers } from './meter.mjs';
 import { tails, tailTable } from './tail.mjs';
 import { tracing, tracingTable } from './tracing.mjs';
+import { limits, limitsTable } from './limits.mjs';
 import { demoUpstream, openSessions, wrk } from './load.mjs';
 import { metricsBench, metricsTable } from './metrics.mjs';
 
@@ -282,6 +284,8 @@ const scaled = process.env.BENCH_SCALE === '0' ? undefined : await scale({ dir }
 const metricsRun = process.env.BENCH_METRICS === '0' ? undefined : await metricsBench({ dir });
 // Tracing off, sampled at 1 % and at 100 %, paired (bench/tracing.mjs); BENCH_TRACING=0 skips.
 const traced = process.env.BENCH_TRACING === '0' ? undefined : await tracing({ dir });
+// No rate limit against one, paired (bench/limits.mjs); BENCH_LIMITS=0 skips.
+const limited = process.env.BENCH_LIMITS === '0' ? undefined : await limits({ dir });
 upstream.close();
 
 const size = (file) => {
@@ -331,7 +335,7 @@ for (const { c, t } of loads) {
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, tracing: traced && { ...traced, rows: traced.rows.map(({ line, ...row }) => row) }, metrics: metricsRun };
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, tracing: traced && { ...traced, rows: traced.rows.map(({ line, ...row }) => row) }, limits: limited && { ...limited, rows: limited.rows.map(({ line, ...row }) => row) }, metrics: metricsRun };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
@@ -355,6 +359,7 @@ const table = [
   ...(scaled ? ['', scaleTables(scaled)] : []),
   ...(metricsRun ? ['', metricsTable(metricsRun)] : []),
   ...(traced ? ['', tracingTable(traced)] : []),
+  ...(limited ? ['', limitsTable(limited)] : []),
   ...(metered ? ['', costTable(rows, metered)] : []),
 ].join('\n');
 writeFileSync(join(root, 'bench', 'results', `${stamp}.md`), table + '\n');

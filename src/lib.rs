@@ -57,6 +57,8 @@
 //! - [`method`]: the typed method table: every method by its wire name, with its properties.
 //! - [`routes`]: route patterns with `{param}` segments.
 //! - [`cache`]: the 2026-07-28 cache hint of a result.
+//! - [`limits`]: rate limits, quotas and concurrency limits on tool calls (`rateLimits`): keys,
+//!   token buckets, calendar quotas, concurrency slots, the `RateLimit` headers.
 //! - [`admission`]: admission limits that hold under concurrency: counts checked and taken in one
 //!   command, the built-in per-address limit, password sign-in's budgets.
 //! - [`weburl`]: URLs as the WHATWG URL Standard parses them, for every security decision
@@ -89,6 +91,7 @@ pub mod health;
 pub mod hex;
 pub mod html;
 pub mod jsonrpc;
+pub mod limits;
 pub mod keys;
 pub mod lease;
 pub mod live;

@@ -6,7 +6,12 @@
 pub fn iso(ms: u64) -> String {
     let secs = ms / 1000;
     let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Howard Hinnant's civil_from_days.
+    let (year, month, day) = civil(days);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
+}
+
+/// The civil date of a day since the epoch (Howard Hinnant's civil_from_days).
+fn civil(days: u64) -> (i64, i64, i64) {
     let z = days as i64 + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -15,8 +20,16 @@ pub fn iso(ms: u64) -> String {
     let mp = (5 * doy + 2) / 153;
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest % 3600 / 60, rest % 60)
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// The UTC calendar month that holds `ms`: its first millisecond and the next month's.
+pub fn month(ms: u64) -> (u64, u64) {
+    let (year, month, _) = civil(ms / 86_400_000);
+    let (year, month) = (year.max(1970) as u64, month as u64);
+    let next = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
+    let day_ms = |(y, m)| days_from_civil(y, m, 1).unwrap_or(0) * 86_400_000;
+    (day_ms((year, month)), day_ms(next))
 }
 
 /// `Retry-After` as a delay from `now_ms`: delay-seconds or an HTTP date (RFC 9110 10.2.3).

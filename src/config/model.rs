@@ -347,6 +347,9 @@ pub struct ServerConfig {
     /// Upstream MCP servers whose tools this server serves too, beside its own.
     #[serde(default)]
     pub upstreams: Vec<UpstreamConfig>,
+    /// Rate limits, quotas and concurrency limits on tool calls (`config::limits`).
+    #[serde(default)]
+    pub rate_limits: Vec<super::limits::RateLimitConfig>,
 }
 
 /// An upstream MCP server: where it is, how to reach it, and which of its tools to take.

@@ -9,7 +9,7 @@ use super::{Forwarded, McpSession};
 use crate::auth::object_name;
 use crate::dispatch;
 use crate::edge::http::{respond, session_headers};
-use crate::edge::object::{authority, counters, registry};
+use crate::edge::object::{authority, counters, limits, registry};
 use crate::edge::live::served;
 use crate::edge::now_ms;
 use crate::error::Error;
@@ -52,7 +52,7 @@ impl McpSession {
             // An object of the same class that is no session: a counting object's windows end,
             // and the authorization server's objects drop what has expired.
             let storage = self.state.storage();
-            if !counters::sweep(&storage, now_ms()).await? {
+            if !counters::sweep(&storage, now_ms()).await? && !limits::sweep(&storage, now_ms()).await? {
                 authority::sweep(&storage, now_ms()).await?;
             }
             return Ok(());
