@@ -231,7 +231,6 @@ impl Error {
             Error::UnsupportedProtocolVersion(requested) => {
                 Some(serde_json::json!({ "supported": crate::versions::ALL_VERSIONS, "requested": requested }))
             }
-            Error::RateLimited(seconds) => Some(serde_json::json!({ "retryAfterMs": seconds.saturating_mul(1000) })),
             Error::Limited(r) => Some(serde_json::json!({ "retryAfterMs": r.retry_after_ms, "limit": r.limit, "policy": r.policy })),
             _ => None,
         }

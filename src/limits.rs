@@ -4,14 +4,10 @@
 //! `RateLimit`/`RateLimit-Policy`/`Retry-After` values of a refusal. The edge
 //! (`edge::limits`) carries each call's takes to the Durable Objects that count them.
 
-use std::collections::VecDeque;
-
-use serde::{Deserialize, Serialize};
 use wildmatch::WildMatch;
 
 /// What a limit's key is made of, in the order the configuration lists them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Per {
     Principal,
     Client,
@@ -20,15 +16,15 @@ pub enum Per {
     Upstream,
 }
 
-/// A token bucket: `per_second` tokens flow in, at most `burst` are kept; a call takes one.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// A token bucket: `milli_per_second` thousandths of a token flow in each second (no floats
+/// cross the wire), at most `burst` tokens are kept; a call takes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rate {
-    pub per_second: f64,
+    pub milli_per_second: u64,
     pub burst: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Period {
     Hour,
     Day,
@@ -36,7 +32,7 @@ pub enum Period {
 }
 
 /// `calls` per UTC calendar hour, day or month.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Quota {
     pub calls: u32,
     pub period: Period,
@@ -44,7 +40,7 @@ pub struct Quota {
 
 /// Calls in flight at once: `max` running, `queue` more waiting (first come, first served) at
 /// most `queue_timeout_ms` each; beyond that, refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Concurrency {
     pub max: u32,
     pub queue: u32,
@@ -118,7 +114,7 @@ impl Limit {
                 let (start, end) = window(quota.period, now_ms);
                 (quota.calls, (end - start) / 1000)
             }
-            (None, Some(rate)) => (rate.burst, (f64::from(rate.burst) / rate.per_second).ceil().max(1.0) as u64),
+            (None, Some(rate)) => (rate.burst, (u64::from(rate.burst) * 1000).div_ceil(rate.milli_per_second.max(1)).max(1)),
             (None, None) => match self.concurrency {
                 Some(c) => (c.max, 1),
                 None => (0, 1),
@@ -133,23 +129,10 @@ impl Limit {
     }
 }
 
-/// A structured-field string: printable ASCII with `"` and `\` escaped; anything else as `?`
-/// (the configuration allows no such name, but a header must never break).
-pub fn sf_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
-            }
-            ' '..='~' => out.push(c),
-            _ => out.push('?'),
-        }
-    }
-    out.push('"');
-    out
+/// A structured-field string of a limit's name, which the configuration keeps to printable
+/// ASCII without `"` or `\\`: quoted as it is.
+pub fn sf_string(name: &str) -> String {
+    ["\"", name, "\""].concat()
 }
 
 /// `RateLimit`'s item: what is left and the seconds until the window or bucket is full again.
@@ -201,59 +184,135 @@ pub fn window(period: Period, now_ms: u64) -> (u64, u64) {
 }
 
 /// What the counting object of one limit and key is asked to check (`Command`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rule {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quota: Option<Quota>,
 }
 
 /// A bucket's level in thousandths of a token, as of `at_ms`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Bucket {
     pub milli: u64,
     pub at_ms: u64,
 }
 
 /// A quota's count in the window that starts at `start_ms`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Window {
     pub count: u32,
     pub start_ms: u64,
 }
 
 /// What a counting object keeps for one limit and key.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct State {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket: Option<Bucket>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<Window>,
 }
 
-/// What a counting object is asked.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Command {
-    /// One call from the bucket and the quota both, or from neither: one step, inside the
-    /// object's input gate.
-    Take { rule: Rule, now_ms: u64 },
-    /// A call taken here that another of its limits refused: given back.
-    Give { rule: Rule, now_ms: u64 },
-    /// What is left, taking nothing.
-    Read { rule: Rule, now_ms: u64 },
+/// What a counting object is asked: `Take` one call from the bucket and the quota both, or from
+/// neither (one step, inside the object's input gate); `Give` back a call another limit
+/// refused; `Read` what is left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Take,
+    Give,
+    Read,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Command {
+    pub op: Op,
+    pub rule: Rule,
+    pub now_ms: u64,
 }
 
 /// The answer to a command: whether the call may go, what is left after it, when the bucket
 /// or window is full again, and when refused, how long until one call fits.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Answer {
     pub allowed: bool,
     pub remaining: u32,
     pub reset_ms: u64,
     pub retry_after_ms: u64,
+}
+
+/// Numbers separated by spaces: the wire and storage form of commands, answers and states
+/// (a few bytes, and no serde code for each of them in the module). Up to eight; a missing or
+/// unreadable one is `None`.
+#[inline(never)]
+fn numbers(text: &str) -> [Option<u64>; 8] {
+    let mut out = [None; 8];
+    for (slot, n) in out.iter_mut().zip(text.split(' ')) {
+        *slot = n.parse().ok();
+    }
+    out
+}
+
+fn small(n: u64) -> u32 {
+    n.min(u64::from(u32::MAX)) as u32
+}
+
+fn line(values: &[u64]) -> String {
+    let mut out = String::new();
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(&v.to_string());
+    }
+    out
+}
+
+impl Command {
+    /// `op milliPerSecond burst calls period now`: a zero `burst` is no rate, a zero `calls`
+    /// no quota.
+    pub fn line(&self) -> String {
+        let (mps, burst) = self.rule.rate.map_or((0, 0), |r| (r.milli_per_second, u64::from(r.burst)));
+        let (calls, period) = self.rule.quota.map_or((0, 0), |q| (u64::from(q.calls), q.period as u64));
+        line(&[self.op as u64, mps, burst, calls, period, self.now_ms])
+    }
+
+    pub fn parse(text: &str) -> Option<Command> {
+        let [op, mps, burst, calls, period, now_ms, ..] = numbers(text);
+        let op = [Op::Take, Op::Give, Op::Read].get(op? as usize).copied()?;
+        let (mps, burst, calls) = (mps?, burst?, calls?);
+        let rate = (burst > 0 && mps > 0).then(|| Rate { milli_per_second: mps, burst: small(burst) });
+        let period = [Period::Hour, Period::Day, Period::Month].get(period? as usize).copied()?;
+        let quota = (calls > 0).then_some(Quota { calls: small(calls), period });
+        Some(Command { op, rule: Rule { rate, quota }, now_ms: now_ms? })
+    }
+}
+
+impl Answer {
+    pub fn line(&self) -> String {
+        line(&[u64::from(self.allowed), u64::from(self.remaining), self.reset_ms, self.retry_after_ms])
+    }
+
+    pub fn parse(text: &str) -> Option<Answer> {
+        let [allowed, remaining, reset_ms, retry_after_ms, ..] = numbers(text);
+        Some(Answer { allowed: allowed? == 1, remaining: small(remaining?), reset_ms: reset_ms?, retry_after_ms: retry_after_ms? })
+    }
+}
+
+impl State {
+    /// `milli at count start until`: absent parts are zeros; `until`, when the state stops
+    /// mattering (the object's alarm deletes it then).
+    pub fn line(&self, until_ms: u64) -> String {
+        let b = self.bucket.unwrap_or_default();
+        let w = self.window.unwrap_or_default();
+        line(&[u64::from(self.bucket.is_some()), b.milli, b.at_ms, u64::from(self.window.is_some()), u64::from(w.count), w.start_ms, until_ms])
+    }
+
+    /// The state and its `until`; a text that is no state reads as none.
+    pub fn parse(text: &str) -> (State, u64) {
+        let n = numbers(text).map(|n| n.unwrap_or(0));
+        let [has_bucket, milli, at_ms, has_window, count, start_ms, until, _] = n;
+        let bucket = (has_bucket == 1).then_some(Bucket { milli, at_ms });
+        let window = (has_window == 1).then_some(Window { count: small(count), start_ms });
+        (State { bucket, window }, until)
+    }
 }
 
 const TOKEN: u64 = 1000;
@@ -263,8 +322,8 @@ fn refill(rate: Rate, bucket: Option<Bucket>, now_ms: u64) -> Bucket {
     match bucket {
         None => Bucket { milli: full, at_ms: now_ms },
         Some(b) => {
-            let elapsed = now_ms.saturating_sub(b.at_ms) as f64;
-            let added = (elapsed * rate.per_second) as u64;
+            // Saturates only after an idle spell far longer than any bucket takes to fill.
+            let added = now_ms.saturating_sub(b.at_ms).saturating_mul(rate.milli_per_second) / 1000;
             Bucket { milli: b.milli.saturating_add(added).min(full), at_ms: now_ms.max(b.at_ms) }
         }
     }
@@ -280,7 +339,7 @@ fn counted(quota: Quota, window: Option<Window>, now_ms: u64) -> Window {
 
 /// Milliseconds for a bucket to hold `milli` more.
 fn fill_ms(rate: Rate, milli: u64) -> u64 {
-    (milli as f64 / rate.per_second).ceil() as u64
+    milli.saturating_mul(1000).div_ceil(rate.milli_per_second.max(1))
 }
 
 /// The state as of `now_ms`, and what it leaves: remaining calls and when all are back.
@@ -356,14 +415,46 @@ pub fn expires(rule: Rule, state: State, now_ms: u64) -> u64 {
     (now_ms + answer.reset_ms).max(window_end)
 }
 
-/// What a slots object is asked.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What a slots object is asked: `A` a slot for `id` (waiting in the queue if need be), held
+/// `lease_ms` at the latest; `R` give it back; `S` how many are held and waiting.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SlotCommand {
-    /// A slot for `id` (waiting in the queue if need be), held `lease_ms` at the latest.
     Acquire { limit: Concurrency, id: String, lease_ms: u64 },
     Release { limit: Concurrency, id: String, lease_ms: u64 },
     Read,
+}
+
+impl SlotCommand {
+    /// `A max queue timeout lease id`, `R …`, `S`.
+    pub fn line(&self) -> String {
+        match self {
+            SlotCommand::Acquire { limit, id, lease_ms } | SlotCommand::Release { limit, id, lease_ms } => {
+                let mut out = String::from(if matches!(self, SlotCommand::Acquire { .. }) { "A " } else { "R " });
+                out.push_str(&line(&[u64::from(limit.max), u64::from(limit.queue), limit.queue_timeout_ms, *lease_ms]));
+                out.push(' ');
+                out.push_str(id);
+                out
+            }
+            SlotCommand::Read => "S".into(),
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SlotCommand> {
+        let (kind, rest) = text.split_once(' ').unwrap_or((text, ""));
+        if kind == "S" {
+            return Some(SlotCommand::Read);
+        }
+        let mut parts = rest.splitn(5, ' ');
+        let id = parts.nth(4)?.to_string();
+        let [max, queue, queue_timeout_ms, lease_ms, ..] = numbers(rest);
+        let limit = Concurrency { max: small(max?), queue: small(queue?), queue_timeout_ms: queue_timeout_ms? };
+        let lease_ms = lease_ms?;
+        match kind {
+            "A" => Some(SlotCommand::Acquire { limit, id, lease_ms }),
+            "R" => Some(SlotCommand::Release { limit, id, lease_ms }),
+            _ => None,
+        }
+    }
 }
 
 /// The concurrency slots of one limit and key, kept in its object's memory: who holds one and
@@ -371,7 +462,7 @@ pub enum SlotCommand {
 #[derive(Debug, Default)]
 pub struct Slots {
     held: Vec<(String, u64)>,
-    waiting: VecDeque<(String, u64)>,
+    waiting: Vec<(String, u64)>,
 }
 
 /// What an `acquire` decides.
@@ -394,7 +485,10 @@ impl Slots {
         self.expire(now_ms);
         let mut granted = Vec::new();
         while self.held.len() < limit.max as usize {
-            let Some((next, _)) = self.waiting.pop_front() else { break };
+            if self.waiting.is_empty() {
+                break;
+            }
+            let (next, _) = self.waiting.remove(0);
             self.held.push((next.clone(), now_ms + lease_ms));
             granted.push(next);
         }
@@ -409,7 +503,7 @@ impl Slots {
             self.held.push((id.to_string(), now_ms + lease_ms));
             Acquired::Granted
         } else if self.waiting.len() < limit.queue as usize {
-            self.waiting.push_back((id.to_string(), now_ms + limit.queue_timeout_ms));
+            self.waiting.push((id.to_string(), now_ms + limit.queue_timeout_ms));
             Acquired::Queued
         } else {
             Acquired::Refused
@@ -439,7 +533,7 @@ impl Slots {
 mod tests {
     use super::*;
 
-    const RATE: Rule = Rule { rate: Some(Rate { per_second: 2.0, burst: 3 }), quota: None };
+    const RATE: Rule = Rule { rate: Some(Rate { milli_per_second: 2000, burst: 3 }), quota: None };
 
     fn limit(per: Vec<Per>, tools: &[&str]) -> Limit {
         Limit { name: "l".into(), per, tools: tools.iter().map(|t| WildMatch::new(t)).collect(), rate: RATE.rate, quota: None, concurrency: None }
@@ -489,13 +583,32 @@ mod tests {
 
     #[test]
     fn both_or_neither() {
-        let rule = Rule { rate: Some(Rate { per_second: 1.0, burst: 1 }), quota: Some(Quota { calls: 5, period: Period::Day }) };
+        let rule = Rule { rate: Some(Rate { milli_per_second: 1000, burst: 1 }), quota: Some(Quota { calls: 5, period: Period::Day }) };
         let (state, _) = take(rule, State::default(), 0).unwrap();
         let refused = take(rule, state, 10).unwrap_err();
         assert_eq!(refused.retry_after_ms, 990);
         // The refusal took nothing from the quota.
         assert_eq!(read(rule, state, 1000).remaining, 1);
         assert_eq!(state.window.unwrap().count, 1);
+    }
+
+    #[test]
+    fn wire_forms_read_back() {
+        let command = Command { op: Op::Give, rule: Rule { rate: Some(Rate { milli_per_second: 500, burst: 3 }), quota: Some(Quota { calls: 7, period: Period::Month }) }, now_ms: 42 };
+        assert_eq!(command.line(), "1 500 3 7 2 42");
+        assert_eq!(Command::parse(&command.line()), Some(command));
+        assert_eq!(Command::parse("0 0 0 0 0 1").unwrap().rule, Rule { rate: None, quota: None });
+        assert_eq!(Command::parse("9 0 0 0 0 1"), None);
+        let answer = Answer { allowed: true, remaining: 2, reset_ms: 5, retry_after_ms: 0 };
+        assert_eq!(Answer::parse(&answer.line()), Some(answer));
+        let state = State { bucket: Some(Bucket { milli: 1500, at_ms: 9 }), window: None };
+        assert_eq!(State::parse(&state.line(77)), (state, 77));
+        assert_eq!(State::parse("junk"), (State::default(), 0));
+        let slot = SlotCommand::Acquire { limit: Concurrency { max: 2, queue: 3, queue_timeout_ms: 400 }, id: "a b".into(), lease_ms: 9 };
+        assert_eq!(slot.line(), "A 2 3 400 9 a b");
+        assert_eq!(SlotCommand::parse(&slot.line()), Some(slot));
+        assert_eq!(SlotCommand::parse("S"), Some(SlotCommand::Read));
+        assert_eq!(SlotCommand::parse("A 1 2"), None);
     }
 
     #[test]
@@ -518,10 +631,10 @@ mod tests {
     #[test]
     fn headers_are_structured_fields() {
         let mut l = limit(vec![], &[]);
-        l.name = "per \"user\"\n".into();
-        assert_eq!(l.policy(0), r#""per \"user\"?";q=3;w=2"#);
+        l.name = "per user".into();
+        assert_eq!(l.policy(0), r#""per user";q=3;w=2"#);
         l.quota = Some(Quota { calls: 1000, period: Period::Day });
-        assert_eq!(l.policy(0), r#""per \"user\"?";q=1000;w=86400"#);
+        assert_eq!(l.policy(0), r#""per user";q=1000;w=86400"#);
         assert_eq!(state_header("search", 0, 2001), r#""search";r=0;t=3"#);
         let refused = crate::error::Error::Limited(Box::new(crate::error::Refused { limit: "a b".into(), retry_after_ms: 1500, policy: r#""a b";q=3;w=2"#.into() }));
         let reply = crate::jsonrpc::failure(&serde_json::json!(7), &refused);

@@ -349,7 +349,7 @@ pub struct ServerConfig {
     pub upstreams: Vec<UpstreamConfig>,
     /// Rate limits, quotas and concurrency limits on tool calls (`config::limits`).
     #[serde(default)]
-    pub rate_limits: Vec<super::limits::RateLimitConfig>,
+    pub rate_limits: Vec<serde_json::Value>,
 }
 
 /// An upstream MCP server: where it is, how to reach it, and which of its tools to take.

@@ -127,7 +127,8 @@ pub fn pending_timeout(server: &Server, call: &PendingCall) -> u64 {
 /// `None` when the client cancelled it, which gets no reply.
 pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
     // The server's `rateLimits` wrap the call: taken before it runs, its slots given back after.
-    let held = match crate::edge::limits::admit(ctx.server, &ctx.session.principal, call).await {
+    // Boxed: its state machine stays out of the call's, which every path awaits.
+    let held = match crate::edge::apart(crate::edge::limits::admit(ctx.server, &ctx.session.principal, call)).await {
         Ok(held) => held,
         Err(error) => {
             if let Error::Limited(_) = error {

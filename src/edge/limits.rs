@@ -13,7 +13,7 @@ use worker::Env;
 use crate::catalog::Server;
 use crate::envelope::Op;
 use crate::error::{Error, Refused};
-use crate::limits::{Answer, Caller, Command, Limit, Rule, SlotCommand};
+use crate::limits::{Answer, Caller, Command, Limit, Op as Count, Rule, SlotCommand};
 use crate::protocol::action::{CallKind, PendingCall};
 
 thread_local! {
@@ -42,26 +42,24 @@ const LEASE_SLACK_MS: u64 = 30_000;
 #[derive(Default)]
 pub struct Held(Vec<(String, SlotCommand)>);
 
+async fn give_slots(held: Vec<(String, SlotCommand)>) {
+    for (name, release) in held {
+        let _ = ask(&name, Op::Slot, release.line()).await;
+    }
+}
+
 impl Held {
     /// Gives the slots back now (the call is over), rather than after the request ends.
     pub async fn release(mut self) {
-        for (name, release) in std::mem::take(&mut self.0) {
-            let _ = ask(&name, Op::Slot, &release).await;
-        }
+        give_slots(std::mem::take(&mut self.0)).await;
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let held = std::mem::take(&mut self.0);
-        if held.is_empty() {
-            return;
+        if !self.0.is_empty() {
+            wasm_bindgen_futures::spawn_local(give_slots(std::mem::take(&mut self.0)));
         }
-        wasm_bindgen_futures::spawn_local(async move {
-            for (name, release) in held {
-                let _ = ask(&name, Op::Slot, &release).await;
-            }
-        });
     }
 }
 
@@ -78,18 +76,21 @@ fn object(prefix: &str, server: &Server, limit: &Limit, key: &str) -> String {
     name
 }
 
-async fn ask<T: serde::Serialize>(name: &str, op: Op, command: &T) -> Result<Vec<u8>, Error> {
-    let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
-    let mut response = crate::edge::object::registry::call(&env()?, name, op, 0, None, body).await?;
-    let bytes = response.bytes().await?;
-    if response.status_code() != 200 {
-        return Err(Error::Internal(format!("the limit object answered {}", response.status_code())));
-    }
-    Ok(bytes)
+/// One command to a limit's object; boxed, so each caller's state machine holds a pointer.
+fn ask<'a>(name: &'a str, op: Op, body: String) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Vec<u8>, Error>> + 'a>> {
+    crate::edge::apart(async move {
+        let mut response = crate::edge::object::registry::call(&env()?, name, op, 0, None, body).await?;
+        let bytes = response.bytes().await?;
+        if response.status_code() != 200 {
+            return Err(Error::Internal("the limit object failed".into()));
+        }
+        Ok(bytes)
+    })
 }
 
-async fn count(name: &str, command: Command) -> Result<Answer, Error> {
-    serde_json::from_slice(&ask(name, Op::Limit, &command).await?).map_err(|e| Error::Internal(format!("the limit object's answer: {e}")))
+async fn count(name: &str, op: Count, rule: Rule, now_ms: u64) -> Result<Answer, Error> {
+    let answer = ask(name, Op::Limit, Command { op, rule, now_ms }.line()).await?;
+    std::str::from_utf8(&answer).ok().and_then(Answer::parse).ok_or_else(|| Error::Internal("the limit object's answer".into()))
 }
 
 /// The upstream a call goes to: an upstream MCP server's name, or the host (and port) of an
@@ -123,13 +124,13 @@ pub async fn admit(server: &Server, principal: &str, call: &PendingCall) -> Resu
     let mut taken: Vec<(String, Rule)> = Vec::new();
     let give_back = |taken: Vec<(String, Rule)>| async move {
         for (name, rule) in taken {
-            let _ = count(&name, Command::Give { rule, now_ms: now }).await;
+            let _ = count(&name, Count::Give, rule, now).await;
         }
     };
     for limit in applying.iter().filter(|l| l.rate.is_some() || l.quota.is_some()) {
         let name = object("limit:", server, limit, &limit.key(&caller));
         let rule = limit.rule();
-        let answer = match count(&name, Command::Take { rule, now_ms: now }).await {
+        let answer = match count(&name, Count::Take, rule, now).await {
             Ok(answer) => answer,
             Err(e) => {
                 give_back(taken).await;
@@ -149,7 +150,7 @@ pub async fn admit(server: &Server, principal: &str, call: &PendingCall) -> Resu
         let id = crate::edge::ids::random_id()?;
         let deferred_ms = server.tool(tool).and_then(|t| t.deferral).map_or(0, |(_, ms)| ms);
         let lease_ms = call.http.timeout_ms.max(deferred_ms) + LEASE_SLACK_MS;
-        let granted = ask(&name, Op::Slot, &SlotCommand::Acquire { limit: concurrency, id: id.clone(), lease_ms }).await.map(|b| b == b"true");
+        let granted = ask(&name, Op::Slot, SlotCommand::Acquire { limit: concurrency, id: id.clone(), lease_ms }.line()).await.map(|b| b == b"1");
         match granted {
             Ok(true) => held.0.push((name, SlotCommand::Release { limit: concurrency, id, lease_ms })),
             other => {
@@ -163,29 +164,46 @@ pub async fn admit(server: &Server, principal: &str, call: &PendingCall) -> Resu
     Ok(held)
 }
 
-/// A principal's state under each limit of a server that counts per principal (or client):
-/// `[{limit, remaining, resetMs, policy}]` for rates and quotas, `{limit, inFlight, queued}`
-/// for concurrency. Limits keyed by tool or upstream are read for no particular tool.
-pub async fn state(server: &Server, principal: &str) -> Result<Vec<serde_json::Value>, Error> {
-    let caller = Caller { principal, client: Caller::client_of(principal), tool: "", server: &server.name, upstream: "" };
+/// A principal's state under the `rateLimits` of `servers`, as JSON text:
+/// `{"principal", "servers": [{"server", "limits": [{limit, policy, remaining, resetMs} for rates
+/// and quotas, {limit, policy, inFlight, queued} for concurrency]}]}`. Limits keyed by tool or
+/// upstream are read for no particular tool or upstream. Limit names need no escaping: the
+/// configuration allows no `"` or `\\` in them.
+pub async fn state<'a>(servers: impl Iterator<Item = &'a Server>, principal: &str) -> Result<String, Error> {
     let now = crate::edge::now_ms();
-    let mut out = Vec::with_capacity(server.rate_limits.len());
-    for limit in &server.rate_limits {
-        let key = limit.key(&caller);
-        let mut entry = serde_json::Map::new();
-        entry.insert("limit".into(), limit.name.clone().into());
-        entry.insert("policy".into(), limit.policy(now).into());
-        if limit.rate.is_some() || limit.quota.is_some() {
-            let answer = count(&object("limit:", server, limit, &key), Command::Read { rule: limit.rule(), now_ms: now }).await?;
-            entry.insert("remaining".into(), answer.remaining.into());
-            entry.insert("resetMs".into(), answer.reset_ms.into());
+    let quoted = |text: &str| serde_json::to_string(text).unwrap_or_default();
+    let mut out = ["{\"principal\":", &quoted(principal), ",\"servers\":["].concat();
+    for (i, server) in servers.filter(|s| !s.rate_limits.is_empty()).enumerate() {
+        let caller = Caller { principal, client: Caller::client_of(principal), tool: "", server: &server.name, upstream: "" };
+        out.push_str(if i > 0 { ",{\"server\":" } else { "{\"server\":" });
+        out.push_str(&quoted(&server.name));
+        out.push_str(",\"limits\":[");
+        for (j, limit) in server.rate_limits.iter().enumerate() {
+            let key = limit.key(&caller);
+            out.push_str(if j > 0 { ",{\"limit\":\"" } else { "{\"limit\":\"" });
+            out.push_str(&limit.name);
+            out.push_str("\",\"policy\":");
+            out.push_str(&quoted(&limit.policy(now)));
+            if limit.rate.is_some() || limit.quota.is_some() {
+                let answer = count(&object("limit:", server, limit, &key), Count::Read, limit.rule(), now).await?;
+                out.push_str(",\"remaining\":");
+                out.push_str(&answer.remaining.to_string());
+                out.push_str(",\"resetMs\":");
+                out.push_str(&answer.reset_ms.to_string());
+            }
+            if limit.concurrency.is_some() {
+                let counts = ask(&object("slots:", server, limit, &key), Op::Slot, SlotCommand::Read.line()).await?;
+                let counts = String::from_utf8_lossy(&counts);
+                let (held, waiting) = counts.split_once(' ').unwrap_or(("0", "0"));
+                out.push_str(",\"inFlight\":");
+                out.push_str(held);
+                out.push_str(",\"queued\":");
+                out.push_str(waiting);
+            }
+            out.push('}');
         }
-        if limit.concurrency.is_some() {
-            let counts: [u64; 2] = serde_json::from_slice(&ask(&object("slots:", server, limit, &key), Op::Slot, &SlotCommand::Read).await?).unwrap_or_default();
-            entry.insert("inFlight".into(), counts[0].into());
-            entry.insert("queued".into(), counts[1].into());
-        }
-        out.push(serde_json::Value::Object(entry));
+        out.push_str("]}");
     }
+    out.push_str("]}");
     Ok(out)
 }

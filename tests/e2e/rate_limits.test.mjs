@@ -162,7 +162,8 @@ test("the admin API and the signed-in console read a principal's remaining state
   assert.equal(res.status, 200, await res.clone().text());
   const state = await res.json();
   assert.equal(state.principal, 'token:bot');
-  const byName = Object.fromEntries(state.limits.map((l) => [l.limit, l]));
+  assert.deepEqual(state.servers.map((s) => s.server), ['rl']);
+  const byName = Object.fromEntries(state.servers[0].limits.map((l) => [l.limit, l]));
   assert.equal(byName['per user'].remaining, 0);
   assert.equal(byName['per user'].policy, '"per user";q=3;w=30');
   assert.equal(byName.daily.remaining, 2);
@@ -170,7 +171,7 @@ test("the admin API and the signed-in console read a principal's remaining state
   // A huge key, and one with odd bytes: digested into an object's name, never refused for it.
   const huge = await admin(`/servers/rl/limits/${'x'.repeat(6000)}`);
   assert.equal(huge.status, 200);
-  assert.equal((await huge.json()).limits[0].remaining, 3);
+  assert.equal((await huge.json()).servers[0].limits[0].remaining, 3);
   const odd = await admin(`/servers/rl/limits/${encodeURIComponent('a\u0000\n"\\é☃\u{1F600}')}`);
   assert.equal(odd.status, 200);
   assert.equal((await odd.json()).principal, 'a\u0000\n"\\é☃\u{1F600}');
@@ -276,9 +277,10 @@ test('mcp-edge check refuses zero, negative and unknown values with the path of 
     c.servers[0].rateLimits = [limit];
     return (await check('mcp-edge.json', JSON.stringify(c), buildDir)).report.trim();
   };
-  assert.equal(await fault({ name: 'a', rate: { perSecond: 0 } }), 'mcp-edge.json: servers[0].rateLimits[0].rate.perSecond: must be above 0 (and at most 1000000)');
-  assert.equal(await fault({ name: 'a', rate: { perSecond: -2, burst: 3 } }), 'mcp-edge.json: servers[0].rateLimits[0].rate.perSecond: must be above 0 (and at most 1000000)');
-  assert.match(await fault({ name: 'a', quota: { calls: -1, period: 'day' } }), /^mcp-edge\.json: servers\[0\]\.rateLimits\[0\]\.quota\.calls: /);
-  assert.equal(await fault({ name: 'a', concurrency: { max: 0 } }), 'mcp-edge.json: servers[0].rateLimits[0].concurrency.max: must be greater than 0');
-  assert.match(await fault({ name: 'a', per: ['ip'], rate: { perSecond: 1 } }), /^mcp-edge\.json: servers\[0\]\.rateLimits\[0\]\.per\[0\]: /);
+  assert.equal(await fault({ name: 'a', rate: { perSecond: 0 } }), 'mcp-edge.json: servers[0].rateLimits[0].rate.perSecond: must be above 0 (at least 0.001, at most 1000000)');
+  assert.equal(await fault({ name: 'a', rate: { perSecond: -2, burst: 3 } }), 'mcp-edge.json: servers[0].rateLimits[0].rate.perSecond: must be above 0 (at least 0.001, at most 1000000)');
+  assert.equal(await fault({ name: 'a', quota: { calls: -1, period: 'day' } }), 'mcp-edge.json: servers[0].rateLimits[0].quota.calls: must be a whole number greater than 0');
+  assert.equal(await fault({ name: 'a', rate: { perSecond: 1, burts: 2 } }), 'mcp-edge.json: servers[0].rateLimits[0].rate.burts: unknown field; expected one of perSecond, burst');
+  assert.equal(await fault({ name: 'a', concurrency: { max: 0 } }), 'mcp-edge.json: servers[0].rateLimits[0].concurrency.max: must be a whole number greater than 0');
+  assert.equal(await fault({ name: 'a', per: ['ip'], rate: { perSecond: 1 } }), 'mcp-edge.json: servers[0].rateLimits[0].per[0]: "ip" is not one of principal, client, tool, server, upstream');
 });

@@ -3,90 +3,84 @@
 //! outlives an eviction or a restart, each command applied between one read and its write;
 //! and a slots object per concurrency limit and key (`slots:<digest>`), whose holders and
 //! queue live in its memory: an eviction (which waits for its requests to end) loses nothing
-//! held, and a restart ends the calls that held slots anyway.
+//! held, and a restart ends the calls that held slots anyway. Commands and answers are lines of
+//! numbers (`limits::Command`, `limits::SlotCommand`).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
 use futures::channel::oneshot;
 use futures::future::{select, Either};
-use serde::{Deserialize, Serialize};
 use worker::{Delay, Response, ResponseBuilder, State, Storage};
 
-use super::{read, write};
 use crate::error::Error;
-use crate::limits::{self, Acquired, Answer, Command, SlotCommand};
+use crate::limits::{self, Acquired, Command, Op, SlotCommand};
 
 const KEY: &str = "limit";
 
-#[derive(Serialize, Deserialize)]
-struct Stored {
-    state: limits::State,
-    until_ms: u64,
-}
-
-fn answer<T: Serialize>(value: &T) -> Result<Response, Error> {
-    let text = serde_json::to_vec(value).map_err(|e| Error::Internal(e.to_string()))?;
-    Ok(ResponseBuilder::new().with_status(200).fixed(text))
+fn answer(text: String) -> Result<Response, Error> {
+    Ok(ResponseBuilder::new().with_status(200).fixed(text.into_bytes()))
 }
 
 /// One `limits::Command`.
 pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
     let storage = state.storage();
-    let command: Command = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("limit command: {e}")))?;
-    let kept = read::<Stored>(&storage, KEY).await?.map(|s| s.state).unwrap_or_default();
-    let result: Answer = match command {
-        Command::Take { rule, now_ms } => match limits::take(rule, kept, now_ms) {
+    let command = std::str::from_utf8(body).ok().and_then(Command::parse).ok_or_else(|| Error::InvalidRequest("limit command".into()))?;
+    let (kept, _) = limits::State::parse(&storage.get::<String>(KEY).await?.unwrap_or_default());
+    let (rule, now) = (command.rule, command.now_ms);
+    let result = match command.op {
+        Op::Take => match limits::take(rule, kept, now) {
             Ok((next, taken)) => {
-                let until_ms = limits::expires(rule, next, now_ms);
-                write(&storage, KEY, &Stored { state: next, until_ms }).await?;
-                crate::edge::arm_by(storage.as_raw(), until_ms).await;
+                let until = limits::expires(rule, next, now);
+                storage.put_raw(KEY, wasm_bindgen::JsValue::from_str(&next.line(until))).await?;
+                crate::edge::arm_by(storage.as_raw(), until).await;
                 taken
             }
             Err(refused) => refused,
         },
-        Command::Give { rule, now_ms } => {
-            let next = limits::give(rule, kept, now_ms);
-            write(&storage, KEY, &Stored { state: next, until_ms: limits::expires(rule, next, now_ms) }).await?;
-            limits::read(rule, next, now_ms)
+        Op::Give => {
+            let next = limits::give(rule, kept, now);
+            storage.put_raw(KEY, wasm_bindgen::JsValue::from_str(&next.line(limits::expires(rule, next, now)))).await?;
+            limits::read(rule, next, now)
         }
-        Command::Read { rule, now_ms } => limits::read(rule, kept, now_ms),
+        Op::Read => limits::read(rule, kept, now),
     };
-    answer(&result)
+    answer(result.line())
 }
 
 /// From the object's alarm: the state goes once it no longer matters. `false`: no state here.
 pub async fn sweep(storage: &Storage, now_ms: u64) -> Result<bool, Error> {
-    let Some(stored) = read::<Stored>(storage, KEY).await.ok().flatten() else { return Ok(false) };
-    if stored.until_ms <= now_ms {
+    let Some(text) = storage.get::<String>(KEY).await.ok().flatten() else { return Ok(false) };
+    let (_, until) = limits::State::parse(&text);
+    if until <= now_ms {
         storage.delete(KEY).await?;
     } else {
-        storage.set_alarm(Duration::from_millis(stored.until_ms - now_ms)).await?;
+        storage.set_alarm(Duration::from_millis(until - now_ms)).await?;
     }
     Ok(true)
 }
+
+/// The queued requests, by id, each woken when it gets a slot.
+type Waiting = Vec<(String, oneshot::Sender<()>)>;
 
 /// The slots object's memory: the slots, and the queued requests waiting to be woken.
 #[derive(Clone, Default)]
 pub struct Slots(Rc<RefCell<(limits::Slots, Waiting)>>);
 
-/// The queued requests, by id, each woken when it gets a slot.
-type Waiting = HashMap<String, oneshot::Sender<()>>;
-
 impl Slots {
     fn wake(&self, ids: Vec<String>) {
         let mut inner = self.0.borrow_mut();
         for id in ids {
-            if let Some(sender) = inner.1.remove(&id) {
-                let _ = sender.send(());
+            if let Some(i) = inner.1.iter().position(|(waiting, _)| *waiting == id) {
+                let _ = inner.1.swap_remove(i).1.send(());
             }
         }
     }
 
+    /// One `limits::SlotCommand`: `1` granted, `0` refused; `held waiting` for a read.
     pub async fn serve(&self, body: &[u8]) -> Result<Response, Error> {
-        let command: SlotCommand = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("slot command: {e}")))?;
+        let command = std::str::from_utf8(body).ok().and_then(SlotCommand::parse).ok_or_else(|| Error::InvalidRequest("slot command".into()))?;
         let now = crate::edge::now_ms();
         let granted = match command {
             SlotCommand::Acquire { limit, id, lease_ms } => {
@@ -97,13 +91,12 @@ impl Slots {
                     Acquired::Refused => false,
                     Acquired::Queued => {
                         let (sender, receiver) = oneshot::channel();
-                        self.0.borrow_mut().1.insert(id.clone(), sender);
+                        self.0.borrow_mut().1.push((id.clone(), sender));
                         let waited = select(receiver, Delay::from(Duration::from_millis(limit.queue_timeout_ms))).await;
-                        let woken = matches!(waited, Either::Left((Ok(()), _)));
-                        if woken || self.0.borrow().0.holds(&id) {
+                        if matches!(waited, Either::Left((Ok(()), _))) || self.0.borrow().0.holds(&id) {
                             true
                         } else {
-                            self.0.borrow_mut().1.remove(&id);
+                            self.0.borrow_mut().1.retain(|(waiting, _)| *waiting != id);
                             let woken = self.0.borrow_mut().0.release(limit, &id, lease_ms, crate::edge::now_ms());
                             self.wake(woken);
                             false
@@ -118,9 +111,12 @@ impl Slots {
             }
             SlotCommand::Read => {
                 let (held, waiting) = self.0.borrow().0.counts();
-                return answer(&[held, waiting]);
+                let mut text = held.to_string();
+                text.push(' ');
+                text.push_str(&waiting.to_string());
+                return answer(text);
             }
         };
-        answer(&granted)
+        answer(if granted { "1" } else { "0" }.into())
     }
 }

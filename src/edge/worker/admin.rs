@@ -65,8 +65,7 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
         }
         (Method::Get, Route::Limits(server, principal)) => {
             let server = catalog.servers.iter().find(|s| s.name == server).ok_or_else(|| AdminError::not_found(format!("no server is named {server:?}")))?;
-            let state = crate::edge::limits::state(server, &principal).await?;
-            return respond(200, &json!({ "principal": principal, "limits": state }), version);
+            return respond(200, &parse::<Value>(&crate::edge::apart(crate::edge::limits::state(std::iter::once(&**server), &principal)).await?)?, version);
         }
         (Method::Get, route) => return read(env, file, version, &layer, route).await,
         (Method::Put, Route::Server(server)) => (server, Edit::ReplaceServer(body.unwrap_or_default())),

@@ -45,12 +45,7 @@ async fn limits(req: &Incoming, env: &Env, catalog: &Catalog) -> Result<Response
     let Some(session) = signin::session(req, env, catalog).await? else {
         return respond(req, 401, vec![("Content-Type", "application/json".into()), ("Cache-Control", "no-store".into())], r#"{"error":"sign in first"}"#.into(), &[]);
     };
-    let id = session.principal.id.as_str();
-    let mut servers = Vec::new();
-    for server in catalog.servers.iter().filter(|s| !s.rate_limits.is_empty()) {
-        servers.push(serde_json::json!({ "server": server.name, "limits": crate::edge::limits::state(server, id).await? }));
-    }
-    let body = serde_json::json!({ "principal": id, "servers": servers }).to_string();
+    let body = crate::edge::apart(crate::edge::limits::state(catalog.servers.iter().map(|s| &**s), &session.principal.id)).await?;
     respond(req, 200, vec![("Content-Type", "application/json".into()), ("Cache-Control", "no-store".into())], body, &[])
 }
 
