@@ -1,5 +1,5 @@
 //! What governance costs a plain call (issue 41): the same build with no policy, with one access
-//! rule, and with one rule and one rate limit, compared by bench/ab.mjs's paired CPU ratio: the
+//! rule, with one rate limit, and with both, compared by bench/ab.mjs's paired CPU ratio: the
 //! configurations in one run, taking turns, each round's CPU per call over the first's in the
 //! same round. The issue's budget: a plain call under one policy and one rate limit within 5 %
 //! of one under none. A figure, not a timed assertion in the tests.
@@ -21,8 +21,12 @@ import { paired } from './paired.mjs';
 /** One rule that holds for no bench call, reading the caller, the entry and the arguments. */
 export const POLICY = { name: 'no shouting', deny: "entry.name == 'echo' && has(args.message) && args.message == 'STOP' && principal.id != ''" };
 
+/** One rate limit per principal on the bench's tool, high enough never to refuse: every call is
+ * counted in its Durable Object, none is turned away. */
+export const LIMIT = { name: 'bench', per: ['principal'], rate: { perSecond: 1000000, burst: 1000000 } };
+
 /** The configurations compared, by name: each server of the bench's own, with these fields. */
-export const SETTINGS = { none: {}, 'one policy': { policies: [POLICY] } };
+export const SETTINGS = { none: {}, 'one policy': { policies: [POLICY] }, 'one rate limit': { rateLimits: [LIMIT] }, 'one policy and one rate limit': { policies: [POLICY], rateLimits: [LIMIT] } };
 
 /** Runs bench/ab.mjs on `dir` with each setting; resolves to its rows with their paired ratio. */
 export async function governance({ dir = join(root, 'build-bench'), settings = SETTINGS, rounds = Number(process.env.GOVERNANCE_ROUNDS ?? 6), seconds = Number(process.env.GOVERNANCE_SECONDS ?? 3) } = {}) {

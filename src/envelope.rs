@@ -63,6 +63,10 @@ pub enum Op {
     Live,
     /// A counting object (per client address, per username): one `admission::Command`.
     Count,
+    /// A limit's counting object (per limit and key): one `limits::Command`.
+    Limit,
+    /// A concurrency limit's slots object: acquire, release or read a slot.
+    Slot,
     /// A server's registry: a session whose stream wants list changes (empty body: forget it).
     RegistryListen,
     /// A server's registry: tell every listening session that these lists changed.

@@ -70,6 +70,8 @@ pub enum Error {
     Busy(String),
     /// Too many requests; carries the seconds for `Retry-After`.
     RateLimited(u64),
+    /// A configured rate limit, quota or concurrency limit refused a tool call (`crate::limits`).
+    Limited(Box<Refused>),
     /// 2026-07-28: a request header disagrees with the body, or a required one is missing.
     HeaderMismatch(String),
     /// 2026-07-28: the request needs these client capabilities, which it did not declare.
@@ -80,6 +82,14 @@ pub enum Error {
     /// errors (`From<OAuthError>` in `oauth`), the admin API's refusals (`From<AdminError>` in
     /// `live::api`). The layers above make it; this one only carries it to the wire.
     Wire(Box<WireError>),
+}
+
+/// A limit's refusal: which limit, how long until a call fits, and its `RateLimit-Policy` item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub limit: String,
+    pub retry_after_ms: u64,
+    pub policy: String,
 }
 
 /// A whole HTTP answer made by a protocol other than JSON-RPC, as data: the error type stays
@@ -127,6 +137,7 @@ impl Error {
             | Error::HeadersTooLarge(_)
             | Error::Busy(_)
             | Error::Wire(_)
+            | Error::Limited(_)
             | Error::RateLimited(_) => code::BAD_REQUEST,
         }
     }
@@ -142,7 +153,7 @@ impl Error {
             Error::SessionNotFound | Error::RouteNotFound(_) | Error::UnknownCallback => 404,
             Error::CallGone => 410,
             Error::HeadersTooLarge(_) => 431,
-            Error::Busy(_) | Error::RateLimited(_) => 429,
+            Error::Busy(_) | Error::RateLimited(_) | Error::Limited(_) => 429,
             Error::OriginForbidden(_) | Error::HostForbidden(_) | Error::Forbidden(_) => 403,
             Error::MethodNotAllowed(_) => 405,
             Error::NotAcceptable(_) => 406,
@@ -186,6 +197,7 @@ impl Error {
             Error::HeadersTooLarge(limit) => format!("Request Header Fields Too Large: the headers exceed {limit} bytes"),
             Error::Busy(why) => format!("Too Many Requests: {why}"),
             Error::RateLimited(seconds) => format!("Too Many Requests: slow down and retry after {seconds} s"),
+            Error::Limited(r) => format!("Too Many Requests: the limit {:?} is spent; retry after {} s", r.limit, r.retry_after_ms.div_ceil(1000)),
             Error::CallGone => "Gone: this call already has its result, timed out, or ended with its session".into(),
             Error::HeaderMismatch(detail) => format!("Header mismatch: {detail}"),
             Error::MissingClientCapability(names) => format!("Missing required client capability: {}", names.join(", ")),
@@ -219,6 +231,7 @@ impl Error {
             Error::UnsupportedProtocolVersion(requested) => {
                 Some(serde_json::json!({ "supported": crate::versions::ALL_VERSIONS, "requested": requested }))
             }
+            Error::Limited(r) => Some(serde_json::json!({ "retryAfterMs": r.retry_after_ms, "limit": r.limit, "policy": r.policy })),
             _ => None,
         }
     }

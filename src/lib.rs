@@ -60,6 +60,8 @@
 //! - [`cel`]: the subset of CEL that access rules are written in, parsed and evaluated over JSON.
 //! - [`access`]: access rules: allow and deny rules over the caller, the entry, the arguments and
 //!   the time, deciding lists without arguments and calls with them.
+//! - [`limits`]: rate limits, quotas and concurrency limits on tool calls (`rateLimits`): keys,
+//!   token buckets, calendar quotas, concurrency slots, the `RateLimit` headers.
 //! - [`admission`]: admission limits that hold under concurrency: counts checked and taken in one
 //!   command, the built-in per-address limit, password sign-in's budgets.
 //! - [`weburl`]: URLs as the WHATWG URL Standard parses them, for every security decision
@@ -95,6 +97,7 @@ pub mod health;
 pub mod hex;
 pub mod html;
 pub mod jsonrpc;
+pub mod limits;
 pub mod keys;
 pub mod lease;
 pub mod live;

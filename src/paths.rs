@@ -43,6 +43,8 @@ pub const CONSOLE_CALLBACK: &str = "/console/callback";
 pub const CONSOLE_SIGNOUT: &str = "/console/signout";
 /// Where the console page's script gets an access token for a server with `auth.oauth`.
 pub const CONSOLE_TOKEN: &str = "/console/token";
+/// The signed-in user's own state under each server's `rateLimits`, as JSON.
+pub const CONSOLE_LIMITS: &str = "/console/limits";
 /// The admin API's root; its routes are under it.
 pub const ADMIN_API: &str = "/admin/api";
 /// A deferred call's callback URL is this followed by its signed token.
@@ -63,6 +65,7 @@ pub const RESERVED: &[Reserved] = &[
     Reserved { path: CONSOLE_CALLBACK, owner: Owner::Console, prefix: false },
     Reserved { path: CONSOLE_SIGNOUT, owner: Owner::Console, prefix: false },
     Reserved { path: CONSOLE_TOKEN, owner: Owner::Console, prefix: false },
+    Reserved { path: CONSOLE_LIMITS, owner: Owner::Console, prefix: false },
     Reserved { path: ADMIN_API, owner: Owner::Admin, prefix: true },
     Reserved { path: CALLBACKS, owner: Owner::Callbacks, prefix: true },
     Reserved { path: METRICS, owner: Owner::Metrics, prefix: false },
@@ -94,7 +97,7 @@ mod tests {
         assert!(answers(Owner::Admin, "/admin/api") && answers(Owner::Admin, "/admin/api/servers"));
         assert!(!answers(Owner::Admin, "/admin/apis/servers"));
         assert!(answers(Owner::Callbacks, "/callbacks/abc") && !answers(Owner::Callbacks, "/callbacks"));
-        assert_eq!(of(Owner::Console).collect::<Vec<_>>(), [CONSOLE_SIGNIN, CONSOLE_CALLBACK, CONSOLE_SIGNOUT, CONSOLE_TOKEN]);
+        assert_eq!(of(Owner::Console).collect::<Vec<_>>(), [CONSOLE_SIGNIN, CONSOLE_CALLBACK, CONSOLE_SIGNOUT, CONSOLE_TOKEN, CONSOLE_LIMITS]);
         assert_eq!(of(Owner::AuthorizationServer).count(), 7);
     }
 }

@@ -17,6 +17,10 @@ pub struct Session {
     /// The route of the configured server the session was created on (routes are unique).
     pub server: String,
     pub principal: String,
+    /// The OAuth client the principal came through, when its credential says (`rateLimits`
+    /// counted `per` client read it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     pub protocol_version: String,
     #[serde(default)]
     pub client_info: Value,
@@ -51,12 +55,19 @@ pub struct Session {
 }
 
 impl Session {
+    /// The session is the principal's: its id, and the client it came through.
+    pub fn belongs_to(&mut self, principal: &crate::auth::Principal) {
+        self.principal.clone_from(&principal.id);
+        self.client.clone_from(&principal.client_id);
+    }
+
     pub fn new(id: &str, server: &str, protocol_version: &str, client_info: Value, client_capabilities: Value, now_ms: u64) -> Session {
         Session {
             schema: SCHEMA_VERSION,
             id: id.to_string(),
             server: server.to_string(),
             principal: ANONYMOUS.to_string(),
+            client: None,
             protocol_version: protocol_version.to_string(),
             client_info,
             client_capabilities,

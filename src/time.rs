@@ -40,6 +40,15 @@ impl Civil {
     }
 }
 
+/// The UTC calendar month that holds `ms`: its first millisecond and the next month's.
+pub fn month(ms: u64) -> (u64, u64) {
+    let c = Civil::of(ms);
+    let (year, month) = (c.year.max(1970) as u64, c.month);
+    let next = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
+    let day_ms = |(y, m)| days_from_civil(y, m, 1).unwrap_or(0) * 86_400_000;
+    (day_ms((year, month)), day_ms(next))
+}
+
 /// `Retry-After` as a delay from `now_ms`: delay-seconds or an HTTP date (RFC 9110 10.2.3).
 pub fn parse_retry_after(value: &str, now_ms: u64) -> Option<u64> {
     let value = value.trim();

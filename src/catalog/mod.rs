@@ -135,6 +135,8 @@ pub struct Server {
     pub max_reply_bytes: u64,
     pub tools_page_size: Option<usize>,
     pub limits: Limits,
+    /// `rateLimits`: rates, quotas and concurrency limits on tool calls.
+    pub rate_limits: Vec<crate::limits::Limit>,
     /// The cache hint of lists, reads and `server/discover`.
     pub cache: CacheHint,
     /// How clients find the tools: all listed, or searched through catalog mode's own tools.

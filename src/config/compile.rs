@@ -125,6 +125,7 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         max_body_bytes,
         max_reply_bytes,
         tools_page_size: s.limits.tools_page_size,
+        rate_limits: super::limits::limits(&s.rate_limits, path)?,
         limits,
         cache,
         discovery,

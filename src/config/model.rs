@@ -350,6 +350,9 @@ pub struct ServerConfig {
     /// Allow and deny rules in CEL over the caller, the entry, the arguments and the time.
     #[serde(default)]
     pub policies: Vec<super::policies::PolicyConfig>,
+    /// Rate limits, quotas and concurrency limits on tool calls (`config::limits`).
+    #[serde(default)]
+    pub rate_limits: Vec<serde_json::Value>,
 }
 
 /// An upstream MCP server: where it is, how to reach it, and which of its tools to take.

@@ -85,6 +85,14 @@ pub fn render(catalog: &Catalog, origin: &str, viewer: &Viewer<'_>) -> String {
     let count = catalog.servers.len();
     let mut body = top(origin, &format!("{count} MCP server{}", if count == 1 { "" } else { "s" }), viewer);
     body.push_str(&account::notice(viewer));
+    // The signed-in person's own state under the servers' `rateLimits`, which the page's script
+    // reads from `/console/limits`.
+    if viewer.session.is_some() && catalog.servers.iter().any(|s| !s.rate_limits.is_empty()) {
+        body.push_str(concat!(
+            "<section class=\"server\" id=\"your-limits\" data-limits=\"/console/limits\"><div class=\"head\"><h2>Your limits</h2></div>",
+            "<table class=\"limits\"><thead><tr><th>server</th><th>limit</th><th>left</th><th>full again in</th></tr></thead><tbody></tbody></table></section>"
+        ));
+    }
     if let Some(admin) = &viewer.admin {
         body.push_str(&account::admin(admin));
     }

@@ -573,3 +573,23 @@ async function consoleToken(path) {
 
   for (const root of document.querySelectorAll('div.try[data-url]')) panel(root);
 })();
+
+// The signed-in person's own limits (`rateLimits`): what is left under each, read once.
+(async () => {
+  const section = document.querySelector('section[data-limits]');
+  if (!section) return;
+  const rows = section.querySelector('tbody');
+  try {
+    const reply = await fetch(section.dataset.limits, { headers: { accept: 'application/json' } });
+    if (!reply.ok) throw new Error(`HTTP ${reply.status}`);
+    for (const { server, limits } of (await reply.json()).servers) {
+      for (const l of limits) {
+        const left = 'remaining' in l ? String(l.remaining) : `${l.inFlight} running, ${l.queued} waiting`;
+        const row = rows.insertRow();
+        for (const text of [server, l.limit, left, 'resetMs' in l ? `${Math.ceil(l.resetMs / 1000)} s` : '']) row.insertCell().textContent = text;
+      }
+    }
+  } catch (e) {
+    section.append(Object.assign(document.createElement('p'), { textContent: `Your limits could not be read: ${e.message}` }));
+  }
+})();

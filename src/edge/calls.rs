@@ -126,6 +126,23 @@ pub fn pending_timeout(server: &Server, call: &PendingCall) -> u64 {
 /// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply;
 /// `None` when the client cancelled it, which gets no reply.
 pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
+    // The server's `rateLimits` wrap the call: taken before it runs, its slots given back after.
+    // Boxed: its state machine stays out of the call's, which every path awaits.
+    let held = match crate::edge::apart(crate::edge::limits::admit(ctx.server, (&ctx.session.principal, ctx.session.client.as_deref()), call)).await {
+        Ok(held) => held,
+        Err(error) => {
+            if let Error::Limited(_) = error {
+                health::rate_limited(ctx.server, call, &ctx.session.principal, ctx.home.map(|h| &h.env));
+            }
+            return Some(jsonrpc::failure(&call.id, &error));
+        }
+    };
+    let reply = limited(ctx, call).await;
+    held.release().await;
+    reply
+}
+
+async fn limited(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
     // In an object, a traced call has a span of its own, the hop's (`telemetry::hop`), and runs
     // as its copy whose upstream request is the span's child. One await of the call either way:
     // its state machine is large, and two would be compiled twice.

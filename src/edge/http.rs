@@ -47,7 +47,19 @@ pub fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: 
         Framing::Json => framing::json_body(&replies, batch),
         streaming => replies.iter().flat_map(|r| framing::stream_chunk(streaming, r.as_str())).collect(),
     };
-    Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(session_id, Some(framing))?).fixed(body))
+    let headers = session_headers(session_id, Some(framing))?;
+    // A limit's refusal that is the whole answer is a 429, with its headers.
+    let refused = match (framing, batch, replies.as_slice()) {
+        (Framing::Json, false, [only]) => crate::limits::refusal_of(only.as_str()),
+        _ => None,
+    };
+    if let Some(refused) = refused {
+        for (name, value) in crate::limits::headers(&refused) {
+            headers.set(name, &value)?;
+        }
+        return Ok(ResponseBuilder::new().with_status(429).with_headers(headers).fixed(body));
+    }
+    Ok(ResponseBuilder::new().with_status(200).with_headers(headers).fixed(body))
 }
 
 /// The whole answer to a request that failed: a JSON-RPC error with `id: null`, or the answer
@@ -72,6 +84,11 @@ pub fn failure_response(id: &serde_json::Value, error: &Error, status: u16) -> R
         Error::Unauthorized { challenge, .. } => headers.set("WWW-Authenticate", challenge)?,
         Error::Forbidden(_) => headers.set("WWW-Authenticate", "Bearer error=\"insufficient_scope\"")?,
         Error::RateLimited(seconds) => headers.set("Retry-After", &seconds.to_string())?,
+        Error::Limited(r) => {
+            for (name, value) in crate::limits::headers(r) {
+                headers.set(name, &value)?;
+            }
+        }
         _ => {}
     }
     // An error's message may quote what an upstream said.

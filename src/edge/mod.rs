@@ -34,6 +34,7 @@ mod health;
 mod hop;
 mod http;
 mod ids;
+mod limits;
 mod live;
 mod mcp;
 mod object;

@@ -29,6 +29,9 @@ pub enum Route {
     Rollback(u64),
     /// `/health`: the health figures of the last hour.
     Health,
+    /// `/servers/{name}/limits/{principal}`: what a principal has left under the server's
+    /// `rateLimits`.
+    Limits(String, String),
 }
 
 /// The route a path names; `None` for anything else under the prefix (a 404).
@@ -39,6 +42,7 @@ pub fn route(path: &str) -> Option<Route> {
     match segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["servers"] => Some(Route::Servers),
         ["servers", name] => Some(Route::Server(name.to_string())),
+        ["servers", name, "limits", principal] => Some(Route::Limits(name.to_string(), principal.to_string())),
         ["servers", name, kind] => Some(Route::Entries(name.to_string(), Kind::parse(kind)?)),
         ["servers", name, kind, entry] => Some(Route::Entry(name.to_string(), Kind::parse(kind)?, entry.to_string())),
         ["versions"] => Some(Route::Versions),
@@ -168,6 +172,7 @@ mod tests {
         assert_eq!(route("/admin/api/versions/3/rollback"), Some(Route::Rollback(3)));
         assert_eq!(route("/admin/api/versions/0"), Some(Route::Version(0)));
         assert_eq!(route("/admin/api/health"), Some(Route::Health));
+        assert_eq!(route("/admin/api/servers/s/limits/user%3A1"), Some(Route::Limits("s".into(), "user:1".into())));
         for other in ["/admin/api", "/admin/api/", "/admin/api/servers/s/widgets", "/admin/api/versions/x", "/admin/apis/servers", "/admin/api/servers/%ZZ", "/admin/api/servers/s/tools/t/x"] {
             assert_eq!(route(other), None, "{other}");
         }

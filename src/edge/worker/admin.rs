@@ -63,6 +63,10 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
             let view = crate::edge::health::figures(env, catalog, crate::edge::now_ms()).await?;
             return respond(200, &serde_json::to_value(&view).map_err(|e| Error::Internal(e.to_string()))?, version);
         }
+        (Method::Get, Route::Limits(server, principal)) => {
+            let server = catalog.servers.iter().find(|s| s.name == server).ok_or_else(|| AdminError::not_found(format!("no server is named {server:?}")))?;
+            return respond(200, &parse::<Value>(&crate::edge::apart(crate::edge::limits::state(std::iter::once(&**server), &principal)).await?)?, version);
+        }
         (Method::Get, route) => return read(env, file, version, &layer, route).await,
         (Method::Put, Route::Server(server)) => (server, Edit::ReplaceServer(body.unwrap_or_default())),
         (Method::Delete, Route::Server(server)) => (server, Edit::ResetServer),
@@ -70,7 +74,7 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
         (Method::Put, Route::Entry(server, kind, name)) => (server, Edit::Put(kind, name, body.unwrap_or_default())),
         (Method::Delete, Route::Entry(server, kind, name)) => (server, Edit::Delete(kind, name)),
         (Method::Post, Route::Rollback(target)) => return rollback(env, ctx, &who, expected, target).await,
-        (_, Route::Servers | Route::Versions | Route::Version(_) | Route::Health) => return Err(AdminError::method_not_allowed("GET").into()),
+        (_, Route::Servers | Route::Versions | Route::Version(_) | Route::Health | Route::Limits(..)) => return Err(AdminError::method_not_allowed("GET").into()),
         (_, Route::Server(_)) => return Err(AdminError::method_not_allowed("GET, PUT, DELETE").into()),
         (_, Route::Entries(..)) => return Err(AdminError::method_not_allowed("GET, POST").into()),
         (_, Route::Entry(..)) => return Err(AdminError::method_not_allowed("GET, PUT, DELETE").into()),
@@ -232,7 +236,7 @@ async fn read(env: &Env, file: &Value, version: u64, layer: &Layer, route: Route
         Route::Entry(name, kind, entry) => edit::entry(file, layer, &name, kind, &entry).cloned().ok_or_else(|| missing(format!("{name:?} has no {} called {entry:?}", kind.field())))?,
         Route::Versions => parse(&live::ask(env, &Command::History).await?)?,
         Route::Version(n) => parse(&live::ask(env, &Command::Get { version: n }).await?)?,
-        Route::Rollback(_) | Route::Health => return Err(AdminError::method_not_allowed("POST").into()),
+        Route::Rollback(_) | Route::Health | Route::Limits(..) => return Err(AdminError::method_not_allowed("POST").into()),
     };
     respond(200, &body, version)
 }

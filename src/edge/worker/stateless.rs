@@ -84,7 +84,7 @@ pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest)
     let now = now_ms();
     let mut session = Session::new("", server.route.as_str(), &r.meta.version, r.meta.client_info, r.meta.client_capabilities, now);
     session.log_level = r.meta.log_level;
-    session.principal.clone_from(&r.principal.id);
+    session.belongs_to(&r.principal);
     let secret = |name: &str| crate::edge::secret(env, name);
     let environment = Environment { secret: &secret, route: &r.route, principal: &r.principal, now_ms: now };
     // Progress and log lines need a stream; anything else is one JSON body when allowed.

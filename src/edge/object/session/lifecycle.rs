@@ -9,7 +9,7 @@ use super::{Forwarded, McpSession};
 use crate::auth::object_name;
 use crate::dispatch;
 use crate::edge::http::{respond, session_headers};
-use crate::edge::object::{authority, counters, registry};
+use crate::edge::object::{authority, counters, limits, registry};
 use crate::edge::live::served;
 use crate::edge::now_ms;
 use crate::error::Error;
@@ -26,7 +26,7 @@ impl McpSession {
         };
         let server = &request.server;
         let (reply, mut session) = dispatch::initialize(server, &initialize, request.session_id(), now_ms());
-        session.principal.clone_from(&request.principal.id);
+        session.belongs_to(&request.principal);
         self.save(&session).await?;
         crate::edge::health::change(crate::metrics::Gauge::Sessions, 1);
         self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
@@ -52,7 +52,7 @@ impl McpSession {
             // An object of the same class that is no session: a counting object's windows end,
             // and the authorization server's objects drop what has expired.
             let storage = self.state.storage();
-            if !counters::sweep(&storage, now_ms()).await? {
+            if !counters::sweep(&storage, now_ms()).await? && !limits::sweep(&storage, now_ms()).await? {
                 authority::sweep(&storage, now_ms()).await?;
             }
             return Ok(());

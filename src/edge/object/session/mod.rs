@@ -77,6 +77,8 @@ pub struct McpSession {
     running: tasks::Running,
     /// Replies whose stream was gone, until the client's next stream carries them.
     outbox: Outbox,
+    /// A slots object's holders and queue (`rateLimits`' concurrency).
+    slots: super::limits::Slots,
 }
 
 impl DurableObject for McpSession {
@@ -86,6 +88,7 @@ impl DurableObject for McpSession {
         crate::edge::redaction::follow(&env);
         // Gauge changes in this isolate (streams, sessions, tasks) flush to the health object.
         crate::edge::health::home(&env);
+        crate::edge::limits::home(&env);
         // The JS storage object is shared, not copied: every handle writes the same storage.
         let storage = state.storage();
         let raw: &wasm_bindgen::JsValue = storage.as_raw().as_ref();
@@ -99,6 +102,7 @@ impl DurableObject for McpSession {
             cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(), waiters: Waiters::default(), receipts: Receipts::default(),
             standalone: Rc::default(),
             running: tasks::Running::default(),
+            slots: super::limits::Slots::default(),
         }
     }
 
@@ -133,6 +137,8 @@ impl McpSession {
             Op::HealthFlush | Op::HealthRead | Op::MetricsRead => apart(health::serve((&self.state, &self.env), op, body)).await,
             Op::Live => apart(versions::serve(&self.state, body)).await,
             Op::Count => apart(counters::serve(&self.state, body)).await,
+            Op::Limit => apart(super::limits::serve(&self.state, body)).await,
+            Op::Slot => apart(self.slots.serve(body)).await,
             Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::PrincipalOpen | Op::PrincipalClose | Op::PrincipalKeep => {
                 apart(registry::serve(&self.state, &self.env, op, index, session_id, body)).await
             }

@@ -29,7 +29,7 @@ impl McpSession {
         let server = &request.server;
         let mut session = Session::new(request.session_id(), server.route.as_str(), "2024-11-05", serde_json::json!({}), serde_json::json!({}), now_ms());
         session.legacy_sse = true;
-        session.principal.clone_from(&request.principal.id);
+        session.belongs_to(&request.principal);
         self.save(&session).await?;
         crate::edge::health::change(crate::metrics::Gauge::Sessions, 1);
         self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
@@ -44,7 +44,7 @@ impl McpSession {
         let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(e.to_string()))?;
         let field = |name: &str| body.get(name).cloned().unwrap_or(serde_json::Value::Null);
         let mut session = Session::new(request.session_id(), server.route.as_str(), crate::versions::STATELESS_VERSION, field("clientInfo"), field("clientCapabilities"), now_ms());
-        session.principal.clone_from(&request.principal.id);
+        session.belongs_to(&request.principal);
         session.subscriptions = crate::protocol::subscriptions::honored(server, body.get("params"));
         session.lists = crate::protocol::subscriptions::honored_lists(server, body.get("params"));
         session.listen_id = Some(field("id"));

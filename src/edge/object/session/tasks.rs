@@ -162,7 +162,7 @@ impl McpSession {
             Some(_) => return Err(Error::SessionNotFound),
             None => {
                 let mut session = Session::new(&home.session_id, server.route.as_str(), crate::versions::STATELESS_VERSION, Value::Null, json!({}), now);
-                session.principal.clone_from(&principal.id);
+                session.belongs_to(principal);
                 self.save(&session).await?;
                 self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
                 session

@@ -34,8 +34,19 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     match url.path.as_str() {
         "/" => page(&req, env, catalog, url, None, 200).await,
         p if crate::console::script::find(p).is_some() => script(&req, p),
+        crate::paths::CONSOLE_LIMITS if req.method() == Method::Get => limits(&req, env, catalog).await,
         _ => signin::serve(req, env, catalog, url).await,
     }
+}
+
+/// The signed-in user's own state under every server's `rateLimits`: `{principal, servers:
+/// [{server, limits}]}`; a 401 without a session.
+async fn limits(req: &Incoming, env: &Env, catalog: &Catalog) -> Result<Response, Error> {
+    let Some(session) = signin::session(req, env, catalog).await? else {
+        return respond(req, 401, vec![("Content-Type", "application/json".into()), ("Cache-Control", "no-store".into())], r#"{"error":"sign in first"}"#.into(), &[]);
+    };
+    let body = crate::edge::apart(crate::edge::limits::state(catalog.servers.iter().map(|s| &**s), &session.principal.id)).await?;
+    respond(req, 200, vec![("Content-Type", "application/json".into()), ("Cache-Control", "no-store".into())], body, &[])
 }
 
 /// A script, by its hashed path: the same bytes for every origin, with headers of its own.
