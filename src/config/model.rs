@@ -347,6 +347,9 @@ pub struct ServerConfig {
     /// Upstream MCP servers whose tools this server serves too, beside its own.
     #[serde(default)]
     pub upstreams: Vec<UpstreamConfig>,
+    /// Tools, prompts and resources taken by reference from servers of this deployment, transformed.
+    #[serde(default)]
+    pub include: Vec<crate::catalog::curated::Include>,
 }
 
 /// An upstream MCP server: where it is, how to reach it, and which of its tools to take.

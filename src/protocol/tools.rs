@@ -179,6 +179,15 @@ fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, e
     if let Some(why) = invalid(&tool.input_schema, &arguments) {
         return refuse(session, req, &tool.name, &why);
     }
+    // An alias (`include`): the client's arguments fit its listed schema; the server's own
+    // (hidden, pinned) and the defaults are merged in now, and the call goes on as the source's.
+    let arguments = match (&tool.curation, arguments) {
+        (Some(curation), Value::Object(args)) => match curation.arguments(args) {
+            Ok(args) => Value::Object(args),
+            Err(why) => return refuse(session, req, &tool.name, &why),
+        },
+        (_, arguments) => arguments,
+    };
     let empty = serde_json::Map::new();
     let args = arguments.as_object().unwrap_or(&empty);
     let mut bindings = bindings(&tool.request.secrets, env);
@@ -187,7 +196,7 @@ fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, e
         bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
     }
     let mut http = tool.prepare(args, &bindings)?;
-    http.private_upstreams.clone_from(&server.private_upstreams);
+    http.private_upstreams.clone_from(tool.curation.as_ref().map_or(&server.private_upstreams, |c| &c.private_upstreams));
     let binding = stateless_revision(session).then(|| (env.secret)(SIGNING_KEY)).flatten().map(|key| mrtr::Binding {
         key: key.into_bytes(),
         server: server.route.as_str().to_string(),
