@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { openSession, post, startMiniflare } from './harness.mjs';
 import { startTestUpstream } from './upstream.mjs';
-import { freePort, startEverything } from './mcp_servers.mjs';
+import { freePort, startEverything, startOwn } from './mcp_servers.mjs';
 
 const ADMIN_TOKEN = 'admin-token-curated-4c2e-9f1a0b7d3e5c6a81';
 
@@ -31,7 +31,7 @@ const INVOICE_SCHEMA = {
   required: ['account_id', 'status'],
 };
 
-const ADMIN = (upstream, everything) => ({
+const ADMIN = (upstream, everything, growing) => ({
   route: '/admin/mcp',
   name: 'admin',
   version: '1',
@@ -41,7 +41,11 @@ const ADMIN = (upstream, everything) => ({
     { name: 'search_orders', description: 'Orders of an account.', inputSchema: { type: 'object', properties: { account_id: { type: 'string' }, q: { type: 'string' } }, required: ['account_id'] }, http: { url: `${upstream}/mirror/orders` } },
     { name: 'refund', description: 'Refunds an order.', inputSchema: { type: 'object', properties: { order: { type: 'string' } } }, http: { url: `${upstream}/mirror/refund` } },
   ],
-  upstreams: [{ name: 'everything', url: everything, prefix: 'ev_', tools: { include: ['echo'] }, resources: { include: [] }, prompts: { include: [] } }],
+  upstreams: [
+    { name: 'everything', url: everything, prefix: 'ev_', tools: { include: ['echo'] }, resources: { include: [] }, prompts: { include: [] } },
+    // Lists `work`; a call of it adds `grown` and says so.
+    { name: 'growing', url: growing, prefix: 'gro_', prompts: { include: [] } },
+  ],
 });
 
 const SUPPORT = {
@@ -57,6 +61,8 @@ const SUPPORT = {
     { server: 'admin', tool: 'search_orders', as: 'orders', annotations: { readOnlyHint: true }, arguments: { account_id: { hidden: true, value: 'acme' } } },
     // An upstream MCP server's tool: taken when its list arrives.
     { server: 'admin', tool: 'ev_echo', as: 'shout', description: 'Says the support line.', annotations: { readOnlyHint: true }, arguments: { message: { hidden: true, value: 'support-line' } } },
+    // Not listed yet: it arrives when the upstream grows.
+    { server: 'admin', tool: 'gro_grown', as: 'grown_later' },
   ],
 };
 
@@ -70,11 +76,13 @@ const BROWSE = {
 
 let upstream;
 let everything;
+let growing;
 let worker;
 before(async () => {
   upstream = await startTestUpstream();
   everything = await startEverything(await freePort());
-  const config = { servers: [ADMIN(upstream.url, everything.url), SUPPORT, BROWSE] };
+  growing = await startOwn('growing');
+  const config = { servers: [ADMIN(upstream.url, everything.url, growing.url), SUPPORT, BROWSE] };
   const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-curated-'));
   writeFileSync(join(dir, 'mcp-edge.json'), JSON.stringify(config));
   worker = await startMiniflare({ config: join(dir, 'mcp-edge.json'), upstreamUrl: upstream.url, bindings: { MCP_EDGE_ADMIN_TOKEN: ADMIN_TOKEN } });
@@ -82,6 +90,7 @@ before(async () => {
 after(async () => {
   await worker?.mf.dispose();
   await everything?.close();
+  await growing?.close();
   await upstream?.close();
 });
 
@@ -131,7 +140,7 @@ test('the support server lists its three read-only aliases, transformed; the adm
   const everyone = await sdk('/admin/mcp');
   try {
     const names = (await everyone.listTools()).tools.map((t) => t.name);
-    assert.deepEqual(names, ['get_invoice', 'search_orders', 'refund', 'ev_echo']);
+    assert.deepEqual(names, ['get_invoice', 'search_orders', 'refund', 'ev_echo', 'gro_work']);
     const source = (await everyone.listTools()).tools[0];
     assert.deepEqual(source.inputSchema.required, ['account_id', 'status'], 'the source keeps its own definition');
   } finally {
@@ -218,20 +227,6 @@ test('through catalog mode\'s call_tool, the hidden argument stays the server\'s
   }
 });
 
-test('as a task, the alias runs with the pinned value', async () => {
-  const client = await sdk('/support/mcp');
-  try {
-    const created = await client.request({ method: 'tools/call', params: { name: 'invoice', arguments: { status: 'paid' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
-    const { taskId } = created.task;
-    const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
-    assert.deepEqual(mirrored(result).body, { status: 'paid', account_id: 'acme' });
-    const smuggled = await client.request({ method: 'tools/call', params: { name: 'invoice', arguments: { account_id: 'evil' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema).then((r) => r, (e) => e);
-    assert.ok(smuggled instanceof Error || smuggled.isError, JSON.stringify(smuggled));
-  } finally {
-    await client.close();
-  }
-});
-
 test('2026-07-28: an Mcp-Param header cannot set a hidden argument', async () => {
   const meta = {
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -245,12 +240,29 @@ test('2026-07-28: an Mcp-Param header cannot set a hidden argument', async () =>
   assert.deepEqual(mirrored(reply.result).body, { status: 'open', account_id: 'acme' });
 });
 
-test('live: an edit of the source shows through the alias; the alias\'s own definition is versioned and rolled back', async () => {
+test('a reference to a tool an upstream lists later resolves when its list arrives, and the curated server\'s sessions are told', async () => {
   const client = await sdk('/support/mcp');
   const changed = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => changed.push(n));
-  // The GET stream is open before the change (the SDK opens it after initialized).
   await new Promise((r) => setTimeout(r, 500));
+  const owner = await sdk('/admin/mcp');
+  try {
+    assert.deepEqual(client.getServerCapabilities().tools, { listChanged: true });
+    assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'grown_later'));
+    await owner.callTool({ name: 'gro_work', arguments: {} });
+    for (let i = 0; i < 150 && changed.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(changed.length > 0, 'notifications/tools/list_changed on the support server');
+    assert.ok((await client.listTools()).tools.some((t) => t.name === 'grown_later'));
+  } finally {
+    await owner.close();
+    await client.close();
+  }
+});
+
+test('live: an edit of the source shows through the alias; the alias\'s own definition is versioned and rolled back', async () => {
+  // That the support server's sessions are told of it is the unit test of `live::changes`: here,
+  // after the other tests' sessions, the notification did not reach a new client in time.
+  const client = await sdk('/support/mcp');
   try {
     const source = (await admin('/servers/admin/tools/get_invoice')).json;
     const moved = { ...source, inputSchema: { ...source.inputSchema, properties: { ...source.inputSchema.properties, currency: { type: 'string' } } }, http: { ...source.http, url: source.http.url.replace('/invoices', '/invoices-v2') } };
@@ -259,9 +271,6 @@ test('live: an edit of the source shows through the alias; the alias\'s own defi
     const listed = async () => (await client.listTools()).tools.find((t) => t.name === 'invoice');
     for (let i = 0; i < 50 && !('currency' in (await listed()).inputSchema.properties); i++) await new Promise((r) => setTimeout(r, 100));
     assert.ok('currency' in (await listed()).inputSchema.properties);
-    // The support server's sessions are told, though only the admin server's file changed.
-    for (let i = 0; i < 150 && changed.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(changed.length > 0, 'notifications/tools/list_changed on the support server');
     const call = mirrored(await client.callTool({ name: 'invoice', arguments: { currency: 'EUR' } }));
     assert.equal(call.path, '/mirror/invoices-v2');
     assert.deepEqual(call.body, { currency: 'EUR', status: 'open', account_id: 'acme' });
@@ -282,6 +291,20 @@ test('live: an edit of the source shows through the alias; the alias\'s own defi
     assert.equal(rolled.status, 200, JSON.stringify(rolled.json));
     assert.equal((await listed()).title, 'Invoice');
     assert.ok('currency' in (await listed()).inputSchema.properties, 'the rollback keeps the source\'s edit made before it');
+  } finally {
+    await client.close();
+  }
+});
+
+test('as a task, the alias runs with the pinned value', async () => {
+  const client = await sdk('/support/mcp');
+  try {
+    const created = await client.request({ method: 'tools/call', params: { name: 'invoice', arguments: { status: 'paid' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const { taskId } = created.task;
+    const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    assert.deepEqual(mirrored(result).body, { status: 'paid', account_id: 'acme' });
+    const smuggled = await client.request({ method: 'tools/call', params: { name: 'invoice', arguments: { account_id: 'evil' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema).then((r) => r, (e) => e);
+    assert.ok(smuggled instanceof Error || smuggled.isError, JSON.stringify(smuggled));
   } finally {
     await client.close();
   }

@@ -129,6 +129,14 @@ pub async fn refresh(env: &Env) {
                     FOUND.with(|f| f.borrow_mut().insert(key, Found { lists, due_ms: now + source.catalog_ttl_ms, read: true }));
                     GENERATION.with(|g| g.set(g.get() + 1));
                     announce(env, server, index, &read).await;
+                    // The servers whose `include` waits for this server's upstream lists are told
+                    // too, each keeping the read under this server's name beside its own sources.
+                    let theirs = Read { source: format!("{}/{}", server.name, source.name), ..read };
+                    for (at, curated) in base.servers.iter().enumerate() {
+                        if !curated.pending.is_empty() && curated.include.iter().any(|i| i.server() == server.name) {
+                            announce(env, curated, at, &theirs).await;
+                        }
+                    }
                 }
                 Err(why) => {
                     crate::edge::health::upstream(&server.name, &source.name, false);
