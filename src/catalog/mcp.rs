@@ -66,6 +66,7 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
             mcp: Some(Target { source: index, name: name.to_string() }),
             task_support: TaskSupport::Forbidden,
             trace: crate::tools::TraceContent::default(),
+            curation: None,
         });
     }
     (tools, skipped)

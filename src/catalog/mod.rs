@@ -2,12 +2,17 @@
 //! hints, and the tools, resources, prompts and auth compiled from a configuration file by
 //! `config`. Only `config` knows the file: the layers that serve requests read the catalog.
 //! `mcp`: an upstream MCP server's lists as entries of ours (tools, resources, prompts).
+//! `curated`: entries taken by reference from another server (`include`), transformed.
+//!
+//! The one import circle of this folder: a `Server` here keeps its `curated::Include` entries,
+//! and `curated` takes entries from one `Server` into another.
 //! `telemetry`: where spans and metrics go, and who may scrape them.
 //! `gate`: who sees and may call which entries (roles and access rules).
 //!
 //! The one import circle of this folder: `gate` reads the `Server` this file defines, and this
 //! file names `gate::Gate` so that every path to an entry asks it through `Server::gate`.
 
+pub mod curated;
 mod entries;
 mod gate;
 pub mod mcp;
@@ -148,6 +153,11 @@ pub struct Server {
     /// Upstream MCP servers whose tools it serves too (`upstreams`); their tools join `tools`
     /// once discovered (`edge/mcp.rs`).
     pub upstreams: Vec<std::sync::Arc<crate::upstream::mcp::Source>>,
+    /// Entries taken by reference from servers of the deployment (`include`).
+    pub include: Vec<curated::Include>,
+    /// Those of `include` that name what an upstream MCP server has not listed yet: taken when
+    /// its lists arrive (`edge/mcp/discovery.rs`).
+    pub pending: Vec<usize>,
     /// The list results' entries, built once; a catalog server's `tools/list` lists catalog
     /// mode's own three tools.
     pub tool_listings: Vec<Value>,
@@ -161,6 +171,18 @@ pub struct Server {
 impl Server {
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// Its list results' entries (and catalog mode's index) built again from its entries.
+    pub fn relist(&mut self) {
+        if let ToolDiscovery::Catalog(_) = self.discovery {
+            self.discovery = ToolDiscovery::Catalog(Index::new(&self.tools));
+        } else {
+            self.tool_listings = self.tools.iter().map(|t| t.listing.clone()).collect();
+        }
+        self.resource_listings = self.resources.iter().map(|r| r.listing.clone()).collect();
+        self.template_listings = self.resource_templates.iter().map(|t| t.listing.clone()).collect();
+        self.prompt_listings = self.prompts.iter().map(|p| p.listing.clone()).collect();
     }
 
     /// The search index of a server in catalog mode.

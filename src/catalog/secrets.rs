@@ -51,6 +51,8 @@ impl Server {
         let requests = self
             .tools
             .iter()
+            // An alias (`include`) sends them only where its source does: its own server's.
+            .filter(|t| t.curation.is_none())
             .map(|t| &t.request)
             .chain(self.resources.iter().filter_map(|r| r.request()))
             .chain(self.resource_templates.iter().map(|t| t.request()))

@@ -31,6 +31,8 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
         }
         servers.push(server);
     }
+    let mut servers: Vec<std::sync::Arc<Server>> = servers.into_iter().map(std::sync::Arc::new).collect();
+    super::curated::include(&mut servers)?;
     let oauth = file.oauth.map(super::oauth::oauth).transpose()?;
     for (i, server) in servers.iter().enumerate() {
         let Some(auth) = server.auth.as_ref().filter(|a| a.oauth) else { continue };
@@ -63,7 +65,7 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
     let admin_secrets = super::safety::admin_secrets(file.admin)?;
     let admission = super::safety::admission(file.admission)?;
     let telemetry = super::telemetry::telemetry(file.telemetry)?;
-    Ok(Catalog { servers: servers.into_iter().map(std::sync::Arc::new).collect(), log: file.log, oauth, console, health, admin_secrets, admission, telemetry })
+    Ok(Catalog { servers, log: file.log, oauth, console, health, admin_secrets, admission, telemetry })
 }
 
 fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {
@@ -105,6 +107,8 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         lists_change: !upstreams.is_empty(),
         tasks: tasks(&s.tasks, path)?,
         upstreams: upstreams.into_iter().map(std::sync::Arc::new).collect(),
+        include: s.include,
+        pending: Vec::new(),
         name: s.name,
         version: s.version,
         title: s.title,

@@ -11,6 +11,7 @@
 pub(crate) mod auth;
 mod oauth;
 mod compile;
+mod curated;
 mod health;
 pub mod limits;
 mod telemetry;

@@ -353,6 +353,9 @@ pub struct ServerConfig {
     /// Rate limits, quotas and concurrency limits on tool calls (`config::limits`).
     #[serde(default)]
     pub rate_limits: Vec<serde_json::Value>,
+    /// Tools, prompts and resources taken by reference from servers of this deployment, transformed.
+    #[serde(default)]
+    pub include: Vec<crate::catalog::curated::Include>,
 }
 
 /// An upstream MCP server: where it is, how to reach it, and which of its tools to take.

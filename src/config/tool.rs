@@ -110,7 +110,7 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
     };
     let header_params = crate::tools::header_params(&t.input_schema);
-    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, forward_upstream_token: t.forward_upstream_token, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, tags: t.tags, cache: None, mcp: None, task_support, trace: t.trace })
+    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, forward_upstream_token: t.forward_upstream_token, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, tags: t.tags, cache: None, mcp: None, task_support, trace: t.trace, curation: None })
 }
 
 /// At most `MAX_TAGS` tags, each 1 to `MAX_TAG_CHARS` characters: words for a search, not text.

@@ -109,14 +109,20 @@ pub fn server_config<'a>(bundled: &'a Value, layer: &'a Layer, name: &str) -> Op
 
 /// The servers whose lists differ between two layers, each with the notifications that tell
 /// its sessions (a rollback may change several servers at once).
+/// A server that includes entries of a changed server (`include`) changes with it: its aliases
+/// show the source's new definitions.
 pub fn changes(bundled: &Value, before: &Layer, after: &Layer) -> Vec<(String, Vec<Method>)> {
+    let differ = |name: &str, field: &str| server_config(bundled, before, name).map(|s| s.get(field)) != server_config(bundled, after, name).map(|s| s.get(field));
+    let changed: Vec<&str> = server_names(bundled).filter(|name| Kind::ALL.iter().any(|k| differ(name, k.field()))).collect();
     server_names(bundled)
         .filter_map(|name| {
-            let (old, new) = (server_config(bundled, before, name)?, server_config(bundled, after, name)?);
+            let new = server_config(bundled, after, name)?;
+            let sources = new.get("include").and_then(Value::as_array).into_iter().flatten().filter_map(|i| i.get("server")?.as_str());
+            let curated = differ(name, "include") || sources.into_iter().any(|s| s != name && changed.contains(&s));
             let mut methods = Vec::new();
             for kind in Kind::ALL {
                 let method = kind.notification();
-                if old.get(kind.field()) != new.get(kind.field()) && !methods.contains(&method) {
+                if (curated || differ(name, kind.field())) && !methods.contains(&method) {
                     methods.push(method);
                 }
             }
@@ -144,5 +150,18 @@ mod tests {
         assert_eq!(server_config(&bundled, &layer, "a"), Some(&json!({"name": "a", "version": "1"})));
         assert_eq!(server_config(&bundled, &layer, "b").unwrap()["version"], "2");
         assert_eq!(server_config(&bundled, &layer, "c"), None);
+    }
+
+    #[test]
+    fn a_curated_server_changes_with_the_servers_it_includes() {
+        let bundled = json!({"servers": [{"name": "a", "version": "1", "tools": []}, {"name": "b", "version": "1", "include": [{"server": "a", "tool": "t"}]}, {"name": "c", "version": "1"}]});
+        let mut after = Layer::new();
+        after.insert("a".into(), json!({"name": "a", "version": "1", "tools": [{"name": "t"}]}));
+        let told: Vec<String> = changes(&bundled, &Layer::new(), &after).into_iter().map(|(name, _)| name).collect();
+        assert_eq!(told, ["a", "b"]);
+        let mut after = Layer::new();
+        after.insert("b".into(), json!({"name": "b", "version": "1", "include": []}));
+        let told = changes(&bundled, &Layer::new(), &after);
+        assert_eq!(told, [("b".to_string(), vec![Method::ToolsListChanged, Method::ResourcesListChanged, Method::PromptsListChanged])]);
     }
 }

@@ -179,7 +179,17 @@ fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, e
     if let Some(why) = invalid(&tool.input_schema, &arguments) {
         return refuse(session, req, &tool.name, &why);
     }
-    // Rules on arguments read the validated, typed value: a number sent as a string is a string.
+    // An alias (`include`): the client's arguments fit its listed schema; the server's own
+    // (hidden, pinned) and the defaults are merged in now, and the call goes on as the source's.
+    let arguments = match (&tool.curation, arguments) {
+        (Some(curation), Value::Object(args)) => match curation.arguments(args) {
+            Ok(args) => Value::Object(args),
+            Err(why) => return refuse(session, req, &tool.name, &why),
+        },
+        (_, arguments) => arguments,
+    };
+    // Rules on arguments read the validated, typed value, an alias's pinned values and defaults
+    // merged in: a number sent as a string is a string, and a pinned value is the server's.
     if let Err(denial) = gate.admits(tool, &arguments) {
         return refuse(session, req, &tool.name, &format!("{}{:?}", crate::access::REFUSED, denial.0));
     }
@@ -191,7 +201,7 @@ fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, e
         bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
     }
     let mut http = tool.prepare(args, &bindings)?;
-    http.private_upstreams.clone_from(&server.private_upstreams);
+    http.private_upstreams.clone_from(tool.curation.as_ref().map_or(&server.private_upstreams, |c| &c.private_upstreams));
     let binding = stateless_revision(session).then(|| (env.secret)(SIGNING_KEY)).flatten().map(|key| mrtr::Binding {
         key: key.into_bytes(),
         server: server.route.as_str().to_string(),

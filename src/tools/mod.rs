@@ -43,6 +43,34 @@ pub struct Tool {
     pub task_support: TaskSupport,
     /// What its spans may carry of its calls (`trace`).
     pub trace: TraceContent,
+    /// An alias of another server's tool (`include`): what its calls add to the arguments.
+    pub curation: Option<Box<Curation>>,
+}
+
+/// An alias's part of each call (`catalog::curated`): the hidden arguments the server sets,
+/// whatever the client sends, the defaults it fills in, and the private hosts of the server the
+/// tool comes from (its request is that server's).
+#[derive(Debug, Clone, Default)]
+pub struct Curation {
+    pub pinned: Map<String, Value>,
+    pub defaults: Map<String, Value>,
+    pub private_upstreams: Vec<String>,
+}
+
+impl Curation {
+    /// The arguments a call runs with, once the client's fit the listed schema: a hidden
+    /// argument the client sent (even `null`) refuses the call, so no value of the client's is
+    /// ever forwarded for it; the defaults fill what is absent; the pinned values are set last.
+    pub fn arguments(&self, mut args: Map<String, Value>) -> Result<Map<String, Value>, String> {
+        if let Some(name) = args.keys().find(|k| self.pinned.contains_key(k.as_str())) {
+            return Err(format!("the argument {name:?} is not one a client may set"));
+        }
+        for (name, value) in &self.defaults {
+            args.entry(name.clone()).or_insert_with(|| value.clone());
+        }
+        args.extend(self.pinned.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Ok(args)
+    }
 }
 
 /// `trace` of a tool: whether its spans carry the call's arguments

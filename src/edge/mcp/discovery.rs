@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 use worker::Env;
 
 use super::{close, next_id, open, post, Failure, Reply};
-use crate::catalog::{Catalog, Server, ToolDiscovery};
+use crate::catalog::{Catalog, Server};
 use crate::edge::now_ms;
 use crate::method::Method;
 use crate::upstream::mcp::changes::Read;
@@ -129,6 +129,14 @@ pub async fn refresh(env: &Env) {
                     FOUND.with(|f| f.borrow_mut().insert(key, Found { lists, due_ms: now + source.catalog_ttl_ms, read: true }));
                     GENERATION.with(|g| g.set(g.get() + 1));
                     announce(env, server, index, &read).await;
+                    // The servers whose `include` waits for this server's upstream lists are told
+                    // too, each keeping the read under this server's name beside its own sources.
+                    let theirs = Read { source: format!("{}/{}", server.name, source.name), ..read };
+                    for (at, curated) in base.servers.iter().enumerate() {
+                        if !curated.pending.is_empty() && curated.include.iter().any(|i| i.server() == server.name) {
+                            announce(env, curated, at, &theirs).await;
+                        }
+                    }
                 }
                 Err(why) => {
                     crate::edge::health::upstream(&server.name, &source.name, false);
@@ -244,14 +252,23 @@ pub fn merged(base: Arc<Catalog>) -> Arc<Catalog> {
         if !skipped.is_empty() {
             worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: entries left out", "server": server.name, "entries": skipped}).to_string()));
         }
-        if let ToolDiscovery::Catalog(_) = server.discovery {
-            server.discovery = ToolDiscovery::Catalog(crate::tools::search::Index::new(&server.tools));
-        } else {
-            server.tool_listings = server.tools.iter().map(|t| t.listing.clone()).collect();
+        server.relist();
+    }
+    // References to what the lists hold now (`include`): taken, or said why not.
+    for at in 0..catalog.servers.len() {
+        let pending = catalog.servers.get(at).map(|s| s.pending.clone()).unwrap_or_default();
+        if pending.is_empty() {
+            continue;
         }
-        server.resource_listings = server.resources.iter().map(|r| r.listing.clone()).collect();
-        server.template_listings = server.resource_templates.iter().map(|t| t.listing.clone()).collect();
-        server.prompt_listings = server.prompts.iter().map(|p| p.listing.clone()).collect();
+        let (left, faults) = crate::catalog::curated::resolve(&mut catalog.servers, at, &pending);
+        let Some(server) = catalog.servers.get_mut(at) else { continue };
+        let server = Arc::make_mut(server);
+        let mut skipped: Vec<String> = faults.iter().map(|(j, f)| format!("include[{j}].{}: {}", f.field, f.message)).collect();
+        skipped.extend(left.iter().map(|j| format!("include[{j}]: not listed (yet) by the server it names")));
+        if !skipped.is_empty() {
+            worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "curated entries left out", "server": server.name, "entries": skipped}).to_string()));
+        }
+        server.relist();
     }
     let catalog = Arc::new(catalog);
     MERGED.with(|m| *m.borrow_mut() = Some(Merged { base, generation, catalog: catalog.clone() }));
