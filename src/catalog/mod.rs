@@ -140,6 +140,8 @@ pub struct Server {
     /// Upstream MCP servers whose tools it serves too (`upstreams`); their tools join `tools`
     /// once discovered (`edge/mcp.rs`).
     pub upstreams: Vec<std::sync::Arc<crate::upstream::mcp::Source>>,
+    /// How their tool definitions are pinned.
+    pub pinning: crate::pins::Mode,
     /// The list results' entries, built once; a catalog server's `tools/list` lists catalog
     /// mode's own three tools.
     pub tool_listings: Vec<Value>,

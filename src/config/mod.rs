@@ -12,6 +12,7 @@ pub(crate) mod auth;
 mod oauth;
 mod compile;
 mod health;
+pub mod pinning;
 mod telemetry;
 mod safety;
 mod file;

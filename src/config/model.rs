@@ -347,6 +347,9 @@ pub struct ServerConfig {
     /// Upstream MCP servers whose tools this server serves too, beside its own.
     #[serde(default)]
     pub upstreams: Vec<UpstreamConfig>,
+    /// Their tool definitions pinned: a change waits for an admin's approval (`crate::pins`).
+    #[serde(default)]
+    pub pinning: super::pinning::PinningConfig,
 }
 
 /// An upstream MCP server: where it is, how to reach it, and which of its tools to take.

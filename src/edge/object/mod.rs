@@ -1,13 +1,15 @@
 //! What runs in the Durable Objects: a session's object (`session`: its state, alarm, streams
 //! and calls), the registries (`registry`: who subscribed to which resource, and each
 //! principal's open sessions), the authorization server's store (`authority`), the admission
-//! counters (`counters`: per client address, per username) and the health figures (`health`),
+//! counters (`counters`: per client address, per username), the health figures (`health`) and
+//! the pinned tool definitions a server's registry keeps (`pins`),
 //! which are objects of the same class under other names.
 
 pub(super) mod authority;
 pub(super) mod counters;
 pub(super) mod health;
 pub(super) mod versions;
+pub(super) mod pins;
 pub(super) mod registry;
 pub(super) mod session;
 

@@ -1,0 +1,105 @@
+//! The admin API's governance routes: the upstream tool definitions held for approval
+//! (`GET /admin/api/pins`, every server's, each with the pinned definition and the new one),
+//! an admin's decision on one (`POST /admin/api/pins/{server}/{upstream}/{tool}/approve` or
+//! `/reject`, naming the fingerprint of the definition the admin saw, so a change that moved on
+//! since is not approved blind), and the audit log (`GET /admin/api/audit?limit=&before=`).
+//! `admin.rs` has checked who asks; every answer is redacted, as every exit is.
+
+use serde_json::{json, Value};
+use worker::Env;
+
+use crate::audit::{Action, Event};
+use crate::auth::Principal;
+use crate::catalog::Catalog;
+use crate::edge::object::registry;
+use crate::envelope::Op;
+use crate::error::Error;
+use crate::live::api::AdminError;
+use crate::pins::Mode;
+
+async fn text(mut reply: worker::Response) -> Result<String, Error> {
+    Ok(reply.text().await?)
+}
+
+/// Every pinning server's held changes.
+pub async fn held(env: &Env, catalog: &Catalog) -> Result<String, Error> {
+    let mut out = Vec::new();
+    for (index, server) in catalog.servers.iter().enumerate().filter(|(_, s)| !s.upstreams.is_empty() && s.pinning != Mode::Off) {
+        let listed: Value = serde_json::from_str(&text(registry::call(env, &registry::name(server), Op::PinsHeld, index, None, "{}".into()).await?).await?).unwrap_or_default();
+        for mut item in listed.as_array().cloned().unwrap_or_default() {
+            let Some(map) = item.as_object_mut() else { continue };
+            let upstream = map.get("upstream").and_then(Value::as_str).unwrap_or_default();
+            let prefix = server.upstreams.iter().find(|s| s.name == upstream).map(|s| s.prefix.as_str()).unwrap_or_default();
+            let name = format!("{prefix}{}", map.get("tool").and_then(Value::as_str).unwrap_or_default());
+            let fields = crate::pins::changed(map.get("old").unwrap_or(&Value::Null), map.get("new").unwrap_or(&Value::Null));
+            map.insert("server".into(), Value::String(server.name.clone()));
+            map.insert("name".into(), Value::String(name));
+            map.insert("fields".into(), json!(fields));
+            map.insert("mode".into(), Value::String(server.pinning.name().into()));
+            out.push(item);
+        }
+    }
+    Ok(crate::edge::redaction::line(json!({"held": out}).to_string()))
+}
+
+/// An admin's decision on a held change: approved, it is pinned and served, and the server's
+/// sessions are told their tool list changed; rejected, the pinned definition stays, and that
+/// change is not offered again.
+pub async fn decide((env, ctx): (&Env, &worker::Context), catalog: &Catalog, who: &Principal, (server_name, upstream, tool, approve): (String, String, String, bool), body: &Value) -> Result<String, Error> {
+    let fingerprint = body.get("fingerprint").and_then(Value::as_str).ok_or_else(|| AdminError::bad_request("send {\"fingerprint\": \"…\"}: the fingerprint of the held definition you decide on"))?;
+    let missing = || -> Error { AdminError::not_found(format!("no change of {tool:?} from {upstream:?} on {server_name:?} with that fingerprint is held")).into() };
+    let (index, server) = catalog.servers.iter().enumerate().find(|(_, s)| s.name == server_name).ok_or_else(missing)?;
+    let source = server.upstreams.iter().find(|s| s.name == upstream).ok_or_else(missing)?;
+    let request = json!({"upstream": upstream, "tool": tool, "fingerprint": fingerprint, "approve": approve}).to_string();
+    let reply = registry::call(env, &registry::name(server), Op::PinsDecide, index, None, request).await?;
+    if reply.status_code() == 404 {
+        return Err(missing());
+    }
+    let decided: Value = serde_json::from_str(&text(reply).await?).unwrap_or_default();
+    let fields = crate::pins::changed(decided.get("old").unwrap_or(&Value::Null), decided.get("new").unwrap_or(&Value::Null)).join(", ");
+    let name = format!("{}{tool}", source.prefix);
+    let (action, verb) = if approve { (Action::DefinitionApproved, "approved") } else { (Action::DefinitionRejected, "rejected") };
+    let detail = format!("upstream {upstream}: {verb} the change of {fields} (fingerprint {})", fingerprint.get(..12).unwrap_or_default());
+    crate::edge::audit::record_later(env, Some(ctx), Event { at_ms: crate::edge::now_ms(), actor: who.id.clone(), action, server: server.name.clone(), target: name.clone(), detail });
+    if approve {
+        crate::edge::mcp::discovery::stale_all(server);
+    }
+    Ok(crate::edge::redaction::line(json!({"server": server.name, "upstream": upstream, "tool": tool, "name": name, "fingerprint": fingerprint, "approved": approve}).to_string()))
+}
+
+/// A page of the audit log, newest first: `limit` (at most `audit::MAX_PAGE`) events before the
+/// cursor `before` (the last page's `next`).
+pub async fn audit(env: &Env, query: &str) -> Result<String, Error> {
+    let mut limit = "50".to_string();
+    let mut before = String::new();
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("limit", v)) => limit = v.to_string(),
+            Some(("before", v)) => before = crate::head::percent_decode(v).unwrap_or_default(),
+            _ => {}
+        }
+    }
+    let reply = registry::call(env, crate::edge::audit::OBJECT, Op::AuditRead, 0, None, format!("{limit}\n{before}")).await?;
+    Ok(crate::edge::redaction::line(text(reply).await?))
+}
+
+/// The audit detail of a live change: each tool of a changed server whose definition is new,
+/// with its fingerprint (an admin's edit is pinned as it is made).
+pub fn pinned_by_edit(file: &Value, before: &crate::live::Layer, after: &crate::live::Layer, servers: &[String]) -> String {
+    let mut out = Vec::new();
+    for name in servers {
+        let tools = |layer| crate::live::server_config(file, layer, name).and_then(|c| c.get("tools")).and_then(Value::as_array).cloned().unwrap_or_default();
+        let old: Vec<String> = tools(before).iter().map(crate::pins::fingerprint).collect();
+        for tool in tools(after) {
+            let fingerprint = crate::pins::fingerprint(&tool);
+            if !old.contains(&fingerprint) {
+                out.push(format!("{} {}", tool.get("name").and_then(Value::as_str).unwrap_or_default(), fingerprint.get(..12).unwrap_or_default()));
+            }
+        }
+    }
+    if out.is_empty() {
+        String::new()
+    } else {
+        format!("; pinned: {}", out.join(", "))
+    }
+}
