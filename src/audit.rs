@@ -3,7 +3,7 @@
 //! as the log line and the store write them (JSON), and as OTLP log records (protobuf
 //! `ExportLogsServiceRequest`, through `trace::wire`). The edge records them (`edge::audit`).
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::redact::Redactor;
 use crate::trace::otlp::Source;
@@ -78,7 +78,12 @@ impl Event {
 
     /// As the store keeps it and the admin API lists it.
     pub fn to_json(&self) -> Value {
-        json!({"atMs": self.at_ms, "actor": self.actor, "action": self.action.name(), "server": self.server, "target": self.target, "detail": self.detail})
+        let mut map = serde_json::Map::new();
+        map.insert("atMs".into(), self.at_ms.into());
+        for (key, value) in [("actor", self.actor.as_str()), ("action", self.action.name()), ("server", &self.server), ("target", &self.target), ("detail", &self.detail)] {
+            map.insert(key.into(), Value::String(value.to_string()));
+        }
+        Value::Object(map)
     }
 
     /// The log line: the request log's style, with `"audit"` as its message.

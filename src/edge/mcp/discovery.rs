@@ -159,13 +159,17 @@ async fn announce(env: &Env, server: &Server, index: usize, read: &Read) {
 /// registry): a changed definition is held back there. A registry out of reach fails the read,
 /// so the tools last served stay.
 async fn pinned(env: &Env, server: &Server, index: usize, source: &Source, mut lists: Lists) -> Result<Lists, String> {
-    let body = json!({"server": server.name, "source": source.name, "prefix": source.prefix, "mode": server.pinning.name(), "tools": lists.tools}).to_string();
+    let mut body = Map::new();
+    for (key, value) in [("server", server.name.as_str()), ("upstream", &source.name), ("prefix", &source.prefix), ("mode", server.pinning.name())] {
+        body.insert(key.into(), Value::String(value.to_string()));
+    }
+    body.insert("tools".into(), Value::Array(std::mem::take(&mut lists.tools)));
+    let body = Value::Object(body).to_string();
     let registry = crate::edge::object::registry::name(server);
     let failed = |why: String| format!("its pinned tool definitions could not be read: {why}");
-    let mut reply = crate::edge::object::registry::call(env, &registry, crate::envelope::Op::PinsCheck, index, None, body).await.map_err(|e| failed(e.message()))?;
-    let text = reply.text().await.map_err(|e| failed(e.to_string()))?;
+    let (status, text) = crate::edge::object::registry::ask(env, &registry, crate::envelope::Op::PinsCheck, index, body).await.map_err(|e| failed(e.message()))?;
     let served = serde_json::from_str::<Value>(&text).ok().and_then(|mut v| v.get_mut("tools").map(Value::take)).and_then(|t| if let Value::Array(a) = t { Some(a) } else { None });
-    lists.tools = served.filter(|_| reply.status_code() == 200).ok_or_else(|| failed(format!("the registry answered {}", reply.status_code())))?;
+    lists.tools = served.filter(|_| status == 200).ok_or_else(|| failed(format!("the registry answered {status}")))?;
     Ok(lists)
 }
 

@@ -1,118 +1,83 @@
 //! The pinned tool definitions of a server's upstream MCP servers, kept in the server's registry
-//! object (one per server, whichever isolate reads): each source's pins (`pin:<source>\n<tool>`),
-//! the changes held for approval (`held:…`), the fingerprints an admin rejected (`rejected:…`),
-//! and whether the source was read before (`seen:<source>`). `crate::pins` decides; this file
-//! reads and writes what it decides, and tells the sessions when an approval changes a list.
+//! object (one per server, whichever isolate reads): each upstream's pins, the changes held for
+//! approval, the fingerprints an admin rejected, and whether the upstream was read before.
+//! `crate::pins` decides; the storage is read and written by `glue.js` (`pins_*`, one crossing
+//! each); this file tells the sessions when an approval changes a list.
 
-use serde_json::{json, Value};
-use worker::{Env, Response, ResponseBuilder, State, Storage};
+use serde_json::{Map, Value};
+use wasm_bindgen::prelude::wasm_bindgen;
+use worker::worker_sys::DurableObjectStorage;
+use worker::{Env, Response, ResponseBuilder, State};
 
-use super::keys;
 use crate::audit::{Action, Event, SYSTEM};
+use crate::envelope::Op;
 use crate::error::Error;
-use crate::pins::{Known, Mode, Pin};
+use crate::pins::{Known, Mode};
 
-const PIN: &str = "pin:";
-const HELD: &str = "held:";
-const REJECTED: &str = "rejected:";
-const SEEN: &str = "seen:";
-
-fn stored(text: &str) -> Option<(Pin, u64)> {
-    let v: Value = serde_json::from_str(text).ok()?;
-    let fingerprint = v.get("fingerprint")?.as_str()?.to_string();
-    Some((Pin { fingerprint, definition: v.get("definition").cloned().unwrap_or_default() }, v.get("atMs").and_then(Value::as_u64).unwrap_or(0)))
+#[wasm_bindgen(module = "/src/edge/glue.js")]
+extern "C" {
+    fn pins_read(storage: &DurableObjectStorage, source: &str) -> js_sys::Promise;
+    fn store_all(storage: &DurableObjectStorage, puts: &str) -> js_sys::Promise;
+    fn pins_held(storage: &DurableObjectStorage, about: &str) -> js_sys::Promise;
+    fn pins_decide(storage: &DurableObjectStorage, key: &str, fingerprint: &str, approve: bool) -> js_sys::Promise;
 }
 
-async fn put(storage: &Storage, key: &str, pin: &Pin) -> Result<(), Error> {
-    let text = json!({"fingerprint": pin.fingerprint, "definition": pin.definition, "atMs": crate::edge::now_ms()}).to_string();
-    storage.put_raw(key, wasm_bindgen::JsValue::from_str(&text)).await?;
-    Ok(())
+/// A glue promise's text (`None`: it resolved to nothing).
+async fn text(promise: js_sys::Promise) -> Result<Option<String>, Error> {
+    Ok(wasm_bindgen_futures::JsFuture::from(promise).await.map_err(worker::Error::from)?.as_string())
 }
 
-fn answer(status: u16, body: &Value) -> Response {
-    ResponseBuilder::new().with_status(status).fixed(body.to_string().into_bytes())
-}
-
-/// What is kept of one source's tools.
-async fn known(storage: &Storage, source: &str) -> Result<Known, Error> {
-    let mut known = Known { seen: storage.get::<String>(&format!("{SEEN}{source}")).await.ok().flatten().is_some(), ..Known::default() };
-    let of = |prefix: &str| format!("{prefix}{source}\n");
-    for (key, text) in keys(storage, &of(PIN)).await? {
-        if let (Some(name), Some((pin, _))) = (key.strip_prefix(&of(PIN)), stored(&text)) {
-            known.pins.insert(name.to_string(), pin);
-        }
-    }
-    for (key, text) in keys(storage, &of(HELD)).await? {
-        if let (Some(name), Some((pin, _))) = (key.strip_prefix(&of(HELD)), stored(&text)) {
-            known.held.insert(name.to_string(), pin.fingerprint);
-        }
-    }
-    for (key, text) in keys(storage, &of(REJECTED)).await? {
-        if let Some(name) = key.strip_prefix(&of(REJECTED)) {
-            known.rejected.insert(name.to_string(), text);
-        }
-    }
-    Ok(known)
+fn answer(status: u16, body: String) -> Response {
+    ResponseBuilder::new().with_status(status).fixed(body.into_bytes())
 }
 
 /// The registry's pin operations, inside its object.
-pub async fn serve(state: &State, env: &Env, op: crate::envelope::Op, server_index: usize, body: &[u8]) -> Result<Response, Error> {
-    use crate::envelope::Op;
+pub async fn serve(state: &State, env: &Env, op: Op, server_index: usize, body: &[u8]) -> Result<Response, Error> {
     let storage = state.storage();
+    let raw = storage.as_raw();
     let request: Value = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("pins: {e}")))?;
-    let text = |name: &str| request.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
+    let field = |name: &str| request.get(name).and_then(Value::as_str).unwrap_or_default().to_string();
+    let (source, tool) = (field("upstream"), field("tool"));
     match op {
         Op::PinsCheck => {
-            let (source, server, prefix) = (text("source"), text("server"), text("prefix"));
-            let listed = request.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
-            let known = known(&storage, &source).await?;
-            let outcome = crate::pins::check(Mode::parse(&text("mode")), &listed, &known);
-            for (name, pin) in &outcome.pin {
-                put(&storage, &format!("{PIN}{source}\n{name}"), pin).await?;
-            }
-            for (name, pin) in &outcome.hold {
-                put(&storage, &format!("{HELD}{source}\n{name}"), pin).await?;
+            let known = Known::from_json(&serde_json::from_str(&text(pins_read(raw, &source)).await?.unwrap_or_default()).unwrap_or_default());
+            let listed = request.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+            let outcome = crate::pins::check(Mode::parse(&field("mode")), listed, &known);
+            let now = crate::edge::now_ms();
+            let mut puts = Map::new();
+            for (kind, list) in [("pin", &outcome.pin), ("held", &outcome.hold)] {
+                for (name, pin) in list {
+                    puts.insert(format!("{kind}:{source}\n{name}"), Value::String(pin.to_json(now)));
+                }
             }
             if !known.seen {
-                storage.put_raw(&format!("{SEEN}{source}"), wasm_bindgen::JsValue::from_str("1")).await?;
+                puts.insert(format!("seen:{source}"), Value::String("1".into()));
+            }
+            if !puts.is_empty() {
+                text(store_all(raw, &Value::Object(puts).to_string())).await?;
             }
             // Recorded after the answer, so that the read never waits on the audit log.
             for (name, pin) in &outcome.hold {
-                let fields = known.pins.get(name).map_or_else(|| "a new tool".to_string(), |old| format!("changed: {}", crate::pins::changed(&old.definition, &pin.definition).join(", ")));
+                let old = known.pins.get(name).and_then(|p| p.get("definition"));
+                let fields = old.map_or_else(|| "a new tool".to_string(), |old| format!("changed: {}", crate::pins::changed(old, &pin.definition).join(", ")));
                 let detail = format!("upstream {source}: {fields}; held for approval (fingerprint {})", pin.fingerprint.get(..12).unwrap_or_default());
-                crate::edge::audit::record_later(env, None, Event { at_ms: crate::edge::now_ms(), actor: SYSTEM.into(), action: Action::DefinitionHeld, server: server.clone(), target: format!("{prefix}{name}"), detail });
+                crate::edge::audit::record_later(env, None, Event { at_ms: now, actor: SYSTEM.into(), action: Action::DefinitionHeld, server: field("server"), target: format!("{}{name}", field("prefix")), detail });
             }
-            Ok(answer(200, &json!({"tools": outcome.serve})))
+            let mut served = Map::new();
+            served.insert("tools".into(), Value::Array(outcome.serve));
+            Ok(answer(200, Value::Object(served).to_string()))
         }
-        Op::PinsHeld => {
-            let mut held = Vec::new();
-            for (key, text) in keys(&storage, HELD).await? {
-                let Some((source, name)) = key.strip_prefix(HELD).and_then(|k| k.split_once('\n')) else { continue };
-                let Some((pin, at_ms)) = stored(&text) else { continue };
-                let old = storage.get::<String>(&format!("{PIN}{source}\n{name}")).await.ok().flatten().and_then(|t| stored(&t)).map(|(p, _)| p.definition);
-                held.push(json!({"upstream": source, "tool": name, "fingerprint": pin.fingerprint, "atMs": at_ms, "old": old, "new": pin.definition}));
-            }
-            Ok(answer(200, &Value::Array(held)))
-        }
+        Op::PinsHeld => Ok(answer(200, text(pins_held(raw, &String::from_utf8_lossy(body))).await?.unwrap_or_default())),
         Op::PinsDecide => {
-            let (source, name, fingerprint) = (text("upstream"), text("tool"), text("fingerprint"));
-            let key = format!("{source}\n{name}");
-            let held = storage.get::<String>(&format!("{HELD}{key}")).await.ok().flatten().and_then(|t| stored(&t)).map(|(p, _)| p);
-            let Some(held) = held.filter(|h| crate::auth::same_secret(&h.fingerprint, &fingerprint)) else {
-                return Ok(answer(404, &json!({})));
-            };
-            let old = storage.get::<String>(&format!("{PIN}{key}")).await.ok().flatten().and_then(|t| stored(&t)).map(|(p, _)| p.definition);
-            storage.delete(&format!("{HELD}{key}")).await?;
             let approve = request.get("approve").and_then(Value::as_bool).unwrap_or(false);
+            let Some(decided) = text(pins_decide(raw, &format!("{source}\n{tool}"), &field("fingerprint"), approve)).await? else {
+                return Ok(answer(404, String::new()));
+            };
             if approve {
-                put(&storage, &format!("{PIN}{key}"), &held).await?;
-                storage.delete(&format!("{REJECTED}{key}")).await?;
                 // The sessions list it again, through the upstream's newest read.
                 super::registry::fan_out(&storage, env, server_index, &[crate::method::Method::ToolsListChanged.name().to_string()]).await?;
-            } else {
-                storage.put_raw(&format!("{REJECTED}{key}"), wasm_bindgen::JsValue::from_str(&held.fingerprint)).await?;
             }
-            Ok(answer(200, &json!({"old": old, "new": held.definition})))
+            Ok(answer(200, decided))
         }
         _ => Err(Error::Internal("not a pins operation".into())),
     }

@@ -5,41 +5,42 @@
 //! since is not approved blind), and the audit log (`GET /admin/api/audit?limit=&before=`).
 //! `admin.rs` has checked who asks; every answer is redacted, as every exit is.
 
-use serde_json::{json, Value};
+use serde_json::{Map, Value};
 use worker::Env;
 
 use crate::audit::{Action, Event};
 use crate::auth::Principal;
 use crate::catalog::Catalog;
-use crate::edge::object::registry;
+use crate::edge::object::registry::{ask, name as registry};
 use crate::envelope::Op;
 use crate::error::Error;
 use crate::live::api::AdminError;
 use crate::pins::Mode;
 
-async fn text(mut reply: worker::Response) -> Result<String, Error> {
-    Ok(reply.text().await?)
-}
-
-/// Every pinning server's held changes.
+/// Every pinning server's held changes: each registry lists its own, annotated (`glue.js`
+/// `pins_held`), and the lists are joined as they come.
 pub async fn held(env: &Env, catalog: &Catalog) -> Result<String, Error> {
-    let mut out = Vec::new();
+    let mut out = String::from("{\"held\":[");
     for (index, server) in catalog.servers.iter().enumerate().filter(|(_, s)| !s.upstreams.is_empty() && s.pinning != Mode::Off) {
-        let listed: Value = serde_json::from_str(&text(registry::call(env, &registry::name(server), Op::PinsHeld, index, None, "{}".into()).await?).await?).unwrap_or_default();
-        for mut item in listed.as_array().cloned().unwrap_or_default() {
-            let Some(map) = item.as_object_mut() else { continue };
-            let upstream = map.get("upstream").and_then(Value::as_str).unwrap_or_default();
-            let prefix = server.upstreams.iter().find(|s| s.name == upstream).map(|s| s.prefix.as_str()).unwrap_or_default();
-            let name = format!("{prefix}{}", map.get("tool").and_then(Value::as_str).unwrap_or_default());
-            let fields = crate::pins::changed(map.get("old").unwrap_or(&Value::Null), map.get("new").unwrap_or(&Value::Null));
-            map.insert("server".into(), Value::String(server.name.clone()));
-            map.insert("name".into(), Value::String(name));
-            map.insert("fields".into(), json!(fields));
-            map.insert("mode".into(), Value::String(server.pinning.name().into()));
-            out.push(item);
+        let mut prefixes = Map::new();
+        for source in &server.upstreams {
+            prefixes.insert(source.name.clone(), Value::String(source.prefix.clone()));
+        }
+        let mut about = Map::new();
+        about.insert("server".into(), Value::String(server.name.clone()));
+        about.insert("mode".into(), Value::String(server.pinning.name().into()));
+        about.insert("prefixes".into(), Value::Object(prefixes));
+        let (_, list) = ask(env, &registry(server), Op::PinsHeld, index, Value::Object(about).to_string()).await?;
+        let items = list.trim().trim_start_matches('[').trim_end_matches(']');
+        if !items.is_empty() {
+            if !out.ends_with('[') {
+                out.push(',');
+            }
+            out.push_str(items);
         }
     }
-    Ok(crate::edge::redaction::line(json!({"held": out}).to_string()))
+    out.push_str("]}");
+    Ok(crate::edge::redaction::line(out))
 }
 
 /// An admin's decision on a held change: approved, it is pinned and served, and the server's
@@ -50,21 +51,24 @@ pub async fn decide((env, ctx): (&Env, &worker::Context), catalog: &Catalog, who
     let missing = || -> Error { AdminError::not_found(format!("no change of {tool:?} from {upstream:?} on {server_name:?} with that fingerprint is held")).into() };
     let (index, server) = catalog.servers.iter().enumerate().find(|(_, s)| s.name == server_name).ok_or_else(missing)?;
     let source = server.upstreams.iter().find(|s| s.name == upstream).ok_or_else(missing)?;
-    let request = json!({"upstream": upstream, "tool": tool, "fingerprint": fingerprint, "approve": approve}).to_string();
-    let reply = registry::call(env, &registry::name(server), Op::PinsDecide, index, None, request).await?;
-    if reply.status_code() == 404 {
+    let mut request = Map::new();
+    for (key, value) in [("upstream", upstream.as_str()), ("tool", &tool), ("fingerprint", fingerprint)] {
+        request.insert(key.into(), Value::String(value.to_string()));
+    }
+    request.insert("approve".into(), Value::Bool(approve));
+    let (status, decided) = ask(env, &registry(server), Op::PinsDecide, index, Value::Object(request).to_string()).await?;
+    if status == 404 {
         return Err(missing());
     }
-    let decided: Value = serde_json::from_str(&text(reply).await?).unwrap_or_default();
-    let fields = crate::pins::changed(decided.get("old").unwrap_or(&Value::Null), decided.get("new").unwrap_or(&Value::Null)).join(", ");
+    let fields = serde_json::from_str::<Value>(&decided).ok().and_then(|d| d.get("fields").and_then(Value::as_str).map(str::to_string)).unwrap_or_default();
     let name = format!("{}{tool}", source.prefix);
     let (action, verb) = if approve { (Action::DefinitionApproved, "approved") } else { (Action::DefinitionRejected, "rejected") };
     let detail = format!("upstream {upstream}: {verb} the change of {fields} (fingerprint {})", fingerprint.get(..12).unwrap_or_default());
-    crate::edge::audit::record_later(env, Some(ctx), Event { at_ms: crate::edge::now_ms(), actor: who.id.clone(), action, server: server.name.clone(), target: name.clone(), detail });
+    crate::edge::audit::record_later(env, Some(ctx), Event { at_ms: crate::edge::now_ms(), actor: who.id.clone(), action, server: server.name.clone(), target: name, detail });
     if approve {
         crate::edge::mcp::discovery::stale_all(server);
     }
-    Ok(crate::edge::redaction::line(json!({"server": server.name, "upstream": upstream, "tool": tool, "name": name, "fingerprint": fingerprint, "approved": approve}).to_string()))
+    Ok(crate::edge::redaction::line(format!("{{\"approved\":{approve},\"fingerprint\":{}}}", Value::String(fingerprint.to_string()))))
 }
 
 /// A page of the audit log, newest first: `limit` (at most `audit::MAX_PAGE`) events before the
@@ -79,8 +83,8 @@ pub async fn audit(env: &Env, query: &str) -> Result<String, Error> {
             _ => {}
         }
     }
-    let reply = registry::call(env, crate::edge::audit::OBJECT, Op::AuditRead, 0, None, format!("{limit}\n{before}")).await?;
-    Ok(crate::edge::redaction::line(text(reply).await?))
+    let (_, page) = ask(env, crate::edge::audit::OBJECT, Op::AuditRead, 0, format!("{limit}\n{before}")).await?;
+    Ok(crate::edge::redaction::line(page))
 }
 
 /// The audit detail of a live change: each tool of a changed server whose definition is new,
