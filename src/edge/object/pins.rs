@@ -32,7 +32,7 @@ fn answer(status: u16, body: String) -> Response {
 }
 
 /// The registry's pin operations, inside its object.
-pub async fn serve(state: &State, env: &Env, op: Op, server_index: usize, body: &[u8]) -> Result<Response, Error> {
+pub async fn serve(state: &State, env: &Env, op: Op, body: &[u8]) -> Result<Response, Error> {
     let storage = state.storage();
     let raw = storage.as_raw();
     let request: Value = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("pins: {e}")))?;
@@ -73,10 +73,6 @@ pub async fn serve(state: &State, env: &Env, op: Op, server_index: usize, body: 
             let Some(decided) = text(pins_decide(raw, &format!("{source}\n{tool}"), &field("fingerprint"), approve)).await? else {
                 return Ok(answer(404, String::new()));
             };
-            if approve {
-                // The sessions list it again, through the upstream's newest read.
-                super::registry::fan_out(&storage, env, server_index, &[crate::method::Method::ToolsListChanged.name().to_string()]).await?;
-            }
             Ok(answer(200, decided))
         }
         _ => Err(Error::Internal("not a pins operation".into())),

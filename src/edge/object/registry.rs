@@ -77,7 +77,7 @@ pub async fn forget(env: &Env, server: &Server, server_index: usize, object: &st
 
 /// Sends each of `methods` to every session whose stream wants it; a session that is gone is
 /// forgotten. Returns how many sessions were told.
-pub(super) async fn fan_out(storage: &worker::Storage, env: &Env, server_index: usize, methods: &[String]) -> Result<usize, Error> {
+async fn fan_out(storage: &worker::Storage, env: &Env, server_index: usize, methods: &[String]) -> Result<usize, Error> {
     let mut told = 0;
     for (key, text) in super::keys(storage, LISTS_PREFIX).await? {
         let wanted: Vec<String> = serde_json::from_str(&text).unwrap_or_default();

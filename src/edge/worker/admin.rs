@@ -64,11 +64,7 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
             let view = crate::edge::health::figures(env, catalog, crate::edge::now_ms()).await?;
             return respond(200, &serde_json::to_value(&view).map_err(|e| Error::Internal(e.to_string()))?, version);
         }
-        (Method::Get, Route::Pins) => return respond_text(200, super::pins::held(env, catalog).await?, version),
-        (Method::Get, Route::Audit) => return respond_text(200, super::pins::audit(env, &url.query).await?, version),
-        (Method::Post, Route::Decide(server, upstream, tool, approve)) => return respond_text(200, super::pins::decide((env, ctx), catalog, &who, (server, upstream, tool, approve), &body.unwrap_or_default()).await?, version),
-        (_, Route::Pins | Route::Audit) => return Err(AdminError::method_not_allowed("GET").into()),
-        (_, Route::Decide(..)) => return Err(AdminError::method_not_allowed("POST").into()),
+        (method, route @ (Route::Pins | Route::Audit | Route::Decide(..))) => return respond_text(200, super::pins::serve((env, ctx), catalog, &who, (method, route, &url.query), body.unwrap_or_default()).await?, version),
         (Method::Get, route) => return read(env, file, version, &layer, route).await,
         (Method::Put, Route::Server(server)) => (server, Edit::ReplaceServer(body.unwrap_or_default())),
         (Method::Delete, Route::Server(server)) => (server, Edit::ResetServer),

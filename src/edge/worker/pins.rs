@@ -14,12 +14,28 @@ use crate::catalog::Catalog;
 use crate::edge::object::registry::{ask, name as registry};
 use crate::envelope::Op;
 use crate::error::Error;
-use crate::live::api::AdminError;
+use crate::live::api::{AdminError, Route};
 use crate::pins::Mode;
+
+/// A request to one of these routes, boxed: its code is in the module once, outside the admin
+/// API's own state machine.
+pub fn serve<'a>((env, ctx): (&'a Env, &'a worker::Context), catalog: &'a Catalog, who: &'a Principal, (method, route, query): (worker::Method, Route, &'a str), body: Value) -> Reply<'a> {
+    Box::pin(async move {
+        match (method, route) {
+            (worker::Method::Get, Route::Pins) => held(env, catalog).await,
+            (worker::Method::Get, Route::Audit) => audit(env, query).await,
+            (worker::Method::Post, Route::Decide(server, upstream, tool, approve)) => decide((env, ctx), catalog, who, (server, upstream, tool, approve), &body).await,
+            (_, Route::Decide(..)) => Err(AdminError::method_not_allowed("POST").into()),
+            _ => Err(AdminError::method_not_allowed("GET").into()),
+        }
+    })
+}
+
+type Reply<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, Error>> + 'a>>;
 
 /// Every pinning server's held changes: each registry lists its own, annotated (`glue.js`
 /// `pins_held`), and the lists are joined as they come.
-pub async fn held(env: &Env, catalog: &Catalog) -> Result<String, Error> {
+async fn held(env: &Env, catalog: &Catalog) -> Result<String, Error> {
     let mut out = String::from("{\"held\":[");
     for (index, server) in catalog.servers.iter().enumerate().filter(|(_, s)| !s.upstreams.is_empty() && s.pinning != Mode::Off) {
         let mut prefixes = Map::new();
@@ -46,7 +62,7 @@ pub async fn held(env: &Env, catalog: &Catalog) -> Result<String, Error> {
 /// An admin's decision on a held change: approved, it is pinned and served, and the server's
 /// sessions are told their tool list changed; rejected, the pinned definition stays, and that
 /// change is not offered again.
-pub async fn decide((env, ctx): (&Env, &worker::Context), catalog: &Catalog, who: &Principal, (server_name, upstream, tool, approve): (String, String, String, bool), body: &Value) -> Result<String, Error> {
+async fn decide((env, ctx): (&Env, &worker::Context), catalog: &Catalog, who: &Principal, (server_name, upstream, tool, approve): (String, String, String, bool), body: &Value) -> Result<String, Error> {
     let fingerprint = body.get("fingerprint").and_then(Value::as_str).ok_or_else(|| AdminError::bad_request("send {\"fingerprint\": \"…\"}: the fingerprint of the held definition you decide on"))?;
     let missing = || -> Error { AdminError::not_found(format!("no change of {tool:?} from {upstream:?} on {server_name:?} with that fingerprint is held")).into() };
     let (index, server) = catalog.servers.iter().enumerate().find(|(_, s)| s.name == server_name).ok_or_else(missing)?;
@@ -67,13 +83,18 @@ pub async fn decide((env, ctx): (&Env, &worker::Context), catalog: &Catalog, who
     crate::edge::audit::record_later(env, Some(ctx), Event { at_ms: crate::edge::now_ms(), actor: who.id.clone(), action, server: server.name.clone(), target: name, detail });
     if approve {
         crate::edge::mcp::discovery::stale_all(server);
+        // The sessions list it again, through the upstream's newest read.
+        let told = format!("[\"{}\"]", crate::method::Method::ToolsListChanged.name());
+        if let Err(e) = ask(env, &registry(server), Op::RegistryListChanged, index, told).await {
+            worker::console_error!("{}", crate::edge::redaction::line(format!("pins: sessions were not told of an approval: {}", e.message())));
+        }
     }
     Ok(crate::edge::redaction::line(format!("{{\"approved\":{approve},\"fingerprint\":{}}}", Value::String(fingerprint.to_string()))))
 }
 
 /// A page of the audit log, newest first: `limit` (at most `audit::MAX_PAGE`) events before the
 /// cursor `before` (the last page's `next`).
-pub async fn audit(env: &Env, query: &str) -> Result<String, Error> {
+async fn audit(env: &Env, query: &str) -> Result<String, Error> {
     let mut limit = "50".to_string();
     let mut before = String::new();
     for pair in query.split('&') {
