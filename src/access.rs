@@ -47,6 +47,12 @@ pub struct Entry<'a> {
     pub tags: &'a [String],
     /// The upstream MCP server it comes from (`upstreams[].name`); empty for the server's own.
     pub upstream: &'a str,
+    /// The server of this deployment it belongs to: the one it was taken from, for an alias
+    /// (`include`), else the one serving it.
+    pub server: &'a str,
+    /// `http` (a configured or imported HTTP tool, a resource, a prompt), `mcp` (an upstream MCP
+    /// server's), or `alias` (taken from another server by `include`).
+    pub source: &'static str,
 }
 
 /// How a refusal's message begins after the tool's name: what the metrics count as `denied`.
@@ -149,6 +155,8 @@ fn entry_value(entry: &Entry<'_>) -> Value {
     e.insert("name".into(), entry.name.into());
     e.insert("tags".into(), entry.tags.to_vec().into());
     e.insert("upstream".into(), entry.upstream.into());
+    e.insert("server".into(), entry.server.into());
+    e.insert("source".into(), entry.source.into());
     Value::Object(e)
 }
 
@@ -168,7 +176,7 @@ mod tests {
     const READ: &[String] = &[];
 
     fn tool<'a>(name: &'a str, tags: &'a [String]) -> Entry<'a> {
-        Entry { kind: "tool", name, tags, upstream: "" }
+        Entry { kind: "tool", name, tags, upstream: "", server: "s", source: "http" }
     }
 
     #[test]
@@ -219,7 +227,7 @@ mod tests {
     fn rules_read_the_time_and_the_entry_s_origin() {
         let policies = Policies::new(vec![rule("office hours", Effect::Deny, "entry.upstream == 'billing' && (time.hour < 9 || time.weekday == 0 || time.weekday == 6)")]);
         let cx = |ms| Context::new(&support(), ms);
-        let billing = Entry { kind: "tool", name: "charge", tags: READ, upstream: "billing" };
+        let billing = Entry { kind: "tool", name: "charge", tags: READ, upstream: "billing", server: "s", source: "mcp" };
         // 2026-11-28 was a Saturday; 2026-11-30 10:00 a Monday.
         assert!(!policies.shows(&cx(1_795_833_605_000), &billing));
         assert!(policies.shows(&cx(1_796_032_800_000), &billing));

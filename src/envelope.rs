@@ -74,6 +74,16 @@ pub enum Op {
     /// A server's registry: one read of an upstream MCP server's lists
     /// (`upstream::mcp::changes::Read`); listening sessions are told of the lists that changed.
     RegistryUpstreamRead,
+    /// A server's registry: one read of an upstream's tools, checked against the pinned
+    /// definitions (`crate::pins`); answers the tools to serve.
+    PinsCheck,
+    /// A server's registry: the changes held for approval.
+    PinsHeld,
+    /// A server's registry: an admin's approval or rejection of a held change.
+    PinsDecide,
+    /// The audit log's object: an event to keep, or a page to read.
+    AuditAppend,
+    AuditRead,
     /// Test builds: fire the session's alarm now.
     TestAlarm,
     /// One this build does not know.

@@ -37,6 +37,8 @@
 //! - [`upstream`]: calling an HTTP upstream: request rendering (OpenAPI query styles and
 //!   cookies included), the SSRF guard, retries and redirects, reply mapping; and upstream MCP
 //!   servers as tool sources (`upstream::mcp`): their messages, replies and tools.
+//! - [`audit`]: the audit log's events (admin changes, held definitions and their approval,
+//!   denials, limit refusals) as JSON lines and as OTLP log records.
 //! - [`framing`]: the exact bytes of an SSE event, an NDJSON line, a JSON body.
 //! - [`outbox`]: replies whose stream was gone, kept until the client's next stream carries them.
 //! - [`schema`]: JSON Schema validation of tool arguments and results.
@@ -48,6 +50,8 @@
 //! - [`redact`]: secrets hidden from whatever leaves the server: a secret found in every spelling
 //!   it can take (JSON escapes, percent, HTML references, base64), a text redacted whole before
 //!   any cut.
+//! - [`pins`]: tool definitions' fingerprints, and what a read of an upstream's tools means
+//!   against those pinned: served, pinned, or held for an admin's approval.
 //! - [`head`]: a request's method, URL and headers as the edge reads them.
 //! - [`signing`]: HMAC signatures with a purpose each: callback tokens, request states, the
 //!   authorization server's tokens and forms.
@@ -80,6 +84,7 @@
 
 pub mod access;
 pub mod admission;
+pub mod audit;
 pub mod auth;
 pub mod base64;
 pub mod cache;
@@ -109,6 +114,7 @@ pub mod oauth;
 pub mod outbox;
 pub mod paths;
 pub mod pending;
+pub mod pins;
 pub mod policy;
 pub mod protocol;
 pub mod redact;

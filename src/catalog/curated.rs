@@ -283,6 +283,7 @@ pub fn transform(include: &Include, source: &Tool) -> Result<Tool, Fault> {
     if let Some(roles) = include.0.get("roles").and_then(Value::as_array) {
         tool.roles = roles.iter().filter_map(Value::as_str).map(str::to_string).collect();
     }
+    curation.from = include.server().to_string();
     tool.curation = Some(Box::new(curation));
     Ok(tool)
 }

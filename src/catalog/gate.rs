@@ -40,7 +40,19 @@ impl Gate<'_> {
     }
 
     fn tool_entry<'t>(&'t self, tool: &'t Tool) -> Entry<'t> {
-        Entry { kind: "tool", name: &tool.name, tags: &tool.tags, upstream: self.server.upstream_name(tool.mcp.as_ref().map(|t| t.source)) }
+        let upstream = self.server.upstream_name(tool.mcp.as_ref().map(|t| t.source));
+        let (server, source) = match (&tool.curation, tool.mcp.is_some()) {
+            (Some(c), _) => (c.from.as_str(), "alias"),
+            (None, true) => (self.server.name.as_str(), "mcp"),
+            (None, false) => (self.server.name.as_str(), "http"),
+        };
+        Entry { kind: "tool", name: &tool.name, tags: &tool.tags, upstream, server, source }
+    }
+
+    /// An entry that is not a tool: a resource, template or prompt, its own or an upstream's.
+    fn other<'t>(&'t self, kind: &'static str, name: &'t str, source: Option<usize>) -> Entry<'t> {
+        let upstream = self.server.upstream_name(source);
+        Entry { kind, name, tags: &[], upstream, server: &self.server.name, source: if source.is_some() { "mcp" } else { "http" } }
     }
 
     /// Whether the caller sees the tool in lists, searches and descriptions, and may call it.
@@ -59,15 +71,15 @@ impl Gate<'_> {
             ResourceSource::Mcp(i) => Some(i),
             _ => None,
         };
-        self.shows(Entry { kind: "resource", name: &resource.uri, tags: &[], upstream: self.server.upstream_name(source) })
+        self.shows(self.other("resource", &resource.uri, source))
     }
 
     pub fn sees_template(&self, template: &ResourceTemplate) -> bool {
-        self.shows(Entry { kind: "resource", name: template.uri_template(), tags: &[], upstream: self.server.upstream_name(template.mcp) })
+        self.shows(self.other("resource", template.uri_template(), template.mcp))
     }
 
     pub fn sees_prompt(&self, prompt: &Prompt) -> bool {
-        self.shows(Entry { kind: "prompt", name: &prompt.name, tags: &[], upstream: self.server.upstream_name(prompt.mcp.as_ref().map(|t| t.source)) })
+        self.shows(self.other("prompt", &prompt.name, prompt.mcp.as_ref().map(|t| t.source)))
     }
 
     /// Whether the rules hide nothing but by tool roles: resources and prompts are all shown.

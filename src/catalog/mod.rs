@@ -158,6 +158,8 @@ pub struct Server {
     /// Those of `include` that name what an upstream MCP server has not listed yet: taken when
     /// its lists arrive (`edge/mcp/discovery.rs`).
     pub pending: Vec<usize>,
+    /// How their tool definitions are pinned.
+    pub pinning: crate::pins::Mode,
     /// The list results' entries, built once; a catalog server's `tools/list` lists catalog
     /// mode's own three tools.
     pub tool_listings: Vec<Value>,

@@ -105,6 +105,7 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         policies,
         // An upstream MCP server's lists change when it says so, or when it is read again.
         lists_change: !upstreams.is_empty(),
+        pinning: s.pinning.mode,
         tasks: tasks(&s.tasks, path)?,
         upstreams: upstreams.into_iter().map(std::sync::Arc::new).collect(),
         include: s.include,

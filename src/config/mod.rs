@@ -14,6 +14,7 @@ mod compile;
 mod curated;
 mod health;
 pub mod limits;
+pub mod pinning;
 mod telemetry;
 mod safety;
 mod file;

@@ -356,6 +356,9 @@ pub struct ServerConfig {
     /// Tools, prompts and resources taken by reference from servers of this deployment, transformed.
     #[serde(default)]
     pub include: Vec<crate::catalog::curated::Include>,
+    /// Their tool definitions pinned: a change waits for an admin's approval (`crate::pins`).
+    #[serde(default)]
+    pub pinning: super::pinning::PinningConfig,
 }
 
 /// An upstream MCP server: where it is, how to reach it, and which of its tools to take.

@@ -1,4 +1,5 @@
-// The console's admin script: the configuration editor, history and rollback, for admins only.
+// The console's admin script: the configuration editor, history and rollback, and the upstream
+// tool definitions held for approval (each with its diff, Approve and Reject), for admins only.
 // It talks to the admin API (/admin/api, docs/admin.md) on this origin with the console's
 // session cookie, which fetch sends on same-origin requests; the API checks that they come from
 // this page. Each change names the version it was read at (If-Match), so an edit never
@@ -91,7 +92,8 @@
   const history = el('details', { class: 'history' }, el('summary', { text: 'History and rollback' }));
   const historyBody = el('div');
   history.append(historyBody);
-  root.replaceChildren(el('p', { class: 'muted', text: 'Changes are checked like the file, stored as a new version, and served at once; connected clients are told.' }), status, servers, history);
+  const pins = el('div', { class: 'pins' });
+  root.replaceChildren(el('p', { class: 'muted', text: 'Changes are checked like the file, stored as a new version, and served at once; connected clients are told.' }), status, pins, servers, history);
   root.hidden = false;
 
   const say = (text, error = false) => {
@@ -315,10 +317,52 @@
   }
   history.addEventListener('toggle', () => history.open && loadHistory());
 
+  // ---- upstream tool definitions held for approval ----
+
+  const shown = (v) => (v === undefined ? '(none)' : typeof v === 'string' ? v : json(v));
+
+  async function loadPins() {
+    try {
+      const { held } = (await call('GET', '/pins')).json;
+      if (!held.length) return pins.replaceChildren();
+      pins.replaceChildren(
+        el('h3', { text: `Tool definitions held for approval (${held.length})` }),
+        ...held.map((h) => {
+          const rows = h.fields.map((f) => el('tr', { 'data-field': f }, el('th', { text: f }), el('td', {}, el('pre', { class: 'old', text: shown(h.old?.[f]) })), el('td', {}, el('pre', { class: 'new', text: shown(h.new[f]) }))));
+          const decide = (verb, label, cls) => {
+            const b = el('button', { type: 'button', class: cls, text: label });
+            b.addEventListener('click', async () => {
+              b.disabled = true;
+              try {
+                await call('POST', `/pins/${seg(h.server)}/${seg(h.upstream)}/${seg(h.tool)}/${verb}`, { body: { fingerprint: h.fingerprint } });
+                say(`${h.name}: ${verb === 'approve' ? 'approved; clients are told' : 'rejected; the pinned definition stays'}`);
+                loadPins();
+              } catch (e) {
+                say(e.message, true);
+                b.disabled = false;
+              }
+            });
+            return b;
+          };
+          const what = h.old ? `changed: ${h.fields.join(', ')}` : 'a new tool';
+          const serving = h.mode === 'hold' && h.old ? 'the pinned definition is served meanwhile' : 'not served until approved';
+          return el('div', { class: 'admin-server held', 'data-name': h.name },
+            el('h4', {}, el('code', { text: h.name }), ` on ${h.server}, from ${h.upstream}: ${what}`),
+            el('p', { class: 'muted', text: `Seen ${when(h.atMs)}; ${serving}. Fingerprint ${h.fingerprint.slice(0, 16)}…` }),
+            el('table', { class: 'diff' }, el('thead', {}, el('tr', {}, ...['Field', 'Pinned', 'New'].map((t) => el('th', { text: t })))), el('tbody', {}, ...rows)),
+            el('div', { class: 'row' }, decide('approve', 'Approve', 'approve'), decide('reject', 'Reject', 'reject cancel')));
+        }),
+      );
+    } catch (e) {
+      say(e.message, true);
+    }
+  }
+
   try {
     const flash = sessionStorage.getItem(FLASH);
     sessionStorage.removeItem(FLASH);
     if (flash) say(flash);
   } catch {}
   load();
+  loadPins();
 })();

@@ -78,6 +78,7 @@ ul.admin-list{list-style:none;padding:0;margin:.25rem 0}ul.admin-list li{display
 ul.admin-list .about{flex:1;min-width:0;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:.88rem}\
 ul.admin-list button,.versions button{padding:.1rem .6rem;font-size:.85rem}.row select.add-kind{flex:none;min-width:0}\
 .editor{border-top:1px solid #eceef2;margin-top:.5rem;padding-top:.25rem}ul.errors{margin:.2rem 0 .5rem;padding-left:1.2rem}\
+.diff th:first-child{width:16%}.diff pre.old{background:#4a1d1d}.diff pre.new{background:#173b26}\
 #admin-status:empty{display:none}.versions th:nth-child(1){width:11%}.versions th:nth-child(2){width:25%}.versions th:nth-child(3){width:15%}.versions th:nth-child(5){width:14%}";
 
 /// The whole page for a request on `origin` (`scheme://host[:port]`), as `viewer` may see it.

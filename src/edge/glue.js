@@ -65,3 +65,96 @@ export function aborted(signal) {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
+
+// ---- the pinned tool definitions of a server's registry (src/edge/object/pins.rs) ----
+// Keys: `pin:<upstream>\n<tool>` and `held:…` ({fingerprint, definition, atMs} as JSON text),
+// `rejected:…` (a fingerprint), `seen:<upstream>`. Rust decides (src/pins.rs); these read and
+// write in one crossing each.
+
+/** One upstream's pins as JSON text: {seen, pins: {tool: {fingerprint, definition}}, held: {tool: fingerprint}, rejected: {tool: fingerprint}}. */
+export async function pins_read(storage, source) {
+  const out = { seen: (await storage.get('seen:' + source)) !== undefined, pins: {}, held: {}, rejected: {} };
+  for (const kind of ['pin', 'held', 'rejected']) {
+    const prefix = kind + ':' + source + '\n';
+    for (const [key, value] of await storage.list({ prefix })) {
+      const name = key.slice(prefix.length);
+      if (kind === 'pin') out.pins[name] = JSON.parse(value);
+      else out[kind][name] = kind === 'held' ? JSON.parse(value).fingerprint : value;
+    }
+  }
+  return JSON.stringify(out);
+}
+
+/** Stores every key → text of the JSON object `puts`, 128 (the runtime's most) at a time. */
+export async function store_all(storage, puts) {
+  const entries = Object.entries(JSON.parse(puts));
+  for (let i = 0; i < entries.length; i += 128) await storage.put(Object.fromEntries(entries.slice(i, i + 128)));
+}
+
+/** The fingerprinted fields (src/pins.rs `FIELDS`) two definitions disagree on. */
+export function pins_changed(old, now) {
+  return ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations'].filter((f) => JSON.stringify(old?.[f]) !== JSON.stringify(now?.[f]));
+}
+
+/**
+ * Every held change of the server `about` names ({server, mode, prefixes: {upstream: prefix}}),
+ * as the admin API lists it: [{server, mode, upstream, tool, name (with the prefix), fingerprint,
+ * atMs, fields (those changed), old (the pinned definition, or null), new}], as JSON text.
+ */
+export async function pins_held(storage, about) {
+  const { server, mode, prefixes } = JSON.parse(about);
+  const out = [];
+  for (const [key, value] of await storage.list({ prefix: 'held:' })) {
+    const rest = key.slice(5);
+    const cut = rest.indexOf('\n');
+    const [upstream, tool] = [rest.slice(0, cut), rest.slice(cut + 1)];
+    const held = JSON.parse(value);
+    const pin = await storage.get('pin:' + rest);
+    const old = pin === undefined ? null : JSON.parse(pin).definition;
+    out.push({ server, mode, upstream, tool, name: (prefixes[upstream] ?? '') + tool, fingerprint: held.fingerprint, atMs: held.atMs, fields: pins_changed(old, held.definition), old, new: held.definition });
+  }
+  return JSON.stringify(out);
+}
+
+/**
+ * An admin's decision on the change held under `key` (`<upstream>\n<tool>`), only if it is the
+ * change whose `fingerprint` the admin saw: approved, it becomes the pin; rejected, its
+ * fingerprint is remembered. `{old, new, fields}` as JSON text, or undefined when no such change is held.
+ */
+export async function pins_decide(storage, key, fingerprint, approve) {
+  const text = await storage.get('held:' + key);
+  const held = text === undefined ? undefined : JSON.parse(text);
+  if (!held || held.fingerprint !== fingerprint) return undefined;
+  const pin = await storage.get('pin:' + key);
+  await storage.delete('held:' + key);
+  if (approve) {
+    await storage.put('pin:' + key, text);
+    await storage.delete('rejected:' + key);
+  } else await storage.put('rejected:' + key, held.fingerprint);
+  const old = pin === undefined ? null : JSON.parse(pin).definition;
+  return JSON.stringify({ old, new: held.definition, fields: pins_changed(old, held.definition).join(', ') });
+}
+
+// ---- the audit log's object (src/edge/audit.rs): events under `a:<atMs>:<nonce>` ----
+
+/** Keeps one event; past `kept + batch` events, the oldest `batch` go. */
+export async function audit_append(storage, key, text, kept, batch) {
+  await storage.put(key, text);
+  let count = ((await storage.get('count')) ?? 0) + 1;
+  if (count > kept + batch) {
+    const old = [...(await storage.list({ prefix: 'a:', limit: batch })).keys()];
+    await storage.delete(old);
+    count -= old.length;
+  }
+  await storage.put('count', count);
+}
+
+/** A page of events, newest first, before the key `before` (empty: the newest): {entries, next}. */
+export async function audit_page(storage, limit, before) {
+  const options = { prefix: 'a:', reverse: true, limit: limit + 1 };
+  if (before) options.end = before;
+  const listed = [...(await storage.list(options))];
+  const page = listed.slice(0, limit);
+  const next = listed.length > limit ? JSON.stringify(page[page.length - 1][0]) : 'null';
+  return '{"entries":[' + page.map(([, v]) => v).join(',') + '],"next":' + next + '}';
+}

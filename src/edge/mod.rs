@@ -24,6 +24,7 @@
 //!   lines take), and here: the environment's secrets, the clock and stored JSON, which every file
 //!   uses and which use none of them: so this file names none of its children.
 
+mod audit;
 mod body;
 mod calls;
 mod configured;

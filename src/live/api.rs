@@ -32,6 +32,12 @@ pub enum Route {
     /// `/servers/{name}/limits/{principal}`: what a principal has left under the server's
     /// `rateLimits`.
     Limits(String, String),
+    /// `/pins`: the upstream tool definitions held for approval, every server's.
+    Pins,
+    /// `/pins/{server}/{upstream}/{tool}/approve` (`true`) or `/reject`.
+    Decide(String, String, String, bool),
+    /// `/audit`: the audit log, newest first, a page at a time.
+    Audit,
 }
 
 /// The route a path names; `None` for anything else under the prefix (a 404).
@@ -49,6 +55,9 @@ pub fn route(path: &str) -> Option<Route> {
         ["health"] => Some(Route::Health),
         ["versions", n] => Some(Route::Version(version(n)?)),
         ["versions", n, "rollback"] => Some(Route::Rollback(version(n)?)),
+        ["pins"] => Some(Route::Pins),
+        ["pins", server, upstream, tool, decision @ ("approve" | "reject")] => Some(Route::Decide(server.to_string(), upstream.to_string(), tool.to_string(), *decision == "approve")),
+        ["audit"] => Some(Route::Audit),
         _ => None,
     }
 }
@@ -173,6 +182,11 @@ mod tests {
         assert_eq!(route("/admin/api/versions/0"), Some(Route::Version(0)));
         assert_eq!(route("/admin/api/health"), Some(Route::Health));
         assert_eq!(route("/admin/api/servers/s/limits/user%3A1"), Some(Route::Limits("s".into(), "user:1".into())));
+        assert_eq!(route("/admin/api/pins"), Some(Route::Pins));
+        assert_eq!(route("/admin/api/audit"), Some(Route::Audit));
+        assert_eq!(route("/admin/api/pins/s/up/echo/approve"), Some(Route::Decide("s".into(), "up".into(), "echo".into(), true)));
+        assert_eq!(route("/admin/api/pins/s/up/echo/reject"), Some(Route::Decide("s".into(), "up".into(), "echo".into(), false)));
+        assert_eq!(route("/admin/api/pins/s/up/echo/keep"), None);
         for other in ["/admin/api", "/admin/api/", "/admin/api/servers/s/widgets", "/admin/api/versions/x", "/admin/apis/servers", "/admin/api/servers/%ZZ", "/admin/api/servers/s/tools/t/x"] {
             assert_eq!(route(other), None, "{other}");
         }

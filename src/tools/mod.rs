@@ -52,6 +52,8 @@ pub struct Tool {
 /// tool comes from (its request is that server's).
 #[derive(Debug, Clone, Default)]
 pub struct Curation {
+    /// The server it was taken from (`include[].server`): what access rules read as `entry.server`.
+    pub from: String,
     pub pinned: Map<String, Value>,
     pub defaults: Map<String, Value>,
     pub private_upstreams: Vec<String>,

@@ -32,7 +32,7 @@ impl Source {
 const STATUS_ERROR: u64 = 2;
 
 /// A `KeyValue` message.
-fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value, secrets: &Redactor) {
+pub fn key_value(w: &mut Writer, field: u32, key: &str, value: &Value, secrets: &Redactor) {
     w.message(field, |kv| {
         kv.string(1, key);
         kv.message(2, |any| match value {

@@ -195,7 +195,7 @@ test('the admin signs in with the admin token; the page loads the editor with no
   assert.deepEqual(await serverBox('second').locator('li code').allTextContents(), ['second_echo']);
   assert.equal(await serverBox().locator('li button.edit').count(), 3);
   assert.equal(await serverBox().locator('li button.delete').count(), 3);
-  assert.deepEqual(seen.api.map((r) => `${r.method} ${r.path}`).sort(), ['GET /admin/api/servers', 'GET /admin/api/servers/admin-demo', 'GET /admin/api/servers/second']);
+  assert.deepEqual(seen.api.map((r) => `${r.method} ${r.path}`).sort(), ['GET /admin/api/pins', 'GET /admin/api/servers', 'GET /admin/api/servers/admin-demo', 'GET /admin/api/servers/second']);
   await screenshot(page, 'console-admin-signed-in');
   assert.deepEqual(seen.errors, []);
   assert.deepEqual(seen.foreign, []);

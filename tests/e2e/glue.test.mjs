@@ -73,3 +73,63 @@ test('pbkdf2: Web Crypto derives what Node derives (RFC 8018 PBKDF2-HMAC-SHA256)
   assert.equal(Buffer.from(derived).toString('hex'), pbkdf2Sync('correct horse battery staple', Buffer.from(salt), 1000, 32, 'sha256').toString('hex'));
   assert.notEqual(Buffer.from(await glue.pbkdf2('correct horse battery stapler', salt, 1000)).toString('hex'), Buffer.from(derived).toString('hex'));
 });
+
+/** A Durable Object's storage as the runtime's API behaves, over a Map (list sorted by key). */
+function fakeStorage() {
+  const m = new Map();
+  return {
+    m,
+    async get(k) { return m.get(k); },
+    async put(k, v) {
+      if (typeof k === 'object') for (const [a, b] of Object.entries(k)) m.set(a, b);
+      else m.set(k, v);
+    },
+    async delete(k) { for (const x of [].concat(k)) m.delete(x); },
+    async list({ prefix = '', limit = Infinity, reverse = false, end } = {}) {
+      const keys = [...m.keys()].filter((k) => k.startsWith(prefix) && (end === undefined || k < end)).sort();
+      if (reverse) keys.reverse();
+      return new Map(keys.slice(0, limit).map((k) => [k, m.get(k)]));
+    },
+  };
+}
+
+test('pins: read, stored in one call, held, and decided only for the fingerprint the admin saw', async () => {
+  const s = fakeStorage();
+  assert.deepEqual(JSON.parse(await glue.pins_read(s, 'up')), { seen: false, pins: {}, held: {}, rejected: {} });
+  const pin = (fingerprint, description) => JSON.stringify({ fingerprint, definition: { name: 'echo', description }, atMs: 1 });
+  const puts = { 'pin:up\necho': pin('aa', 'old'), 'held:up\necho': pin('bb', 'new'), 'seen:up': '1' };
+  for (let i = 0; i < 300; i++) puts[`pin:other\nt${i}`] = pin('cc', 'x');
+  await glue.store_all(s, JSON.stringify(puts));
+  assert.equal(s.m.size, 303);
+  const read = JSON.parse(await glue.pins_read(s, 'up'));
+  assert.equal(read.seen, true);
+  assert.deepEqual(Object.keys(read.pins), ['echo']);
+  assert.deepEqual(read.held, { echo: 'bb' });
+  const about = JSON.stringify({ server: 'gateway', mode: 'hold', prefixes: { up: 'up_' } });
+  assert.deepEqual(JSON.parse(await glue.pins_held(s, about)), [{ server: 'gateway', mode: 'hold', upstream: 'up', tool: 'echo', name: 'up_echo', fingerprint: 'bb', atMs: 1, fields: ['description'], old: { name: 'echo', description: 'old' }, new: { name: 'echo', description: 'new' } }]);
+  assert.deepEqual(glue.pins_changed(null, { name: 'a', inputSchema: {} }), ['name', 'inputSchema']);
+  assert.equal(await glue.pins_decide(s, 'up\necho', 'forged', true), undefined);
+  assert.equal(await glue.pins_decide(s, 'up\nnothing', 'bb', true), undefined);
+  assert.deepEqual(JSON.parse(await glue.pins_decide(s, 'up\necho', 'bb', false)), { old: { name: 'echo', description: 'old' }, new: { name: 'echo', description: 'new' }, fields: 'description' });
+  assert.deepEqual(JSON.parse(await glue.pins_read(s, 'up')).rejected, { echo: 'bb' });
+  assert.equal(await glue.pins_decide(s, 'up\necho', 'bb', true), undefined, 'decided once');
+  await s.put('held:up\necho', pin('dd', 'newer'));
+  await glue.pins_decide(s, 'up\necho', 'dd', true);
+  const after = JSON.parse(await glue.pins_read(s, 'up'));
+  assert.equal(after.pins.echo.fingerprint, 'dd');
+  assert.deepEqual([after.held, after.rejected], [{}, {}]);
+});
+
+test('audit: kept up to a cap, read newest first a page at a time', async () => {
+  const s = fakeStorage();
+  for (let i = 0; i < 30; i++) await glue.audit_append(s, `a:${String(i).padStart(15, '0')}:n`, JSON.stringify({ i }), 20, 5);
+  const kept = [...s.m.keys()].filter((k) => k.startsWith('a:'));
+  assert.ok(kept.length <= 25 && kept.length >= 20, `${kept.length}`);
+  assert.equal(s.m.get('count'), kept.length);
+  const first = JSON.parse(await glue.audit_page(s, 3, ''));
+  assert.deepEqual(first.entries, [{ i: 29 }, { i: 28 }, { i: 27 }]);
+  const second = JSON.parse(await glue.audit_page(s, 3, first.next));
+  assert.deepEqual(second.entries, [{ i: 26 }, { i: 25 }, { i: 24 }]);
+  const last = JSON.parse(await glue.audit_page(s, 100, ''));
+  assert.equal(last.next, null);
+});

@@ -49,7 +49,15 @@ let upstream;
 let worker;
 before(async () => {
   upstream = await startTestUpstream();
-  const config = { admin: {}, servers: [server('/mcp', 'governed'), server('/catalog/mcp', 'governed-catalog', { toolDiscovery: 'catalog' })] };
+  const desk = {
+    route: '/desk/mcp',
+    name: 'desk',
+    version: '1',
+    auth: server('/', '').auth,
+    include: [{ server: 'governed', tool: 'lookup', as: 'find' }, { server: 'governed', tool: 'delete_account', as: 'remove' }],
+    policies: [{ name: 'no writes through the desk', deny: "entry.source == 'alias' && entry.server == 'governed' && 'write' in entry.tags" }],
+  };
+  const config = { admin: {}, servers: [server('/mcp', 'governed'), server('/catalog/mcp', 'governed-catalog', { toolDiscovery: 'catalog' }), desk] };
   const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-policies-'));
   writeFileSync(join(dir, 'mcp-edge.json'), JSON.stringify(config));
   worker = await startMiniflare({ config: join(dir, 'mcp-edge.json'), upstreamUrl: upstream.url, bindings: { SUPPORT_TOKEN: SUPPORT, ROOT_TOKEN: ROOT, MCP_EDGE_ADMIN_TOKEN: ADMIN_TOKEN } });
@@ -120,6 +128,17 @@ test('catalog mode: search and describe do not find a hidden tool, and call_tool
   const viaCall = await call(SUPPORT, 'call_tool', { name: 'delete_account', arguments: {} });
   const unknownCall = await call(SUPPORT, 'call_tool', { name: 'no_such_tool', arguments: {} });
   assert.equal(JSON.stringify(viaCall).replace('delete_account', 'no_such_tool'), JSON.stringify(unknownCall));
+  assert.equal(upstreamCalls('deleted'), deletions);
+});
+
+test('a curated alias is an entry of its own server: that server's rules hide it, and calling it by name is refused as unknown', async () => {
+  const root = await connect(ROOT, '/desk/mcp');
+  assert.deepEqual((await root.listTools()).tools.map((t) => t.name), ['find']);
+  await root.close();
+  const deletions = upstreamCalls('deleted');
+  const alias = await raw(ROOT, { method: 'tools/call', params: { name: 'remove', arguments: {} } }, '/desk/mcp');
+  const unknown = await raw(ROOT, { method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } }, '/desk/mcp');
+  assert.equal(JSON.stringify(alias).replace('remove', 'no_such_tool'), JSON.stringify(unknown));
   assert.equal(upstreamCalls('deleted'), deletions);
 });
 

@@ -2,8 +2,8 @@
 
 It decodes what mcp-edge exports with the official OpenTelemetry definitions (PyPI's
 opentelemetry-proto, generated from the opentelemetry-proto repository), not with a reading of
-our own, so an encoder that drifts from the schema fails here. It accepts POST /v1/traces and
-/v1/metrics in protobuf (application/x-protobuf) and in OTLP's JSON encoding (application/json,
+our own, so an encoder that drifts from the schema fails here. It accepts POST /v1/traces,
+/v1/metrics and /v1/logs (the audit log's records) in protobuf (application/x-protobuf) and in OTLP's JSON encoding (application/json,
 where trace and span ids are hex, not the base64 that protobuf's JSON mapping uses), gzip or not,
 answers 200 with an empty Export*ServiceResponse, and keeps every export: its raw bytes and the
 request decoded. GET /received serves them back as JSON with ids as lowercase hex.
@@ -29,12 +29,14 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from google.protobuf import json_format
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 SIGNALS = {
     "/v1/traces": (trace_service_pb2.ExportTraceServiceRequest, trace_service_pb2.ExportTraceServiceResponse),
     "/v1/metrics": (metrics_service_pb2.ExportMetricsServiceRequest, metrics_service_pb2.ExportMetricsServiceResponse),
+    "/v1/logs": (logs_service_pb2.ExportLogsServiceRequest, logs_service_pb2.ExportLogsServiceResponse),
 }
 # The fields OTLP/JSON spells as hex where protobuf's JSON mapping expects base64 (spans, their
 # links, and metrics' exemplars).

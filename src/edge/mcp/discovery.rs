@@ -8,7 +8,9 @@
 //! read lists nothing. An upstream's `notifications/tools/list_changed` (or its kin) makes its
 //! lists due at once. Each read is given to the server's registry, which tells the sessions
 //! listening for list changes when the lists are not those it last knew; a session's object
-//! that is told reads them again before it lists.
+//! that is told reads them again before it lists. Unless the server's `pinning` is `off`, each
+//! read's tools are first checked against the definitions pinned in the registry
+//! (`object::pins`): what is served is what an admin has let through.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -119,7 +121,10 @@ pub async fn refresh(env: &Env) {
                 }
                 continue;
             }
-            let read = discover(env, server, source).await;
+            let read = match discover(env, server, source).await {
+                Ok(lists) if server.pinning != crate::pins::Mode::Off => pinned(env, server, index, source, lists).await,
+                other => other,
+            };
             READING.with(|r| r.borrow_mut().remove(&key));
             let now = now_ms();
             match read {
@@ -156,6 +161,24 @@ async fn announce(env: &Env, server: &Server, index: usize, read: &Read) {
     if let Err(e) = crate::edge::object::registry::call(env, &registry, crate::envelope::Op::RegistryUpstreamRead, index, None, body).await {
         worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: its clients could not be told of a list read", "server": server.name, "upstream": read.source, "error": e.message()}).to_string()));
     }
+}
+
+/// `lists` with its tools as the server's pinned definitions allow (`crate::pins`, kept by its
+/// registry): a changed definition is held back there. A registry out of reach fails the read,
+/// so the tools last served stay.
+async fn pinned(env: &Env, server: &Server, index: usize, source: &Source, mut lists: Lists) -> Result<Lists, String> {
+    let mut body = Map::new();
+    for (key, value) in [("server", server.name.as_str()), ("upstream", &source.name), ("prefix", &source.prefix), ("mode", server.pinning.name())] {
+        body.insert(key.into(), Value::String(value.to_string()));
+    }
+    body.insert("tools".into(), Value::Array(std::mem::take(&mut lists.tools)));
+    let body = Value::Object(body).to_string();
+    let registry = crate::edge::object::registry::name(server);
+    let failed = |why: String| format!("its pinned tool definitions could not be read: {why}");
+    let (status, text) = crate::edge::object::registry::ask(env, &registry, crate::envelope::Op::PinsCheck, index, body).await.map_err(|e| failed(e.message()))?;
+    let served = serde_json::from_str::<Value>(&text).ok().and_then(|mut v| v.get_mut("tools").map(Value::take)).and_then(|t| if let Value::Array(a) = t { Some(a) } else { None });
+    lists.tools = served.filter(|_| status == 200).ok_or_else(|| failed(format!("the registry answered {status}")))?;
+    Ok(lists)
 }
 
 /// The exchange's request for `source`: its URL and headers with this deployment's secrets (no

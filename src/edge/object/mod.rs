@@ -2,7 +2,8 @@
 //! and calls), the registries (`registry`: who subscribed to which resource, and each
 //! principal's open sessions), the authorization server's store (`authority`), the admission
 //! counters (`counters`: per client address, per username), the counts and slots of
-//! `rateLimits` (`limits`) and the health figures (`health`),
+//! `rateLimits` (`limits`), the health figures (`health`) and the pinned tool definitions a
+//! server's registry keeps (`pins`),
 //! which are objects of the same class under other names.
 
 pub(super) mod authority;
@@ -10,6 +11,7 @@ pub(super) mod counters;
 pub(super) mod health;
 pub(super) mod limits;
 pub(super) mod versions;
+pub(super) mod pins;
 pub(super) mod registry;
 pub(super) mod session;
 

@@ -33,6 +33,18 @@ pub async fn call(env: &Env, name: &str, op: Op, server_index: usize, session_id
     Ok(crate::edge::hop::send_to_object(&stub, &envelope.seal(body.as_bytes())).await?)
 }
 
+/// An answer's status and text, to come.
+type Answer<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<(u16, String), Error>> + 'a>>;
+
+/// `call`, and the answer's status and text: boxed, so that its code is in the module once
+/// however many callers await it.
+pub fn ask<'a>(env: &'a Env, name: &'a str, op: Op, server_index: usize, body: String) -> Answer<'a> {
+    Box::pin(async move {
+        let mut reply = call(env, name, op, server_index, None, body).await?;
+        Ok((reply.status_code(), reply.text().await?))
+    })
+}
+
 /// The registry object's name for a server.
 pub fn name(server: &Server) -> String {
     format!("registry:{}", server.route.as_str())

@@ -15,6 +15,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use worker::{Context, Env, Headers, Method, Response, ResponseBuilder};
 
+use crate::audit::{Action, Event};
 use crate::auth::Principal;
 use crate::catalog::Catalog;
 use crate::console::session::ADMIN_ROLE;
@@ -53,7 +54,7 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
     let expected = req.header("if-match").map(|v| if_match(&v)).transpose()?.flatten();
     // Rollback is a POST without a body.
     let body = match (&method, &route) {
-        (Method::Post, Route::Entries(..)) | (Method::Put, _) => Some(read_json(req).await?),
+        (Method::Post, Route::Entries(..) | Route::Decide(..)) | (Method::Put, _) => Some(read_json(req).await?),
         _ => None,
     };
     let (mut version, mut layer) = sync(env).await?;
@@ -67,6 +68,7 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
             let server = catalog.servers.iter().find(|s| s.name == server).ok_or_else(|| AdminError::not_found(format!("no server is named {server:?}")))?;
             return respond(200, &parse::<Value>(&crate::edge::apart(crate::edge::limits::state(std::iter::once(&**server), &principal)).await?)?, version);
         }
+        (method, route @ (Route::Pins | Route::Audit | Route::Decide(..))) => return respond_text(200, super::pins::serve((env, ctx), catalog, &who, (method, route, &url.query), body.unwrap_or_default()).await?, version),
         (Method::Get, route) => return read(env, file, version, &layer, route).await,
         (Method::Put, Route::Server(server)) => (server, Edit::ReplaceServer(body.unwrap_or_default())),
         (Method::Delete, Route::Server(server)) => (server, Edit::ResetServer),
@@ -91,7 +93,7 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
         }
         let applied = edit::apply(file, &layer, &server, edit.clone())?;
         let status = if applied.created { 201 } else { 200 };
-        match store(env, ctx, &who, (version, &layer), (applied.layer, applied.catalog), applied.summary).await? {
+        match store(env, ctx, (&who, Action::ConfigChanged), (version, &layer), (applied.layer, applied.catalog), applied.summary).await? {
             Ok(answer) => return respond(status, &answer, answer.get("version").and_then(Value::as_u64).unwrap_or(version)),
             Err(current) if expected.is_some() || attempt + 1 >= ATTEMPTS => return Err(stale(current)),
             Err(_) => attempt += 1,
@@ -168,7 +170,7 @@ async fn read_json(mut req: Incoming) -> Result<Value, Error> {
 /// Stores `layer` as the version after `base`; `Err` with the current version when another
 /// change got there first. Once stored, this isolate serves it at once, and the sessions of the
 /// servers whose lists changed are told, after every other isolate has had time to serve it too.
-async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, &Layer), (layer, catalog): (Layer, Catalog), summary: String) -> Result<Result<Value, u64>, Error> {
+async fn store(env: &Env, ctx: &Context, (who, action): (&Principal, Action), (base, before): (u64, &Layer), (layer, catalog): (Layer, Catalog), summary: String) -> Result<Result<Value, u64>, Error> {
     let file = crate::edge::configured::bundled_file()?;
     let changes = crate::live::changes(file, before, &layer);
     let servers: Vec<String> = crate::live::server_names(file).filter(|n| before.get(*n) != layer.get(*n)).map(str::to_string).collect();
@@ -177,8 +179,11 @@ async fn store(env: &Env, ctx: &Context, who: &Principal, (base, before): (u64, 
     if !written.stored {
         return Ok(Err(written.version));
     }
+    let pinned = super::pins::pinned_by_edit(file, before, &layer, &servers);
     live::install(written.version, layer, Some(catalog));
     worker::console_log!("{}", crate::edge::redaction::line(json!({"message": "live configuration changed", "version": written.version, "by": who.id, "summary": summary}).to_string()));
+    let detail = format!("version {}: {summary}{pinned}", written.version);
+    crate::edge::audit::record_later(env, Some(ctx), Event { at_ms: written.at_ms, actor: who.id.clone(), action, server: servers.join(", "), target: format!("v{}", written.version), detail });
     let catalog = crate::edge::live::served()?;
     let mut tell = Vec::new();
     for (name, methods) in changes {
@@ -211,7 +216,7 @@ async fn rollback(env: &Env, ctx: &Context, who: &Principal, expected: Option<u6
         return Err(stale(version));
     }
     let summary = if target == 0 { "rolled back to the bundled file (version 0)".to_string() } else { format!("rolled back to version {target}") };
-    match store(env, ctx, who, (version, &layer), (stored.layer, catalog), summary).await? {
+    match store(env, ctx, (who, Action::Rollback), (version, &layer), (stored.layer, catalog), summary).await? {
         Ok(answer) => respond(200, &answer, answer.get("version").and_then(Value::as_u64).unwrap_or(version)),
         Err(current) => Err(stale(current)),
     }
@@ -236,17 +241,21 @@ async fn read(env: &Env, file: &Value, version: u64, layer: &Layer, route: Route
         Route::Entry(name, kind, entry) => edit::entry(file, layer, &name, kind, &entry).cloned().ok_or_else(|| missing(format!("{name:?} has no {} called {entry:?}", kind.field())))?,
         Route::Versions => parse(&live::ask(env, &Command::History).await?)?,
         Route::Version(n) => parse(&live::ask(env, &Command::Get { version: n }).await?)?,
-        Route::Rollback(_) | Route::Health | Route::Limits(..) => return Err(AdminError::method_not_allowed("POST").into()),
+        Route::Rollback(_) | Route::Health | Route::Limits(..) | Route::Pins | Route::Audit | Route::Decide(..) => return Err(AdminError::method_not_allowed("POST").into()),
     };
     respond(200, &body, version)
 }
 
 /// A JSON answer with the current version's `ETag`; never cached, never framed.
 fn respond(status: u16, body: &Value, version: u64) -> Result<Response, Error> {
+    respond_text(status, body.to_string(), version)
+}
+
+fn respond_text(status: u16, body: String, version: u64) -> Result<Response, Error> {
     let headers = Headers::new();
     headers.set("Content-Type", "application/json")?;
     headers.set("Cache-Control", "no-store")?;
     headers.set("ETag", &etag(version))?;
     headers.set("X-Content-Type-Options", "nosniff")?;
-    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.to_string().into_bytes()))
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.into_bytes()))
 }

@@ -23,6 +23,7 @@ pub(super) mod listen;
 pub(super) mod log;
 pub(super) mod metrics;
 pub(super) mod oauth;
+pub(super) mod pins;
 pub(super) mod queue;
 pub(super) mod stateless;
 pub(super) mod streamable;

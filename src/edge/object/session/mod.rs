@@ -139,6 +139,9 @@ impl McpSession {
             Op::Count => apart(counters::serve(&self.state, body)).await,
             Op::Limit => apart(super::limits::serve(&self.state, body)).await,
             Op::Slot => apart(self.slots.serve(body)).await,
+            // The registry's pins: an object of the same name, with operations of their own.
+            Op::PinsCheck | Op::PinsHeld | Op::PinsDecide => apart(crate::edge::object::pins::serve(&self.state, &self.env, op, body)).await,
+            Op::AuditAppend | Op::AuditRead => apart(crate::edge::audit::serve(&self.state, op, body)).await,
             Op::RegistrySet | Op::RegistryNotify | Op::RegistryListen | Op::RegistryListChanged | Op::RegistryUpstreamRead | Op::PrincipalOpen | Op::PrincipalClose | Op::PrincipalKeep => {
                 apart(registry::serve(&self.state, &self.env, op, index, session_id, body)).await
             }
