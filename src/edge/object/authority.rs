@@ -38,8 +38,16 @@ fn answer(value: &Value) -> Result<Response, Error> {
     Ok(ResponseBuilder::new().with_status(200).fixed(value.to_string().into_bytes()))
 }
 
+/// An answer of one member, `{"<name>":<value>}` (`name` a plain word): the bytes
+/// `answer(&json!({name: value}))` would send, written by the serializer that stores the value
+/// rather than through a second one, into a `Value`.
+fn answer_member<T: serde::Serialize>(name: &str, value: &T) -> Result<Response, Error> {
+    let text = serde_json::to_string(value).map_err(|e| Error::Internal(e.to_string()))?;
+    Ok(ResponseBuilder::new().with_status(200).fixed(format!("{{\"{name}\":{text}}}").into_bytes()))
+}
+
 fn refused(error: &OAuthError) -> Result<Response, Error> {
-    answer(&json!({"refused": error}))
+    answer_member("refused", error)
 }
 
 /// A refusal of `grant`'s rules: the grant it names is revoked first, and the answer says so,
@@ -85,7 +93,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
         }
         Command::GetClient { .. } => {
             let client: Option<Client> = read(&storage, CLIENT).await?;
-            answer(&json!({"client": client}))
+            answer_member("client", &client)
         }
         Command::DeleteClient { registration_token, .. } => {
             let client: Option<Client> = read(&storage, CLIENT).await?;
@@ -134,7 +142,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             write(&storage, &key, &record).await?;
             write(&storage, GRANT, &grant).await?;
             crate::edge::arm_by(storage.as_raw(), grant.expires_ms.saturating_add(ENDED_KEPT_MS)).await;
-            answer(&json!({"grant": grant}))
+            answer_member("grant", &grant)
         }
         Command::Refresh { presented, client_id, resource, next, now_ms, .. } => {
             let Some(mut grant) = read::<Grant>(&storage, GRANT).await? else {
@@ -152,7 +160,7 @@ pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
             write(&storage, &format!("{SPENT}{}", grant.refresh), &now_ms).await?;
             grant.refresh = next;
             write(&storage, GRANT, &grant).await?;
-            answer(&json!({"grant": grant}))
+            answer_member("grant", &grant)
         }
         Command::Revoke { grant: grant_id, presented, client_id, .. } => {
             let grant: Option<Grant> = read(&storage, GRANT).await?;
