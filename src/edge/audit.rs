@@ -81,6 +81,15 @@ pub fn record_later(env: &Env, ctx: Option<&worker::Context>, event: Event) {
     }
 }
 
+/// A refusal (a policy's denial, a limit's) of `actor`'s call on `server`, recorded after the
+/// answer with the isolate's environment: sampled per minute (`Action::sampled`), so a burst
+/// costs one stored event.
+pub fn refused((actor, server): (&str, &str), action: crate::audit::Action, target: &str, detail: String) {
+    let Some(env) = crate::edge::kept_env() else { return };
+    let event = Event { at_ms: crate::edge::now_ms(), actor: actor.to_string(), action, server: server.to_string(), target: target.to_string(), detail };
+    record_later(&env, None, event);
+}
+
 /// Sends an event to the audit object (straight through `hop`: the registries record events too).
 async fn keep(env: &Env, body: String) -> worker::Result<Response> {
     let stub = crate::edge::hop::object_stub(env, OBJECT)?;

@@ -131,8 +131,10 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<Strin
     let held = match crate::edge::apart(crate::edge::limits::admit(ctx.server, (&ctx.session.principal, ctx.session.client.as_deref()), call)).await {
         Ok(held) => held,
         Err(error) => {
-            if let Error::Limited(_) = error {
+            if let Error::Limited(refused) = &error {
                 health::rate_limited(ctx.server, call, &ctx.session.principal, ctx.home.map(|h| &h.env));
+                let detail = format!("{} refused; retry after {} ms", call.label(), refused.retry_after_ms);
+                crate::edge::audit::refused((&ctx.session.principal, &ctx.server.name), crate::audit::Action::LimitRefused, &refused.limit, detail);
             }
             return Some(jsonrpc::failure(&call.id, &error));
         }

@@ -279,18 +279,23 @@ pub struct Refusal {
 
 impl Refusal {
     pub fn watch(server: &Server, principal: &crate::auth::Principal, message: &Parsed) -> Refusal {
-        let tool = counting().and_then(|_| called_tool(server, principal, message));
+        // Denials are audited whether or not calls are counted; without metrics or rules, a
+        // call is not looked at twice.
+        let looked = counting().is_some() || !server.policies.is_empty();
+        let tool = looked.then(|| called_tool(server, principal, message)).flatten();
         Refusal { principal: if tool.is_some() { principal.id.clone() } else { String::new() }, tool }
     }
 
     /// `object`: the environment of the Durable Object the message was dispatched in; `None`
-    /// in the Worker.
+    /// in the Worker. A denial is also an audit event.
     pub fn count(self, server: &Server, action: &Action, object: Option<&Env>) {
         let (Some((tool, allowed)), Action::Reply(reply)) = (self.tool, action) else { return };
         let principal = self.principal.as_str();
         // Hidden by its roles or the access rules, or its arguments refused by a rule.
         if !allowed || crate::health::by_policy(reply) {
             record(server, &tool, None, Ended { principal, outcome: crate::metrics::Outcome::Denied, duration_ms: None, upstream_ms: None }, object);
+            let detail = if allowed { "its arguments were refused by a policy" } else { "the tool is hidden from the caller" };
+            crate::edge::audit::refused((principal, &server.name), crate::audit::Action::PolicyDenied, &tool, detail.to_string());
         } else if crate::health::refused(reply) {
             record(server, &tool, Some(Outcome::Validation), Ended { principal, outcome: crate::metrics::Outcome::ToolError, duration_ms: Some(0), upstream_ms: None }, object);
         }

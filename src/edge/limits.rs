@@ -6,7 +6,6 @@
 //! every path that runs a call (a session's object, a lease, the stateless revision, `/stream`,
 //! tasks, deferred calls) meets the same limits.
 
-use std::cell::RefCell;
 
 use worker::Env;
 
@@ -16,22 +15,9 @@ use crate::error::{Error, Refused};
 use crate::limits::{Answer, Caller, Command, Limit, Op as Count, Rule, SlotCommand};
 use crate::protocol::action::{CallKind, PendingCall};
 
-thread_local! {
-    static HOME: RefCell<Option<Env>> = const { RefCell::new(None) };
-}
-
-/// Called when a Worker's request or a Durable Object starts: the environment the objects are
-/// reached through.
-pub fn home(env: &Env) {
-    HOME.with(|h| {
-        if h.borrow().is_none() {
-            *h.borrow_mut() = Some(env.clone());
-        }
-    });
-}
-
+/// The environment the counting objects are reached through.
 fn env() -> Result<Env, Error> {
-    HOME.with(|h| h.borrow().clone()).ok_or_else(|| Error::Internal("limits: no environment".into()))
+    crate::edge::kept_env().ok_or_else(|| Error::Internal("limits: no environment".into()))
 }
 
 /// How long a slot is held at the most, beyond the call's own bound: a crashed isolate's slot

@@ -131,6 +131,25 @@ pub(crate) async fn listed(storage: &::worker::worker_sys::DurableObjectStorage,
     Ok(js_sys::Map::from(map))
 }
 
+thread_local! {
+    static KEPT_ENV: std::cell::RefCell<Option<::worker::Env>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Kept by a Worker's first request, or a Durable Object when it starts: the environment that
+/// work without one at hand (a limit's count, an audit event) reaches bindings through. An
+/// isolate serves one deployment, so its bindings do not change.
+pub(crate) fn keep_env(env: &::worker::Env) {
+    KEPT_ENV.with(|k| {
+        if k.borrow().is_none() {
+            *k.borrow_mut() = Some(env.clone());
+        }
+    });
+}
+
+pub(crate) fn kept_env() -> Option<::worker::Env> {
+    KEPT_ENV.with(|k| k.borrow().clone())
+}
+
 pub(crate) fn now_ms() -> u64 {
     // `Date.now()`: `worker::Date::now()` builds a `Date` object to read the same number.
     js_sys::Date::now() as u64

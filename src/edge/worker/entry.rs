@@ -21,7 +21,7 @@ impl From<worker::Error> for Error {
 #[event(fetch)]
 pub async fn fetch(req: web_sys::Request, env: Env, ctx: Context) -> worker::Result<Response> {
     crate::edge::rescue::install();
-    crate::edge::limits::home(&env);
+    crate::edge::keep_env(&env);
     let started = now_ms();
     let mut req = Incoming::from(req);
     let mut log = RequestLog {

@@ -88,7 +88,7 @@ impl DurableObject for McpSession {
         crate::edge::redaction::follow(&env);
         // Gauge changes in this isolate (streams, sessions, tasks) flush to the health object.
         crate::edge::health::home(&env);
-        crate::edge::limits::home(&env);
+        crate::edge::keep_env(&env);
         // The JS storage object is shared, not copied: every handle writes the same storage.
         let storage = state.storage();
         let raw: &wasm_bindgen::JsValue = storage.as_raw().as_ref();
