@@ -13,11 +13,36 @@ use worker::Env;
 use crate::catalog::Server;
 use crate::envelope::Op;
 use crate::error::{Error, Refused};
-use crate::limits::{Answer, Caller, Command, Limit, Op as Count, Rule, SlotCommand};
+use crate::limits::{self, Answer, Caller, Command, Limit, Op as Count, Rule, SlotCommand};
 use crate::protocol::action::{CallKind, PendingCall};
 
 thread_local! {
     static HOME: RefCell<Option<Env>> = const { RefCell::new(None) };
+    /// Batches of a fast rate this isolate took from their objects: the object's name, the calls
+    /// left, and until when they may be spent (`limits::batch`, `limits::BATCH_MS`).
+    static BATCHES: RefCell<Vec<(String, u32, u64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One call from this isolate's batch for `name`, if it holds one still good.
+fn from_batch(name: &str, now: u64) -> bool {
+    BATCHES.with(|b| match b.borrow_mut().iter_mut().find(|(n, left, until)| n == name && *left > 0 && *until > now) {
+        Some(batch) => {
+            batch.1 -= 1;
+            true
+        }
+        None => false,
+    })
+}
+
+/// Keeps what is left of a batch just taken; spent and stale ones go.
+fn keep_batch(name: &str, left: u32, now: u64) {
+    BATCHES.with(|b| {
+        let mut b = b.borrow_mut();
+        b.retain(|(n, l, until)| *until > now && *l > 0 && n != name);
+        if left > 0 && b.len() < 1024 {
+            b.push((name.to_string(), left, now + limits::BATCH_MS));
+        }
+    });
 }
 
 /// Called when a Worker's request or a Durable Object starts: the environment the objects are
@@ -130,7 +155,13 @@ pub async fn admit(server: &Server, principal: &str, call: &PendingCall) -> Resu
     for limit in applying.iter().filter(|l| l.rate.is_some() || l.quota.is_some()) {
         let name = object("limit:", server, limit, &limit.key(&caller));
         let rule = limit.rule();
-        let answer = match count(&name, Count::Take, rule, now).await {
+        // A fast rate alone is taken by the batch: most calls spend this isolate's share.
+        let batched = limit.quota.is_none() && limit.rate.is_some_and(|r| limits::batch(r) > 1);
+        if batched && from_batch(&name, now) {
+            taken.push((name, rule));
+            continue;
+        }
+        let answer = match count(&name, if batched { Count::Batch } else { Count::Take }, rule, now).await {
             Ok(answer) => answer,
             Err(e) => {
                 give_back(taken).await;
@@ -140,6 +171,9 @@ pub async fn admit(server: &Server, principal: &str, call: &PendingCall) -> Resu
         if !answer.allowed {
             give_back(taken).await;
             return Err(refused(limit, answer.retry_after_ms, now));
+        }
+        if batched {
+            keep_batch(&name, answer.granted.saturating_sub(1), now);
         }
         taken.push((name, rule));
     }

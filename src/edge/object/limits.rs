@@ -36,7 +36,7 @@ pub async fn serve(state: &State, memory: &Slots, body: &[u8]) -> Result<Respons
     };
     let (rule, now) = (command.rule, command.now_ms);
     let (next, result) = match command.op {
-        Op::Take => match limits::take(rule, kept, now) {
+        Op::Take | Op::Batch => match limits::take_up_to(rule, kept, now, if command.op == Op::Batch { rule.rate.map_or(1, limits::batch) } else { 1 }) {
             Ok((next, taken)) => (next, taken),
             Err(refused) => (kept, refused),
         },
