@@ -34,12 +34,15 @@ fn from_batch(name: &str, now: u64) -> bool {
     })
 }
 
-/// Keeps what is left of a batch just taken; spent and stale ones go.
+/// Keeps what is left of a batch just taken, beside what a call at the same time took for
+/// the same object; spent and stale batches go.
 fn keep_batch(name: &str, left: u32, now: u64) {
     BATCHES.with(|b| {
         let mut b = b.borrow_mut();
-        b.retain(|(n, l, until)| *until > now && *l > 0 && n != name);
-        if left > 0 && b.len() < 1024 {
+        b.retain(|(_, l, until)| *until > now && *l > 0);
+        if let Some(batch) = b.iter_mut().find(|(n, ..)| n == name) {
+            batch.1 = batch.1.saturating_add(left);
+        } else if left > 0 && b.len() < 1024 {
             b.push((name.to_string(), left, now + limits::BATCH_MS));
         }
     });
@@ -168,6 +171,11 @@ pub async fn admit(server: &Server, principal: &str, call: &PendingCall) -> Resu
                 return Err(e);
             }
         };
+        // Refused, while a call at the same time brought a batch: the call spends it.
+        if !answer.allowed && batched && from_batch(&name, now) {
+            taken.push((name, rule));
+            continue;
+        }
         if !answer.allowed {
             give_back(taken).await;
             return Err(refused(limit, answer.retry_after_ms, now));
