@@ -219,6 +219,8 @@ pub enum Op {
     Take,
     Give,
     Read,
+    /// A rate alone: up to `batch` calls at once, for an isolate to spend by itself.
+    Batch,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,6 +238,8 @@ pub struct Answer {
     pub remaining: u32,
     pub reset_ms: u64,
     pub retry_after_ms: u64,
+    /// Calls taken: one, or a batch's worth.
+    pub granted: u32,
 }
 
 /// Numbers separated by spaces: the wire and storage form of commands, answers and states
@@ -276,7 +280,7 @@ impl Command {
 
     pub fn parse(text: &str) -> Option<Command> {
         let [op, mps, burst, calls, period, now_ms, ..] = numbers(text);
-        let op = [Op::Take, Op::Give, Op::Read].get(op? as usize).copied()?;
+        let op = [Op::Take, Op::Give, Op::Read, Op::Batch].get(op? as usize).copied()?;
         let (mps, burst, calls) = (mps?, burst?, calls?);
         let rate = (burst > 0 && mps > 0).then(|| Rate { milli_per_second: mps, burst: small(burst) });
         let period = [Period::Hour, Period::Day, Period::Month].get(period? as usize).copied()?;
@@ -287,12 +291,12 @@ impl Command {
 
 impl Answer {
     pub fn line(&self) -> String {
-        line(&[u64::from(self.allowed), u64::from(self.remaining), self.reset_ms, self.retry_after_ms])
+        line(&[u64::from(self.allowed), u64::from(self.remaining), self.reset_ms, self.retry_after_ms, u64::from(self.granted)])
     }
 
     pub fn parse(text: &str) -> Option<Answer> {
-        let [allowed, remaining, reset_ms, retry_after_ms, ..] = numbers(text);
-        Some(Answer { allowed: allowed? == 1, remaining: small(remaining?), reset_ms: reset_ms?, retry_after_ms: retry_after_ms? })
+        let [allowed, remaining, reset_ms, retry_after_ms, granted, ..] = numbers(text);
+        Some(Answer { allowed: allowed? == 1, remaining: small(remaining?), reset_ms: reset_ms?, retry_after_ms: retry_after_ms?, granted: small(granted.unwrap_or(1)) })
     }
 }
 
@@ -346,7 +350,7 @@ fn fill_ms(rate: Rate, milli: u64) -> u64 {
 fn current(rule: Rule, state: State, now_ms: u64) -> (State, Answer) {
     let bucket = rule.rate.map(|r| refill(r, state.bucket, now_ms));
     let window = rule.quota.map(|q| counted(q, state.window, now_ms));
-    let mut answer = Answer { allowed: true, remaining: u32::MAX, reset_ms: 0, retry_after_ms: 0 };
+    let mut answer = Answer { allowed: true, remaining: u32::MAX, reset_ms: 0, retry_after_ms: 0, granted: 0 };
     if let (Some(rate), Some(b)) = (rule.rate, bucket) {
         let full = u64::from(rate.burst) * TOKEN;
         answer.remaining = (b.milli / TOKEN) as u32;
@@ -376,18 +380,35 @@ fn current(rule: Rule, state: State, now_ms: u64) -> (State, Answer) {
 
 /// Takes one call: the state to keep and the answer, or the refusal (nothing taken).
 pub fn take(rule: Rule, state: State, now_ms: u64) -> Result<(State, Answer), Answer> {
+    take_up_to(rule, state, now_ms, 1)
+}
+
+/// How many calls an isolate takes at once from a rate alone (`Op::Batch`): a tenth of the
+/// burst, at most a second's worth, at least one. A rate under 10 calls a second or a burst
+/// under 20 is taken call by call, exactly as `take`.
+pub fn batch(rate: Rate) -> u32 {
+    (rate.burst / 10).min(small(rate.milli_per_second / 1000)).max(1)
+}
+
+/// How long an isolate may spend a batch: what is left then is dropped, never given back (it
+/// may refuse calls early, never let one through over the limit).
+pub const BATCH_MS: u64 = 1000;
+
+/// Takes up to `want` calls (at least one) from the bucket and the quota, or none.
+pub fn take_up_to(rule: Rule, state: State, now_ms: u64, want: u32) -> Result<(State, Answer), Answer> {
     let (mut next, answer) = current(rule, state, now_ms);
     if !answer.allowed {
         return Err(answer);
     }
+    let n = want.min(answer.remaining).max(1);
     if let Some(b) = next.bucket.as_mut() {
-        b.milli -= TOKEN;
+        b.milli -= TOKEN * u64::from(n);
     }
     if let Some(w) = next.window.as_mut() {
-        w.count += 1;
+        w.count += n;
     }
     let (_, after) = current(rule, next, now_ms);
-    Ok((next, Answer { allowed: true, ..after }))
+    Ok((next, Answer { allowed: true, granted: n, ..after }))
 }
 
 /// Gives back a call taken earlier.
@@ -559,6 +580,18 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_takes_what_there_is() {
+        let fast = Rate { milli_per_second: 100_000, burst: 200 };
+        assert_eq!((batch(fast), batch(Rate { milli_per_second: 2000, burst: 10 }), batch(Rate { milli_per_second: 1_000_000, burst: 30 })), (20, 1, 3));
+        let rule = Rule { rate: Some(fast), quota: None };
+        let (state, answer) = take_up_to(rule, State::default(), 0, 150).unwrap();
+        assert_eq!((answer.granted, answer.remaining), (150, 50));
+        let (state, answer) = take_up_to(rule, state, 0, 150).unwrap();
+        assert_eq!((answer.granted, answer.remaining), (50, 0));
+        assert!(take_up_to(rule, state, 0, 150).is_err());
+    }
+
+    #[test]
     fn a_quota_counts_per_calendar_window() {
         let rule = Rule { rate: None, quota: Some(Quota { calls: 2, period: Period::Hour }) };
         let at = 5 * 3_600_000 + 59 * 60_000;
@@ -599,7 +632,7 @@ mod tests {
         assert_eq!(Command::parse(&command.line()), Some(command));
         assert_eq!(Command::parse("0 0 0 0 0 1").unwrap().rule, Rule { rate: None, quota: None });
         assert_eq!(Command::parse("9 0 0 0 0 1"), None);
-        let answer = Answer { allowed: true, remaining: 2, reset_ms: 5, retry_after_ms: 0 };
+        let answer = Answer { allowed: true, remaining: 2, reset_ms: 5, retry_after_ms: 0, granted: 1 };
         assert_eq!(Answer::parse(&answer.line()), Some(answer));
         let state = State { bucket: Some(Bucket { milli: 1500, at_ms: 9 }), window: None };
         assert_eq!(State::parse(&state.line(77)), (state, 77));

@@ -7,13 +7,46 @@
 //! tasks, deferred calls) meets the same limits.
 
 
+use std::cell::RefCell;
+
 use worker::Env;
 
 use crate::catalog::Server;
 use crate::envelope::Op;
 use crate::error::{Error, Refused};
-use crate::limits::{Answer, Caller, Command, Limit, Op as Count, Rule, SlotCommand};
+use crate::limits::{self, Answer, Caller, Command, Limit, Op as Count, Rule, SlotCommand};
 use crate::protocol::action::{CallKind, PendingCall};
+
+thread_local! {
+    /// Batches of a fast rate this isolate took from their objects: the object's name, the calls
+    /// left, and until when they may be spent (`limits::batch`, `limits::BATCH_MS`).
+    static BATCHES: RefCell<Vec<(String, u32, u64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One call from this isolate's batch for `name`, if it holds one still good.
+fn from_batch(name: &str, now: u64) -> bool {
+    BATCHES.with(|b| match b.borrow_mut().iter_mut().find(|(n, left, until)| n == name && *left > 0 && *until > now) {
+        Some(batch) => {
+            batch.1 -= 1;
+            true
+        }
+        None => false,
+    })
+}
+
+/// Keeps what is left of a batch just taken, beside what a call at the same time took for
+/// the same object; spent and stale batches go.
+fn keep_batch(name: &str, left: u32, now: u64) {
+    BATCHES.with(|b| {
+        let mut b = b.borrow_mut();
+        b.retain(|(_, l, until)| *until > now && *l > 0);
+        if let Some(batch) = b.iter_mut().find(|(n, ..)| n == name) {
+            batch.1 = batch.1.saturating_add(left);
+        } else if left > 0 && b.len() < 1024 {
+            b.push((name.to_string(), left, now + limits::BATCH_MS));
+        }
+    });
+}
 
 /// The environment the counting objects are reached through.
 fn env() -> Result<Env, Error> {
@@ -116,16 +149,30 @@ pub async fn admit(server: &Server, (principal, client): (&str, Option<&str>), c
     for limit in applying.iter().filter(|l| l.rate.is_some() || l.quota.is_some()) {
         let name = object("limit:", server, limit, &limit.key(&caller));
         let rule = limit.rule();
-        let answer = match count(&name, Count::Take, rule, now).await {
+        // A fast rate alone is taken by the batch: most calls spend this isolate's share.
+        let batched = limit.quota.is_none() && limit.rate.is_some_and(|r| limits::batch(r) > 1);
+        if batched && from_batch(&name, now) {
+            taken.push((name, rule));
+            continue;
+        }
+        let answer = match count(&name, if batched { Count::Batch } else { Count::Take }, rule, now).await {
             Ok(answer) => answer,
             Err(e) => {
                 give_back(taken).await;
                 return Err(e);
             }
         };
+        // Refused, while a call at the same time brought a batch: the call spends it.
+        if !answer.allowed && batched && from_batch(&name, now) {
+            taken.push((name, rule));
+            continue;
+        }
         if !answer.allowed {
             give_back(taken).await;
             return Err(refused(limit, answer.retry_after_ms, now));
+        }
+        if batched {
+            keep_batch(&name, answer.granted.saturating_sub(1), now);
         }
         taken.push((name, rule));
     }

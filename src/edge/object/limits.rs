@@ -23,29 +23,35 @@ fn answer(text: String) -> Result<Response, Error> {
     Ok(ResponseBuilder::new().with_status(200).fixed(text.into_bytes()))
 }
 
-/// One `limits::Command`.
-pub async fn serve(state: &State, body: &[u8]) -> Result<Response, Error> {
+/// One `limits::Command`. The state is read from storage once per object lifetime and kept in
+/// memory; it is written back only when the limit has a quota, which must outlive a restart: a
+/// bucket alone lives in memory, and an eviction (after the object sat idle) refills it.
+pub async fn serve(state: &State, memory: &Slots, body: &[u8]) -> Result<Response, Error> {
     let storage = state.storage();
     let command = std::str::from_utf8(body).ok().and_then(Command::parse).ok_or_else(|| Error::InvalidRequest("limit command".into()))?;
-    let (kept, _) = limits::State::parse(&storage.get::<String>(KEY).await?.unwrap_or_default());
+    let cached = memory.0.borrow().2;
+    let kept = match cached {
+        Some(kept) => kept,
+        None => limits::State::parse(&storage.get::<String>(KEY).await?.unwrap_or_default()).0,
+    };
     let (rule, now) = (command.rule, command.now_ms);
-    let result = match command.op {
-        Op::Take => match limits::take(rule, kept, now) {
-            Ok((next, taken)) => {
-                let until = limits::expires(rule, next, now);
-                storage.put_raw(KEY, wasm_bindgen::JsValue::from_str(&next.line(until))).await?;
-                crate::edge::arm_by(storage.as_raw(), until).await;
-                taken
-            }
-            Err(refused) => refused,
+    let (next, result) = match command.op {
+        Op::Take | Op::Batch => match limits::take_up_to(rule, kept, now, if command.op == Op::Batch { rule.rate.map_or(1, limits::batch) } else { 1 }) {
+            Ok((next, taken)) => (next, taken),
+            Err(refused) => (kept, refused),
         },
         Op::Give => {
             let next = limits::give(rule, kept, now);
-            storage.put_raw(KEY, wasm_bindgen::JsValue::from_str(&next.line(limits::expires(rule, next, now)))).await?;
-            limits::read(rule, next, now)
+            (next, limits::read(rule, next, now))
         }
-        Op::Read => limits::read(rule, kept, now),
+        Op::Read => (kept, limits::read(rule, kept, now)),
     };
+    memory.0.borrow_mut().2 = Some(next);
+    if rule.quota.is_some() && next != kept {
+        let until = limits::expires(rule, next, now);
+        storage.put_raw(KEY, wasm_bindgen::JsValue::from_str(&next.line(until))).await?;
+        crate::edge::arm_by(storage.as_raw(), until).await;
+    }
     answer(result.line())
 }
 
@@ -64,9 +70,10 @@ pub async fn sweep(storage: &Storage, now_ms: u64) -> Result<bool, Error> {
 /// The queued requests, by id, each woken when it gets a slot.
 type Waiting = Vec<(String, oneshot::Sender<()>)>;
 
-/// The slots object's memory: the slots, and the queued requests waiting to be woken.
+/// A limit object's memory: a slots object's slots and the queued requests waiting to be woken;
+/// a counting object's state.
 #[derive(Clone, Default)]
-pub struct Slots(Rc<RefCell<(limits::Slots, Waiting)>>);
+pub struct Slots(Rc<RefCell<(limits::Slots, Waiting, Option<limits::State>)>>);
 
 impl Slots {
     fn wake(&self, ids: Vec<String>) {

@@ -77,7 +77,7 @@ pub struct McpSession {
     running: tasks::Running,
     /// Replies whose stream was gone, until the client's next stream carries them.
     outbox: Outbox,
-    /// A slots object's holders and queue (`rateLimits`' concurrency).
+    /// A limit object's memory (`rateLimits`): a bucket, or a concurrency limit's holders and queue.
     slots: super::limits::Slots,
 }
 
@@ -137,7 +137,7 @@ impl McpSession {
             Op::HealthFlush | Op::HealthRead | Op::MetricsRead => apart(health::serve((&self.state, &self.env), op, body)).await,
             Op::Live => apart(versions::serve(&self.state, body)).await,
             Op::Count => apart(counters::serve(&self.state, body)).await,
-            Op::Limit => apart(super::limits::serve(&self.state, body)).await,
+            Op::Limit => apart(super::limits::serve(&self.state, &self.slots, body)).await,
             Op::Slot => apart(self.slots.serve(body)).await,
             // The registry's pins: an object of the same name, with operations of their own.
             Op::PinsCheck | Op::PinsHeld | Op::PinsDecide => apart(crate::edge::object::pins::serve(&self.state, &self.env, op, body)).await,
