@@ -131,7 +131,7 @@ test('catalog mode: search and describe do not find a hidden tool, and call_tool
   assert.equal(upstreamCalls('deleted'), deletions);
 });
 
-test('a curated alias is an entry of its own server: that server's rules hide it, and calling it by name is refused as unknown', async () => {
+test("a curated alias is an entry of its own server: that server's rules hide it, and calling it by name is refused as unknown", async () => {
   const root = await connect(ROOT, '/desk/mcp');
   assert.deepEqual((await root.listTools()).tools.map((t) => t.name), ['find']);
   await root.close();
@@ -207,4 +207,21 @@ test('rules change live through the admin API, and a rollback restores them', as
   const again = await connect(SUPPORT);
   assert.deepEqual((await again.listTools()).tools.map((t) => t.name), ['lookup', 'transfer']);
   await again.close();
+});
+
+test('denials are in the audit log: who, which tool, and whether it was hidden or its arguments refused', async () => {
+  const read = async () => (await (await fetch(new URL('/admin/api/audit?limit=200', worker.url), { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()).entries;
+  let entries = [];
+  for (let i = 0; i < 50 && !entries.some((e) => e.action === 'policy_denied' && e.target === 'transfer'); i++) {
+    entries = await read();
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const denied = entries.filter((e) => e.action === 'policy_denied');
+  const hidden = denied.find((e) => e.target === 'delete_account' && e.server === 'governed');
+  assert.ok(hidden, JSON.stringify(entries));
+  assert.equal(hidden.actor, 'token:sam');
+  assert.equal(hidden.detail, 'the tool is hidden from the caller');
+  const refused = denied.find((e) => e.target === 'transfer');
+  assert.equal(refused.detail, 'its arguments were refused by a policy');
+  assert.ok(!JSON.stringify(entries).includes(SUPPORT), 'no credential in the audit log');
 });

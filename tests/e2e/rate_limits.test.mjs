@@ -291,6 +291,21 @@ test('the metrics count each refusal as rate_limited', async () => {
   assert.equal(counted, 7);
 });
 
+test('refusals are audited: who, which limit, and when a call fits again', async () => {
+  const read = async () => (await (await fetch(new URL('/admin/api/audit?limit=200', worker.url), { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()).entries;
+  let refused = [];
+  for (let i = 0; i < 40 && refused.length === 0; i++) {
+    refused = (await read()).filter((e) => e.action === 'limit_refused');
+    if (refused.length === 0) await new Promise((r) => setTimeout(r, 250));
+  }
+  assert.ok(refused.length > 0);
+  for (const e of refused) {
+    assert.equal(e.server, 'rl');
+    assert.match(e.actor, /^token:(bot|admin|visitor)$/);
+    assert.match(e.detail, /^(echo|echo_too|slow|counted|fast)\b.* refused; retry after \d+ ms$/);
+  }
+});
+
 test('mcp-edge check refuses zero, negative and unknown values with the path of the fault', async () => {
   const fault = async (limit) => {
     const c = config('http://127.0.0.1:9');
