@@ -69,24 +69,35 @@ pub struct Context {
     time: Value,
 }
 
+#[cfg(test)]
 impl Context {
+    /// The values every rule may read. A server's gate builds only those its rules read
+    /// ([`Policies::context`]).
     pub fn new(principal: &Principal, now_ms: u64) -> Context {
-        let mut p = Map::new();
-        p.insert("id".into(), principal.id.clone().into());
-        p.insert("subject".into(), principal.subject.clone().into());
-        p.insert("roles".into(), principal.roles.clone().into());
-        p.insert("email".into(), principal.email.clone().unwrap_or_default().into());
-        p.insert("clientId".into(), principal.client_id.clone().unwrap_or_default().into());
-        p.insert("claims".into(), Value::Object(principal.claims.clone()));
-        let c = Civil::of(now_ms);
-        let mut t = Map::new();
-        t.insert("unix".into(), (now_ms / 1000).into());
-        t.insert("iso".into(), crate::time::iso(now_ms).into());
-        for (name, value) in [("year", c.year), ("month", c.month as i64), ("day", c.day as i64), ("hour", c.hour as i64), ("minute", c.minute as i64), ("weekday", c.weekday as i64)] {
-            t.insert(name.into(), value.into());
-        }
-        Context { principal: Value::Object(p), time: Value::Object(t) }
+        Context { principal: principal_value(principal), time: time_value(now_ms) }
     }
+}
+
+fn principal_value(principal: &Principal) -> Value {
+    let mut p = Map::new();
+    p.insert("id".into(), principal.id.clone().into());
+    p.insert("subject".into(), principal.subject.clone().into());
+    p.insert("roles".into(), principal.roles.clone().into());
+    p.insert("email".into(), principal.email.clone().unwrap_or_default().into());
+    p.insert("clientId".into(), principal.client_id.clone().unwrap_or_default().into());
+    p.insert("claims".into(), Value::Object(principal.claims.clone()));
+    Value::Object(p)
+}
+
+fn time_value(now_ms: u64) -> Value {
+    let c = Civil::of(now_ms);
+    let mut t = Map::new();
+    t.insert("unix".into(), (now_ms / 1000).into());
+    t.insert("iso".into(), crate::time::iso(now_ms).into());
+    for (name, value) in [("year", c.year), ("month", c.month as i64), ("day", c.day as i64), ("hour", c.hour as i64), ("minute", c.minute as i64), ("weekday", c.weekday as i64)] {
+        t.insert(name.into(), value.into());
+    }
+    Value::Object(t)
 }
 
 impl Policies {
@@ -100,6 +111,16 @@ impl Policies {
 
     pub fn rules(&self) -> &[Rule] {
         &self.rules
+    }
+
+    /// The values the rules read of the caller and the moment; what no rule reads is left null,
+    /// so a call does not pay for it.
+    pub fn context(&self, principal: &Principal, now_ms: u64) -> Context {
+        let reads = |name| self.rules.iter().any(|r| r.program.reads(name));
+        Context {
+            principal: if reads("principal") { principal_value(principal) } else { Value::Null },
+            time: if reads("time") { time_value(now_ms) } else { Value::Null },
+        }
     }
 
     /// Whether a list shows the entry to the caller: rules that read `args` wait for the call.
@@ -221,6 +242,15 @@ mod tests {
         assert_eq!(policies.admits(&cx, &t, &json!({"amount": "5"})), Err(Denial("no allow rule".into())), "a number as a string is no number");
         let admin = Context::new(&Principal::new("token", "root", vec!["admin".into()]), 0);
         assert_eq!(policies.admits(&admin, &t, &json!({"amount": 500})), Ok(()), "another allow rule admits the admin whatever the arguments");
+    }
+
+    #[test]
+    fn a_call_builds_only_what_its_rules_read() {
+        let policies = Policies::new(vec![rule("e", Effect::Deny, "entry.name == 'x'")]);
+        let cx = policies.context(&support(), 1);
+        assert_eq!((cx.principal, cx.time), (Value::Null, Value::Null));
+        let both = Policies::new(vec![rule("p", Effect::Deny, "principal.id == '' || time.hour > 25")]).context(&support(), 1);
+        assert!(both.principal.is_object() && both.time.is_object());
     }
 
     #[test]

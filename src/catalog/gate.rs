@@ -20,7 +20,7 @@ pub struct Gate<'a> {
 impl Server {
     /// The gate of one list or call by `principal` at `now_ms`.
     pub fn gate<'a>(&'a self, principal: &'a Principal, now_ms: u64) -> Gate<'a> {
-        let rules = (!self.policies.is_empty()).then(|| Context::new(principal, now_ms));
+        let rules = (!self.policies.is_empty()).then(|| self.policies.context(principal, now_ms));
         Gate { server: self, principal, rules }
     }
 
