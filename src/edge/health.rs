@@ -269,35 +269,39 @@ pub fn upstream(server: &str, upstream: &str, up: bool) {
 /// around the dispatch, by its caller: `watch` the message before it goes to dispatch (by
 /// value), then `count` what dispatch made of it.
 ///
-/// A call of a configured tool the principal's roles may not call is refused by dispatch as
-/// an unknown tool; the metrics count it as `denied` (the health figures do not: it says
-/// nothing of the upstream).
+/// A call of a configured tool the principal's roles or the server's access rules hide is
+/// refused by dispatch as an unknown tool, and one whose arguments a rule refuses as invalid
+/// arguments naming the rule; the metrics count both as `denied` (the health figures do not:
+/// it says nothing of the upstream), and the audit log records them.
 pub struct Refusal {
-    tool: Option<(String, bool)>,
-    principal: String,
+    tool: Option<String>,
 }
 
 impl Refusal {
-    pub fn watch(server: &Server, principal: &crate::auth::Principal, message: &Parsed) -> Refusal {
+    pub fn watch(server: &Server, message: &Parsed) -> Refusal {
         // Denials are audited whether or not calls are counted; without metrics or rules, a
         // call is not looked at twice.
         let looked = counting().is_some() || !server.policies.is_empty();
-        let tool = looked.then(|| called_tool(server, principal, message)).flatten();
-        Refusal { principal: if tool.is_some() { principal.id.clone() } else { String::new() }, tool }
+        Refusal { tool: looked.then(|| called_tool(server, message)).flatten() }
     }
 
     /// `object`: the environment of the Durable Object the message was dispatched in; `None`
-    /// in the Worker. A denial is also an audit event.
-    pub fn count(self, server: &Server, action: &Action, object: Option<&Env>) {
-        let (Some((tool, allowed)), Action::Reply(reply)) = (self.tool, action) else { return };
-        let principal = self.principal.as_str();
+    /// in the Worker. A denial is also an audit event. Whether the caller may see the tool is
+    /// asked only of a refusal: a call that goes ahead does not evaluate the rules again.
+    pub fn count(self, server: &Server, caller: &crate::auth::Principal, action: &Action, object: Option<&Env>) {
+        let (Some(name), Action::Reply(reply)) = (self.tool, action) else { return };
+        if !crate::health::refused(reply) {
+            return;
+        }
+        let (tool, principal) = (name.as_str(), caller.id.as_str());
+        let allowed = server.tool(tool).is_some_and(|t| server.gate(caller, crate::edge::now_ms()).sees(t));
         // Hidden by its roles or the access rules, or its arguments refused by a rule.
         if !allowed || crate::health::by_policy(reply) {
-            record(server, &tool, None, Ended { principal, outcome: crate::metrics::Outcome::Denied, duration_ms: None, upstream_ms: None }, object);
+            record(server, tool, None, Ended { principal, outcome: crate::metrics::Outcome::Denied, duration_ms: None, upstream_ms: None }, object);
             let detail = if allowed { "its arguments were refused by a policy" } else { "the tool is hidden from the caller" };
-            crate::edge::audit::refused((principal, &server.name), crate::audit::Action::PolicyDenied, &tool, detail.to_string());
-        } else if crate::health::refused(reply) {
-            record(server, &tool, Some(Outcome::Validation), Ended { principal, outcome: crate::metrics::Outcome::ToolError, duration_ms: Some(0), upstream_ms: None }, object);
+            crate::edge::audit::refused((principal, &server.name), crate::audit::Action::PolicyDenied, tool, detail.to_string());
+        } else {
+            record(server, tool, Some(Outcome::Validation), Ended { principal, outcome: crate::metrics::Outcome::ToolError, duration_ms: Some(0), upstream_ms: None }, object);
         }
     }
 }
@@ -305,7 +309,7 @@ impl Refusal {
 /// The configured tool a `tools/call` names, directly or through catalog mode's `call_tool`,
 /// and whether the caller may use it. Names that are not configured are never counted: anyone
 /// could fill the figures with made-up ones.
-fn called_tool(server: &Server, principal: &crate::auth::Principal, message: &Parsed) -> Option<(String, bool)> {
+fn called_tool(server: &Server, message: &Parsed) -> Option<String> {
     let Ok(Message::Request(req)) = message else { return None };
     if req.method != Method::ToolsCall {
         return None;
@@ -315,7 +319,7 @@ fn called_tool(server: &Server, principal: &crate::auth::Principal, message: &Pa
     if server.catalog_index().is_some() && crate::tools::meta::MetaTool::named(name) == Some(crate::tools::meta::MetaTool::Call) {
         name = params.pointer("/arguments/name")?.as_str()?;
     }
-    server.tool(name).map(|t| (t.name.clone(), server.gate(principal, crate::edge::now_ms()).sees(t)))
+    server.tool(name).map(|t| t.name.clone())
 }
 
 /// Counts a call a limit refused before it ran (`limits.maxCallsInFlight`) as `rate_limited`.

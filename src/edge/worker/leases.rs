@@ -96,9 +96,9 @@ async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body)
     let secret = |name: &str| crate::edge::secret(env, name);
     let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now };
     let message = Ok(message);
-    let refusal = health::Refusal::watch(server, &principal, &message);
+    let refusal = health::Refusal::watch(server, &message);
     let action = dispatch::handle(server, &mut lease.session, message, &environment);
-    refusal.count(server, &action, None);
+    refusal.count(server, &principal, &action, None);
     // Served methods never change the session; should one ever, the object must see it.
     let unchanged = LEASES.with(|l| l.borrow().get(&envelope.session_id) == Some(&lease));
     let servable = match &action {

@@ -51,9 +51,9 @@ pub async fn serve(server: &Arc<Server>, timeout_ms: u64, env: &Env, post: Post)
         .map(|m| match m {
             Ok(Message::Request(r)) if r.method == Method::Initialize => Action::Reply(dispatch::initialize(server, &r, "", now_ms()).0),
             other => {
-                let refusal = health::Refusal::watch(server, &post.principal, &other);
+                let refusal = health::Refusal::watch(server, &other);
                 let action = dispatch::handle(server, &mut session, other, &environment);
-                refusal.count(server, &action, None);
+                refusal.count(server, &post.principal, &action, None);
                 action
             }
         })
@@ -92,9 +92,9 @@ pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest)
     let framing = if r.json_ok && !streams { Framing::Json } else { r.framing };
     let request = r.request.clone();
     let message = Ok(Message::Request(r.request));
-    let refusal = health::Refusal::watch(server, &r.principal, &message);
+    let refusal = health::Refusal::watch(server, &message);
     let action = dispatch::handle(server, &mut session, message, &environment);
-    refusal.count(server, &action, None);
+    refusal.count(server, &r.principal, &action, None);
     if action.is_for_tasks() {
         return to_tasks(env, (r.server_index, server), &request, (&session.client_info, &session.client_capabilities), (r.route, r.principal, r.origin, r.trace)).await;
     }

@@ -131,9 +131,9 @@ impl McpSession {
                 }
                 _ => {}
             }
-            let refusal = health::Refusal::watch(server, principal, &message);
+            let refusal = health::Refusal::watch(server, &message);
             let action = dispatch::handle(server, &mut session, message, &env);
-            refusal.count(server, &action, Some(&self.env));
+            refusal.count(server, principal, &action, Some(&self.env));
             actions.push(action);
         }
         crate::edge::calls::admit(&self.cancels, (server, &principal.id), Some(&self.env), &mut actions);
