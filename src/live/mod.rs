@@ -110,7 +110,8 @@ pub fn server_config<'a>(bundled: &'a Value, layer: &'a Layer, name: &str) -> Op
 /// The servers whose lists differ between two layers, each with the notifications that tell
 /// its sessions (a rollback may change several servers at once).
 /// A server that includes entries of a changed server (`include`) changes with it: its aliases
-/// show the source's new definitions.
+/// show the source's new definitions. A server whose access rules (`policies`) changed may list
+/// anything differently to anyone: each of its lists changed.
 pub fn changes(bundled: &Value, before: &Layer, after: &Layer) -> Vec<(String, Vec<Method>)> {
     let differ = |name: &str, field: &str| server_config(bundled, before, name).map(|s| s.get(field)) != server_config(bundled, after, name).map(|s| s.get(field));
     let changed: Vec<&str> = server_names(bundled).filter(|name| Kind::ALL.iter().any(|k| differ(name, k.field()))).collect();
@@ -119,6 +120,7 @@ pub fn changes(bundled: &Value, before: &Layer, after: &Layer) -> Vec<(String, V
             let new = server_config(bundled, after, name)?;
             let sources = new.get("include").and_then(Value::as_array).into_iter().flatten().filter_map(|i| i.get("server")?.as_str());
             let curated = differ(name, "include") || sources.into_iter().any(|s| s != name && changed.contains(&s));
+            let curated = curated || differ(name, "policies");
             let mut methods = Vec::new();
             for kind in Kind::ALL {
                 let method = kind.notification();
@@ -163,5 +165,14 @@ mod tests {
         after.insert("b".into(), json!({"name": "b", "version": "1", "include": []}));
         let told = changes(&bundled, &Layer::new(), &after);
         assert_eq!(told, [("b".to_string(), vec![Method::ToolsListChanged, Method::ResourcesListChanged, Method::PromptsListChanged])]);
+    }
+
+    #[test]
+    fn new_access_rules_change_every_list_of_their_server() {
+        let bundled = json!({"servers": [{"name": "a", "version": "1"}, {"name": "b", "version": "1"}]});
+        let mut after = Layer::new();
+        after.insert("a".into(), json!({"name": "a", "version": "1", "policies": [{"name": "p", "deny": "true"}]}));
+        let told = changes(&bundled, &Layer::new(), &after);
+        assert_eq!(told, [("a".to_string(), vec![Method::ToolsListChanged, Method::ResourcesListChanged, Method::PromptsListChanged])]);
     }
 }
