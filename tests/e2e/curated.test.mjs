@@ -260,9 +260,12 @@ test('a reference to a tool an upstream lists later resolves when its list arriv
 });
 
 test('live: an edit of the source shows through the alias; the alias\'s own definition is versioned and rolled back', async () => {
-  // That the support server's sessions are told of it is the unit test of `live::changes`: here,
-  // after the other tests' sessions, the notification did not reach a new client in time.
+  // The support server's sessions are told, after the other tests' sessions too (the registry
+  // tells its listeners several at once).
   const client = await sdk('/support/mcp');
+  const changed = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, (n) => changed.push(n));
+  await new Promise((r) => setTimeout(r, 500));
   try {
     const source = (await admin('/servers/admin/tools/get_invoice')).json;
     const moved = { ...source, inputSchema: { ...source.inputSchema, properties: { ...source.inputSchema.properties, currency: { type: 'string' } } }, http: { ...source.http, url: source.http.url.replace('/invoices', '/invoices-v2') } };
@@ -271,6 +274,8 @@ test('live: an edit of the source shows through the alias; the alias\'s own defi
     const listed = async () => (await client.listTools()).tools.find((t) => t.name === 'invoice');
     for (let i = 0; i < 50 && !('currency' in (await listed()).inputSchema.properties); i++) await new Promise((r) => setTimeout(r, 100));
     assert.ok('currency' in (await listed()).inputSchema.properties);
+    for (let i = 0; i < 150 && changed.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(changed.length > 0, 'notifications/tools/list_changed on the support server');
     const call = mirrored(await client.callTool({ name: 'invoice', arguments: { currency: 'EUR' } }));
     assert.equal(call.path, '/mirror/invoices-v2');
     assert.deepEqual(call.body, { currency: 'EUR', status: 'open', account_id: 'acme' });
