@@ -82,7 +82,8 @@ impl Gate<'_> {
         self.shows(self.other("prompt", &prompt.name, prompt.mcp.as_ref().map(|t| t.source)))
     }
 
-    /// Whether the rules hide nothing but by tool roles: resources and prompts are all shown.
+    /// Whether the server has access rules; without them, every resource and prompt is shown
+    /// (only tools have roles).
     pub fn has_rules(&self) -> bool {
         self.rules.is_some()
     }
