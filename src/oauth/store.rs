@@ -41,7 +41,9 @@ impl Object {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Written as serde's externally tagged form, `{"<variant>":{<fields>}}`, and read back by the
+/// one deserializer below rather than a derived one per variant (module size, see `Fields`).
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Command {
     /// The signing key kept by the store; `generated` becomes it if there is none yet.
@@ -95,6 +97,109 @@ impl Command {
     }
 }
 
+/// Every variant's fields, read by one struct deserializer: serde's derive would have one per
+/// variant (14, the largest item of the module). The text read is the one `Serialize` writes;
+/// a missing field of a variant is refused as the derive refuses it, an unknown one ignored.
+#[derive(Deserialize)]
+struct Fields {
+    generated: Option<String>,
+    client: Option<Client>,
+    client_id: Option<String>,
+    registration_token: Option<String>,
+    grant: Option<String>,
+    expires_ms: Option<u64>,
+    principal: Option<String>,
+    resource: Option<String>,
+    scope: Option<Vec<String>>,
+    hash: Option<String>,
+    record: Option<Box<CodeRecord>>,
+    code: Option<String>,
+    exchange: Option<Exchange>,
+    refresh: Option<String>,
+    lifetime_ms: Option<u64>,
+    now_ms: Option<u64>,
+    presented: Option<String>,
+    next: Option<String>,
+    since_ms: Option<u64>,
+    grants: Option<Vec<String>>,
+}
+
+/// A variant's field that must be there.
+fn need<T, E: serde::de::Error>(value: Option<T>, name: &'static str) -> Result<T, E> {
+    value.ok_or_else(|| E::missing_field(name))
+}
+
+impl Fields {
+    fn command<E: serde::de::Error>(self, variant: &str) -> Result<Command, E> {
+        let f = self;
+        Ok(match variant {
+            "key" => Command::Key { generated: need(f.generated, "generated")? },
+            "putClient" => Command::PutClient { client: need(f.client, "client")? },
+            "getClient" => Command::GetClient { client_id: need(f.client_id, "client_id")? },
+            "deleteClient" => Command::DeleteClient { client_id: need(f.client_id, "client_id")?, registration_token: f.registration_token },
+            "indexGrant" => Command::IndexGrant { client_id: need(f.client_id, "client_id")?, grant: need(f.grant, "grant")?, expires_ms: need(f.expires_ms, "expires_ms")? },
+            "consentGiven" | "rememberConsent" => {
+                let (client_id, principal, resource, scope) = (need(f.client_id, "client_id")?, need(f.principal, "principal")?, need(f.resource, "resource")?, need(f.scope, "scope")?);
+                if variant == "consentGiven" {
+                    Command::ConsentGiven { client_id, principal, resource, scope }
+                } else {
+                    Command::RememberConsent { client_id, principal, resource, scope }
+                }
+            }
+            "putCode" => Command::PutCode { grant: need(f.grant, "grant")?, hash: need(f.hash, "hash")?, record: need(f.record, "record")? },
+            "exchange" => Command::Exchange {
+                grant: need(f.grant, "grant")?,
+                code: need(f.code, "code")?,
+                exchange: need(f.exchange, "exchange")?,
+                refresh: need(f.refresh, "refresh")?,
+                lifetime_ms: need(f.lifetime_ms, "lifetime_ms")?,
+                now_ms: need(f.now_ms, "now_ms")?,
+            },
+            "refresh" => Command::Refresh {
+                grant: need(f.grant, "grant")?,
+                presented: need(f.presented, "presented")?,
+                client_id: need(f.client_id, "client_id")?,
+                resource: f.resource,
+                next: need(f.next, "next")?,
+                now_ms: need(f.now_ms, "now_ms")?,
+            },
+            "revoke" => Command::Revoke { grant: need(f.grant, "grant")?, presented: f.presented, client_id: f.client_id, now_ms: need(f.now_ms, "now_ms")? },
+            "grantAlive" => Command::GrantAlive { grant: need(f.grant, "grant")?, now_ms: need(f.now_ms, "now_ms")? },
+            "revoked" => Command::Revoked { since_ms: need(f.since_ms, "since_ms")? },
+            "noteRevoked" => Command::NoteRevoked { grants: need(f.grants, "grants")?, now_ms: need(f.now_ms, "now_ms")? },
+            other => return Err(E::unknown_variant(other, VARIANTS)),
+        })
+    }
+}
+
+const VARIANTS: &[&str] = &[
+    "key", "putClient", "getClient", "deleteClient", "indexGrant", "consentGiven", "rememberConsent", "putCode", "exchange", "refresh", "revoke", "grantAlive", "revoked", "noteRevoked",
+];
+
+impl<'de> Deserialize<'de> for Command {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Command;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an oauth command")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Command, A::Error> {
+                use serde::de::Error;
+                let Some(variant) = map.next_key::<String>()? else {
+                    return Err(A::Error::invalid_length(0, &self));
+                };
+                let command = map.next_value::<Fields>()?.command(&variant)?;
+                if map.next_key::<serde::de::IgnoredAny>()?.is_some() {
+                    return Err(A::Error::invalid_length(2, &self));
+                }
+                Ok(command)
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
 /// The grant a code or refresh token names: `<prefix><grant id>.<secret>`. Grant ids are
 /// base64url, which has no dot.
 pub fn grant_of<'t>(token: &'t str, prefix: &str) -> Option<&'t str> {
@@ -120,6 +225,80 @@ mod tests {
         for bad in ["mcpe_rt.nodot", "mcpe_rt..x", "mcpe_rt.g.", "mcpe_ac.g.s", "mcpe_rt.g/x.s", "mcpe_rt.g.s.t"] {
             assert_eq!(grant_of(bad, "mcpe_rt."), None, "{bad}");
         }
+    }
+
+    /// The derive `Command` had before its deserializer was written by hand: what it wrote and
+    /// read is what the Worker and the objects exchange, across a deploy too.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    enum Derived {
+        Key { generated: String },
+        PutClient { client: Client },
+        GetClient { client_id: String },
+        DeleteClient { client_id: String, registration_token: Option<String> },
+        IndexGrant { client_id: String, grant: String, expires_ms: u64 },
+        ConsentGiven { client_id: String, principal: String, resource: String, scope: Vec<String> },
+        RememberConsent { client_id: String, principal: String, resource: String, scope: Vec<String> },
+        PutCode { grant: String, hash: String, record: Box<CodeRecord> },
+        Exchange { grant: String, code: String, exchange: Exchange, refresh: String, lifetime_ms: u64, now_ms: u64 },
+        Refresh { grant: String, presented: String, client_id: String, resource: Option<String>, next: String, now_ms: u64 },
+        Revoke { grant: String, presented: Option<String>, client_id: Option<String>, now_ms: u64 },
+        GrantAlive { grant: String, now_ms: u64 },
+        Revoked { since_ms: u64 },
+        NoteRevoked { grants: Vec<String>, now_ms: u64 },
+    }
+
+    fn samples() -> Vec<Command> {
+        use crate::auth::Principal;
+        use crate::oauth::authorize::AuthorizationRequest;
+        use crate::oauth::client::{AuthMethod, Origin};
+        let client = Client { client_id: "c1".into(), name: Some("App".into()), redirect_uris: vec!["https://app.test/cb".into()], auth_method: AuthMethod::None, secret: None, origin: Origin::Registered { registration_token: "t".into() }, issued_at: 7 };
+        let request = AuthorizationRequest { client_id: "c1".into(), redirect_uri: "https://app.test/cb".into(), state: Some("s".into()), code_challenge: "ch".into(), scope: vec!["tools".into()], resource: "https://mcp.test/mcp".into(), expires_ms: 9 };
+        let record = CodeRecord { request, principal: Principal::new("user", "alice", vec![]), expires_ms: 60_000, grant: Some("g0".into()) };
+        let exchange = Exchange { client_id: "c1".into(), redirect_uri: Some("https://app.test/cb".into()), verifier: None, resource: Some("https://mcp.test/mcp".into()) };
+        let scope = vec!["a".to_string(), "b".to_string()];
+        vec![
+            Command::Key { generated: "k".into() },
+            Command::PutClient { client },
+            Command::GetClient { client_id: "c1".into() },
+            Command::DeleteClient { client_id: "c1".into(), registration_token: Some("h".into()) },
+            Command::DeleteClient { client_id: "c1".into(), registration_token: None },
+            Command::IndexGrant { client_id: "c1".into(), grant: "g1".into(), expires_ms: 5 },
+            Command::ConsentGiven { client_id: "c1".into(), principal: "p".into(), resource: "r".into(), scope: scope.clone() },
+            Command::RememberConsent { client_id: "c1".into(), principal: "p".into(), resource: "r".into(), scope },
+            Command::PutCode { grant: "g1".into(), hash: "h".into(), record: Box::new(record) },
+            Command::Exchange { grant: "g1".into(), code: "c".into(), exchange, refresh: "r".into(), lifetime_ms: 3, now_ms: 4 },
+            Command::Refresh { grant: "g1".into(), presented: "p".into(), client_id: "c1".into(), resource: None, next: "n".into(), now_ms: 4 },
+            Command::Refresh { grant: "g1".into(), presented: "p".into(), client_id: "c1".into(), resource: Some("r".into()), next: "n".into(), now_ms: 4 },
+            Command::Revoke { grant: "g1".into(), presented: Some("p".into()), client_id: None, now_ms: 4 },
+            Command::Revoke { grant: "g1".into(), presented: None, client_id: Some("c1".into()), now_ms: 4 },
+            Command::GrantAlive { grant: "g1".into(), now_ms: 4 },
+            Command::Revoked { since_ms: 2 },
+            Command::NoteRevoked { grants: vec!["g1".into(), "g2".into()], now_ms: 4 },
+        ]
+    }
+
+    #[test]
+    fn commands_read_as_the_derive_wrote_and_read_them() {
+        for command in samples() {
+            let text = serde_json::to_string(&command).unwrap();
+            let derived: Derived = serde_json::from_slice(text.as_bytes()).unwrap();
+            // The derive writes the same text, and both read it into the same command.
+            assert_eq!(serde_json::to_string(&derived).unwrap(), text);
+            let read: Command = serde_json::from_slice(text.as_bytes()).unwrap();
+            assert_eq!(format!("{read:?}"), format!("{command:?}"));
+            assert_eq!(format!("{derived:?}"), format!("{command:?}"));
+        }
+        // Optional fields may be left out, as the derive allowed; unknown ones are ignored.
+        let read: Command = serde_json::from_slice(br#"{"revoke":{"grant":"g","now_ms":1,"extra":[1]}}"#).unwrap();
+        assert_eq!(format!("{read:?}"), format!("{:?}", Command::Revoke { grant: "g".into(), presented: None, client_id: None, now_ms: 1 }));
+        // What the derive refused is refused.
+        for bad in [&br#"{"revoke":{"grant":"g"}}"#[..], br#"{"nope":{}}"#, br#"{}"#, br#"{"revoked":{"since_ms":1},"key":{"generated":"k"}}"#, br#""revoked""#, br#"{"getClient":{"client_id":1}}"#] {
+            assert!(serde_json::from_slice::<Derived>(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+            assert!(serde_json::from_slice::<Command>(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
+        let missing = serde_json::from_slice::<Command>(br#"{"grantAlive":{"grant":"g"}}"#).unwrap_err().to_string();
+        assert!(missing.starts_with("missing field `now_ms`"), "{missing}");
     }
 
     #[test]
