@@ -8,6 +8,7 @@
 //!   mcp-edge deploy [args]     checks the configuration, then `wrangler deploy` (args pass through)
 //!   mcp-edge import-openapi <file or URL> [options]   an OpenAPI document's operations as tools
 //!   mcp-edge hash-password     a sign-in user's password (stdin) as the hash its secret may hold
+//!   mcp-edge doctor <url>      walks any remote MCP server as Claude's and ChatGPT's connectors do
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,6 +36,9 @@ const USAGE = `mcp-edge ${version}: MCP tools from HTTP endpoints, on Cloudflare
                              3.1 or Swagger 2.0, JSON or YAML); --help lists the options
   mcp-edge hash-password     read a password on stdin and print the PBKDF2 hash to store in
                              a sign-in user's secret instead of the password itself
+  mcp-edge doctor <url> [options]
+                             connect to any remote MCP server as Claude's and ChatGPT's
+                             connectors do and name each fault; --help lists the options
 `;
 
 const IMPORT_USAGE = `mcp-edge import-openapi <file or URL> [options]
@@ -303,6 +307,11 @@ switch (command) {
   case 'hash-password':
     await hashPasswordCommand();
     break;
+  case 'doctor': {
+    const { doctorCommand } = await import('./doctor/main.mjs');
+    process.exitCode = await doctorCommand(args);
+    break;
+  }
   case undefined:
   case 'help':
   case '--help':
