@@ -65,7 +65,7 @@ test('healthy: every step passes through a proxy that changes nothing, exit 0', 
     assert.equal(s.ok, true, `${s.id}: ${s.detail}`);
   }
   assert.equal(step(r.report, 'iss-parameter').ok, true, 'mcp-edge advertises and sends iss');
-  assert.match(step(r.report, 'token-claims').detail, /aud "http://127.0.0.1:d+/mcp"/);
+  assert.match(step(r.report, 'token-claims').detail, /aud "http:\/\/127\.0\.0\.1:\d+\/mcp"/);
   assert.match(step(r.report, 'token').detail, /sha256:[0-9a-f]{8}/);
   assert.match(step(r.report, 'call').detail, /^status: answered/);
   assert.match(step(r.report, 'sse').detail, /first event \d+ ms after the request/);
