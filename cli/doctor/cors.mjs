@@ -28,7 +28,7 @@ async function preflight(ctx, origin) {
 }
 
 /** Returns the steps `cors-preflight` and `cors-expose`. */
-export async function cors(ctx, { token, wellKnownMetadata }) {
+export async function cors(ctx, { token, wellKnownMetadata, postReaches = true }) {
   const origins = ctx.origins;
   if (!origins.length) return [skipped('cors-preflight', 'CORS preflight', 'no origins (--origins "")')];
   const steps = [];
@@ -43,6 +43,10 @@ export async function cors(ctx, { token, wellKnownMetadata }) {
   // The real response's exposed headers: with the token on a fresh session (then ended), else on
   // the 401 a browser client meets first.
   const ETITLE = 'CORS exposes Mcp-Session-Id and WWW-Authenticate';
+  if (!postReaches) {
+    steps.push(skipped('cors-expose', ETITLE, 'not reached: a POST does not reach the MCP server (above)'));
+    return steps;
+  }
   const origin = origins[0];
   const headers = { ...MCP_HEADERS, origin };
   if (token) headers.authorization = `Bearer ${token}`;

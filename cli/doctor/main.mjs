@@ -184,7 +184,7 @@ export async function diagnose(o, say = (m) => process.stderr.write(`${m}\n`)) {
       if (listed.step.ok) steps.push(await session.callOne());
     }
   }
-  if (!(ch.fatal && ch.step.fault === 'unreachable')) steps.push(...(await cors(ctx, { token, wellKnownMetadata: wellKnownMetadata || ch.open })));
+  if (!(ch.fatal && ch.step.fault === 'unreachable')) steps.push(...(await cors(ctx, { token, wellKnownMetadata: wellKnownMetadata || ch.open, postReaches: !ch.fatal })));
   if (session?.protocolVersion) steps.push(await sse(ctx, session));
   await session?.close();
 
