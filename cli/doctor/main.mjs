@@ -115,7 +115,7 @@ const ORDER = [
   ['token', 'Token exchange with resource (RFC 8707)'],
   ['token-claims', 'Token claims: aud and iss (JWT)'],
   ['token-issuer', null],
-  ['initialize', 'initialize and notifications/initialized with the token'],
+  ['initialize', 'initialize and notifications/initialized'],
   ['tools-list', 'tools/list'],
   ['call', 'tools/call (one call)'],
   ['cors-preflight', 'CORS preflight'],

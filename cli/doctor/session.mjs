@@ -34,7 +34,7 @@ export class Session {
   }
 
   async initialize() {
-    const TITLE = 'initialize and notifications/initialized with the token';
+    const TITLE = 'initialize and notifications/initialized';
     const first = await this.post(INITIALIZE(1), 'initialize');
     if (first.error) return failed('initialize', TITLE, 'unreachable', first.error);
     const { res } = first;
