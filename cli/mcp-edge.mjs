@@ -62,6 +62,9 @@ skipped with the reason, and the secrets the tools need.
   --catalog              serve the tools as a catalog: search, describe and call by name
   --secret-prefix TEXT   prefix of the secrets' names (default: the server's name)
   --retries N            retry idempotent tools (GET, HEAD, PUT, DELETE) up to N attempts
+  --client-id [SCHEME=]ID
+                         your OAuth app's client id for an oauth2 or openIdConnect scheme,
+                         which becomes a connection; without SCHEME=, for every such scheme
   --no-output-schema     declare no outputSchema (replies are not checked against the document)
   --replace              replace the server's tools of the same names (a re-import), instead
                          of adding the new ones with a suffix
@@ -191,7 +194,7 @@ function projectReady() {
 /** `import-openapi`: reads the options, imports, writes the file, reports. */
 async function importCommand(args) {
   const { importOpenApi } = await import('./openapi/import.mjs');
-  const flags = { include: [], exclude: [] };
+  const flags = { include: [], exclude: [], clientIds: {} };
   const valued = { '--config': 'config', '--server': 'server', '--route': 'route', '--base-url': 'baseUrl', '--prefix': 'prefix', '--page-size': 'pageSize', '--secret-prefix': 'secretPrefix', '--retries': 'retries' };
   let source;
   for (let i = 0; i < args.length; i++) {
@@ -199,7 +202,11 @@ async function importCommand(args) {
     if (arg === '--help' || arg === '-h') return process.stdout.write(IMPORT_USAGE);
     if (arg === '--include' || arg === '--exclude') flags[arg.slice(2)].push(args[++i] ?? fail(`${arg} needs a value`));
     else if (valued[arg]) flags[valued[arg]] = args[++i] ?? fail(`${arg} needs a value`);
-    else if (arg === '--catalog') flags.catalog = true;
+    else if (arg === '--client-id') {
+      const value = args[++i] ?? fail(`${arg} needs a value`);
+      const at = value.indexOf('=');
+      flags.clientIds[at > 0 ? value.slice(0, at) : '*'] = at > 0 ? value.slice(at + 1) : value;
+    } else if (arg === '--catalog') flags.catalog = true;
     else if (arg === '--no-output-schema') flags.outputSchema = false;
     else if (arg === '--dry-run') flags.dryRun = true;
     else if (arg === '--replace') flags.replace = true;
@@ -238,7 +245,7 @@ async function importCommand(args) {
   // The result must pass the Worker's own check before it replaces the file.
   if (existsSync(join(buildDir, 'index.js'))) {
     const { ok, report } = await check(file, text, buildDir);
-    if (!ok) fail(`the imported configuration would not load, so ${file} is unchanged:\n${report}`);
+    if (!ok) fail(`the imported configuration would not load, so ${file} is unchanged:\n${report}${result.notes.length ? `\n${result.notes.map((n) => `note: ${n}`).join('\n')}` : ''}`);
   }
   if (flags.dryRun) process.stdout.write(text);
   else writeFileSync(file, text);
