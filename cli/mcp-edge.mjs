@@ -65,6 +65,8 @@ skipped with the reason, and the secrets the tools need.
   --client-id [SCHEME=]ID
                          your OAuth app's client id for an oauth2 or openIdConnect scheme,
                          which becomes a connection; without SCHEME=, for every such scheme
+  --no-connections       send oauth2 and openIdConnect schemes' token from a secret instead
+                         (one token for every user, such as a personal access token)
   --no-output-schema     declare no outputSchema (replies are not checked against the document)
   --replace              replace the server's tools of the same names (a re-import), instead
                          of adding the new ones with a suffix
@@ -206,7 +208,8 @@ async function importCommand(args) {
       const value = args[++i] ?? fail(`${arg} needs a value`);
       const at = value.indexOf('=');
       flags.clientIds[at > 0 ? value.slice(0, at) : '*'] = at > 0 ? value.slice(at + 1) : value;
-    } else if (arg === '--catalog') flags.catalog = true;
+    } else if (arg === '--no-connections') flags.connections = false;
+    else if (arg === '--catalog') flags.catalog = true;
     else if (arg === '--no-output-schema') flags.outputSchema = false;
     else if (arg === '--dry-run') flags.dryRun = true;
     else if (arg === '--replace') flags.replace = true;

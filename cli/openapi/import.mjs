@@ -35,7 +35,7 @@ export async function importOpenApi(source, options = {}, config = { servers: []
   server.tools ??= [];
 
   const baseUrl = options.baseUrl ?? defaultBaseUrl(doc, source);
-  const schemes = securitySchemes(doc, options.secretPrefix ?? slug(name));
+  const schemes = securitySchemes(doc, options.secretPrefix ?? slug(name), { connections: options.connections !== false });
   const ctx = { baseUrl, baseUrlGiven: options.baseUrl !== undefined, security: schemes, absolute: (url) => absoluteUrl(url, source) };
   const usedSchemes = new Set();
   // With `replace`, a tool whose name the import would give again is replaced in place, so

@@ -43,10 +43,11 @@ function connectionOf(name, s, prefix, secret) {
  * send it, or `{ problem }`. OAuth2 with an authorization code or client credentials flow, and
  * OpenID Connect, as `{ parts: {}, connection, secret, how }`: the tool names the connection and
  * `secret` is the client secret's name. Other OAuth2 flows send a token the user obtains
- * elsewhere, as a bearer; HTTP basic takes the base64 of `user:password`, because templates do
- * not encode.
+ * elsewhere, as a bearer, as do all of them with `connections: false` (a token of the
+ * deployment's, such as a personal access token); HTTP basic takes the base64 of
+ * `user:password`, because templates do not encode.
  */
-export function securitySchemes(doc, prefix) {
+export function securitySchemes(doc, prefix, { connections = true } = {}) {
   const out = {};
   const taken = new Set();
   for (const [name, s] of Object.entries(doc.components?.securitySchemes ?? {})) {
@@ -67,7 +68,7 @@ export function securitySchemes(doc, prefix) {
       out[name] = { parts: { headers: { Authorization: `Bearer ${value}` } }, secret, how: 'bearer token' };
     } else if (type === 'http' && /^basic$/i.test(s.scheme)) {
       out[name] = { parts: { headers: { Authorization: `Basic ${value}` } }, secret, how: 'HTTP basic: the base64 of user:password' };
-    } else if ((type === 'oauth2' || type === 'openIdConnect') && connectionOf(name, s, prefix, `${secret}_CLIENT_SECRET`)) {
+    } else if ((type === 'oauth2' || type === 'openIdConnect') && connections && connectionOf(name, s, prefix, `${secret}_CLIENT_SECRET`)) {
       const connection = connectionOf(name, s, prefix, `${secret}_CLIENT_SECRET`);
       out[name] = { parts: {}, connection, secret: connection.clientSecret, how: `client secret of the OAuth app for connection "${connection.name}"` };
     } else if (type === 'oauth2' || type === 'openIdConnect') {

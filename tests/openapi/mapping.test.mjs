@@ -201,6 +201,16 @@ test('OAuth: oauth2 and openIdConnect schemes become connections; the tools name
   assert.deepEqual(r.connections.map((c) => c.name), ['shop_github', 'shop_service', 'shop_google']);
 });
 
+test('OAuth: with connections: false (--no-connections), every OAuth scheme is a token from a secret, as before', async () => {
+  const r = await imported(api({
+    '/repos': { get: { operationId: 'repos', security: [{ github: ['repo'] }], responses: ok } },
+    '/files': { get: { operationId: 'files', security: [{ google: [] }], responses: ok } },
+  }, { components: { securitySchemes: OAUTH_SCHEMES } }), { secretPrefix: 'shop', connections: false });
+  assert.deepEqual(r.added.map((t) => [t.auth, t.http.headers]), [[undefined, { Authorization: 'Bearer {env.SHOP_GITHUB}' }], [undefined, { Authorization: 'Bearer {env.SHOP_GOOGLE}' }]]);
+  assert.equal(r.config.connections, undefined);
+  assert.deepEqual(r.secrets.map((s) => s.how), ['OAuth 2 access token, sent as a bearer', 'OpenID Connect access token, sent as a bearer']);
+});
+
 test('OAuth: into a configuration with sign-in, a new server gets "auth": {"oauth": true}; a re-import keeps the client id', async () => {
   const doc = api({ '/repos': { get: { operationId: 'repos', security: [{ github: ['repo'] }], responses: ok } } }, { components: { securitySchemes: { github: OAUTH_SCHEMES.github } } });
   const config = { oauth: { signIn: { users: [] } }, servers: [{ name: 'other', version: '1', route: '/mcp', tools: [] }] };
