@@ -31,9 +31,16 @@ export async function loopback() {
   };
 }
 
-/** Opens `url` in the user's browser; false when no opener could start. */
+/**
+ * Opens `url` in the user's browser: the command in `BROWSER` when set (as `gh` and Python's
+ * webbrowser read it; the URL is its last argument), else the system's opener. False when none
+ * could start; the URL is printed either way.
+ */
 function openBrowser(url) {
-  const [cmd, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url.replace(/&/g, '^&')]] : ['xdg-open', [url]];
+  const chosen = process.env.BROWSER?.trim();
+  const [cmd, args] = chosen
+    ? [chosen.split(/\s+/)[0], [...chosen.split(/\s+/).slice(1), url]]
+    : process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url.replace(/&/g, '^&')]] : ['xdg-open', [url]];
   try {
     const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
     child.on('error', () => {});
@@ -76,8 +83,9 @@ export async function authorize(ctx, as, client, listener, resource, scope) {
       answer = await listener.next(ctx.browserTimeoutMs);
     }
   } catch (e) {
-    const refused = e.status >= 400 && /redirect/i.test(`${e.body ?? ''}`);
-    steps.push(failed('authorization', TITLE, refused ? 'redirect-uri-refused' : 'authorization-failed', `${e.message}${e.body && e.status !== 200 ? `: ${clip(e.body)}` : ''}`));
+    // An authorization endpoint that will not redirect to an unregistered URI says so in a page.
+    const refused = !e.signIn && e.status >= 400 && /redirect[_ -]?ur[il]/i.test(`${e.body ?? ''}`);
+    steps.push(failed('authorization', TITLE, refused ? 'redirect-uri-refused' : 'authorization-failed', `${e.message}${e.body && !e.signIn && e.status !== 200 ? `: ${clip(e.body)}` : ''}`));
     return { steps };
   }
   if (answer.error) {

@@ -90,17 +90,18 @@ export async function signInHeadless(authorizationUrl, redirectUri, { user, pass
       continue;
     }
     const body = await res.text();
-    if (res.status !== 200) throw Object.assign(new Error(`${next.method} ${new URL(next.url).origin}${new URL(next.url).pathname}: HTTP ${res.status}`), { status: res.status, body });
     const found = forms(body);
     const form = found.find((f) => f.inputs.some((i) => (i.type ?? '').toLowerCase() === 'password')) ?? found[0];
+    const hasPassword = form?.inputs.some((i) => (i.type ?? '').toLowerCase() === 'password');
+    if (hasPassword && submittedPassword) {
+      // The sign-in page again (many answer a wrong password with a 4xx and the form).
+      const said = body.match(/class="error"[^>]*>([\s\S]*?)</i)?.[1] ?? body.match(/role="alert"[^>]*>([\s\S]*?)</i)?.[1];
+      throw Object.assign(new Error(`the sign-in page came back${said ? `: "${unescape(said.trim())}"` : ''} (wrong user or password?)`), { status: res.status, body, signIn: true });
+    }
+    if (res.status !== 200) throw Object.assign(new Error(`${next.method} ${new URL(next.url).origin}${new URL(next.url).pathname}: HTTP ${res.status}`), { status: res.status, body });
     if (!form) {
       const title = body.match(/<title>([\s\S]*?)<\/title>/i)?.[1]?.trim();
       throw Object.assign(new Error(`a page without a form at ${next.url}${title ? ` ("${title}")` : ''}: it needs a browser (drop --user)`), { status: 200, body });
-    }
-    const hasPassword = form.inputs.some((i) => (i.type ?? '').toLowerCase() === 'password');
-    if (hasPassword && submittedPassword) {
-      const said = body.match(/class="error"[^>]*>([\s\S]*?)</i)?.[1] ?? body.match(/role="alert"[^>]*>([\s\S]*?)</i)?.[1];
-      throw Object.assign(new Error(`the sign-in page came back${said ? `: "${unescape(said.trim())}"` : ''} (wrong user or password?)`), { status: 200, body });
     }
     if (hasPassword && password === undefined) throw new Error('the sign-in page asks for a password: give --password-env');
     submittedPassword ||= hasPassword;

@@ -5,6 +5,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PASSWORDS, readConfig, startOAuthWorker } from './worker.mjs';
 import { runDoctor, startFaultProxy, startStreamingUpstream } from './doctor_proxy.mjs';
+import { join } from 'node:path';
+import { root } from '../e2e/harness.mjs';
 
 const ENV = { DOCTOR_PASSWORD: PASSWORDS.ALICE_PASSWORD };
 const HEADLESS = ['--user', 'alice', '--password-env', 'DOCTOR_PASSWORD'];
@@ -84,6 +86,20 @@ test('healthy, the report for people: ✓ on every line, no ✗, the same exit c
   noSecrets(r.stdout + r.stderr);
 });
 
+test('the browser mode: the doctor opens the sign-in in a real browser (BROWSER) and takes the code at its loopback listener', async () => {
+  proxy.state.fault = undefined;
+  const browser = `${process.execPath} ${join(root, 'tests', 'oauth', 'doctor_browser.mjs')}`;
+  const r = await runDoctor([`${proxy.url}/mcp`, '--json', '--browser-timeout', '90'], { ...ENV, BROWSER: browser, DOCTOR_BROWSER_USER: 'alice' });
+  const report = JSON.parse(r.stdout);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  assert.match(step(report, 'authorization').detail, /code received \(in the browser\), state matches/);
+  assert.match(step(report, 'registration').detail, /redirect URI http:\/\/127\.0\.0\.1:\d+\/callback/);
+  // It said where it sent the browser, and waited for the redirect.
+  assert.match(r.stderr, /Opened your browser at http:\/\/127\.0\.0\.1:\d+\/authorize\?/);
+  assert.match(r.stderr, /Waiting for the redirect to http:\/\/127\.0\.0\.1:\d+\/callback/);
+  noSecrets(r.stdout + r.stderr);
+});
+
 const FAULTS = [
   ['resource', {}, 'resource-mismatch', 'resource', /aud\/resource mismatch/, /RFC 9728 §3\.3/],
   ['issuer', {}, 'issuer-mismatch', 'issuer', /iss mismatch/, /RFC 8414 §3\.3/],
@@ -135,6 +151,16 @@ test('--token skips registration and sign-in; a token the server refuses is name
   assert.equal(step(report, 'registration').ok, null);
   assert.equal(step(report, 'initialize').fault, 'token-rejected');
   assert.ok(!r.stdout.includes('not-a-token-at-all'));
+});
+
+test('headless with a wrong password: the sign-in page\'s own words, and no password printed', async () => {
+  proxy.state.fault = undefined;
+  const r = await runDoctor([`${proxy.url}/mcp`, '--user', 'alice', '--password-env', 'WRONG', '--json'], { WRONG: 'not-her-password-5e1' });
+  const report = JSON.parse(r.stdout);
+  assert.equal(r.code, 1);
+  assert.deepEqual(report.faults, ['authorization-failed']);
+  assert.match(step(report, 'authorization').detail, /the sign-in page came back: "Wrong username or password\." \(wrong user or password\?\)/);
+  assert.ok(!r.stdout.includes('not-her-password-5e1'));
 });
 
 test('usage errors exit 2', async () => {
