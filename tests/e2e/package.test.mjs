@@ -6,7 +6,7 @@
 // `wrangler deploy --dry-run` bundles the folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -126,9 +126,17 @@ test('the package: installed without Rust, init, dev, doctor, a live edit, check
     await client.close();
 
     // The doctor ships in the package too: the dev server needs no sign-in, so the OAuth steps
-    // are skipped, and its one tool requires an argument, so no call is made (this process's
-    // webhook cannot answer while spawnSync waits). Browser origins are not allowed in dev.
-    const doctor = sh(bin, ['doctor', url.href, '--origins', '', '--json']);
+    // are skipped, and its one tool requires an argument, so no call is made. Browser origins
+    // are not allowed in dev. Run without blocking: this process serves the webhook and reads
+    // wrangler's output.
+    const doctor = await new Promise((resolve) => {
+      const child = spawn(bin, ['doctor', url.href, '--origins', '', '--json'], { cwd: dir, env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
     assert.equal(doctor.status, 0, doctor.stdout + doctor.stderr);
     const diagnosis = JSON.parse(doctor.stdout);
     assert.equal(diagnosis.steps.find((s) => s.id === 'tools-list').detail, '1 tool: ask_my_workflow');
