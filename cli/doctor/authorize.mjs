@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import { failed, passed, skipped } from './faults.mjs';
 import { signInHeadless } from './signin.mjs';
 import { clip } from './challenge.mjs';
+import { canonical } from './http.mjs';
 
 /** A loopback redirect listener on 127.0.0.1: `{ redirectUri, next(timeoutMs), close() }`. */
 export async function loopback() {
@@ -107,7 +108,7 @@ export async function authorize(ctx, as, client, listener, resource, scope) {
   const advertised = as.metadata.authorization_response_iss_parameter_supported === true;
   if (answer.iss === undefined) {
     steps.push(advertised ? failed('iss-parameter', ISS, 'iss-parameter-mismatch', 'the metadata advertises authorization_response_iss_parameter_supported, but the response has no iss') : skipped('iss-parameter', ISS, 'not advertised, not sent'));
-  } else if (answer.iss === as.issuer) {
+  } else if (answer.iss === as.issuer || (answer.iss === as.metadata.issuer && canonical(answer.iss) === canonical(as.issuer))) {
     steps.push(passed('iss-parameter', ISS, `iss "${answer.iss}"`));
   } else {
     steps.push(failed('iss-parameter', ISS, 'iss-parameter-mismatch', `iss "${answer.iss}", expected "${as.issuer}"`));

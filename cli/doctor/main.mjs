@@ -155,6 +155,9 @@ export async function diagnose(o, say = (m) => process.stderr.write(`${m}\n`)) {
         try {
           const reg = await register(ctx, as.metadata, listener.redirectUri);
           steps.push(reg.step);
+          if (reg.step.ok && !reg.client) {
+            for (const id of ['authorization', 'iss-parameter', 'token', 'token-claims']) skip.set(id, 'no client id to sign in with: pass --client-id or --token');
+          }
           if (reg.client) {
             const scope = o.scope ?? ch.challenge?.scope;
             const auth = await authorize(ctx, as, reg.client, listener, resource, scope);
