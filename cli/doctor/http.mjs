@@ -14,13 +14,28 @@ export async function send(url, init = {}, timeoutMs = 15_000) {
   }
 }
 
-/** Reads a body as text, bounded, never throwing. */
+/** The most of a body the doctor reads: metadata, errors and replies are far smaller. */
+export const MAX_BODY = 1 << 20;
+
+/** Reads a body as text, at most MAX_BODY bytes of it, never throwing. */
 export async function text(res) {
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks = [];
+  let size = 0;
   try {
-    return await res.text();
-  } catch {
-    return '';
-  }
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.length;
+      if (size >= MAX_BODY) {
+        await reader.cancel().catch(() => {});
+        break;
+      }
+    }
+  } catch {}
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, MAX_BODY));
 }
 
 export function json(body) {
@@ -55,6 +70,7 @@ export async function readReply(res, started) {
       const { value, done } = await reader.read();
       if (done) break;
       buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
+      if (buffer.length > MAX_BODY) throw new Error(`an SSE event over ${MAX_BODY} bytes`);
       let end;
       while ((end = buffer.indexOf('\n\n')) >= 0) {
         const block = buffer.slice(0, end);
@@ -109,68 +125,78 @@ export const fingerprint = (secret) => `sha256:${createHash('sha256').update(Str
 
 /**
  * `WWW-Authenticate` as challenges: `[{ scheme, params }]` (RFC 9110 §11.6.1), quoted strings
- * unescaped. Enough for Bearer's auth-params; a token68 is kept as `params.token68`.
+ * unescaped, parameter names in lower case; a token68 is kept as `params.token68`. Linear in
+ * the header's length, and never throws: the header comes from the server under diagnosis.
  */
 export function parseChallenges(header) {
+  const s = String(header ?? '');
   const out = [];
   let i = 0;
-  const s = header ?? '';
-  const skip = () => {
-    while (i < s.length && /[\s,]/.test(s[i])) i++;
-  };
-  const token = () => {
-    const m = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+/.exec(s.slice(i));
-    if (!m) return '';
-    i += m[0].length;
+  const TOKEN = /[!#$%&'*+\-.^_`|~0-9A-Za-z]+/y;
+  const TOKEN68 = /[A-Za-z0-9\-._~+/]+=*/y;
+  const match = (re) => {
+    re.lastIndex = i;
+    const m = re.exec(s);
+    if (!m) return undefined;
+    i = re.lastIndex;
     return m[0];
   };
+  const spaces = () => {
+    while (s[i] === ' ' || s[i] === '\t') i++;
+  };
+  const separators = () => {
+    while (s[i] === ' ' || s[i] === '\t' || s[i] === ',') i++;
+  };
+  /** At `name =` (a parameter), not at a scheme or the end. */
+  const atParam = () => {
+    const save = i;
+    const name = match(TOKEN);
+    spaces();
+    const yes = Boolean(name) && s[i] === '=';
+    i = save;
+    return yes;
+  };
   while (i < s.length) {
-    skip();
-    const scheme = token();
-    if (!scheme) break;
+    separators();
+    const scheme = match(TOKEN);
+    if (!scheme) {
+      i++;
+      continue;
+    }
     const challenge = { scheme, params: {} };
     out.push(challenge);
-    for (;;) {
-      while (i < s.length && /\s/.test(s[i])) i++;
-      const save = i;
-      const name = token();
-      while (i < s.length && /\s/.test(s[i])) i++;
-      if (!name || s[i] !== '=') {
-        i = save;
-        // A token68, or the next challenge's scheme.
-        if (name && (s[i + name.length] === undefined || /[\s,]/.test(s[i + name.length])) && Object.keys(challenge.params).length === 0 && /=*$/.test(name)) {
-          const after = s.slice(i + name.length).trimStart();
-          if (!after || after.startsWith(',')) {
-            challenge.params.token68 = name;
-            i += name.length;
-          }
-        }
-        break;
+    spaces();
+    // token68: its own end, then the end or a comma.
+    const save = i;
+    const t68 = match(TOKEN68);
+    if (t68) {
+      spaces();
+      if (i >= s.length || s[i] === ',') {
+        challenge.params.token68 = t68;
+        continue;
       }
-      i++;
-      while (i < s.length && /\s/.test(s[i])) i++;
+    }
+    i = save;
+    while (i < s.length && atParam()) {
+      const name = match(TOKEN).toLowerCase();
+      spaces();
+      i++; // '='
+      spaces();
       let value = '';
       if (s[i] === '"') {
         i++;
         while (i < s.length && s[i] !== '"') {
           if (s[i] === '\\') i++;
-          value += s[i++] ?? '';
+          if (i < s.length) value += s[i++];
         }
         i++;
       } else {
-        value = token();
+        value = match(TOKEN) ?? '';
       }
-      challenge.params[name.toLowerCase()] = value;
-      while (i < s.length && /\s/.test(s[i])) i++;
-      if (s[i] === ',') {
-        i++;
-        // After a comma: another param of this challenge, or a new scheme (token then space/token).
-        while (i < s.length && /\s/.test(s[i])) i++;
-        const peek = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+\s*(=)?/.exec(s.slice(i));
-        if (!peek || !peek[1]) break;
-      } else {
-        break;
-      }
+      challenge.params[name] ??= value;
+      spaces();
+      if (s[i] !== ',') break;
+      separators();
     }
   }
   return out;

@@ -3,7 +3,7 @@
 //! headers. Every SSE reply is kept, with its timing, for the buffering check.
 import { failed, passed, skipped } from './faults.mjs';
 import { INITIALIZE, MCP_HEADERS, clip } from './challenge.mjs';
-import { parseChallenges, readReply, responseTo, send } from './http.mjs';
+import { parseChallenges, readReply, responseTo, send, text } from './http.mjs';
 
 export class Session {
   constructor(ctx, token) {
@@ -27,7 +27,7 @@ export class Session {
   async post(message, label) {
     const { res, error, started } = await send(this.ctx.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(message) }, this.ctx.timeoutMs);
     if (error) return { error };
-    if (message.id === undefined || res.status !== 200) return { res, body: await res.text().catch(() => '') };
+    if (message.id === undefined || res.status !== 200) return { res, body: await text(res) };
     const reply = await readReply(res, started);
     if (reply.kind === 'sse') this.streams.push({ label, events: reply.events, endMs: reply.endMs });
     return { res, reply, response: responseTo(reply.messages, message.id) };

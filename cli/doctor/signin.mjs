@@ -2,6 +2,7 @@
 //! `users` sign-in is one, with its consent on the same page), following redirects and any
 //! further form (a separate consent page) until the provider redirects to the loopback URI.
 //! Pages that need JavaScript are out of reach here: the browser mode handles those.
+import { text } from './http.mjs';
 
 const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", '#39': "'", '#x27': "'", '#x2F': '/', '#47': '/' };
 const unescape = (s) => s.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (m, e) => ENTITIES[e] ?? ENTITIES[e.toLowerCase()] ?? (e[0] === '#' ? String.fromCodePoint(e[1].toLowerCase() === 'x' ? parseInt(e.slice(2), 16) : Number(e.slice(1))) : m));
@@ -89,7 +90,7 @@ export async function signInHeadless(authorizationUrl, redirectUri, { user, pass
       next = { url: to, method: 'GET' };
       continue;
     }
-    const body = await res.text();
+    const body = await text(res);
     const found = forms(body);
     const form = found.find((f) => f.inputs.some((i) => (i.type ?? '').toLowerCase() === 'password')) ?? found[0];
     const hasPassword = form?.inputs.some((i) => (i.type ?? '').toLowerCase() === 'password');
@@ -104,8 +105,13 @@ export async function signInHeadless(authorizationUrl, redirectUri, { user, pass
       throw Object.assign(new Error(`a page without a form at ${next.url}${title ? ` ("${title}")` : ''}: it needs a browser (drop --user)`), { status: 200, body });
     }
     if (hasPassword && password === undefined) throw new Error('the sign-in page asks for a password: give --password-env');
-    submittedPassword ||= hasPassword;
     const action = new URL(form.action || next.url, next.url).href;
+    // The password goes only to the origin of the page that asks for it: a page that posts it
+    // elsewhere is not signed in to by the doctor, whatever a browser would do.
+    if (hasPassword && new URL(action).origin !== new URL(next.url).origin) {
+      throw Object.assign(new Error(`the sign-in form at ${new URL(next.url).origin} posts the password to ${new URL(action).origin}; the doctor sends it only to the page's own origin (use the browser mode)`), { status: 200, body: '', signIn: true });
+    }
+    submittedPassword ||= hasPassword;
     const fields = fill(form, user, password);
     if (form.method === 'post') {
       next = { url: action, method: 'POST', body: fields.toString(), origin: new URL(next.url).origin };
