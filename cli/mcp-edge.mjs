@@ -8,6 +8,7 @@
 //!   mcp-edge deploy [args]     checks the configuration, then `wrangler deploy` (args pass through)
 //!   mcp-edge import-openapi <file or URL> [options]   an OpenAPI document's operations as tools
 //!   mcp-edge hash-password     a sign-in user's password (stdin) as the hash its secret may hold
+//!   mcp-edge doctor <url>      walks any remote MCP server as Claude's and ChatGPT's connectors do
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,6 +36,9 @@ const USAGE = `mcp-edge ${version}: MCP tools from HTTP endpoints, on Cloudflare
                              3.1 or Swagger 2.0, JSON or YAML); --help lists the options
   mcp-edge hash-password     read a password on stdin and print the PBKDF2 hash to store in
                              a sign-in user's secret instead of the password itself
+  mcp-edge doctor <url> [options]
+                             connect to any remote MCP server as Claude's and ChatGPT's
+                             connectors do and name each fault; --help lists the options
 `;
 
 const IMPORT_USAGE = `mcp-edge import-openapi <file or URL> [options]
@@ -58,6 +62,11 @@ skipped with the reason, and the secrets the tools need.
   --catalog              serve the tools as a catalog: search, describe and call by name
   --secret-prefix TEXT   prefix of the secrets' names (default: the server's name)
   --retries N            retry idempotent tools (GET, HEAD, PUT, DELETE) up to N attempts
+  --client-id [SCHEME=]ID
+                         your OAuth app's client id for an oauth2 or openIdConnect scheme,
+                         which becomes a connection; without SCHEME=, for every such scheme
+  --no-connections       send oauth2 and openIdConnect schemes' token from a secret instead
+                         (one token for every user, such as a personal access token)
   --no-output-schema     declare no outputSchema (replies are not checked against the document)
   --replace              replace the server's tools of the same names (a re-import), instead
                          of adding the new ones with a suffix
@@ -187,7 +196,7 @@ function projectReady() {
 /** `import-openapi`: reads the options, imports, writes the file, reports. */
 async function importCommand(args) {
   const { importOpenApi } = await import('./openapi/import.mjs');
-  const flags = { include: [], exclude: [] };
+  const flags = { include: [], exclude: [], clientIds: {} };
   const valued = { '--config': 'config', '--server': 'server', '--route': 'route', '--base-url': 'baseUrl', '--prefix': 'prefix', '--page-size': 'pageSize', '--secret-prefix': 'secretPrefix', '--retries': 'retries' };
   let source;
   for (let i = 0; i < args.length; i++) {
@@ -195,6 +204,11 @@ async function importCommand(args) {
     if (arg === '--help' || arg === '-h') return process.stdout.write(IMPORT_USAGE);
     if (arg === '--include' || arg === '--exclude') flags[arg.slice(2)].push(args[++i] ?? fail(`${arg} needs a value`));
     else if (valued[arg]) flags[valued[arg]] = args[++i] ?? fail(`${arg} needs a value`);
+    else if (arg === '--client-id') {
+      const value = args[++i] ?? fail(`${arg} needs a value`);
+      const at = value.indexOf('=');
+      flags.clientIds[at > 0 ? value.slice(0, at) : '*'] = at > 0 ? value.slice(at + 1) : value;
+    } else if (arg === '--no-connections') flags.connections = false;
     else if (arg === '--catalog') flags.catalog = true;
     else if (arg === '--no-output-schema') flags.outputSchema = false;
     else if (arg === '--dry-run') flags.dryRun = true;
@@ -234,7 +248,7 @@ async function importCommand(args) {
   // The result must pass the Worker's own check before it replaces the file.
   if (existsSync(join(buildDir, 'index.js'))) {
     const { ok, report } = await check(file, text, buildDir);
-    if (!ok) fail(`the imported configuration would not load, so ${file} is unchanged:\n${report}`);
+    if (!ok) fail(`the imported configuration would not load, so ${file} is unchanged:\n${report}${result.notes.length ? `\n${result.notes.map((n) => `note: ${n}`).join('\n')}` : ''}`);
   }
   if (flags.dryRun) process.stdout.write(text);
   else writeFileSync(file, text);
@@ -303,6 +317,11 @@ switch (command) {
   case 'hash-password':
     await hashPasswordCommand();
     break;
+  case 'doctor': {
+    const { doctorCommand } = await import('./doctor/main.mjs');
+    process.exitCode = await doctorCommand(args);
+    break;
+  }
   case undefined:
   case 'help':
   case '--help':

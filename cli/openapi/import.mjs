@@ -35,7 +35,7 @@ export async function importOpenApi(source, options = {}, config = { servers: []
   server.tools ??= [];
 
   const baseUrl = options.baseUrl ?? defaultBaseUrl(doc, source);
-  const schemes = securitySchemes(doc, options.secretPrefix ?? slug(name));
+  const schemes = securitySchemes(doc, options.secretPrefix ?? slug(name), { connections: options.connections !== false });
   const ctx = { baseUrl, baseUrlGiven: options.baseUrl !== undefined, security: schemes, absolute: (url) => absoluteUrl(url, source) };
   const usedSchemes = new Set();
   // With `replace`, a tool whose name the import would give again is replaced in place, so
@@ -46,6 +46,7 @@ export async function importOpenApi(source, options = {}, config = { servers: []
   const added = [];
   const skipped = [];
   const notes = [];
+  const scopes = {}; // scheme → the scopes its imported operations require
   let operations = 0;
   for (const [path, pathItem] of Object.entries(doc.paths ?? {})) {
     if (!pathItem || typeof pathItem !== 'object') continue;
@@ -73,6 +74,7 @@ export async function importOpenApi(source, options = {}, config = { servers: []
       added.push(named);
       for (const note of mapped.notes) notes.push(`${toolName}: ${note}`);
       for (const scheme of mapped.schemes) usedSchemes.add(scheme);
+      for (const [scheme, list] of Object.entries(mapped.scopes ?? {})) for (const scope of list) (scopes[scheme] ??= new Set()).add(scope);
     }
   }
   if (operations === 0) throw new Error(`no operation of ${source} matches the filters${Object.keys(include).length ? ` (${(options.include ?? []).join(', ')})` : ''}: nothing imported`);
@@ -86,8 +88,50 @@ export async function importOpenApi(source, options = {}, config = { servers: []
     const host = literalHost(baseUrl);
     if (host && isLocal(host)) server.privateUpstreams = [host.replace(/^\[|\]$/g, '')];
   }
+  const connections = placeConnections(config, server, created, [...usedSchemes].filter((s) => schemes[s].connection), schemes, scopes, options.clientIds ?? {}, title, notes);
   const secrets = [...usedSchemes].map((s) => ({ name: schemes[s].secret, scheme: s, how: schemes[s].how }));
-  return { config, server, created, version, title, operations, added, replaced, skipped, secrets, notes };
+  return { config, server, created, version, title, operations, added, replaced, skipped, secrets, notes, connections };
+}
+
+/**
+ * The connections the imported tools name, added to (or updated in) the top-level `connections`:
+ * endpoints from the document, the scopes the imported operations require, the client secret by
+ * name. The client id is the OAuth app's at the provider, which only the user has: given with
+ * `clientIds` (scheme → id), kept from an earlier import, or asked for in a note; never a
+ * placeholder that would look configured.
+ */
+function placeConnections(config, server, created, used, schemes, scopes, clientIds, title, notes) {
+  const placed = [];
+  for (const scheme of used) {
+    const skeleton = schemes[scheme].connection;
+    const existing = (config.connections ??= []).find((c) => c.name === skeleton.name);
+    const connection = { name: skeleton.name, title: used.length > 1 ? `${title} (${scheme})` : title, ...skeleton };
+    delete connection.clientSecret;
+    const clientId = clientIds[scheme] ?? clientIds['*'] ?? existing?.clientId;
+    if (clientId) connection.clientId = clientId;
+    connection.clientSecret = skeleton.clientSecret;
+    const wanted = [...(scopes[scheme] ?? [])];
+    if (wanted.length) connection.scopes = wanted;
+    const hosts = [connection.issuer, connection.authorizationEndpoint, connection.tokenEndpoint].map(literalHost).filter((h) => h && isLocal(h)).map((h) => h.replace(/^\[|\]$/g, ''));
+    if (hosts.length) connection.privateHosts = [...new Set(hosts)];
+    if (existing) Object.assign(existing, connection);
+    else config.connections.push(connection);
+    placed.push(connection);
+    const provider = literalHost(connection.issuer ?? connection.authorizationEndpoint ?? connection.tokenEndpoint);
+    if (!clientId) {
+      notes.push(`connection "${connection.name}": register an OAuth app at ${provider}${connection.grant === 'authorization_code' ? ' with the redirect URI https://<your worker>/connections/callback' : ''}, then give its client id (--client-id ${scheme}=ID, or "clientId" in the connection) and its secret (npx wrangler secret put ${connection.clientSecret})`);
+    } else {
+      notes.push(`connection "${connection.name}": put the OAuth app's client secret in ${connection.clientSecret} (npx wrangler secret put ${connection.clientSecret})`);
+    }
+    if (connection.grant === 'authorization_code') {
+      // Each user connects their own account: the server must know who calls.
+      if (created && config.oauth && !server.auth) server.auth = { oauth: true };
+      if (!config.oauth) notes.push(`connection "${connection.name}" is each user's own: add the top-level "oauth" sign-in (docs/oauth.md) and "auth": {"oauth": true} on server "${server.name}"`);
+      else if (!server.auth) notes.push(`connection "${connection.name}" is each user's own: server "${server.name}" needs an auth that says who calls, such as "auth": {"oauth": true}`);
+    }
+  }
+  if (config.connections && !config.connections.length) delete config.connections;
+  return placed;
 }
 
 /** `tag:pets`, `operation:listPets`, `path:/pets/*`, `method:get` → `{kind: [values]}`. */

@@ -133,6 +133,9 @@ function build({ method, path, pathItem, op, doc, ctx }) {
   }
 
   if (security.problem) skip(security.problem);
+  // A scheme that is a connection: the tool names it, and mcp-edge adds the user's token.
+  const connected = security.schemes.filter((name) => ctx.security[name].connection);
+  if (connected.length > 1) skip(`its security needs ${connected.length} OAuth connections at once (${connected.join(', ')}); a tool uses one`);
   for (const name of security.schemes) {
     const parts = ctx.security[name].parts;
     for (const [k, v] of Object.entries(parts.headers ?? {})) setHeader(headers, k, v);
@@ -157,20 +160,23 @@ function build({ method, path, pathItem, op, doc, ctx }) {
   const hints = annotations(METHOD);
   if (hints) tool.annotations = hints;
   if (Array.isArray(op.tags) && op.tags.length) tool.tags = op.tags.map(String).filter((t) => t && t.length <= 64).slice(0, 32);
+  if (connected.length) tool.auth = { connection: ctx.security[connected[0]].connection.name };
   tool.http = http;
   if (tool.tags && !tool.tags.length) delete tool.tags;
-  return { tool, notes, schemes: security.schemes };
+  return { tool, notes, schemes: security.schemes, scopes: security.scopes };
 }
 
 /**
  * The security alternative used: the first whose schemes are all supported, preferring one that
- * sends credentials over the anonymous `{}`. `{ schemes }`, or `{ problem }` when none is usable.
+ * sends credentials over the anonymous `{}`. `{ schemes, scopes }`, or `{ problem }` when none
+ * is usable.
  */
 function chooseSecurity(requirement, schemes) {
-  if (!Array.isArray(requirement) || requirement.length === 0) return { schemes: [] };
+  if (!Array.isArray(requirement) || requirement.length === 0) return { schemes: [], scopes: {} };
   const usable = requirement.filter((alt) => Object.keys(alt ?? {}).every((name) => schemes[name]?.parts));
   const chosen = usable.find((alt) => Object.keys(alt).length > 0) ?? usable[0];
-  if (chosen) return { schemes: Object.keys(chosen) };
+  // The scopes each scheme needs for this operation (OAuth 2 and OpenID Connect list them).
+  if (chosen) return { schemes: Object.keys(chosen), scopes: Object.fromEntries(Object.entries(chosen).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : []])) };
   const why = Object.keys(requirement[0] ?? {}).map((name) => schemes[name]?.problem ?? `security scheme "${name}" is not declared`);
   return { schemes: [], problem: why.join('; ') };
 }

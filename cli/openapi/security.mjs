@@ -1,5 +1,7 @@
 //! OpenAPI security schemes turned into request parts over secrets: the credentials live in the
-//! Worker's secrets, named here, and never in the configuration.
+//! Worker's secrets, named here, and never in the configuration. OAuth 2 schemes with a token
+//! endpoint, and OpenID Connect ones, become connections instead: each user's own token (or the
+//! deployment's, by client credentials), obtained and refreshed by mcp-edge.
 
 /** `PETSTORE` + `api_key` → `PETSTORE_API_KEY`: a valid secret name (letters, digits, `_`). */
 export function secretName(prefix, scheme) {
@@ -7,12 +9,45 @@ export function secretName(prefix, scheme) {
   return /^[0-9]/.test(name) ? `_${name}` : name || 'API_SECRET';
 }
 
+/** A connection's name: letters, digits, `_` and `-`. */
+export function connectionName(prefix, scheme) {
+  return `${prefix ? `${prefix}_` : ''}${scheme}`.replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^[_-]+|[_-]+$/g, '').toLowerCase() || 'api';
+}
+
+/**
+ * The connection an `oauth2` or `openIdConnect` scheme describes, without `scopes` (the import
+ * adds the ones its operations require) and without `clientId` (the OAuth app's, which only the
+ * user knows: the import asks for it). Undefined when no connection can serve it: an OAuth 2
+ * scheme whose flows are only implicit or password has no code or client grant to run.
+ */
+function connectionOf(name, s, prefix, secret) {
+  const base = { name: connectionName(prefix, name) };
+  if (s.type === 'openIdConnect') {
+    const url = String(s.openIdConnectUrl ?? '');
+    const m = /^(https?:\/\/.+?)\/\.well-known\/openid-configuration$/.exec(url);
+    if (!m) return undefined;
+    return { ...base, grant: 'authorization_code', issuer: m[1], clientSecret: secret };
+  }
+  const flows = s.flows ?? {};
+  const code = flows.authorizationCode;
+  if (code?.authorizationUrl && code?.tokenUrl) {
+    return { ...base, grant: 'authorization_code', authorizationEndpoint: code.authorizationUrl, tokenEndpoint: code.tokenUrl, clientSecret: secret };
+  }
+  const client = flows.clientCredentials;
+  if (client?.tokenUrl) return { ...base, grant: 'client_credentials', tokenEndpoint: client.tokenUrl, clientSecret: secret };
+  return undefined;
+}
+
 /**
  * Every declared scheme as `{ parts: {headers, query, cookies}, secret, how }` when mcp-edge can
- * send it, or `{ problem }`. OAuth2 and OpenID Connect send a token the user obtains elsewhere,
- * as a bearer; HTTP basic takes the base64 of `user:password`, because templates do not encode.
+ * send it, or `{ problem }`. OAuth2 with an authorization code or client credentials flow, and
+ * OpenID Connect, as `{ parts: {}, connection, secret, how }`: the tool names the connection and
+ * `secret` is the client secret's name. Other OAuth2 flows send a token the user obtains
+ * elsewhere, as a bearer, as do all of them with `connections: false` (a token of the
+ * deployment's, such as a personal access token); HTTP basic takes the base64 of
+ * `user:password`, because templates do not encode.
  */
-export function securitySchemes(doc, prefix) {
+export function securitySchemes(doc, prefix, { connections = true } = {}) {
   const out = {};
   const taken = new Set();
   for (const [name, s] of Object.entries(doc.components?.securitySchemes ?? {})) {
@@ -33,6 +68,9 @@ export function securitySchemes(doc, prefix) {
       out[name] = { parts: { headers: { Authorization: `Bearer ${value}` } }, secret, how: 'bearer token' };
     } else if (type === 'http' && /^basic$/i.test(s.scheme)) {
       out[name] = { parts: { headers: { Authorization: `Basic ${value}` } }, secret, how: 'HTTP basic: the base64 of user:password' };
+    } else if ((type === 'oauth2' || type === 'openIdConnect') && connections && connectionOf(name, s, prefix, `${secret}_CLIENT_SECRET`)) {
+      const connection = connectionOf(name, s, prefix, `${secret}_CLIENT_SECRET`);
+      out[name] = { parts: {}, connection, secret: connection.clientSecret, how: `client secret of the OAuth app for connection "${connection.name}"` };
     } else if (type === 'oauth2' || type === 'openIdConnect') {
       out[name] = { parts: { headers: { Authorization: `Bearer ${value}` } }, secret, how: `${type === 'oauth2' ? 'OAuth 2' : 'OpenID Connect'} access token, sent as a bearer` };
     } else {

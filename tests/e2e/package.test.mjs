@@ -1,11 +1,12 @@
 // The release as a new user meets it: dist/mcp-edge-<version>.tgz (`npm run package`, which
 // `npm test` runs first) installed into an empty folder, on a PATH with no cargo, rustc or rustup.
 // `mcp-edge init`, then `mcp-edge dev`: the official SDK client lists and calls the starter's
-// tool, against a real webhook on 127.0.0.1; an edit of mcp-edge.json is served without a
-// restart; `mcp-edge check` locates a fault; `wrangler deploy --dry-run` bundles the folder.
+// tool, against a real webhook on 127.0.0.1; `mcp-edge doctor` walks it; an edit of
+// mcp-edge.json is served without a restart; `mcp-edge check` locates a fault;
+// `wrangler deploy --dry-run` bundles the folder.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -60,7 +61,7 @@ paths:
       responses: {'200': {description: ok}}
 `;
 
-test('the package: installed without Rust, init, dev, a live edit, check, import-openapi, and a deploy dry run', { timeout: 600_000 }, async () => {
+test('the package: installed without Rust, init, dev, doctor, a live edit, check, import-openapi, and a deploy dry run', { timeout: 600_000 }, async () => {
   assert.ok(existsSync(tarball), `${tarball} is missing: npm test packs it first`);
   const env = { ...process.env, PATH: pathWithoutRust(), WRANGLER_SEND_METRICS: 'false', CI: 'true' };
   delete env.npm_config_prefix;
@@ -123,6 +124,23 @@ test('the package: installed without Rust, init, dev, a live edit, check, import
     assert.deepEqual(result.structuredContent, { answer: 'the workflow read: is it on?' });
     assert.deepEqual(webhook.received.at(-1), { method: 'POST', url: '/webhook/ask', body: '{"question":"is it on?"}' });
     await client.close();
+
+    // The doctor ships in the package too: the dev server needs no sign-in, so the OAuth steps
+    // are skipped, and its one tool requires an argument, so no call is made. Browser origins
+    // are not allowed in dev. Run without blocking: this process serves the webhook and reads
+    // wrangler's output.
+    const doctor = await new Promise((resolve) => {
+      const child = spawn(bin, ['doctor', url.href, '--origins', '', '--json'], { cwd: dir, env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+    assert.equal(doctor.status, 0, doctor.stdout + doctor.stderr);
+    const diagnosis = JSON.parse(doctor.stdout);
+    assert.equal(diagnosis.steps.find((s) => s.id === 'tools-list').detail, '1 tool: ask_my_workflow');
+    assert.equal(sh(bin, ['doctor']).status, 2, 'a usage error');
 
     // The user's own tool, added while `mcp-edge dev` runs.
     config.servers[0].tools.push({

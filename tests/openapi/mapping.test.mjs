@@ -136,9 +136,96 @@ test('security: each supported scheme over a named secret; unsupported ones skip
   assert.deepEqual(http.query_key.query, { api_key: '{env.SHOP_QKEY}' });
   assert.deepEqual(http.basic.headers, { Authorization: 'Basic {env.SHOP_BASIC}' });
   assert.equal(http.open.headers, undefined);
-  assert.deepEqual(http.cookie, { method: 'GET', url: 'https://api.example.com/v1/c', headers: { Authorization: 'Bearer {env.SHOP_OIDC}' }, cookies: { session: '{env.SHOP_CKEY}' } });
+  // OpenID Connect is a connection (below): no header of its own, the tool names it.
+  assert.deepEqual(http.cookie, { method: 'GET', url: 'https://api.example.com/v1/c', cookies: { session: '{env.SHOP_CKEY}' } });
+  assert.deepEqual(r.added.find((t) => t.name === 'cookie').auth, { connection: 'shop_oidc' });
   assert.deepEqual(r.skipped, [{ operation: 'digest', where: 'GET /d', reason: 'security scheme "digest" (HTTP digest) is not supported' }]);
-  assert.deepEqual(r.secrets.map((s) => s.name).sort(), ['SHOP_BASIC', 'SHOP_CKEY', 'SHOP_HKEY', 'SHOP_OIDC', 'SHOP_QKEY']);
+  assert.deepEqual(r.secrets.map((s) => s.name).sort(), ['SHOP_BASIC', 'SHOP_CKEY', 'SHOP_HKEY', 'SHOP_OIDC_CLIENT_SECRET', 'SHOP_QKEY']);
+});
+
+const OAUTH_SCHEMES = {
+  github: { type: 'oauth2', flows: {
+    authorizationCode: { authorizationUrl: 'https://github.com/login/oauth/authorize', tokenUrl: 'https://github.com/login/oauth/access_token', scopes: { repo: 'repositories', 'read:user': 'profile', 'admin:org': 'organizations' } },
+    implicit: { authorizationUrl: 'https://github.com/login/oauth/authorize', scopes: {} },
+  } },
+  service: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: 'https://auth.example.com/oauth/token', scopes: { 'reports:read': 'reports' } } } },
+  google: { type: 'openIdConnect', openIdConnectUrl: 'https://accounts.google.com/.well-known/openid-configuration' },
+  legacy: { type: 'oauth2', flows: { implicit: { authorizationUrl: 'https://old.example.com/authorize', scopes: { read: 'read' } } } },
+  odd: { type: 'openIdConnect', openIdConnectUrl: 'https://id.example.com/oidc-config.json' },
+  key: { type: 'apiKey', in: 'header', name: 'X-Key' },
+};
+
+test('OAuth: oauth2 and openIdConnect schemes become connections; the tools name them, with the scopes they require', async () => {
+  const r = await imported(api({
+    '/repos': { get: { operationId: 'repos', security: [{ github: ['repo'] }], responses: ok } },
+    '/me': { get: { operationId: 'me', security: [{ github: ['read:user'] }], responses: ok } },
+    '/reports': { get: { operationId: 'reports', security: [{ service: ['reports:read'] }], responses: ok } },
+    '/files': { get: { operationId: 'files', security: [{ google: ['openid', 'email'], key: [] }], responses: ok } },
+    '/old': { get: { operationId: 'old', security: [{ legacy: ['read'] }], responses: ok } },
+    '/odd': { get: { operationId: 'odd', security: [{ odd: [] }], responses: ok } },
+    '/both': { get: { operationId: 'both', security: [{ github: [], service: [] }], responses: ok } },
+  }, { components: { securitySchemes: OAUTH_SCHEMES } }), { secretPrefix: 'shop', clientIds: { github: 'Iv1.abc123' } });
+  const tools = Object.fromEntries(r.added.map((t) => [t.name, t]));
+  // The tool names its connection and sends no Authorization of its own: mcp-edge adds the
+  // user's token as a bearer.
+  assert.deepEqual(tools.repos.auth, { connection: 'shop_github' });
+  assert.equal(tools.repos.http.headers, undefined);
+  assert.deepEqual(tools.me.auth, { connection: 'shop_github' });
+  assert.deepEqual(tools.reports.auth, { connection: 'shop_service' });
+  assert.deepEqual(tools.files.auth, { connection: 'shop_google' });
+  assert.deepEqual(tools.files.http.headers, { 'X-Key': '{env.SHOP_KEY}' });
+  // Flows without a token endpoint, and an OpenID Connect URL that is not a discovery document
+  // under its issuer, stay a token you obtain, as before.
+  assert.equal(tools.old.auth, undefined);
+  assert.deepEqual(tools.old.http.headers, { Authorization: 'Bearer {env.SHOP_LEGACY}' });
+  assert.deepEqual(tools.odd.http.headers, { Authorization: 'Bearer {env.SHOP_ODD}' });
+  assert.deepEqual(r.skipped, [{ operation: 'both', where: 'GET /both', reason: 'its security needs 2 OAuth connections at once (github, service); a tool uses one' }]);
+
+  assert.deepEqual(r.config.connections, [
+    // Scopes: the ones the imported operations require, not every scope the flow offers. The
+    // title is the API's, with the scheme when it has several.
+    { name: 'shop_github', title: 'T (github)', grant: 'authorization_code', authorizationEndpoint: 'https://github.com/login/oauth/authorize', tokenEndpoint: 'https://github.com/login/oauth/access_token', clientId: 'Iv1.abc123', clientSecret: 'SHOP_GITHUB_CLIENT_SECRET', scopes: ['repo', 'read:user'] },
+    { name: 'shop_service', title: 'T (service)', grant: 'client_credentials', tokenEndpoint: 'https://auth.example.com/oauth/token', clientSecret: 'SHOP_SERVICE_CLIENT_SECRET', scopes: ['reports:read'] },
+    { name: 'shop_google', title: 'T (google)', grant: 'authorization_code', issuer: 'https://accounts.google.com', clientSecret: 'SHOP_GOOGLE_CLIENT_SECRET', scopes: ['openid', 'email'] },
+  ]);
+  // No placeholder client id: the ones not given are asked for, with where to register.
+  assert.deepEqual(r.notes.filter((n) => n.startsWith('connection')), [
+    'connection "shop_github": put the OAuth app\'s client secret in SHOP_GITHUB_CLIENT_SECRET (npx wrangler secret put SHOP_GITHUB_CLIENT_SECRET)',
+    'connection "shop_github" is each user\'s own: add the top-level "oauth" sign-in (docs/oauth.md) and "auth": {"oauth": true} on server "s"',
+    'connection "shop_service": register an OAuth app at auth.example.com, then give its client id (--client-id service=ID, or "clientId" in the connection) and its secret (npx wrangler secret put SHOP_SERVICE_CLIENT_SECRET)',
+    'connection "shop_google": register an OAuth app at accounts.google.com with the redirect URI https://<your worker>/connections/callback, then give its client id (--client-id google=ID, or "clientId" in the connection) and its secret (npx wrangler secret put SHOP_GOOGLE_CLIENT_SECRET)',
+    'connection "shop_google" is each user\'s own: add the top-level "oauth" sign-in (docs/oauth.md) and "auth": {"oauth": true} on server "s"',
+  ]);
+  assert.deepEqual(r.secrets.map((s) => s.name).sort(), ['SHOP_GITHUB_CLIENT_SECRET', 'SHOP_GOOGLE_CLIENT_SECRET', 'SHOP_KEY', 'SHOP_LEGACY', 'SHOP_ODD', 'SHOP_SERVICE_CLIENT_SECRET']);
+  assert.equal(r.secrets.find((s) => s.scheme === 'github').how, 'client secret of the OAuth app for connection "shop_github"');
+  assert.deepEqual(r.connections.map((c) => c.name), ['shop_github', 'shop_service', 'shop_google']);
+});
+
+test('OAuth: with connections: false (--no-connections), every OAuth scheme is a token from a secret, as before', async () => {
+  const r = await imported(api({
+    '/repos': { get: { operationId: 'repos', security: [{ github: ['repo'] }], responses: ok } },
+    '/files': { get: { operationId: 'files', security: [{ google: [] }], responses: ok } },
+  }, { components: { securitySchemes: OAUTH_SCHEMES } }), { secretPrefix: 'shop', connections: false });
+  assert.deepEqual(r.added.map((t) => [t.auth, t.http.headers]), [[undefined, { Authorization: 'Bearer {env.SHOP_GITHUB}' }], [undefined, { Authorization: 'Bearer {env.SHOP_GOOGLE}' }]]);
+  assert.equal(r.config.connections, undefined);
+  assert.deepEqual(r.secrets.map((s) => s.how), ['OAuth 2 access token, sent as a bearer', 'OpenID Connect access token, sent as a bearer']);
+});
+
+test('OAuth: into a configuration with sign-in, a new server gets "auth": {"oauth": true}; a re-import keeps the client id', async () => {
+  const doc = api({ '/repos': { get: { operationId: 'repos', security: [{ github: ['repo'] }], responses: ok } } }, { components: { securitySchemes: { github: OAUTH_SCHEMES.github } } });
+  const config = { oauth: { signIn: { users: [] } }, servers: [{ name: 'other', version: '1', route: '/mcp', tools: [] }] };
+  const first = await imported(doc, { server: 'gh', clientIds: { '*': 'Iv1.first' } });
+  assert.equal(first.config.connections[0].clientId, 'Iv1.first');
+  const r = await importOpenApi(join(folder, `${n - 1}.json`), { server: 'gh', clientIds: { '*': 'Iv1.first' } }, config);
+  assert.deepEqual(r.server.auth, { oauth: true });
+  assert.deepEqual(config.connections.map((c) => [c.name, c.clientId]), [['gh_github', 'Iv1.first']]);
+  // A second import of a newer document, without --client-id: the connection is updated in place
+  // and keeps the client id the user gave.
+  const again = await importOpenApi(join(folder, `${n - 1}.json`), { server: 'gh', replace: true }, config);
+  assert.equal(config.connections.length, 1);
+  assert.equal(config.connections[0].clientId, 'Iv1.first');
+  assert.equal(again.notes.some((x) => /register an OAuth app/.test(x)), false);
+  assert.equal(again.notes.some((x) => /is each user's own/.test(x)), false);
 });
 
 test('skipped operations say why; optional parameters that cannot be sent are left out with a note', async () => {
