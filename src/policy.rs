@@ -153,7 +153,9 @@ pub fn check_origin(origin: Option<&str>, allowed: &[OriginPattern], own_origin:
 
 pub const ALLOW_METHODS: &str = "GET, POST, DELETE, OPTIONS";
 pub const ALLOW_HEADERS: &str = "content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id";
-pub const EXPOSE_HEADERS: &str = "Mcp-Session-Id, Mcp-Protocol-Version";
+// `WWW-Authenticate` too: a browser client reads `resource_metadata` and `scope` from a 401 (MCP
+// authorization, "Protected Resource Metadata Discovery"), which it cannot unless exposed.
+pub const EXPOSE_HEADERS: &str = "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate";
 pub const PREFLIGHT_MAX_AGE: &str = "86400";
 
 /// Headers every response to an allowed browser origin carries.

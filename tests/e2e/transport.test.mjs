@@ -234,7 +234,7 @@ test('CORS: preflight, allowed origins, and 403 for a foreign Origin', async () 
   const ok = await post(url, list(), { origin: 'http://127.0.0.1:3000', 'mcp-session-id': sid });
   assert.equal(ok.status, 200);
   assert.equal(ok.headers.get('access-control-allow-origin'), 'http://127.0.0.1:3000');
-  assert.equal(ok.headers.get('access-control-expose-headers'), 'Mcp-Session-Id, Mcp-Protocol-Version');
+  assert.equal(ok.headers.get('access-control-expose-headers'), 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate');
 
   const own = await post(url, list(), { origin: url.origin, 'mcp-session-id': sid });
   assert.equal(own.status, 200);
