@@ -27,6 +27,12 @@
 //! `npm run bench` once first: it installs wrk when missing and builds `build-bench`. Build another
 //! directory with `node scripts/build.mjs --out-dir build-x`, in this clone or another. Each build
 //! runs with bench/mcp-edge.bench.json (AB_CONFIG names another).
+//!
+//! AB_PREPARE names a module whose `prepare({ target, url, mf })` runs once each server has
+//! started and resolves to the headers its sessions and calls carry (a signed-in caller's
+//! `Authorization`, after whatever set-up that caller needs): bench/connections.mjs uses it. When
+//! the module also has `report({ target, url, calls })`, what it resolves to is printed after the
+//! rounds as `<target> report: <JSON>`, with `calls` the calls each server answered, warm-up included.
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { Miniflare } from 'miniflare';
@@ -48,8 +54,11 @@ if (targets.length < 2) {
   console.error('usage: node bench/ab.mjs <build dir or worker.js> <build dir or worker.js> [...]');
   process.exit(2);
 }
+const hooks = process.env.AB_PREPARE ? await import(isAbsolute(process.env.AB_PREPARE) ? process.env.AB_PREPARE : join(root, process.env.AB_PREPARE)) : {};
+const { prepare } = hooks;
 const upstream = await demoUpstream();
-const bindings = { UPSTREAM_URL: upstream.url };
+// AB_BINDINGS: more vars and secrets for every server, as JSON (a signed-in bench's passwords).
+const bindings = { UPSTREAM_URL: upstream.url, ...JSON.parse(process.env.AB_BINDINGS ?? '{}') };
 
 async function start(target) {
   const before = new Set(childPids(process.pid, 'workerd'));
@@ -61,11 +70,16 @@ async function start(target) {
     : serveWorker({ dir: file, config: own ?? process.env.AB_CONFIG ?? join(root, 'bench', 'mcp-edge.bench.json'), bindings });
   const url = new URL(path, await mf.ready);
   const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
-  const sessions = path === '/mcp' && !target.endsWith('.js') ? await openSessions(url, 16) : [];
-  return { target, mf, url, pid, sessions, rounds: [] };
+  const headers = prepare ? await prepare({ target, url, mf }) : {};
+  const sessions = path === '/mcp' && !target.endsWith('.js') ? await openSessions(url, 16, headers) : [];
+  return { target, mf, url, pid, sessions, headers, calls: 0, rounds: [] };
 }
 
-const load = (server, seconds) => wrk(server.url, { sessions: server.sessions, connections: 16, seconds });
+const load = async (server, seconds) => {
+  const result = await wrk(server.url, { sessions: server.sessions, connections: 16, seconds, headers: server.headers });
+  server.calls += result.requests;
+  return result;
+};
 
 const servers = [];
 for (const target of targets) servers.push(await start(target));
@@ -102,5 +116,6 @@ for (const s of servers) {
   const paired = s === servers[0] ? '' : `, ${median(s.rounds.map((r, i) => r.us / servers[0].rounds[i].us)).toFixed(3)}× the first's (median of the rounds' ratios)`;
   console.log(`${s.target}: ${median(us).toFixed(0)} µs CPU per call (rounds ${us.map((u) => u.toFixed(0)).join(' ')})${counted}${paired}, ${median(s.rounds.map((r) => r.rps)).toFixed(0)} req/s, ${s.rounds.reduce((n, r) => n + r.bad, 0)} bad replies`);
 }
+if (hooks.report) for (const s of servers) console.log(`${s.target} report: ${JSON.stringify(await hooks.report({ target: s.target, url: s.url, calls: s.calls }))}`);
 for (const s of servers) await s.mf.dispose();
 upstream.close();

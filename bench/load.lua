@@ -14,6 +14,12 @@ local sessions = {}
 for id in string.gmatch(listed, "[^,%s]+") do sessions[#sessions + 1] = id end
 local body = os.getenv("BODY") or '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"bench-echo"}}}'
 local check = os.getenv("CHECK") or '"message":"bench-echo"'
+-- EXTRA_HEADERS: `Name: value` lines sent with every request (a caller's Authorization).
+local extra = {}
+for line in string.gmatch(os.getenv("EXTRA_HEADERS") or "", "[^\n]+") do
+  local name, value = string.match(line, "^([^:]+):%s*(.*)$")
+  if name then extra[name] = value end
+end
 local threads = {}
 local counter = 0
 mismatches = 0
@@ -31,6 +37,7 @@ function request()
     ["Accept"] = "application/json, text/event-stream",
     ["MCP-Protocol-Version"] = "2025-06-18",
   }
+  for name, value in pairs(extra) do headers[name] = value end
   if #sessions > 0 then
     headers["Mcp-Session-Id"] = sessions[((counter * 7 + (offset or 0)) % #sessions) + 1]
   end

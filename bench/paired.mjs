@@ -6,11 +6,12 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { root } from '../scripts/setup.mjs';
 
-/** `targets`: `{ name, target }` each; resolves to one row per target, in order. */
-export async function paired(targets, { rounds, seconds }) {
+/** `targets`: `{ name, target }` each; `env`, more of bench/ab.mjs's settings (AB_PREPARE,
+ *  AB_BINDINGS); resolves to one row per target, in order. */
+export async function paired(targets, { rounds, seconds, env = {} }) {
   const output = await new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(root, 'bench', 'ab.mjs'), ...targets.map((t) => t.target)], {
-      env: { ...process.env, AB_ROUNDS: String(rounds), AB_SECONDS: String(seconds) },
+      env: { ...process.env, ...env, AB_ROUNDS: String(rounds), AB_SECONDS: String(seconds) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -29,6 +30,8 @@ export async function paired(targets, { rounds, seconds }) {
       ratio_to_first: Number(/, ([0-9.]+)× the first's/.exec(line)?.[1] ?? 1),
       rps: Number(/, (\d+) req\/s/.exec(line)?.[1]),
       bad: Number(/, (\d+) bad replies/.exec(line)?.[1]),
+      // What AB_PREPARE's `report` said of this target, when it has one.
+      report: JSON.parse(output.split('\n').find((l) => l.startsWith(`${t.target} report: `))?.slice(`${t.target} report: `.length) ?? 'null'),
       line,
     };
   });
