@@ -18,6 +18,7 @@ import { PASSWORDS, pkce, registerClient, signInByForm, startOAuthWorker, tokenR
  *  little, so a call a few seconds later finds it due for a refresh. */
 const ACCESS_TTL = 36;
 const USERS = { alice: PASSWORDS.ALICE_PASSWORD, bob: PASSWORDS.BOB_PASSWORD };
+const ADMIN_TOKEN = 'admin-token-for-connections-0123456789';
 
 /** A real upstream: it answers each request with the Authorization header it got, and 401 for
  *  a token the test rejects. */
@@ -86,7 +87,7 @@ let browser;
 before(async () => {
   idp = await startIdp();
   echo = await startEcho();
-  worker = await startOAuthWorker({ config: config(idp.issuer), bindings: { IDP_CONNECTION_SECRET: IDP_CLIENT_SECRET, ECHO_URL: echo.url } });
+  worker = await startOAuthWorker({ config: config(idp.issuer), bindings: { IDP_CONNECTION_SECRET: IDP_CLIENT_SECRET, ECHO_URL: echo.url, MCP_EDGE_ADMIN_TOKEN: ADMIN_TOKEN } });
   idp.configure({
     redirectUris: [`${worker.origin}/connections/callback`],
     options: {
@@ -389,4 +390,23 @@ test('disconnecting revokes at the provider, and no token is in a reply or a log
     assert.ok(!everything.some((r) => r.includes(token)), 'no reply carries a token');
     assert.ok(!logs.includes(token), 'no log line carries a token');
   }
+});
+
+test("an admin removes a user's connection through the admin API", async () => {
+  const admin = (method, path) => fetch(new URL(`/admin/api/connections/${path}`, worker.origin), { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const before = idp.requests.filter((r) => r.path === '/token/revocation').length;
+  const removed = await admin('DELETE', `idp/${encodeURIComponent('user:bob')}`);
+  assert.equal(removed.status, 200);
+  assert.deepEqual(await removed.json(), { removed: true });
+  assert.equal(idp.requests.filter((r) => r.path === '/token/revocation').length, before + 1, 'revoked at the provider');
+  const again = await admin('DELETE', `idp/${encodeURIComponent('user:bob')}`);
+  assert.deepEqual(await again.json(), { removed: false });
+  assert.equal((await admin('DELETE', 'nope/user:bob')).status, 404);
+  assert.equal((await admin('GET', 'idp/user:bob')).status, 405);
+  const unauthorized = await fetch(new URL('/admin/api/connections/idp/user:alice', worker.origin), { method: 'DELETE' });
+  assert.equal(unauthorized.status, 401);
+  // Bob's next call asks him to connect again.
+  const { reply } = await (await session(tokens.bob)).call('whoami');
+  assert.equal(reply.result.isError, true);
+  assert.ok(linkOf(reply.result.content[0].text));
 });
