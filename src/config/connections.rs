@@ -147,11 +147,12 @@ pub fn users(servers: &[std::sync::Arc<Server>], connections: &[Connection]) -> 
         if let Some((route, _)) = taken.filter(|_| !connections.is_empty()) {
             return Err(ConfigError::at(format!("servers[{i}].route"), format!("{} is under {}, which the connections' pages answer", route.as_str(), crate::paths::CONNECTIONS)));
         }
-        let tools = server.tools.iter().enumerate().filter(|(_, t)| t.curation.is_none()).map(|(j, t)| (format!("tools[{j}]"), t.connection.as_deref(), true));
+        // An alias (`include`) calls as its source does: its server must say who calls too.
+        let tools = server.tools.iter().enumerate().map(|(j, t)| (if t.curation.is_some() { "include".to_string() } else { format!("tools[{j}]") }, t.connection.as_deref(), true));
         let upstreams = server.upstreams.iter().enumerate().map(|(j, u)| (format!("upstreams[{j}]"), u.connection.as_deref(), false));
         for (at, name, tool) in tools.chain(upstreams) {
             let Some(name) = name else { continue };
-            let at = format!("servers[{i}].{at}.auth.connection");
+            let at = if at == "include" { format!("servers[{i}].include") } else { format!("servers[{i}].{at}.auth.connection") };
             let Some(c) = connections.iter().find(|c| c.name == name) else {
                 return Err(ConfigError::at(at, format!("unknown connection {name:?}: not in the top-level \"connections\"")));
             };
