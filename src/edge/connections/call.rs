@@ -48,11 +48,11 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
     if per_user && (c.principal.id == crate::auth::ANONYMOUS || c.principal.id.starts_with("token:")) {
         return Err(refusal(call, format!("This tool acts with each user's own {title} account, and this caller is not a signed-in user.")));
     }
-    if super::token(&env, &catalog, &c.principal, &c.name).await.map_err(|e| failure(call, &e.message()))?.is_some() {
+    if crate::edge::apart(super::token(&env, &catalog, &c.principal, &c.name)).await.map_err(|e| failure(call, &e.message()))?.is_some() {
         return again(ctx, call);
     }
     let elicitation = crate::edge::ids::random(16).map_err(|e| failure(call, &e.message()))?;
-    let keys = super::keys(&env).await.map_err(|e| failure(call, &e.message()))?;
+    let keys = crate::edge::apart(super::keys(&env)).await.map_err(|e| failure(call, &e.message()))?;
     let link = Link { principal: c.principal.id.clone(), connection: c.name.clone(), elicitation: elicitation.clone(), expires_ms: crate::edge::now_ms() + LINK_TTL_MS };
     let origin = ctx.home.map(|h| h.origin.clone()).unwrap_or_else(|| ORIGIN.with(|o| o.borrow().clone()));
     let url = format!("{origin}{}", crate::paths::connect(&c.name, &link.seal(&keys)));
@@ -60,7 +60,7 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
     let takes_urls = ctx.session.client_capabilities.get("elicitation").and_then(|e| e.get("url")).is_some();
     let params = json!({"mode": "url", "elicitationId": elicitation, "url": url, "message": message});
     if takes_urls && ctx.inputs.is_some() && ctx.out.is_some() && !ctx.session.is_ephemeral() {
-        let answered = ask(ctx, Method::ElicitationCreate, params, WAIT_MS).await;
+        let answered = crate::edge::apart(ask(ctx, Method::ElicitationCreate, params, WAIT_MS)).await;
         let accepted = matches!(&answered, Ok(Ok(a)) if a.get("action").and_then(Value::as_str) == Some("accept"));
         if !accepted {
             return Err(refusal(call, format!("This tool needs your {title} account, which is not connected. To connect it, open {url}")));
@@ -68,7 +68,7 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
         let since = crate::edge::now_ms();
         while crate::edge::now_ms() < since + WAIT_MS {
             Delay::from(Duration::from_millis(POLL_MS)).await;
-            if let Ok(Some(_)) = super::token(&env, &catalog, &c.principal, &c.name).await {
+            if let Ok(Some(_)) = crate::edge::apart(super::token(&env, &catalog, &c.principal, &c.name)).await {
                 if let Some(out) = ctx.out {
                     out.send(&jsonrpc::notification(Method::ElicitationComplete, json!({"elicitationId": elicitation}))).await;
                 }
@@ -90,14 +90,14 @@ pub(crate) async fn refreshed(ctx: &CallContext<'_>, call: &PendingCall) -> Opti
     let c = call.connection.as_deref().filter(|c| c.token.is_some())?;
     let env = crate::edge::kept_env()?;
     let catalog = crate::edge::live::served().ok()?;
-    match super::refreshed(&env, &catalog, &c.principal, &c.name).await {
+    match crate::edge::apart(super::refreshed(&env, &catalog, &c.principal, &c.name)).await {
         Ok(Some(_)) => Some(again(ctx, call)),
         Ok(None) => {
             let mut unconnected = call.clone();
             if let Some(c) = unconnected.connection.as_mut() {
                 c.token = None;
             }
-            Some(ready(ctx, &unconnected).await)
+            Some(crate::edge::apart(ready(ctx, &unconnected)).await)
         }
         Err(_) => None,
     }

@@ -28,16 +28,15 @@ fn answer(value: &Value) -> Result<Response, Error> {
 }
 
 fn token_answer(token: &Token) -> Result<Response, Error> {
-    let text = serde_json::to_string(token).map_err(|e| Error::Internal(e.to_string()))?;
-    Ok(ResponseBuilder::new().with_status(200).fixed(format!("{{\"token\":{text}}}").into_bytes()))
+    answer(&json!({"token": token.to_json()}))
 }
 
 pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Error> {
     let storage = state.storage();
-    let command: Command = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("connection command: {e}")))?;
+    let command = Command::parse(body).ok_or_else(|| Error::InvalidRequest("not a connection command".into()))?;
+    let keys = crate::edge::apart(super::keys(env)).await?;
     match command {
         Command::Get { principal, connection, provider, private_hosts, force, now_ms } => {
-            let keys = super::keys(env).await?;
             let key = format!("{TOKEN}{connection}");
             // A refresh under way: its result is what this asker gets too.
             let flight = format!("{principal}\n{connection}");
@@ -65,22 +64,21 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 return token_answer(&record.token());
             };
             REFRESHING.with(|r| r.borrow_mut().insert(flight.clone()));
-            let refreshed = super::post(&private_hosts, &flow::refresh_form(&provider, &refresh_token), crate::edge::now_ms(), Some(&refresh_token)).await;
+            let refreshed = crate::edge::apart(super::post(&private_hosts, &flow::refresh_form(&provider, &refresh_token), crate::edge::now_ms(), Some(&refresh_token))).await;
             let outcome = match refreshed {
                 Ok(token) => {
                     let next = Record::new(token.clone(), record.since_ms);
-                    write(&storage, &key, &next.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await.map(|()| json!({"token": token}))
+                    write(&storage, &key, &next.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await.map(|()| json!({"token": token.to_json()}))
                 }
                 Err(e) if e.grant_gone() => storage.delete(&key).await.map(|_| json!({"gone": true})).map_err(Error::from),
                 // The provider is down: a token not yet expired still serves.
-                Err(_) if !record.expiring(now_ms, 0) && !force => Ok(json!({"token": record.token()})),
+                Err(_) if !record.expiring(now_ms, 0) && !force => Ok(json!({"token": record.token().to_json()})),
                 Err(e) => Err(Error::Internal(format!("refreshing the {connection} token: {e}"))),
             };
             REFRESHING.with(|r| r.borrow_mut().remove(&flight));
             answer(&outcome?)
         }
         Command::Put { principal, connection, token, now_ms } => {
-            let keys = super::keys(env).await?;
             let record = Record::new(token, now_ms);
             write(&storage, &format!("{TOKEN}{connection}"), &record.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await?;
             answer(&json!({}))
@@ -88,7 +86,7 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
         Command::Delete { principal, connection } => {
             let key = format!("{TOKEN}{connection}");
             let held = match read::<String>(&storage, &key).await? {
-                Some(sealed) => Record::open(&super::keys(env).await?, &sealed, &principal, &connection).map(|r| r.token()),
+                Some(sealed) => Record::open(&keys, &sealed, &principal, &connection).map(|r| r.token()),
                 None => None,
             };
             storage.delete(&key).await?;
@@ -98,7 +96,6 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
             }
         }
         Command::List { principal } => {
-            let keys = super::keys(env).await?;
             let mut list = Vec::new();
             for (key, text) in stored(&storage, TOKEN).await? {
                 let name = key.trim_start_matches(TOKEN);
