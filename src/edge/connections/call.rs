@@ -6,7 +6,9 @@
 use std::cell::RefCell;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::connections::members;
 use worker::Delay;
 
 use crate::connections::sealed::{Link, LINK_TTL_MS};
@@ -58,7 +60,7 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
     let url = format!("{origin}{}", crate::paths::connect(&c.name, &link.seal(&keys)));
     let message = format!("Connect your {title} account to mcp-edge, so that {} can act as you there.", call.label());
     let takes_urls = ctx.session.client_capabilities.get("elicitation").and_then(|e| e.get("url")).is_some();
-    let params = json!({"mode": "url", "elicitationId": elicitation, "url": url, "message": message});
+    let params = members(vec![("mode", Value::from("url")), ("elicitationId", Value::from(elicitation.as_str())), ("url", Value::from(url.as_str())), ("message", Value::from(message))]);
     if takes_urls && ctx.inputs.is_some() && ctx.out.is_some() && !ctx.session.is_ephemeral() {
         let answered = crate::edge::apart(ask(ctx, Method::ElicitationCreate, params, WAIT_MS)).await;
         let accepted = matches!(&answered, Ok(Ok(a)) if a.get("action").and_then(Value::as_str) == Some("accept"));
@@ -70,7 +72,7 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
             Delay::from(Duration::from_millis(POLL_MS)).await;
             if let Ok(Some(_)) = crate::edge::apart(super::token(&env, &catalog, &c.principal, &c.name)).await {
                 if let Some(out) = ctx.out {
-                    out.send(&jsonrpc::notification(Method::ElicitationComplete, json!({"elicitationId": elicitation}))).await;
+                    out.send(&jsonrpc::notification(Method::ElicitationComplete, members(vec![("elicitationId", Value::from(elicitation.as_str()))]))).await;
                 }
                 return again(ctx, call);
             }
@@ -78,8 +80,8 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
         return Err(refusal(call, format!("Your {title} account was not connected in time. To connect it, open {url}")));
     }
     if takes_urls {
-        let data = json!({"elicitations": [params]});
-        return Err(json!({"jsonrpc": "2.0", "id": call.id, "error": {"code": URL_ELICITATION_REQUIRED, "message": "This request requires more information.", "data": data}}).to_string());
+        let error = members(vec![("code", Value::from(URL_ELICITATION_REQUIRED)), ("message", Value::from("This request requires more information.")), ("data", members(vec![("elicitations", Value::Array(vec![params]))]))]);
+        return Err(members(vec![("jsonrpc", Value::from("2.0")), ("id", call.id.clone()), ("error", error)]).to_string());
     }
     Err(refusal(call, format!("This tool needs your {title} account, which is not connected. Open this link in a browser where you can sign in as yourself, connect, then call the tool again: {url}")))
 }

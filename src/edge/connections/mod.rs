@@ -138,16 +138,23 @@ pub(crate) async fn provider(env: &Env, c: &Connection) -> Result<Provider, Erro
     if doc.get("issuer").and_then(Value::as_str).map(|i| i.trim_end_matches('/')) != Some(issuer.as_str()) {
         return Err(Error::Internal(format!("connection {:?}: the provider's metadata names another issuer", c.name)));
     }
-    let field = |name: &str| -> Result<Option<String>, Error> {
-        doc.get(name).and_then(Value::as_str).map(|e| crate::oauth::signin::discovered_endpoint(issuer, e, &c.private_hosts).map_err(Error::Internal)).transpose()
+    // A configured endpoint wins; a discovered one is checked as a configured one is.
+    let field = |configured: &Option<String>, name: &str| match configured {
+        Some(e) => Ok(Some(e.clone())),
+        None => doc.get(name).and_then(Value::as_str).map(|e| crate::oauth::signin::discovered_endpoint(issuer, e, &c.private_hosts)).transpose().map_err(Error::Internal),
     };
-    let configured = Connection {
-        authorization_endpoint: c.authorization_endpoint.clone().or(field("authorization_endpoint")?),
-        token_endpoint: c.token_endpoint.clone().or(field("token_endpoint")?),
-        revocation_endpoint: c.revocation_endpoint.clone().or(field("revocation_endpoint")?),
-        ..c.clone()
+    let token_endpoint = field(&c.token_endpoint, "token_endpoint")?.ok_or_else(|| Error::Internal(format!("connection {:?}: the provider's metadata names no token endpoint", c.name)))?;
+    let p = Provider {
+        authorization_endpoint: field(&c.authorization_endpoint, "authorization_endpoint")?.unwrap_or_default(),
+        token_endpoint,
+        revocation_endpoint: field(&c.revocation_endpoint, "revocation_endpoint")?,
+        client_id: c.client_id.clone().unwrap_or_default(),
+        client_secret: secret,
+        auth_method: c.auth_method,
+        scopes: c.scopes.clone(),
+        resource: c.resource.clone(),
+        extra: c.extra.clone(),
     };
-    let p = configured.provider(secret).ok_or_else(|| Error::Internal(format!("connection {:?}: the provider's metadata names no token or authorization endpoint", c.name)))?;
     PROVIDERS.with(|m| m.borrow_mut().insert(c.name.clone(), (p.clone(), now + DISCOVERY_MS)));
     Ok(p)
 }

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use worker::{Delay, Env, Response, ResponseBuilder, State, Storage};
 
 use crate::connections::sealed::Record;
@@ -23,12 +23,21 @@ thread_local! {
     static REFRESHING: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
 }
 
-fn answer(value: &Value) -> Result<Response, Error> {
-    Ok(ResponseBuilder::new().with_status(200).fixed(value.to_string().into_bytes()))
+fn answer(text: String) -> Result<Response, Error> {
+    Ok(ResponseBuilder::new().with_status(200).fixed(text.into_bytes()))
+}
+
+/// No token: not connected.
+fn none() -> Result<Response, Error> {
+    answer("{}".into())
+}
+
+fn token_text(token: &Token) -> String {
+    format!("{{\"token\":{}}}", token.to_json())
 }
 
 fn token_answer(token: &Token) -> Result<Response, Error> {
-    answer(&json!({"token": token.to_json()}))
+    answer(token_text(token))
 }
 
 pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Error> {
@@ -45,18 +54,18 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 Delay::from(Duration::from_millis(100)).await;
                 waited += 1;
             }
-            let Some(sealed) = read::<String>(&storage, &key).await? else { return answer(&json!({})) };
+            let Some(sealed) = read::<String>(&storage, &key).await? else { return none() };
             let Some(record) = Record::open(&keys, &sealed, &principal, &connection) else {
                 // Sealed for another principal or with a key no longer known: as good as none.
                 storage.delete(&key).await?;
-                return answer(&json!({}));
+                return none();
             };
             let due = force && waited == 0 || record.expiring(now_ms, REFRESH_MARGIN_MS);
             let (Some(provider), Some(refresh_token), true) = (provider, record.refresh_token.clone(), due) else {
                 if record.expiring(now_ms, 0) {
                     // Expired, and nothing can refresh it: the user connects again.
                     storage.delete(&key).await?;
-                    return answer(&json!({}));
+                    return none();
                 }
                 if Record::stale(&keys, &sealed) {
                     write(&storage, &key, &record.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await?;
@@ -68,20 +77,20 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
             let outcome = match refreshed {
                 Ok(token) => {
                     let next = Record::new(token.clone(), record.since_ms);
-                    write(&storage, &key, &next.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await.map(|()| json!({"token": token.to_json()}))
+                    write(&storage, &key, &next.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await.map(|()| token_text(&token))
                 }
-                Err(e) if e.grant_gone() => storage.delete(&key).await.map(|_| json!({"gone": true})).map_err(Error::from),
+                Err(e) if e.grant_gone() => storage.delete(&key).await.map(|_| "{\"gone\":true}".to_string()).map_err(Error::from),
                 // The provider is down: a token not yet expired still serves.
-                Err(_) if !record.expiring(now_ms, 0) && !force => Ok(json!({"token": record.token().to_json()})),
+                Err(_) if !record.expiring(now_ms, 0) && !force => Ok(token_text(&record.token())),
                 Err(e) => Err(Error::Internal(format!("refreshing the {connection} token: {e}"))),
             };
             REFRESHING.with(|r| r.borrow_mut().remove(&flight));
-            answer(&outcome?)
+            answer(outcome?)
         }
         Command::Put { principal, connection, token, now_ms } => {
             let record = Record::new(token, now_ms);
             write(&storage, &format!("{TOKEN}{connection}"), &record.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await?;
-            answer(&json!({}))
+            none()
         }
         Command::Delete { principal, connection } => {
             let key = format!("{TOKEN}{connection}");
@@ -92,7 +101,7 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
             storage.delete(&key).await?;
             match held {
                 Some(token) => token_answer(&token),
-                None => answer(&json!({})),
+                None => none(),
             }
         }
         Command::List { principal } => {
@@ -101,19 +110,19 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 let name = key.trim_start_matches(TOKEN);
                 let sealed: String = serde_json::from_slice(text.as_bytes()).unwrap_or_default();
                 if let Some(r) = Record::open(&keys, &sealed, &principal, name) {
-                    list.push(json!({"connection": name, "sinceMs": r.since_ms, "scope": r.scope}));
+                    list.push(crate::connections::members(vec![("connection", Value::from(name)), ("sinceMs", Value::from(r.since_ms)), ("scope", Value::from(r.scope))]));
                 }
             }
-            answer(&json!({"connections": list}))
+            answer(format!("{{\"connections\":{}}}", Value::Array(list)))
         }
         Command::Claim { nonce, until_ms, now_ms } => {
             sweep(&storage, now_ms).await?;
             let key = format!("{USED}{nonce}");
             if read::<u64>(&storage, &key).await?.is_some() {
-                return answer(&json!({"claimed": false}));
+                return answer("{\"claimed\":false}".into());
             }
             write(&storage, &key, &until_ms).await?;
-            answer(&json!({"claimed": true}))
+            answer("{\"claimed\":true}".into())
         }
     }
 }
