@@ -294,3 +294,37 @@ pub const REFRESH_MARGIN_MS: u64 = 30_000;
 pub mod flow;
 pub mod page;
 pub mod sealed;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_round_trip_through_their_json() {
+        let provider = Provider {
+            authorization_endpoint: "https://p.test/a".into(),
+            token_endpoint: "https://p.test/t".into(),
+            revocation_endpoint: None,
+            client_id: "c".into(),
+            client_secret: Some("s\"\\".into()),
+            auth_method: AuthMethod::ClientSecretPost,
+            scopes: vec!["a".into(), "b".into()],
+            resource: Some("https://api.test".into()),
+            extra: vec![("prompt".into(), "consent".into())],
+        };
+        let token = Token { access_token: "at".into(), refresh_token: Some("rt".into()), expires_at_ms: Some(9), scope: None, token_type: "Bearer".into() };
+        for command in [
+            Command::Get { principal: "user:a".into(), connection: "gh".into(), provider: Some(provider.clone()), private_hosts: vec!["127.0.0.1".into()], force: true, now_ms: 5 },
+            Command::Get { principal: "user:a".into(), connection: "gh".into(), provider: None, private_hosts: vec![], force: false, now_ms: 5 },
+            Command::Put { principal: "user:a".into(), connection: "gh".into(), token: token.clone(), now_ms: 6 },
+            Command::Delete { principal: "user:a".into(), connection: "gh".into() },
+            Command::List { principal: "user:a".into() },
+            Command::Claim { nonce: "n".into(), until_ms: 7, now_ms: 6 },
+        ] {
+            assert_eq!(Command::parse(command.to_json().as_bytes()), Some(command));
+        }
+        assert_eq!(Command::parse(br#"{"op":"drop"}"#), None);
+        assert_eq!(Command::parse(br#"{"op":"put","token":{}}"#), None, "a token without its access token");
+        assert_eq!(object("user:a"), format!("connection:{}", crate::oauth::digest("user:a")));
+    }
+}
