@@ -4,7 +4,6 @@
 //! provider says the grant is gone; and the connect states' nonces, each claimed once.
 
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -20,7 +19,7 @@ const USED: &str = "used:";
 
 thread_local! {
     /// The connections a refresh is under way for, in this object: another asker waits for it.
-    static REFRESHING: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+    static REFRESHING: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
 }
 
 fn answer(text: String) -> Result<Response, Error> {
@@ -72,7 +71,7 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 }
                 return token_answer(&record.token());
             };
-            REFRESHING.with(|r| r.borrow_mut().insert(flight.clone()));
+            REFRESHING.with(|r| r.borrow_mut().push(flight.clone()));
             let refreshed = crate::edge::apart(super::post(&private_hosts, &flow::refresh_form(&provider, &refresh_token), crate::edge::now_ms(), Some(&refresh_token))).await;
             let outcome = match refreshed {
                 Ok(token) => {
@@ -84,7 +83,7 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 Err(_) if !record.expiring(now_ms, 0) && !force => Ok(token_text(&record.token())),
                 Err(e) => Err(Error::Internal(format!("refreshing the {connection} token: {e}"))),
             };
-            REFRESHING.with(|r| r.borrow_mut().remove(&flight));
+            REFRESHING.with(|r| r.borrow_mut().retain(|f| *f != flight));
             answer(outcome?)
         }
         Command::Put { principal, connection, token, now_ms } => {
