@@ -16,6 +16,9 @@ pub enum Owner {
     /// The metrics for a scraper (`metrics`, `edge/worker/metrics.rs`), when
     /// `telemetry.metrics` is configured.
     Metrics,
+    /// Connections' pages (`connections`, `edge/connections/pages.rs`), when `connections` is
+    /// configured: connect, the provider's callback, disconnect, the signed-in user's list.
+    Connections,
 }
 
 /// One path mcp-edge answers itself.
@@ -51,6 +54,15 @@ pub const ADMIN_API: &str = "/admin/api";
 pub const CALLBACKS: &str = "/callbacks/";
 /// The metrics in Prometheus text (`telemetry.metrics`).
 pub const METRICS: &str = "/metrics";
+/// The signed-in user's connections; under it, each connection's pages and the callback.
+pub const CONNECTIONS: &str = "/connections";
+/// Where a connection's provider sends the browser back.
+pub const CONNECTIONS_CALLBACK: &str = "/connections/callback";
+
+/// The connect page of connection `name`, for the sealed link `state`.
+pub fn connect(name: &str, state: &str) -> String {
+    format!("{CONNECTIONS}/{name}/connect?state={state}")
+}
 
 /// Every reserved path.
 pub const RESERVED: &[Reserved] = &[
@@ -69,6 +81,7 @@ pub const RESERVED: &[Reserved] = &[
     Reserved { path: ADMIN_API, owner: Owner::Admin, prefix: true },
     Reserved { path: CALLBACKS, owner: Owner::Callbacks, prefix: true },
     Reserved { path: METRICS, owner: Owner::Metrics, prefix: false },
+    Reserved { path: CONNECTIONS, owner: Owner::Connections, prefix: true },
 ];
 
 /// The paths `owner` answers, in the table's order.

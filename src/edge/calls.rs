@@ -126,6 +126,13 @@ pub fn pending_timeout(server: &Server, call: &PendingCall) -> u64 {
 /// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply;
 /// `None` when the client cancelled it, which gets no reply.
 pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
+    // A connection this isolate holds no token of: found, or the user asked to connect first.
+    if call.connection.as_ref().is_some_and(|c| c.token.is_none()) {
+        return match crate::edge::apart(crate::edge::connections::call::ready(ctx, call)).await {
+            Ok(ready) => Box::pin(complete(ctx, &ready)).await,
+            Err(reply) => Some(reply),
+        };
+    }
     // The server's `rateLimits` wrap the call: taken before it runs, its slots given back after.
     // Boxed: its state machine stays out of the call's, which every path awaits.
     let held = match crate::edge::apart(crate::edge::limits::admit(ctx.server, (&ctx.session.principal, ctx.session.client.as_deref()), call)).await {
@@ -236,6 +243,19 @@ async fn bounded(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::M
 /// here, from its reply and from every message it sends on its stream. Whatever the call quotes
 /// and cuts is redacted with both first.
 async fn run(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::Measured) -> (String, Option<Outcome>) {
+    let (reply, outcome) = redacted(ctx, call, measured).await;
+    // An upstream that refuses a connection's token: refreshed once, and the call made again.
+    if outcome == Some(Outcome::Upstream(401)) {
+        match crate::edge::apart(crate::edge::connections::call::refreshed(ctx, call)).await {
+            Some(Ok(again)) => return Box::pin(redacted(ctx, &again, measured)).await,
+            Some(Err(reply)) => return (reply, outcome),
+            None => {}
+        }
+    }
+    (reply, outcome)
+}
+
+async fn redacted(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::Measured) -> (String, Option<Outcome>) {
     let (secrets, own) = crate::edge::redaction::for_call(call);
     if !own {
         return run_within(ctx, call, &secrets, measured).await;
