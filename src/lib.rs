@@ -91,6 +91,7 @@ pub mod cache;
 pub mod cel;
 pub mod catalog;
 pub mod config;
+pub mod connections;
 pub mod console;
 pub mod discovery;
 pub mod dispatch;

@@ -52,6 +52,12 @@ pub const CALLBACKS: &str = "/callbacks/";
 /// The metrics in Prometheus text (`telemetry.metrics`).
 pub const METRICS: &str = "/metrics";
 
+/// mcp-edge's own Client ID Metadata Document: its client id at a discovered authorization
+/// server (`connections::register`).
+pub const CONNECTION_CLIENT: &str = "/connections/client.json";
+/// Where a connection's provider sends the browser back.
+pub const CONNECTION_CALLBACK: &str = "/connections/callback";
+
 /// Every reserved path.
 pub const RESERVED: &[Reserved] = &[
     Reserved { path: AUTHORIZE, owner: Owner::AuthorizationServer, prefix: false },

@@ -28,6 +28,7 @@ mod audit;
 mod body;
 mod calls;
 mod configured;
+mod connections;
 mod context;
 mod deferred;
 mod forward;

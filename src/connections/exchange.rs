@@ -1,0 +1,225 @@
+//! Tokens mcp-edge gets without a browser: client credentials (RFC 6749 §4.4; MCP's OAuth
+//! Client Credentials extension), one per deployment and connection; and token exchange (RFC
+//! 8693), the caller's token traded at a security token service for an audience-bound one, per
+//! principal. The forms, and the isolate's bounded cache of what they bring back.
+
+use std::collections::VecDeque;
+
+/// RFC 8693's grant type and token types.
+pub const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+pub const ACCESS_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:access_token";
+pub const ID_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:id_token";
+pub const JWT_TOKEN_TYPE: &str = "urn:ietf:params:oauth:token-type:jwt";
+
+/// A token is used until this long before it expires, so that it does not expire on the way.
+pub const EARLY_MS: u64 = 30_000;
+
+fn scoped(mut form: Vec<(String, String)>, scopes: &[String], resource: Option<&str>) -> Vec<(String, String)> {
+    if !scopes.is_empty() {
+        form.push(("scope".into(), scopes.join(" ")));
+    }
+    if let Some(resource) = resource {
+        form.push(("resource".into(), resource.to_string()));
+    }
+    form
+}
+
+/// The client credentials grant's form (client authentication is added as the connection says).
+pub fn client_credentials(scopes: &[String], resource: Option<&str>) -> Vec<(String, String)> {
+    scoped(vec![("grant_type".into(), "client_credentials".into())], scopes, resource)
+}
+
+/// What a token exchange asks for.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Exchange<'a> {
+    pub subject_token: &'a str,
+    pub subject_token_type: &'a str,
+    pub audience: Option<&'a str>,
+    pub resource: Option<&'a str>,
+    pub scopes: &'a [String],
+    pub requested_token_type: Option<&'a str>,
+}
+
+/// The subject token's type: a JWT when it looks like one (three base64url parts), an opaque
+/// access token otherwise.
+pub fn subject_type(token: &str) -> &'static str {
+    let parts: Vec<&str> = token.split('.').collect();
+    if parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')) {
+        JWT_TOKEN_TYPE
+    } else {
+        ACCESS_TOKEN_TYPE
+    }
+}
+
+/// RFC 8693 §2.1's form.
+pub fn token_exchange(e: &Exchange<'_>) -> Vec<(String, String)> {
+    let mut form = vec![("grant_type".into(), TOKEN_EXCHANGE.to_string()), ("subject_token".into(), e.subject_token.to_string()), ("subject_token_type".into(), e.subject_token_type.to_string())];
+    if let Some(audience) = e.audience {
+        form.push(("audience".into(), audience.to_string()));
+    }
+    if let Some(wanted) = e.requested_token_type {
+        form.push(("requested_token_type".into(), wanted.to_string()));
+    }
+    scoped(form, e.scopes, e.resource)
+}
+
+/// A token endpoint request: the headers and the form body, with the client authenticated as
+/// the provider says (HTTP Basic with form-encoded parts, RFC 6749 §2.3.1; or in the form).
+pub fn token_request(provider: &super::Provider, mut form: Vec<(String, String)>) -> (Vec<(String, String)>, String) {
+    use super::AuthMethod;
+    let encode = |v: &str| {
+        let mut out = String::new();
+        crate::upstream::template::percent_encode(&mut out, v, &[]);
+        out
+    };
+    let mut headers = vec![("Content-Type".to_string(), "application/x-www-form-urlencoded".to_string()), ("Accept".to_string(), "application/json".to_string())];
+    match (provider.auth_method, &provider.client_secret) {
+        (AuthMethod::ClientSecretBasic, Some(secret)) => {
+            let basic = crate::base64::encode(format!("{}:{}", encode(&provider.client_id), encode(secret)).as_bytes());
+            headers.push(("Authorization".into(), format!("Basic {basic}")));
+        }
+        (AuthMethod::ClientSecretPost, Some(secret)) => {
+            form.push(("client_id".into(), provider.client_id.clone()));
+            form.push(("client_secret".into(), secret.clone()));
+        }
+        _ => form.push(("client_id".into(), provider.client_id.clone())),
+    }
+    let body = form.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join("&");
+    (headers, body)
+}
+
+/// A token endpoint's answer (RFC 6749 §5.1), or its error in words (§5.2): never the body
+/// itself, which may hold a token.
+pub fn token_response(status: u16, body: &[u8], now_ms: u64) -> Result<super::Token, String> {
+    let doc: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let text = |name: &str| doc.get(name).and_then(serde_json::Value::as_str).map(str::to_string);
+    if !(200..300).contains(&status) {
+        let error = text("error").unwrap_or_else(|| "no OAuth error".into());
+        let described: String = text("error_description").unwrap_or_default().chars().filter(|c| !c.is_control()).take(200).collect();
+        return Err(format!("the token endpoint answered HTTP {status}: {error} {described}").trim_end().to_string());
+    }
+    let access_token = text("access_token").filter(|t| !t.is_empty()).ok_or("the token endpoint's answer has no access_token")?;
+    let expires_at_ms = doc.get("expires_in").and_then(serde_json::Value::as_u64).map(|s| now_ms.saturating_add(s.saturating_mul(1000)));
+    Ok(super::Token { access_token, refresh_token: text("refresh_token"), expires_at_ms, scope: text("scope"), token_type: text("token_type").unwrap_or_else(|| "Bearer".into()) })
+}
+
+/// Tokens kept in an isolate, bounded: at most `per_owner` entries for each owner (a
+/// principal, or the deployment) and `owners` owners, the least recently used going first.
+/// An entry is used until `EARLY_MS` before its expiry.
+pub struct Cache<T> {
+    owners: VecDeque<(String, VecDeque<(String, T, u64)>)>,
+    max_owners: usize,
+    per_owner: usize,
+}
+
+impl<T: Clone> Cache<T> {
+    pub const fn new(max_owners: usize, per_owner: usize) -> Cache<T> {
+        Cache { owners: VecDeque::new(), max_owners, per_owner }
+    }
+
+    /// The owner's unexpired token under `key`, now its most recently used.
+    pub fn get(&mut self, owner: &str, key: &str, now_ms: u64) -> Option<T> {
+        let at = self.owners.iter().position(|(o, _)| o == owner)?;
+        let (name, mut entries) = self.owners.remove(at)?;
+        entries.retain(|(_, _, until)| *until > now_ms.saturating_add(EARLY_MS));
+        let found = entries.iter().position(|(k, _, _)| k == key).and_then(|i| entries.remove(i));
+        let value = found.map(|(k, v, until)| {
+            entries.push_back((k, v.clone(), until));
+            v
+        });
+        if !entries.is_empty() {
+            self.owners.push_back((name, entries));
+        }
+        value
+    }
+
+    /// Keeps `value` until `until_ms`, the owner's oldest entry or the least recently used
+    /// owner going when there is no room.
+    pub fn put(&mut self, owner: &str, key: &str, value: T, until_ms: u64) {
+        let mut entries = match self.owners.iter().position(|(o, _)| o == owner).and_then(|at| self.owners.remove(at)) {
+            Some((_, entries)) => entries,
+            None => VecDeque::new(),
+        };
+        entries.retain(|(k, _, _)| k != key);
+        while entries.len() >= self.per_owner.max(1) {
+            entries.pop_front();
+        }
+        entries.push_back((key.to_string(), value, until_ms));
+        while self.owners.len() >= self.max_owners.max(1) {
+            self.owners.pop_front();
+        }
+        self.owners.push_back((owner.to_string(), entries));
+    }
+
+    /// Forgets the owner's token under `key` (the upstream refused it).
+    pub fn forget(&mut self, owner: &str, key: &str) {
+        if let Some((_, entries)) = self.owners.iter_mut().find(|(o, _)| o == owner) {
+            entries.retain(|(k, _, _)| k != key);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.owners.iter().map(|(_, e)| e.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value<'a>(form: &'a [(String, String)], name: &str) -> Option<&'a str> {
+        form.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn forms_carry_what_was_asked() {
+        let cc = client_credentials(&["a".into(), "b".into()], Some("https://mcp.example/mcp"));
+        assert_eq!((value(&cc, "grant_type"), value(&cc, "scope"), value(&cc, "resource")), (Some("client_credentials"), Some("a b"), Some("https://mcp.example/mcp")));
+        let scopes = ["read".to_string()];
+        let e = Exchange { subject_token: "eyJh.eyJi.c2ln", subject_token_type: subject_type("eyJh.eyJi.c2ln"), audience: Some("api"), resource: None, scopes: &scopes, requested_token_type: Some(ACCESS_TOKEN_TYPE) };
+        let form = token_exchange(&e);
+        assert_eq!(value(&form, "grant_type"), Some(TOKEN_EXCHANGE));
+        assert_eq!(value(&form, "subject_token_type"), Some(JWT_TOKEN_TYPE));
+        assert_eq!((value(&form, "audience"), value(&form, "scope"), value(&form, "resource")), (Some("api"), Some("read"), None));
+        assert_eq!(subject_type("opaque-token"), ACCESS_TOKEN_TYPE);
+        assert_eq!(subject_type("a.b.c d"), ACCESS_TOKEN_TYPE);
+    }
+
+    #[test]
+    fn token_requests_authenticate_the_client() {
+        let provider = crate::connections::Provider { authorization_endpoint: String::new(), token_endpoint: "https://as/token".into(), revocation_endpoint: None, client_id: "c 1".into(), client_secret: Some("s&2".into()), auth_method: crate::connections::AuthMethod::ClientSecretBasic, scopes: vec![], resource: None, extra: vec![] };
+        let (headers, body) = token_request(&provider, client_credentials(&[], Some("https://mcp/x")));
+        assert!(headers.iter().any(|(n, v)| n == "Authorization" && v == &format!("Basic {}", crate::base64::encode(b"c%201:s%262"))));
+        assert_eq!(body, "grant_type=client_credentials&resource=https%3A%2F%2Fmcp%2Fx");
+        let post = crate::connections::Provider { auth_method: crate::connections::AuthMethod::ClientSecretPost, ..provider };
+        assert!(token_request(&post, vec![]).1.contains("client_secret=s%262"));
+        let token = token_response(200, br#"{"access_token":"at","expires_in":60,"token_type":"Bearer"}"#, 1000).unwrap();
+        assert_eq!((token.access_token.as_str(), token.expires_at_ms), ("at", Some(61_000)));
+        let refused = token_response(400, br#"{"error":"invalid_grant","error_description":"bad\nthing"}"#, 0).unwrap_err();
+        assert_eq!(refused, "the token endpoint answered HTTP 400: invalid_grant badthing");
+        assert!(token_response(200, br#"{"token_type":"Bearer"}"#, 0).is_err());
+    }
+
+    #[test]
+    fn the_cache_is_bounded_and_expires() {
+        let mut cache = Cache::new(2, 2);
+        cache.put("alice", "x", 1, 100_000);
+        assert_eq!(cache.get("alice", "x", 0), Some(1));
+        assert_eq!(cache.get("alice", "x", 100_000 - EARLY_MS), None, "too close to expiry");
+        cache.put("alice", "x", 1, 100_000);
+        cache.put("alice", "y", 2, 100_000);
+        cache.put("alice", "z", 3, 100_000);
+        assert_eq!((cache.get("alice", "x", 0), cache.get("alice", "z", 0)), (None, Some(3)), "per owner: the oldest goes");
+        cache.put("bob", "x", 4, 100_000);
+        assert_eq!(cache.get("alice", "y", 0), Some(2), "alice is now the most recent");
+        cache.put("carol", "x", 5, 100_000);
+        assert_eq!((cache.get("bob", "x", 0), cache.get("alice", "y", 0), cache.get("carol", "x", 0)), (None, Some(2), Some(5)), "bob was least recently used");
+        cache.forget("carol", "x");
+        assert_eq!(cache.get("carol", "x", 0), None);
+        assert!(cache.len() <= 4);
+    }
+}

@@ -1,0 +1,118 @@
+//! Tokens without a browser: a `client_credentials` connection's, one for the deployment, and a
+//! `token_exchange` connection's, one per principal and subject token. Each is asked for at the
+//! provider's token endpoint when this isolate has none unexpired, and kept in the isolate's
+//! bounded cache (`connections::exchange::Cache`) until shortly before it expires; an upstream's
+//! 401 forgets it (`forget`), so the call's one retry gets a fresh one.
+
+use std::cell::RefCell;
+
+use crate::auth::Principal;
+use crate::connections::exchange::{self, Cache};
+use crate::connections::{Connection, Grant, Provider, SubjectToken, Token};
+use crate::error::Error;
+use crate::upstream::reply::Upstream;
+
+/// At most this many principals' exchanged tokens per isolate, and this many per principal
+/// (one per connection and subject token), the least recently used going first.
+const PRINCIPALS: usize = 512;
+const PER_PRINCIPAL: usize = 8;
+/// How long a token whose answer gave no `expires_in` is kept.
+const UNDATED_MS: u64 = 300_000;
+/// The owner of client credentials tokens: the deployment (no principal id is empty).
+const DEPLOYMENT: &str = "";
+
+thread_local! {
+    static TOKENS: RefCell<Cache<Token>> = const { RefCell::new(Cache::new(PRINCIPALS, PER_PRINCIPAL)) };
+}
+
+fn failed(name: &str, why: impl std::fmt::Display) -> Error {
+    Error::Internal(format!("connection {name:?}: {why}"))
+}
+
+/// Where the token comes from, and under which owner and key it is kept.
+struct Ask {
+    owner: String,
+    key: String,
+    form: Vec<(String, String)>,
+}
+
+fn ask(connection: &Connection, provider: &Provider, principal: &Principal, caller: Option<&str>) -> Result<Ask, Error> {
+    let name = &connection.name;
+    match connection.grant {
+        Grant::ClientCredentials => Ok(Ask { owner: DEPLOYMENT.into(), key: name.clone(), form: exchange::client_credentials(&provider.scopes, provider.resource.as_deref()) }),
+        Grant::TokenExchange => {
+            let settings = connection.exchange.as_ref().ok_or_else(|| failed(name, "it has no exchange settings"))?;
+            let subject = match settings.subject_token {
+                SubjectToken::IdentityProvider => principal.upstream_token.as_deref().ok_or_else(|| failed(name, "the caller did not sign in through an identity provider, so there is no token to exchange"))?,
+                SubjectToken::Caller => caller.ok_or_else(|| failed(name, "the caller presented no bearer credential to exchange"))?,
+            };
+            if principal.id.is_empty() || principal.id == crate::auth::ANONYMOUS {
+                return Err(failed(name, "an anonymous caller has no token to exchange"));
+            }
+            let form = exchange::token_exchange(&exchange::Exchange {
+                subject_token: subject,
+                subject_token_type: exchange::subject_type(subject),
+                audience: settings.audience.as_deref(),
+                resource: provider.resource.as_deref(),
+                scopes: &provider.scopes,
+                requested_token_type: settings.requested_token_type.as_deref(),
+            });
+            // Keyed by the subject token's digest too: another credential of the same caller is
+            // exchanged anew, never answered with a token made for the first.
+            Ok(Ask { owner: principal.id.clone(), key: format!("{name}\n{}", crate::oauth::digest(subject)), form })
+        }
+        Grant::AuthorizationCode => Err(failed(name, "its tokens come from the connect page")),
+    }
+}
+
+/// The token of a `client_credentials` or `token_exchange` connection for this call.
+/// `caller`: the bearer credential the caller presented, for `subjectToken: "caller"`.
+pub(crate) async fn token(connection: &Connection, provider: &Provider, principal: &Principal, caller: Option<&str>) -> Result<Token, Error> {
+    let ask = ask(connection, provider, principal, caller)?;
+    let now = crate::edge::now_ms();
+    if let Some(token) = TOKENS.with(|t| t.borrow_mut().get(&ask.owner, &ask.key, now)) {
+        return Ok(token);
+    }
+    let (headers, body) = exchange::token_request(provider, ask.form);
+    let call = crate::upstream::HttpCall {
+        method: "POST".into(),
+        url: provider.token_endpoint.clone(),
+        headers,
+        body: Some(body),
+        timeout_ms: 10_000,
+        redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
+        retry: None,
+        private_upstreams: connection.private_hosts.clone(),
+        trace: None,
+    };
+    let token = match crate::edge::upstream::perform(&call, 64 * 1024).await {
+        Upstream::Reply { status, body, truncated_at: None, .. } => exchange::token_response(status, &body, now),
+        Upstream::Reply { .. } => Err("the token endpoint's answer is too large".into()),
+        Upstream::TimedOut { .. } => Err("the token endpoint did not answer in time".into()),
+        Upstream::Failed(why) => Err(format!("the token endpoint could not be reached: {why}")),
+    };
+    let token = token.map_err(|why| {
+        // A discovered provider may have changed (a registration dropped): found again next time.
+        if connection.from_upstream() {
+            super::discover::forget(&connection.name);
+        }
+        failed(&connection.name, why)
+    })?;
+    let until = token.expires_at_ms.unwrap_or(now + UNDATED_MS);
+    TOKENS.with(|t| t.borrow_mut().put(&ask.owner, &ask.key, token.clone(), until));
+    Ok(token)
+}
+
+/// Forgets the token this call used: the upstream refused it.
+pub(crate) fn forget(connection: &Connection, principal: &Principal, caller: Option<&str>) {
+    let owner = if connection.grant == Grant::ClientCredentials { DEPLOYMENT } else { principal.id.as_str() };
+    let subject = connection.exchange.as_ref().and_then(|e| match e.subject_token {
+        SubjectToken::IdentityProvider => principal.upstream_token.as_deref(),
+        SubjectToken::Caller => caller,
+    });
+    let key = match (connection.grant, subject) {
+        (Grant::TokenExchange, Some(subject)) => format!("{}\n{}", connection.name, crate::oauth::digest(subject)),
+        _ => connection.name.clone(),
+    };
+    TOKENS.with(|t| t.borrow_mut().forget(owner, &key));
+}

@@ -1,0 +1,4 @@
+//! Connections at the edge.
+
+pub(crate) mod discover;
+pub(crate) mod grants;
