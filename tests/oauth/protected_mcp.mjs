@@ -48,7 +48,8 @@ async function listen(handler) {
 /**
  * The authorization server. `subjectKey`: the key callers' JWTs are signed with (their `sub` is
  * the account), verified by the token exchange; `exchangeTtl`: the exchanged tokens' lifetime in
- * seconds. Returns `{ issuer, provider, requests, exchanges, registrations, close }`.
+ * seconds (`settings.exchangeTtl` changes it). Returns `{ issuer, provider, requests,
+ * exchanges, settings, registrations, close }`.
  */
 export async function startAuthorizationServer({ subjectKey, subjectIssuer, exchangeTtl = 600, ccTtl = 600 } = {}) {
   let handler = null;
@@ -60,6 +61,8 @@ export async function startAuthorizationServer({ subjectKey, subjectIssuer, exch
   });
   const issuer = `http://127.0.0.1:${listening.port}`;
   const exchanges = new Map();
+  // Changed by a test to make the next exchanged tokens short-lived.
+  const settings = { exchangeTtl };
   const provider = new Provider(issuer, {
     clients: [
       { client_id: CC_CLIENT.id, client_secret: CC_CLIENT.secret, grant_types: ['client_credentials'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic' },
@@ -111,15 +114,15 @@ export async function startAuthorizationServer({ subjectKey, subjectIssuer, exch
     }
     exchanges.set(sub, (exchanges.get(sub) ?? 0) + 1);
     const token = new ctx.oidc.provider.AccessToken({ accountId: sub, client: ctx.oidc.client, grantId: randomUUID(), gty: 'token-exchange', scope: scope || undefined });
-    token.resourceServer = { audience, scope: scope || '', accessTokenFormat: 'opaque', accessTokenTTL: exchangeTtl };
+    token.resourceServer = { audience, scope: scope || '', accessTokenFormat: 'opaque', accessTokenTTL: settings.exchangeTtl };
     const value = await token.save();
-    ctx.body = { access_token: value, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: exchangeTtl, scope: scope || undefined };
+    ctx.body = { access_token: value, issued_token_type: 'urn:ietf:params:oauth:token-type:access_token', token_type: 'Bearer', expires_in: settings.exchangeTtl, scope: scope || undefined };
     return next();
   }, ['subject_token', 'subject_token_type', 'audience', 'resource', 'scope', 'requested_token_type', 'actor_token', 'actor_token_type']);
 
   handler = provider.callback();
   const registrations = () => requests.filter((r) => r.method === 'POST' && r.path === '/reg').length;
-  return { issuer, port: listening.port, provider, requests, exchanges, registrations, close: listening.close };
+  return { issuer, port: listening.port, provider, requests, exchanges, settings, registrations, close: listening.close };
 }
 
 /** The account or client an access token this provider issued is for, or undefined. */
