@@ -8,9 +8,14 @@ pub const OAUTH_SIGNING_KEY: &str = "OAUTH_SIGNING_KEY";
 pub const CALLBACK_SIGNING_KEY: &str = "CALLBACK_SIGNING_KEY";
 /// Lets automation use the admin API.
 pub const ADMIN_TOKEN: &str = "MCP_EDGE_ADMIN_TOKEN";
+/// Encrypts the connections' stored tokens (AES-256-GCM); absent, a key derived from the
+/// authorization server's signing key (or its generated one) with a purpose tag.
+pub const CONNECTIONS_KEY: &str = "CONNECTIONS_KEY";
+/// The key before the last rotation: tokens sealed with it are still read, and sealed anew.
+pub const CONNECTIONS_KEY_PREVIOUS: &str = "CONNECTIONS_KEY_PREVIOUS";
 
 /// The keys the deployment itself reads, whatever its configuration names.
-pub const OWN_KEYS: [&str; 3] = [OAUTH_SIGNING_KEY, CALLBACK_SIGNING_KEY, ADMIN_TOKEN];
+pub const OWN_KEYS: [&str; 5] = [OAUTH_SIGNING_KEY, CALLBACK_SIGNING_KEY, ADMIN_TOKEN, CONNECTIONS_KEY, CONNECTIONS_KEY_PREVIOUS];
 
 /// The shortest value a key may have: 32 characters of a random value are at least 128 bits
 /// even as hex, beyond any offline guess at the signatures and tokens clients are handed.

@@ -28,6 +28,8 @@
 //!   catalog search ranks them; catalog mode's three tools as listed.
 //! - [`oauth`]: mcp-edge as its own OAuth 2.1 authorization server: clients, the authorization
 //!   request, codes, grants and tokens, sign-in, the consent page.
+//! - [`connections`]: mcp-edge as an OAuth client of upstream providers (`connections`): each
+//!   user's own account or the deployment's; authorization URLs, token forms, sealed records.
 //! - [`health`]: the health figures: per tool, the last hour's calls, errors by kind and latency
 //!   percentiles, gathered per isolate and kept in the `health` object.
 //! - [`session`]: what a session persists, and when it expires.

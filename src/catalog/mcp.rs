@@ -67,6 +67,7 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
             task_support: TaskSupport::Forbidden,
             trace: crate::tools::TraceContent::default(),
             curation: None,
+            connection: source.connection.clone(),
         });
     }
     (tools, skipped)
@@ -185,6 +186,7 @@ mod tests {
             roles: vec!["staff".into()],
             catalog_ttl_ms: 1000,
             forward_upstream_token: false,
+            connection: None,
         }
     }
 

@@ -52,6 +52,8 @@ pub struct Catalog {
     pub admission: Option<crate::admission::PerAddress>,
     /// Traces and metrics: where they go, which are kept, who may scrape (`telemetry`).
     pub telemetry: telemetry::Telemetry,
+    /// `connections`: the OAuth providers tools and upstreams take their tokens from.
+    pub connections: Vec<std::sync::Arc<crate::connections::Connection>>,
 }
 
 /// Who may see the status page at `/` (`console.access`).

@@ -21,6 +21,8 @@ impl Catalog {
             names.extend(oauth.clients.iter().filter_map(|c| c.secret_name().map(str::to_string)));
         }
         names.extend(self.telemetry.secrets());
+        // A connection's client secret authenticates mcp-edge at its provider.
+        names.extend(self.connections.iter().filter_map(|c| c.client_secret.clone()));
         for server in &self.servers {
             if let Some(auth) = &server.auth {
                 names.extend(auth.tokens.iter().map(|(secret, _)| secret.clone()));

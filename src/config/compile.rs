@@ -33,6 +33,9 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
     }
     let mut servers: Vec<std::sync::Arc<Server>> = servers.into_iter().map(std::sync::Arc::new).collect();
     super::curated::include(&mut servers)?;
+    let connections = super::connections::connections(file.connections, file.oauth.as_ref())?;
+    super::connections::users(&servers, &connections)?;
+    let connections = connections.into_iter().map(std::sync::Arc::new).collect();
     let oauth = file.oauth.map(super::oauth::oauth).transpose()?;
     for (i, server) in servers.iter().enumerate() {
         let Some(auth) = server.auth.as_ref().filter(|a| a.oauth) else { continue };
@@ -65,7 +68,7 @@ pub fn compile(file: model::ConfigFile) -> Result<Catalog, ConfigError> {
     let admin_secrets = super::safety::admin_secrets(file.admin)?;
     let admission = super::safety::admission(file.admission)?;
     let telemetry = super::telemetry::telemetry(file.telemetry)?;
-    Ok(Catalog { servers, log: file.log, oauth, console, health, admin_secrets, admission, telemetry })
+    Ok(Catalog { servers, log: file.log, oauth, console, health, admin_secrets, admission, telemetry, connections })
 }
 
 fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, ConfigError> {

@@ -11,6 +11,7 @@
 pub(crate) mod auth;
 mod oauth;
 mod compile;
+mod connections;
 mod curated;
 mod health;
 pub mod limits;
@@ -363,8 +364,8 @@ mod tests {
             }]
         });
         let catalog = super::load(&config.to_string()).unwrap();
-        assert_eq!(catalog.own_secrets(), ["ANN_PASSWORD", "BOT_TOKEN", "CALLBACK_SIGNING_KEY", "MCP_EDGE_ADMIN_TOKEN", "OAUTH_SIGNING_KEY"]);
-        assert_eq!(catalog.secret_names(), ["ANN_PASSWORD", "API_KEY", "BOT_TOKEN", "CALLBACK_SIGNING_KEY", "MCP_EDGE_ADMIN_TOKEN", "OAUTH_SIGNING_KEY"]);
+        assert_eq!(catalog.own_secrets(), ["ANN_PASSWORD", "BOT_TOKEN", "CALLBACK_SIGNING_KEY", "CONNECTIONS_KEY", "CONNECTIONS_KEY_PREVIOUS", "MCP_EDGE_ADMIN_TOKEN", "OAUTH_SIGNING_KEY"]);
+        assert_eq!(catalog.secret_names(), ["ANN_PASSWORD", "API_KEY", "BOT_TOKEN", "CALLBACK_SIGNING_KEY", "CONNECTIONS_KEY", "CONNECTIONS_KEY_PREVIOUS", "MCP_EDGE_ADMIN_TOKEN", "OAUTH_SIGNING_KEY"]);
     }
 
     #[test]

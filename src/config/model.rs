@@ -35,6 +35,87 @@ pub struct ConfigFile {
     /// Traces and metrics: the OTLP collector, sampling, who may scrape `/metrics`.
     #[serde(default)]
     pub telemetry: super::telemetry::TelemetryConfig,
+    /// OAuth connections to upstream APIs and MCP servers, each user's own (`authorization_code`)
+    /// or the deployment's: what a tool's or an upstream's `auth.connection` names.
+    #[serde(default)]
+    pub connections: Vec<ConnectionConfig>,
+}
+
+/// `connections[]`: an OAuth 2.x / OpenID Connect provider and the client mcp-edge is there.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConnectionConfig {
+    /// What `auth.connection` names: letters, digits, `_` and `-`.
+    pub name: String,
+    /// Shown on the connect page and the console; absent: the name.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// `authorization_code` (default: each user's own account), `client_credentials` or
+    /// `token_exchange`.
+    #[serde(default)]
+    pub grant: Option<String>,
+    /// The provider's issuer, for OpenID Connect / RFC 8414 discovery of its endpoints.
+    #[serde(default)]
+    pub issuer: Option<String>,
+    #[serde(default)]
+    pub authorization_endpoint: Option<String>,
+    #[serde(default)]
+    pub token_endpoint: Option<String>,
+    /// RFC 7009: where a disconnect revokes the grant.
+    #[serde(default)]
+    pub revocation_endpoint: Option<String>,
+    /// mcp-edge's client id at the provider; absent only for a provider discovered from an
+    /// upstream MCP server (a metadata document or dynamic registration gives one).
+    #[serde(default)]
+    pub client_id: Option<String>,
+    /// The name of the Worker secret holding the client secret (never the value).
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    /// `client_secret_basic` (default with a secret), `client_secret_post` or `none`.
+    #[serde(default)]
+    pub token_auth_method: Option<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// PKCE (S256) on the authorization request; on unless the provider refuses it.
+    #[serde(default = "yes")]
+    pub pkce: bool,
+    /// RFC 8707 resource indicator sent with the authorization and token requests.
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// Added to the authorization request: `access_type`, `prompt`, …
+    #[serde(default)]
+    pub authorization_params: BTreeMap<String, String>,
+    /// Provider hosts that may be on private addresses or plain http (local development, tests).
+    #[serde(default)]
+    pub private_hosts: Vec<String>,
+    /// `token_exchange` only (RFC 8693): which token is exchanged, for what.
+    #[serde(default)]
+    pub exchange: Option<ExchangeConfig>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// `connections[].exchange`: an RFC 8693 token exchange.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExchangeConfig {
+    /// `identityProvider` (the sign-in provider's token the principal carries) or `caller` (the
+    /// caller's own token for mcp-edge).
+    pub subject_token: String,
+    #[serde(default)]
+    pub audience: Option<String>,
+    #[serde(default)]
+    pub requested_token_type: Option<String>,
+}
+
+/// A tool's or an upstream MCP server's `auth`: the connection whose token its requests carry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UseConnectionConfig {
+    /// A `connections[].name`.
+    pub connection: String,
 }
 
 /// `admin`: what live changes through the admin API may do.
@@ -401,6 +482,10 @@ pub struct UpstreamConfig {
     /// caller (sign-in mode (a)). Off by default: a token is never passed through unasked.
     #[serde(default)]
     pub forward_upstream_token: bool,
+    /// Its requests carry `Authorization: Bearer` with the caller's (or the deployment's) token
+    /// of this connection.
+    #[serde(default)]
+    pub auth: Option<UseConnectionConfig>,
 }
 
 /// Names or globs (`*` any run, `?` one character) to take, and to leave out.
@@ -745,6 +830,10 @@ pub struct ToolConfig {
     /// (opt-in; redacted as replies are).
     #[serde(default)]
     pub trace: crate::tools::TraceContent,
+    /// The connection whose token the request carries: `{connection.access_token}` in a
+    /// template, else an `Authorization: Bearer` header.
+    #[serde(default)]
+    pub auth: Option<UseConnectionConfig>,
     pub http: HttpConfig,
 }
 

@@ -30,6 +30,9 @@ pub struct Scope<'a> {
     pub principal: bool,
     /// Whether `{principal.upstreamToken}` may be used (the tool opted in).
     pub upstream_token: bool,
+    /// `Some` when `{connection.access_token}` may be used (a tool's or an upstream's
+    /// `auth.connection`); set once a template names it.
+    pub connection: Option<&'a std::cell::Cell<bool>>,
 }
 
 impl Scope<'_> {
@@ -65,6 +68,12 @@ impl Scope<'_> {
                 if name == "upstreamToken" && !self.upstream_token {
                     return Err(self.error(field, format!("{var:?} needs \"forwardUpstreamToken\": true on the tool")));
                 }
+            } else if var.starts_with("connection.") {
+                let used = self.connection.ok_or_else(|| self.error(field, format!("{var:?} needs \"auth\": {{\"connection\": …}}")))?;
+                if var != crate::connections::ACCESS_TOKEN_VARIABLE {
+                    return Err(self.error(field, format!("unknown connection field {var:?} in template: only connection.access_token")));
+                }
+                used.set(true);
             } else if let Some(name) = var.strip_prefix("route.") {
                 if !self.route_params.iter().any(|p| p == name) {
                     return Err(self.error(field, format!("unknown route parameter {name:?} in template")));
@@ -145,6 +154,15 @@ pub fn request(http: &HttpConfig, scope: &Scope<'_>, field: &str) -> Result<Requ
         return Err(at(&format!("redirectHosts[{i}]"), format!("{bad:?} is not a host name")));
     }
     let redirects = RedirectPolicy { max: http.max_redirects, hosts: http.redirect_hosts.clone() };
+    let mut headers = headers;
+    if scope.connection.is_some_and(|used| !used.get()) {
+        // A connection's token goes where a template puts it, else in the one usual place.
+        if let Some((name, _)) = headers.iter().find(|(h, _)| h.eq_ignore_ascii_case("authorization")) {
+            return Err(at(&format!("headers.{name}"), "the connection's token goes in Authorization: name {connection.access_token} in a template to put it elsewhere".into()));
+        }
+        let bearer = Template::parse(&format!("Bearer {{{}}}", crate::connections::ACCESS_TOKEN_VARIABLE), Context::Text).map_err(|e| at("headers", e))?;
+        headers.push(("Authorization".into(), bearer));
+    }
     Ok(RequestTemplate { method, url, url_source: http.url.clone(), headers, query, cookies, body, timeout_ms: http.timeout_ms, secrets, redirects, retry: None })
 }
 

@@ -34,7 +34,8 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         .and_then(Value::as_object)
         .map(|p| p.keys().cloned().collect())
         .unwrap_or_default();
-    let scope = Scope { path, arguments: &arguments, route_params, meta: true, meta_auth: t.forward_meta_auth, principal: true, upstream_token: t.forward_upstream_token };
+    let used = std::cell::Cell::new(false);
+    let scope = Scope { path, arguments: &arguments, route_params, meta: true, meta_auth: t.forward_meta_auth, principal: true, upstream_token: t.forward_upstream_token, connection: t.auth.as_ref().map(|_| &used) };
     let mut request = super::request::request(&t.http, &scope, "http")?;
     if let Some(retry) = &t.retry {
         let hinted = t.annotations.as_ref().and_then(|a| a.get("idempotentHint")) == Some(&Value::Bool(true));
@@ -66,6 +67,10 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         // A queued request waits in a queue message, and a late result is redacted without
         // the call's own list: the caller's token would be stored, or could come back.
         return Err(at("forwardUpstreamToken", "only direct tools may forward the caller's upstream token; this one is queued or callback".into()));
+    }
+    if deferral.is_some() && t.auth.is_some() {
+        // The same reason: a connection's token would wait in a queue message or come back.
+        return Err(at("auth.connection", "only direct tools may use a connection; this one is queued or callback".into()));
     }
     if deferral == Some(Deferral::Queued) && t.sse.close_after_ms.is_some() {
         return Err(at("sse.closeAfterMs", "a queued tool's result already arrives later; leave closeAfterMs out".into()));
@@ -110,7 +115,7 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
     };
     let header_params = crate::tools::header_params(&t.input_schema);
-    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, forward_upstream_token: t.forward_upstream_token, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, tags: t.tags, cache: None, mcp: None, task_support, trace: t.trace, curation: None })
+    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, forward_upstream_token: t.forward_upstream_token, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, tags: t.tags, cache: None, mcp: None, task_support, trace: t.trace, curation: None, connection: t.auth.map(|a| a.connection) })
 }
 
 /// At most `MAX_TAGS` tags, each 1 to `MAX_TAG_CHARS` characters: words for a search, not text.

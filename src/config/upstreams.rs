@@ -65,7 +65,8 @@ fn upstream(u: &UpstreamConfig, path: &str, field: &str, route_params: &[String]
     // model rather than a second one for a `Value`.
     let http = json!({"url": u.url, "headers": u.headers, "bodyType": "none", "timeoutMs": u.timeout_ms, "maxRedirects": 0}).to_string();
     let http = serde_json::from_slice(http.as_bytes()).map_err(|e| at("url", e.to_string()))?;
-    let scope = Scope { path, arguments: &[], route_params, meta: false, meta_auth: false, principal: true, upstream_token: u.forward_upstream_token };
+    let used = std::cell::Cell::new(false);
+    let scope = Scope { path, arguments: &[], route_params, meta: false, meta_auth: false, principal: true, upstream_token: u.forward_upstream_token, connection: u.auth.as_ref().map(|_| &used) };
     let request = request(&http, &scope, field)?;
     Ok(Source {
         name: u.name.clone(),
@@ -78,6 +79,7 @@ fn upstream(u: &UpstreamConfig, path: &str, field: &str, route_params: &[String]
         roles: u.roles.clone(),
         catalog_ttl_ms: u.catalog_ttl_seconds * 1000,
         forward_upstream_token: u.forward_upstream_token,
+        connection: u.auth.as_ref().map(|a| a.connection.clone()),
     })
 }
 

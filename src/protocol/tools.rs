@@ -233,7 +233,7 @@ pub(crate) fn credentials(bindings: &Bindings) -> Vec<String> {
 /// Whether a binding holds a credential, which a reply must never show: a secret, a client's
 /// forwarded credential, the caller's upstream token.
 fn is_credential(name: &str) -> bool {
-    name.starts_with("env.") || name.starts_with("meta.auth.") || name == "principal.upstreamToken"
+    name.starts_with("env.") || name.starts_with("meta.auth.") || name == "principal.upstreamToken" || name == crate::connections::ACCESS_TOKEN_VARIABLE
 }
 
 /// `params._meta` values as `meta.NAME` (nested: `meta.a.b`). Credentials under `auth` only

@@ -45,6 +45,8 @@ pub struct Tool {
     pub trace: TraceContent,
     /// An alias of another server's tool (`include`): what its calls add to the arguments.
     pub curation: Option<Box<Curation>>,
+    /// `auth.connection`: the connection whose token its request carries.
+    pub connection: Option<String>,
 }
 
 /// An alias's part of each call (`catalog::curated`): the hidden arguments the server sets,

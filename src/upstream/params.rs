@@ -13,7 +13,7 @@ use crate::upstream::template::{percent_encode, Context, Template};
 /// secrets, `route.NAME` parameters, `meta.NAME` values and `principal.NAME` fields are named by
 /// their prefix (so no argument can pose as one).
 pub fn is_argument(name: &str) -> bool {
-    !(name.starts_with("env.") || name.starts_with("route.") || name.starts_with("meta.") || name.starts_with("principal."))
+    !(name.starts_with("env.") || name.starts_with("route.") || name.starts_with("meta.") || name.starts_with("principal.") || name.starts_with("connection."))
 }
 
 /// Whether a template is optional and unset: it uses arguments and none of them has a value

@@ -41,6 +41,8 @@ pub struct Source {
     pub roles: Vec<String>,
     pub catalog_ttl_ms: u64,
     pub forward_upstream_token: bool,
+    /// `auth.connection`: the connection whose token its requests carry.
+    pub connection: Option<String>,
 }
 
 /// Where a discovered tool comes from: the source (its index in the server's `upstreams`) and
