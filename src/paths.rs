@@ -16,6 +16,9 @@ pub enum Owner {
     /// The metrics for a scraper (`metrics`, `edge/worker/metrics.rs`), when
     /// `telemetry.metrics` is configured.
     Metrics,
+    /// Connections (`connections`, `edge/connections`): mcp-edge's client document and the
+    /// providers' callback.
+    Connections,
 }
 
 /// One path mcp-edge answers itself.
@@ -75,6 +78,8 @@ pub const RESERVED: &[Reserved] = &[
     Reserved { path: ADMIN_API, owner: Owner::Admin, prefix: true },
     Reserved { path: CALLBACKS, owner: Owner::Callbacks, prefix: true },
     Reserved { path: METRICS, owner: Owner::Metrics, prefix: false },
+    Reserved { path: CONNECTION_CLIENT, owner: Owner::Connections, prefix: false },
+    Reserved { path: CONNECTION_CALLBACK, owner: Owner::Connections, prefix: false },
 ];
 
 /// The paths `owner` answers, in the table's order.

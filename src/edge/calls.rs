@@ -236,6 +236,34 @@ async fn bounded(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::M
 /// here, from its reply and from every message it sends on its stream. Whatever the call quotes
 /// and cuts is redacted with both first.
 async fn run(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::Measured) -> (String, Option<Outcome>) {
+    // An upstream MCP server reached with the deployment's token (a client credentials
+    // connection): the call carries it, and is made once more with a fresh one after a 401.
+    use crate::edge::connections::grants;
+    let first = match grants::authorize(ctx.server, call).await {
+        Ok(None) => return redacted(ctx, call, measured).await,
+        Ok(Some(first)) => first,
+        Err(why) => return (unauthorized(call, &why), Some(Outcome::Network)),
+    };
+    let (reply, outcome) = redacted(ctx, &first, measured).await;
+    if outcome != Some(Outcome::Upstream(401)) || !grants::refused(ctx.server, call) {
+        return (reply, outcome);
+    }
+    match grants::authorize(ctx.server, call).await {
+        Ok(Some(again)) => redacted(ctx, &again, measured).await,
+        _ => (reply, outcome),
+    }
+}
+
+/// A call that has no token for its upstream: a tool's error result, or a request's error.
+fn unauthorized(call: &PendingCall, why: &str) -> String {
+    let message = format!("{} could not be authorized at its upstream: {why}", call.label());
+    match call.kind {
+        CallKind::Tool(_) => jsonrpc::success(&call.id, error_result(message)),
+        _ => jsonrpc::failure(&call.id, &Error::Internal(message)),
+    }
+}
+
+async fn redacted(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::Measured) -> (String, Option<Outcome>) {
     let (secrets, own) = crate::edge::redaction::for_call(call);
     if !own {
         return run_within(ctx, call, &secrets, measured).await;

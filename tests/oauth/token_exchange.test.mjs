@@ -11,7 +11,7 @@ import * as jose from 'jose';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startAuthorizationServer, lookUp, STS_CLIENT } from './protected_mcp.mjs';
-import { startOAuthWorker } from './worker.mjs';
+import { readConfig, startOAuthWorker } from './worker.mjs';
 
 const IDP = 'https://idp.test';
 const AUDIENCE = 'https://api.test';
@@ -44,6 +44,9 @@ before(async () => {
   api = await startApi();
   worker = await startOAuthWorker({
     config: {
+      // Per-user connections need the top-level sign-in (`check` says so), though this one
+      // needs no connect page.
+      oauth: readConfig().oauth,
       connections: [
         {
           name: 'sts',

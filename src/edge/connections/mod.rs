@@ -15,6 +15,10 @@ use crate::error::Error;
 #[allow(dead_code)] // used by the calls from the next step on
 pub(crate) async fn token(env: &::worker::Env, catalog: &Catalog, principal: &Principal, name: &str) -> Result<Option<Token>, Error> {
     let _ = (env, principal);
-    catalog.connections.iter().find(|c| c.name == name).ok_or_else(|| Error::Internal(format!("no connection {name:?}")))?;
+    let connection = catalog.connections.iter().find(|c| c.name == name).ok_or_else(|| Error::Internal(format!("no connection {name:?}")))?;
+    // Tokens without a browser: the deployment's, or the caller's exchanged (`grants`).
+    if connection.grant != crate::connections::Grant::AuthorizationCode {
+        return grants::for_call(env, catalog, connection, principal).await.map(Some);
+    }
     Ok(None)
 }
