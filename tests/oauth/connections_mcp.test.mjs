@@ -147,11 +147,12 @@ test('a refused token is asked for again once: the call goes on', async () => {
 });
 
 test('abuse: a foreign resource, a foreign issuer, a private authorization server and an oversized document are refused, and said why', async () => {
-  const lines = worker.logs.join('\n');
-  assert.match(lines, /wrongresource[\s\S]*?(not for|RFC 9728)/, 'the resource mismatch is named');
-  assert.match(lines, /wrongissuer[\s\S]*?issuer/, 'the issuer mismatch is named');
-  assert.match(lines, /169\.254\.169\.254/, 'the private address is refused');
-  assert.match(lines, /larger than 65536 bytes/, 'the oversized document is refused');
+  // Each refused upstream's list read fails, and the log line says why.
+  const why = (name) => worker.logs.find((l) => l.includes('its tool list could not be read') && l.includes(`"upstream":"${name}"`)) ?? '';
+  assert.match(why('wrongresource'), /its protected-resource metadata is for http:\/\/127\.0\.0\.1:\d+\/mcp, not for .*\/wrongresource\/mcp \(RFC 9728 §3\.3\)/);
+  assert.match(why('wrongissuer'), /names the issuer .* not .*\/as.* \(RFC 8414 §3\.3\)/);
+  assert.match(why('private'), /its authorization server http:\/\/169\.254\.169\.254\/latest is not an https URL/);
+  assert.match(why('huge'), /oauth-protected-resource\/huge\/mcp is larger than 65536 bytes/);
   // Nothing was sent to the authorization server on behalf of the refused upstreams: the only
   // registration is the good one's.
   assert.equal(as.registrations(), 1);
