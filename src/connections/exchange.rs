@@ -103,11 +103,14 @@ pub fn token_response(status: u16, body: &[u8], now_ms: u64) -> Result<super::To
     Ok(super::Token { access_token, refresh_token: text("refresh_token"), expires_at_ms, scope: text("scope"), token_type: text("token_type").unwrap_or_else(|| "Bearer".into()) })
 }
 
+/// One owner's entries: key, value, and until when it may be used, least recently used first.
+type Entries<T> = VecDeque<(String, T, u64)>;
+
 /// Tokens kept in an isolate, bounded: at most `per_owner` entries for each owner (a
 /// principal, or the deployment) and `owners` owners, the least recently used going first.
 /// An entry is used until `EARLY_MS` before its expiry.
 pub struct Cache<T> {
-    owners: VecDeque<(String, VecDeque<(String, T, u64)>)>,
+    owners: VecDeque<(String, Entries<T>)>,
     max_owners: usize,
     per_owner: usize,
 }

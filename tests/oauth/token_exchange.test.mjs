@@ -35,7 +35,7 @@ async function startApi() {
   return { origin, seen, close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(resolve); }) };
 }
 
-const jwtOf = (sub) => new jose.SignJWT({ scope: 'mcp' }).setProtectedHeader({ alg: 'RS256', kid: 'idp-1' }).setSubject(sub).setIssuer(IDP).setIssuedAt().setExpirationTime('10m').sign(keys.privateKey);
+const jwtOf = (sub) => new jose.SignJWT({ scope: 'mcp' }).setProtectedHeader({ alg: 'RS256', kid: 'idp-1' }).setSubject(sub).setIssuer(IDP).setAudience(worker.mcpUrl.href).setIssuedAt().setExpirationTime('10m').sign(keys.privateKey);
 
 before(async () => {
   const { publicKey, privateKey } = await jose.generateKeyPair('RS256');
