@@ -54,6 +54,8 @@ pub enum Op {
     PrincipalKeep,
     /// The authorization server's object: one `oauth::store::Command`.
     OAuth,
+    /// A principal's connections' object: one `connections::Command`.
+    Connection,
     /// The health figures' object: an isolate's batch of figures and totals to merge in, a
     /// read of the last hour's figures, and a read of the totals (`/metrics`).
     HealthFlush,

@@ -62,7 +62,8 @@ impl Lease {
             CallKind::Upstream { .. } => false,
         };
         // A task is answered with its handle, and kept by the object.
-        plain && call.task.is_none() && call.progress_token.is_none() && now_ms.saturating_add(call.http.timeout_ms) < self.session.expires_at(server.idle_timeout_ms)
+        // A call that waits for its user to connect asks on the object's stream.
+        plain && call.connection.as_ref().is_none_or(|c| c.token.is_some()) && call.task.is_none() && call.progress_token.is_none() && now_ms.saturating_add(call.http.timeout_ms) < self.session.expires_at(server.idle_timeout_ms)
     }
 }
 
@@ -87,7 +88,7 @@ mod tests {
     fn call(server: &Server, session: &mut Session, name: &str, meta: serde_json::Value) -> PendingCall {
         let secret = |_: &str| Some("k".to_string());
         let principal = crate::auth::Principal::anonymous();
-        let env = crate::dispatch::Environment { secret: &secret, route: &Vec::new(), principal: &principal, now_ms: 0 };
+        let env = crate::dispatch::Environment { secret: &secret, route: &Vec::new(), principal: &principal, now_ms: 0, connection: &|_: &str| None };
         let request = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": {}, "_meta": meta}});
         let parsed = crate::jsonrpc::parse_body(request.to_string().as_bytes(), false).unwrap().messages.remove(0);
         match crate::dispatch::handle(server, session, parsed, &env) {

@@ -79,6 +79,8 @@ methods! {
     SubscriptionsAcknowledged = "notifications/subscriptions/acknowledged",
     /// A task's status changed.
     TasksStatus = "notifications/tasks/status",
+    /// 2025-11-25: the out-of-band interaction a URL-mode elicitation asked for is done.
+    ElicitationComplete = "notifications/elicitation/complete",
     /// Seed 003's progress notification, sent beside `notifications/progress` when asked for.
     ProgressUpdate = "progress.update",
 }
@@ -136,6 +138,7 @@ impl Method {
             | Method::ResourcesListChanged
             | Method::PromptsListChanged
             | Method::SubscriptionsAcknowledged
+            | Method::ElicitationComplete
             | Method::ProgressUpdate => None,
         }
     }
@@ -192,6 +195,7 @@ impl Method {
             | Method::PromptsListChanged
             | Method::SubscriptionsAcknowledged
             | Method::TasksStatus
+            | Method::ElicitationComplete
             | Method::ProgressUpdate => false,
         }
     }

@@ -16,8 +16,8 @@ pub enum Owner {
     /// The metrics for a scraper (`metrics`, `edge/worker/metrics.rs`), when
     /// `telemetry.metrics` is configured.
     Metrics,
-    /// Connections (`connections`, `edge/connections`): mcp-edge's client document and the
-    /// providers' callback.
+    /// Connections' pages (`connections`, `edge/connections/pages.rs`), when `connections` is
+    /// configured: connect, the provider's callback, disconnect, the signed-in user's list.
     Connections,
 }
 
@@ -54,12 +54,19 @@ pub const ADMIN_API: &str = "/admin/api";
 pub const CALLBACKS: &str = "/callbacks/";
 /// The metrics in Prometheus text (`telemetry.metrics`).
 pub const METRICS: &str = "/metrics";
-
-/// mcp-edge's own Client ID Metadata Document: its client id at a discovered authorization
-/// server (`connections::register`).
-pub const CONNECTION_CLIENT: &str = "/connections/client.json";
+/// The signed-in user's connections; under it, each connection's pages and the callback.
+pub const CONNECTIONS: &str = "/connections";
 /// Where a connection's provider sends the browser back.
-pub const CONNECTION_CALLBACK: &str = "/connections/callback";
+pub const CONNECTIONS_CALLBACK: &str = "/connections/callback";
+
+/// mcp-edge's own Client ID Metadata Document: its client id at the authorization server of an
+/// upstream MCP server (`connections::register`).
+pub const CONNECTION_CLIENT: &str = "/connections/client.json";
+
+/// The connect page of connection `name`, for the sealed link `state`.
+pub fn connect(name: &str, state: &str) -> String {
+    format!("{CONNECTIONS}/{name}/connect?state={state}")
+}
 
 /// Every reserved path.
 pub const RESERVED: &[Reserved] = &[
@@ -78,8 +85,7 @@ pub const RESERVED: &[Reserved] = &[
     Reserved { path: ADMIN_API, owner: Owner::Admin, prefix: true },
     Reserved { path: CALLBACKS, owner: Owner::Callbacks, prefix: true },
     Reserved { path: METRICS, owner: Owner::Metrics, prefix: false },
-    Reserved { path: CONNECTION_CLIENT, owner: Owner::Connections, prefix: false },
-    Reserved { path: CONNECTION_CALLBACK, owner: Owner::Connections, prefix: false },
+    Reserved { path: CONNECTIONS, owner: Owner::Connections, prefix: true },
 ];
 
 /// The paths `owner` answers, in the table's order.

@@ -31,7 +31,7 @@ impl Grant {
 }
 
 /// How mcp-edge authenticates itself at the provider's token endpoint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum AuthMethod {
     ClientSecretBasic,
     ClientSecretPost,
@@ -124,7 +124,7 @@ impl Connection {
 
 /// A connection's provider as a request to it needs it: endpoints known (configured or
 /// discovered), the client secret's value read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Provider {
     /// Empty for grants without a user (client credentials, token exchange).
     pub authorization_endpoint: String,
@@ -139,7 +139,7 @@ pub struct Provider {
 }
 
 /// A token a connection yields.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Token {
     pub access_token: String,
     pub refresh_token: Option<String>,
@@ -150,6 +150,37 @@ pub struct Token {
 
 /// The template variable a tool or an upstream names the connection's token by.
 pub const ACCESS_TOKEN_VARIABLE: &str = "connection.access_token";
+
+/// What the Worker asks of a principal's object (`connection:<digest>`), which keeps that
+/// principal's tokens sealed, one per connection.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "camelCase")]
+pub enum Command {
+    /// The connection's token; refreshed first when it expires soon (or `force`: the upstream
+    /// refused it) and `provider` is given. Answers `{"token": …}`, or `{}`: not connected.
+    Get { principal: String, connection: String, provider: Option<Provider>, private_hosts: Vec<String>, force: bool, now_ms: u64 },
+    /// A token the callback got: kept, sealed.
+    Put { principal: String, connection: String, token: Token, now_ms: u64 },
+    /// Forgets the connection; answers the token it held, for its revocation.
+    Delete { principal: String, connection: String },
+    /// Every connection's `since` and `scope`, never a token (the console's list).
+    List { principal: String },
+    /// A connect state's nonce, used once: answers `{"claimed": true}` the first time.
+    Claim { nonce: String, until_ms: u64, now_ms: u64 },
+}
+
+/// The principal's object's name: a digest, so that no principal id is spelled in an object
+/// name (nor its length limited by one).
+pub fn object(principal: &str) -> String {
+    format!("connection:{}", crate::oauth::digest(principal))
+}
+
+/// How long before its expiry a token is refreshed: a call begun with it must not see it expire.
+pub const REFRESH_MARGIN_MS: u64 = 30_000;
+
+pub mod flow;
+pub mod page;
+pub mod sealed;
 
 pub mod discovery;
 pub mod exchange;

@@ -83,6 +83,16 @@ pub struct Login {
     pub state: String,
     pub verifier: String,
     pub exp_ms: u64,
+    /// Where the browser goes once signed in: a connect page that sent it here (`back`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub back: Option<String>,
+}
+
+/// Where a sign-in may send the browser back to: a path of this origin's connections' pages,
+/// nothing else (no other origin, no `//host`, no `\`), so the parameter opens no redirect.
+pub fn back(path: &str) -> Option<String> {
+    let safe = path.starts_with(crate::paths::CONNECTIONS) && !path.contains(['\\', '\r', '\n', '#']) && !path.contains("//");
+    safe.then(|| path.to_string())
 }
 
 impl Login {
@@ -147,7 +157,7 @@ mod tests {
         assert_eq!(Session::open(b"key", &sealed, 2_000), None);
         assert_eq!(Session::open(b"other", &sealed, 1_000), None);
         // A login cookie is not a session, though the same key sealed it.
-        let login = Login { state: "s".repeat(20), verifier: "v".into(), exp_ms: 2_000 }.seal(b"key");
+        let login = Login { state: "s".repeat(20), verifier: "v".into(), exp_ms: 2_000, back: None }.seal(b"key");
         assert_eq!(Session::open(b"key", &login, 1_000), None);
         let mut forged = sealed.clone();
         forged.replace_range(0..1, if sealed.starts_with('e') { "f" } else { "e" });
@@ -157,7 +167,7 @@ mod tests {
 
     #[test]
     fn a_login_needs_its_own_state() {
-        let login = Login { state: "state-0123456789".into(), verifier: "verifier".into(), exp_ms: 5_000 };
+        let login = Login { state: "state-0123456789".into(), verifier: "verifier".into(), exp_ms: 5_000, back: None };
         let sealed = login.seal(b"key");
         assert_eq!(Login::open(b"key", &sealed, "state-0123456789", 4_999), Some(login));
         assert_eq!(Login::open(b"key", &sealed, "state-0123456780", 4_999), None);

@@ -85,7 +85,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
                 call.private_upstreams.clone_from(&server.private_upstreams);
                 let redact = secret_values(&resources::secrets_of(server, &uri), env);
                 let kind = CallKind::Resource { uri, mime_type };
-                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: *call, progress_token: None, redact, mrtr: None, task: None })));
+                return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: *call, progress_token: None, redact, mrtr: None, task: None, connection: None })));
             }
         },
         Method::ResourcesSubscribe => resources::subscribe(server, session, visible_uri(server, env, protocol::params(params)?)?)?,
@@ -132,6 +132,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         | Method::TasksCancel
         | Method::TasksUpdate
         | Method::TasksStatus
+        | Method::ElicitationComplete
         | Method::SubscriptionsListen
         | Method::Initialized
         | Method::Cancelled
@@ -198,11 +199,12 @@ fn upstream(server: &Server, req: &Request, env: &Environment<'_>, source: usize
     }
     let mut bindings = bindings(&upstream.request.secrets, env);
     bindings.extend(env.principal.bindings(upstream.forward_upstream_token));
+    let connection = upstream.connection.as_deref().map(|name| tools_protocol::connection(name, req, env, &mut bindings));
     let mut http = upstream.request.render(&format!("upstream {:?}", upstream.name), &serde_json::Map::new(), &bindings)?;
     http.private_upstreams.clone_from(&server.private_upstreams);
     let redact = tools_protocol::credentials(&bindings);
     let kind = CallKind::Upstream { source, method, params, label };
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http, progress_token: None, redact, mrtr: None, task: None })))
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http, progress_token: None, redact, mrtr: None, task: None, connection })))
 }
 
 #[cfg(test)]
@@ -240,7 +242,7 @@ mod tests {
             _ => None,
         };
         let route = Vec::new();
-        handle(server, &mut session, parse_message(msg), &Environment { secret: &secret, route: &route, principal, now_ms: 0 })
+        handle(server, &mut session, parse_message(msg), &Environment { secret: &secret, route: &route, principal, now_ms: 0, connection: &|_: &str| None })
     }
 
     fn reply(action: Action) -> Value {
@@ -377,7 +379,7 @@ mod tests {
         let secret = |_: &str| None;
         let route = Vec::new();
         let principal = crate::auth::Principal::anonymous();
-        let env = Environment { secret: &secret, route: &route, principal: &principal, now_ms: 0 };
+        let env = Environment { secret: &secret, route: &route, principal: &principal, now_ms: 0, connection: &|_: &str| None };
         let sub = |sess: &mut Session, method: &str, uri: &str| handle(&s, sess, parse_message(json!({"jsonrpc":"2.0","id":7,"method":method,"params":{"uri":uri}})), &env);
         assert_eq!(sub(&mut sess, "resources/subscribe", "test://item/9/data"), Action::Reply(r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.into()));
         sub(&mut sess, "resources/subscribe", "test://text");
@@ -413,7 +415,7 @@ mod tests {
         let secret = |_: &str| None;
         let route = Vec::new();
         let principal = crate::auth::Principal::anonymous();
-        let env = Environment { secret: &secret, route: &route, principal: &principal, now_ms: 0 };
+        let env = Environment { secret: &secret, route: &route, principal: &principal, now_ms: 0, connection: &|_: &str| None };
         let set = handle(&s, &mut sess, parse_message(json!({"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"warning"}})), &env);
         assert_eq!(set, Action::Reply(r#"{"jsonrpc":"2.0","id":5,"result":{}}"#.into()));
         assert_eq!(sess.log_level.as_deref(), Some("warning"));
@@ -501,7 +503,7 @@ mod tests {
 
     #[test]
     fn structured_content_only_from_2025_06_18() {
-        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![], trace: None }, progress_token: None, redact: vec![], mrtr: None, task: None };
+        let call = PendingCall { id: json!(1), kind: CallKind::Tool("t".into()), arguments: json!({}), http: HttpCall { method: "GET".into(), url: "https://x/".into(), headers: vec![], body: None, timeout_ms: 1, redirects: Default::default(), retry: None, private_upstreams: vec![], trace: None }, progress_token: None, redact: vec![], mrtr: None, task: None, connection: None };
         let up = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"a":1}"#.to_vec(), truncated_at: None };
         let s = server("");
         let none = crate::redact::Redactor::default();

@@ -40,7 +40,7 @@ fn run_as(server: &Server, version: &str, roles: &[&str], method: &str, params: 
     let mut session = Session::new("sid", "/mcp", version, json!({}), json!({}), 0);
     let secret = |name: &str| (name == "TOKEN").then(|| "t0k3n-secret".to_string());
     let principal = Principal { id: "p".into(), roles: roles.iter().map(|r| r.to_string()).collect(), ..Principal::default() };
-    let env = Environment { secret: &secret, route: &Vec::new(), principal: &principal, now_ms: 0 };
+    let env = Environment { secret: &secret, route: &Vec::new(), principal: &principal, now_ms: 0, connection: &|_: &str| None };
     handle(server, &mut session, parse_message(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})), &env)
 }
 
@@ -210,7 +210,7 @@ fn dispatch_refusals_read_as_validation() {
     for version in ["2025-06-18", "2025-11-25"] {
         let mut session = Session::new("s1", "/mcp", version, serde_json::json!({}), serde_json::json!({}), 0);
         let principal = Principal::anonymous();
-        let env = Environment { secret: &|_: &str| None, route: &Vec::new(), principal: &principal, now_ms: 0 };
+        let env = Environment { secret: &|_: &str| None, route: &Vec::new(), principal: &principal, now_ms: 0, connection: &|_: &str| None };
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":7}}}"#;
         let parsed = crate::jsonrpc::parse_body(body, false).unwrap().messages.into_iter().next().unwrap();
         let Action::Reply(reply) = handle(server, &mut session, parsed, &env) else { panic!("expected a reply") };

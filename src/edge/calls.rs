@@ -126,6 +126,13 @@ pub fn pending_timeout(server: &Server, call: &PendingCall) -> u64 {
 /// Runs the call to its end, or to the context's deadline, and returns its JSON-RPC reply;
 /// `None` when the client cancelled it, which gets no reply.
 pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
+    // A connection this isolate holds no token of: found, or the user asked to connect first.
+    if call.connection.as_ref().is_some_and(|c| c.token.is_none()) {
+        return match crate::edge::apart(crate::edge::connections::call::ready(ctx, call)).await {
+            Ok(ready) => Box::pin(complete(ctx, &ready)).await,
+            Err(reply) => Some(reply),
+        };
+    }
     // The server's `rateLimits` wrap the call: taken before it runs, its slots given back after.
     // Boxed: its state machine stays out of the call's, which every path awaits.
     let held = match crate::edge::apart(crate::edge::limits::admit(ctx.server, (&ctx.session.principal, ctx.session.client.as_deref()), call)).await {
@@ -236,31 +243,16 @@ async fn bounded(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::M
 /// here, from its reply and from every message it sends on its stream. Whatever the call quotes
 /// and cuts is redacted with both first.
 async fn run(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::Measured) -> (String, Option<Outcome>) {
-    // An upstream MCP server reached with the deployment's token (a client credentials
-    // connection): the call carries it, and is made once more with a fresh one after a 401.
-    use crate::edge::connections::grants;
-    let first = match grants::authorize(ctx.server, call).await {
-        Ok(None) => return redacted(ctx, call, measured).await,
-        Ok(Some(first)) => first,
-        Err(why) => return (unauthorized(call, &why), Some(Outcome::Network)),
-    };
-    let (reply, outcome) = redacted(ctx, &first, measured).await;
-    if outcome != Some(Outcome::Upstream(401)) || !grants::refused(ctx.server, call) {
-        return (reply, outcome);
+    let (reply, outcome) = redacted(ctx, call, measured).await;
+    // An upstream that refuses a connection's token: refreshed once, and the call made again.
+    if outcome == Some(Outcome::Upstream(401)) {
+        match crate::edge::apart(crate::edge::connections::call::refreshed(ctx, call)).await {
+            Some(Ok(again)) => return Box::pin(redacted(ctx, &again, measured)).await,
+            Some(Err(reply)) => return (reply, outcome),
+            None => {}
+        }
     }
-    match grants::authorize(ctx.server, call).await {
-        Ok(Some(again)) => redacted(ctx, &again, measured).await,
-        _ => (reply, outcome),
-    }
-}
-
-/// A call that has no token for its upstream: a tool's error result, or a request's error.
-fn unauthorized(call: &PendingCall, why: &str) -> String {
-    let message = format!("{} could not be authorized at its upstream: {why}", call.label());
-    match call.kind {
-        CallKind::Tool(_) => jsonrpc::success(&call.id, error_result(message)),
-        _ => jsonrpc::failure(&call.id, &Error::Internal(message)),
-    }
+    (reply, outcome)
 }
 
 async fn redacted(ctx: &CallContext<'_>, call: &PendingCall, measured: &health::Measured) -> (String, Option<Outcome>) {

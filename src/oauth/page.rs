@@ -46,7 +46,7 @@ button#allow{background:#2454d6;border-color:#2454d6;color:#fff}.error{backgroun
 
 pub use crate::html::escape;
 
-fn document(title: &str, body: &str) -> String {
+pub fn document(title: &str, body: &str) -> String {
     format!("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><meta name=\"referrer\" content=\"no-referrer\"><title>{}</title><style>{STYLE}</style></head><body><main>{body}</main></body></html>", escape(title))
 }
 

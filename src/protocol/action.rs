@@ -56,6 +56,21 @@ pub struct PendingCall {
     pub mrtr: Option<mrtr::Binding>,
     /// Run as an MCP Task: answered at once with its handle, its result kept for later.
     pub task: Option<crate::tasks::Ask>,
+    /// The connection whose token the request carries (`auth.connection`).
+    pub connection: Option<Box<CallConnection>>,
+}
+
+/// A call's connection: its token as the edge knew it when the request was rendered, and what
+/// dispatching the request again needs, once the user has connected or the token is refreshed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallConnection {
+    pub name: String,
+    /// `None`: not connected, as far as the edge knew; the request carries no token, and the
+    /// edge asks the user to connect before anything is sent.
+    pub token: Option<String>,
+    pub request: crate::jsonrpc::Request,
+    pub route: crate::routes::RouteParams,
+    pub principal: crate::auth::Principal,
 }
 
 /// What an upstream call answers, which decides how its reply is mapped.
@@ -87,4 +102,6 @@ pub struct Environment<'a> {
     pub principal: &'a crate::auth::Principal,
     /// Now, for the expiry of 2026-07-28 request states.
     pub now_ms: u64,
+    /// The caller's access token of a connection (`connections`), when the edge holds it.
+    pub connection: &'a dyn Fn(&str) -> Option<String>,
 }

@@ -197,6 +197,7 @@ fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, e
     let args = arguments.as_object().unwrap_or(&empty);
     let mut bindings = bindings(&tool.request.secrets, env);
     bindings.extend(env.principal.bindings(tool.forward_upstream_token));
+    let connection = tool.connection.as_deref().map(|name| connection(name, req, env, &mut bindings));
     if let Some(meta) = &params.meta {
         bind_meta(&mut bindings, "meta", meta, tool.forward_meta_auth);
     }
@@ -222,7 +223,17 @@ fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, e
     let kind = CallKind::Tool(tool.name.clone());
     let redact = credentials(&bindings);
     let progress_token = params.progress_token();
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments, http, progress_token, redact, mrtr: binding, task })))
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments, http, progress_token, redact, mrtr: binding, task, connection })))
+}
+
+/// A call's connection (`auth.connection`): its token bound for the templates when the edge
+/// holds it, and what the edge needs to dispatch the request again.
+pub(crate) fn connection(name: &str, req: &Request, env: &Environment<'_>, bindings: &mut Bindings) -> Box<crate::protocol::action::CallConnection> {
+    let token = (env.connection)(name);
+    if let Some(token) = &token {
+        bindings.insert(crate::connections::ACCESS_TOKEN_VARIABLE.into(), Value::String(token.clone()));
+    }
+    Box::new(crate::protocol::action::CallConnection { name: name.into(), token, request: req.clone(), route: env.route.clone(), principal: env.principal.clone() })
 }
 
 /// The values of the bindings that hold credentials: what a reply must never show.

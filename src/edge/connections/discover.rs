@@ -123,16 +123,19 @@ async fn registration(env: &::worker::Env, connection: &Connection, server: &Ser
         };
         return Ok(Registered { issuer: server.issuer.clone(), client_id: client_id.clone(), client_secret: secret, auth_method: method.into() });
     }
-    let per_user = connection.grant == Grant::AuthorizationCode;
-    let document = WebUrl::on_origin(origin, crate::paths::CONNECTION_CLIENT).map(|u| u.as_str().to_string()).unwrap_or_default();
-    if register::use_metadata_document(server.client_id_metadata_document_supported, per_user, &document) {
-        return Ok(Registered { issuer: server.issuer.clone(), client_id: document, client_secret: None, auth_method: "none".into() });
-    }
+    // The one kept for the deployment first: an isolate without the origin (a session's
+    // object refreshing a token) must use the client the connect page used.
     if let Some(kept) = kept_registration(env, &connection.name, &server.issuer).await {
         return Ok(kept);
     }
+    let per_user = connection.grant == Grant::AuthorizationCode;
+    let document = WebUrl::on_origin(origin, crate::paths::CONNECTION_CLIENT).map(|u| u.as_str().to_string()).unwrap_or_default();
+    if register::use_metadata_document(server.client_id_metadata_document_supported, per_user, &document) {
+        let own = Registered { issuer: server.issuer.clone(), client_id: document, client_secret: None, auth_method: "none".into() };
+        return keep_registration(env, &connection.name, &own).await;
+    }
     let endpoint = server.registration_endpoint.as_deref().ok_or("its authorization server offers neither Client ID Metadata Documents nor Dynamic Client Registration; configure a clientId")?;
-    let redirect = WebUrl::on_origin(origin, crate::paths::CONNECTION_CALLBACK).map(|u| u.as_str().to_string()).unwrap_or_default();
+    let redirect = WebUrl::on_origin(origin, crate::paths::CONNECTIONS_CALLBACK).map(|u| u.as_str().to_string()).unwrap_or_default();
     let headers = vec![("Content-Type".into(), "application/json".into()), ("Accept".into(), "application/json".into())];
     let request = call("POST", endpoint, headers, Some(register::request(&redirect, per_user, scope)), &connection.private_hosts);
     let fresh = match crate::edge::upstream::perform(&request, MAX_METADATA_BYTES).await {
@@ -184,39 +187,10 @@ pub(crate) async fn provider(env: &::worker::Env, connection: &Connection, upstr
     Ok(provider)
 }
 
-/// The provider of a connection configured with its endpoints, or with an issuer whose metadata
-/// names them (RFC 8414, else OpenID discovery; its `issuer` checked).
-pub(crate) async fn configured(env: &::worker::Env, connection: &Connection) -> Result<Provider, Error> {
-    let secret = connection.client_secret.as_deref().and_then(|n| crate::edge::secret(env, n));
-    if let Some(provider) = connection.provider(secret.clone()) {
-        return Ok(provider);
-    }
-    let name = &connection.name;
-    let now = crate::edge::now_ms();
-    if let Some(found) = FOUND.with(|f| f.borrow().get(name).filter(|(_, until)| *until > now).map(|(p, _)| p.clone())) {
-        return Ok(found);
-    }
-    let issuer = connection.issuer.as_deref().ok_or_else(|| failed(name, "it names neither an issuer nor a token endpoint".into()))?;
-    let server = server_metadata(issuer, &connection.private_hosts, connection.grant == Grant::AuthorizationCode).await.map_err(|why| Error::Internal(format!("connection {name:?}: {why}")))?;
-    let provider = Provider {
-        authorization_endpoint: connection.authorization_endpoint.clone().or(server.authorization_endpoint).unwrap_or_default(),
-        token_endpoint: connection.token_endpoint.clone().unwrap_or(server.token_endpoint),
-        revocation_endpoint: connection.revocation_endpoint.clone().or(server.revocation_endpoint),
-        client_id: connection.client_id.clone().ok_or_else(|| Error::Internal(format!("connection {name:?} has no clientId")))?,
-        client_secret: secret,
-        auth_method: connection.auth_method,
-        scopes: connection.scopes.clone(),
-        resource: connection.resource.clone(),
-        extra: connection.extra.clone(),
-    };
-    FOUND.with(|f| f.borrow_mut().insert(name.clone(), (provider.clone(), now + KEPT_MS)));
-    Ok(provider)
-}
-
 /// mcp-edge's Client ID Metadata Document, served at `paths::CONNECTION_CLIENT` on its origin.
 pub(crate) fn client_document(origin: &str) -> Result<::worker::Response, Error> {
     let at = |path: &str| WebUrl::on_origin(origin, path).map(|u| u.as_str().to_string()).map_err(Error::Internal);
-    let doc = register::metadata_document(&at(crate::paths::CONNECTION_CLIENT)?, &at(crate::paths::CONNECTION_CALLBACK)?);
+    let doc = register::metadata_document(&at(crate::paths::CONNECTION_CLIENT)?, &at(crate::paths::CONNECTIONS_CALLBACK)?);
     let mut response = ::worker::Response::from_bytes(doc.to_string().into_bytes())?;
     let headers = response.headers_mut();
     headers.set("Content-Type", "application/json")?;

@@ -10,7 +10,6 @@ use crate::auth::Principal;
 use crate::connections::exchange::{self, Cache};
 use crate::connections::{Connection, Grant, Provider, SubjectToken, Token};
 use crate::error::Error;
-use crate::protocol::action::{CallKind, PendingCall};
 use crate::upstream::reply::Upstream;
 
 /// At most this many principals' exchanged tokens per isolate, and this many per principal
@@ -118,19 +117,8 @@ pub(crate) fn forget(connection: &Connection, principal: &Principal, caller: Opt
     TOKENS.with(|t| t.borrow_mut().forget(owner, &key));
 }
 
-/// The provider of `connection`: its configured endpoints, its issuer's metadata, or (neither)
-/// the authorization server of the upstream MCP server that uses it (`discover::provider`).
-/// `origin`: mcp-edge's own, where its client document and callback are.
-pub(crate) async fn provider_of(env: &::worker::Env, catalog: &crate::catalog::Catalog, connection: &Connection, origin: &str) -> Result<Provider, Error> {
-    if !connection.from_upstream() {
-        return super::discover::configured(env, connection).await;
-    }
-    let url = upstream_url(env, catalog, &connection.name).ok_or_else(|| failed(&connection.name, "no upstream MCP server uses it, so it has no provider"))?;
-    super::discover::provider(env, connection, &url, origin).await
-}
-
 /// The URL of the first upstream MCP server that uses connection `name`, as its requests go.
-fn upstream_url(env: &::worker::Env, catalog: &crate::catalog::Catalog, name: &str) -> Option<String> {
+pub(crate) fn upstream_url(env: &::worker::Env, catalog: &crate::catalog::Catalog, name: &str) -> Option<String> {
     catalog.servers.iter().find_map(|server| {
         let source = server.upstreams.iter().find(|s| s.connection.as_deref() == Some(name))?;
         // Rendered as its lists are read: with the deployment's secrets, no caller.
@@ -140,47 +128,9 @@ fn upstream_url(env: &::worker::Env, catalog: &crate::catalog::Catalog, name: &s
 }
 
 /// The token of a `client_credentials` or `token_exchange` connection for `principal`'s call.
-pub(crate) async fn for_call(env: &::worker::Env, catalog: &crate::catalog::Catalog, connection: &Connection, principal: &Principal) -> Result<Token, Error> {
-    let provider = provider_of(env, catalog, connection, "").await?;
+pub(crate) async fn for_call(env: &::worker::Env, connection: &Connection, principal: &Principal) -> Result<Token, Error> {
+    let provider = super::provider(env, connection).await?;
     token(connection, &provider, principal, principal.caller_token.as_deref()).await
-}
-
-/// The client credentials connection of the upstream MCP server `call` goes to, if it has one.
-fn deployment_connection(server: &crate::catalog::Server, call: &PendingCall) -> Option<(std::sync::Arc<Connection>, std::sync::Arc<crate::catalog::Catalog>)> {
-    let source = match &call.kind {
-        CallKind::Tool(name) => server.tool(name)?.mcp.as_ref()?.source,
-        CallKind::Upstream { source, .. } => *source,
-        CallKind::Resource { .. } => return None,
-    };
-    let name = server.upstreams.get(source)?.connection.as_ref()?;
-    let catalog = crate::edge::configured::base_catalog().ok()?;
-    let connection = catalog.connections.iter().find(|c| &c.name == name && c.grant == Grant::ClientCredentials)?.clone();
-    Some((connection, catalog))
-}
-
-/// `call` with the deployment's token for its upstream MCP server in `Authorization` (and in
-/// what its reply is redacted of), when that server's connection is a client credentials one;
-/// `Ok(None)` for any other call. `Err`: why there is no token, for the tool's error.
-pub(crate) async fn authorize(server: &crate::catalog::Server, call: &PendingCall) -> Result<Option<PendingCall>, String> {
-    let Some((connection, catalog)) = deployment_connection(server, call) else { return Ok(None) };
-    let env = crate::edge::kept_env().ok_or("no environment to reach the provider with")?;
-    let token = for_call(&env, &catalog, &connection, &Principal::anonymous()).await.map_err(|e| e.message())?;
-    Ok(Some(with_bearer(call, &token.access_token)))
-}
-
-/// Forgets the deployment's token `call` was made with: its upstream answered 401.
-pub(crate) fn refused(server: &crate::catalog::Server, call: &PendingCall) -> bool {
-    let Some((connection, _)) = deployment_connection(server, call) else { return false };
-    forget(&connection, &Principal::anonymous(), None);
-    true
-}
-
-fn with_bearer(call: &PendingCall, token: &str) -> PendingCall {
-    let mut call = call.clone();
-    call.http.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
-    call.http.headers.push(("Authorization".into(), format!("Bearer {token}")));
-    call.redact.push(token.to_string());
-    call
 }
 
 /// The deployment's bearer for reading the lists of upstream MCP server `source`, when its
@@ -190,7 +140,7 @@ pub(crate) async fn listing_bearer(env: &::worker::Env, catalog: &crate::catalog
     if connection.grant != Grant::ClientCredentials {
         return Ok(None);
     }
-    let token = for_call(env, catalog, connection, &Principal::anonymous()).await.map_err(|e| e.message())?;
+    let token = for_call(env, connection, &Principal::anonymous()).await.map_err(|e| e.message())?;
     Ok(Some(token.access_token))
 }
 

@@ -1,24 +1,217 @@
 //! Connections at the edge: a principal's tokens for the connections its calls use, read from
-//! the isolate's cache or the principal's object (`connection:<digest>`), refreshed before they
-//! expire; the connect page, its callback, and disconnecting.
+//! the isolate's cache or the principal's object (`connection:<digest>`, `store.rs`), which
+//! refreshes them before they expire; what a call does when its user has not connected
+//! (`call.rs`); the connect page, its callback and disconnecting (`pages.rs`).
 
+pub(crate) mod call;
 pub(crate) mod discover;
 pub(crate) mod grants;
+pub(crate) mod pages;
+pub(crate) mod store;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde_json::Value;
+use worker::Env;
 
 use crate::auth::Principal;
 use crate::catalog::Catalog;
-use crate::connections::Token;
+use crate::connections::flow::{self, Form, TokenError};
+use crate::connections::sealed::Keys;
+use crate::connections::{Command, Connection, Provider, Token, REFRESH_MARGIN_MS};
 use crate::error::Error;
+use crate::upstream::reply::Upstream;
+
+/// How long this isolate uses a token without asking the object again, when the token names no
+/// expiry: the budget is one storage read per principal, connection and period.
+const CACHE_MS: u64 = 5 * 60 * 1000;
+/// Tokens kept in an isolate at most: past it the cache starts again.
+const CACHE_ENTRIES: usize = 2_000;
+/// How long a provider's discovered endpoints are used before they are read again.
+const DISCOVERY_MS: u64 = 10 * 60 * 1000;
+
+thread_local! {
+    static TOKENS: RefCell<HashMap<(String, String), (String, u64)>> = RefCell::new(HashMap::new());
+    static PROVIDERS: RefCell<HashMap<String, (Provider, u64)>> = RefCell::new(HashMap::new());
+}
+
+/// The token this isolate holds for `principal`'s `connection`, if still good: what templates
+/// get (`dispatch::Environment::connection`).
+pub(crate) fn cached(principal: &str, connection: &str) -> Option<String> {
+    let now = crate::edge::now_ms();
+    TOKENS.with(|t| t.borrow().get(&(principal.to_string(), connection.to_string())).filter(|(_, until)| *until > now).map(|(token, _)| token.clone()))
+}
+
+fn remember(principal: &str, connection: &str, token: &Token) {
+    let now = crate::edge::now_ms();
+    let until = token.expires_at_ms.map_or(now + CACHE_MS, |at| at.saturating_sub(REFRESH_MARGIN_MS).min(now + CACHE_MS));
+    TOKENS.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.len() >= CACHE_ENTRIES {
+            t.clear();
+        }
+        t.insert((principal.to_string(), connection.to_string()), (token.access_token.clone(), until));
+    });
+}
+
+pub(crate) fn forget(principal: &str, connection: &str) {
+    TOKENS.with(|t| t.borrow_mut().remove(&(principal.to_string(), connection.to_string())));
+}
+
+pub(crate) fn connection<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Connection, Error> {
+    catalog.connections.iter().find(|c| c.name == name).map(|c| c.as_ref()).ok_or_else(|| Error::Internal(format!("no connection {name:?}")))
+}
 
 /// The token of connection `name` for `principal`; `None`: not connected (the caller asks the
-/// user to connect).
-#[allow(dead_code)] // used by the calls from the next step on
-pub(crate) async fn token(env: &::worker::Env, catalog: &Catalog, principal: &Principal, name: &str) -> Result<Option<Token>, Error> {
-    let _ = (env, principal);
-    let connection = catalog.connections.iter().find(|c| c.name == name).ok_or_else(|| Error::Internal(format!("no connection {name:?}")))?;
-    // Tokens without a browser: the deployment's, or the caller's exchanged (`grants`).
-    if connection.grant != crate::connections::Grant::AuthorizationCode {
-        return grants::for_call(env, catalog, connection, principal).await.map(Some);
+/// user to connect). One read of the principal's object per isolate and refresh period.
+pub(crate) async fn token(env: &Env, catalog: &Catalog, principal: &Principal, name: &str) -> Result<Option<Token>, Error> {
+    if let Some(access_token) = cached(&principal.id, name) {
+        return Ok(Some(Token { access_token, ..Token::default() }));
     }
-    Ok(None)
+    fetch(env, catalog, principal, name, false).await
+}
+
+/// The token after a refresh the upstream asked for (it answered 401): `None` when the grant is
+/// gone, and the user must connect again.
+pub(crate) async fn refreshed(env: &Env, catalog: &Catalog, principal: &Principal, name: &str) -> Result<Option<Token>, Error> {
+    forget(&principal.id, name);
+    fetch(env, catalog, principal, name, true).await
+}
+
+async fn fetch(env: &Env, catalog: &Catalog, principal: &Principal, name: &str, force: bool) -> Result<Option<Token>, Error> {
+    let c = connection(catalog, name)?;
+    // Tokens without a browser: the deployment's, or the caller's exchanged (`grants`).
+    if c.grant != crate::connections::Grant::AuthorizationCode {
+        if force {
+            grants::forget(c, principal, principal.caller_token.as_deref());
+        }
+        let token = grants::for_call(env, c, principal).await?;
+        remember(&principal.id, name, &token);
+        return Ok(Some(token));
+    }
+    let provider = provider(env, c).await?;
+    let command = Command::Get { principal: principal.id.clone(), connection: name.into(), provider: Some(provider), private_hosts: c.private_hosts.clone(), force, now_ms: crate::edge::now_ms() };
+    let answer = ask(env, &principal.id, &command).await?;
+    let token: Option<Token> = crate::edge::worker::oauth::answered(answer.get("token"));
+    if let Some(t) = &token {
+        remember(&principal.id, name, t);
+    }
+    Ok(token)
+}
+
+/// One command to the principal's object, and its answer.
+pub(crate) async fn ask(env: &Env, principal: &str, command: &Command) -> Result<Value, Error> {
+    let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
+    let (status, text) = crate::edge::object::registry::ask(env, &crate::connections::object(principal), crate::envelope::Op::Connection, 0, body).await?;
+    if status != 200 {
+        return Err(Error::Internal(format!("the connections store answered HTTP {status}")));
+    }
+    serde_json::from_slice(text.as_bytes()).map_err(|e| Error::Internal(format!("the connections store's answer: {e}")))
+}
+
+/// The keys records and states are sealed with: `CONNECTIONS_KEY`, else one derived from the
+/// authorization server's signing key (which a per-user connection needs anyway). Both are read
+/// with `CONNECTIONS_KEY_PREVIOUS`, and the signing key's, so that setting or rotating the key
+/// loses no connection.
+pub(crate) async fn keys(env: &Env) -> Result<Keys, Error> {
+    let signing = crate::edge::worker::oauth::signing_key(env).await?;
+    let own = crate::edge::secret(env, crate::keys::CONNECTIONS_KEY).filter(|k| !k.is_empty());
+    let previous = crate::edge::secret(env, crate::keys::CONNECTIONS_KEY_PREVIOUS).filter(|k| !k.is_empty()).map(String::into_bytes);
+    Ok(match own {
+        Some(own) => Keys::new(own.as_bytes(), previous.into_iter().chain([signing]).collect()),
+        None => Keys::new(&signing, previous.into_iter().collect()),
+    })
+}
+
+/// The connection's provider: its configured endpoints, or those its issuer's metadata names
+/// (OpenID Connect discovery, else RFC 8414), read through the SSRF guard and cached.
+pub(crate) async fn provider(env: &Env, c: &Connection) -> Result<Provider, Error> {
+    let secret = c.client_secret.as_deref().map(|name| crate::edge::secret(env, name).ok_or_else(|| Error::Config(format!("connection {:?} names the secret {name}, which is not set", c.name)))).transpose()?;
+    if let Some(p) = c.provider(secret.clone()) {
+        return Ok(p);
+    }
+    let Some(issuer) = &c.issuer else {
+        // Neither endpoints nor an issuer: the upstream MCP server that uses it names it.
+        let catalog = crate::edge::configured::base_catalog()?;
+        let url = grants::upstream_url(env, &catalog, &c.name).ok_or_else(|| Error::Internal(format!("connection {:?}: no upstream MCP server uses it, so it has no provider", c.name)))?;
+        return discover::provider(env, c, &url, &call::noted_origin()).await;
+    };
+    let now = crate::edge::now_ms();
+    if let Some(p) = PROVIDERS.with(|m| m.borrow().get(&c.name).filter(|(_, until)| *until > now).map(|(p, _)| p.clone())) {
+        return Ok(p);
+    }
+    let mut doc = None;
+    for well_known in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
+        if let Ok(d) = get_json(c, &format!("{issuer}{well_known}")).await {
+            doc = Some(d);
+            break;
+        }
+    }
+    let doc = doc.ok_or_else(|| Error::Internal(format!("connection {:?}: the provider {issuer} publishes no metadata", c.name)))?;
+    if doc.get("issuer").and_then(Value::as_str).map(|i| i.trim_end_matches('/')) != Some(issuer.as_str()) {
+        return Err(Error::Internal(format!("connection {:?}: the provider's metadata names another issuer", c.name)));
+    }
+    let field = |name: &str| -> Result<Option<String>, Error> {
+        doc.get(name).and_then(Value::as_str).map(|e| crate::oauth::signin::discovered_endpoint(issuer, e, &c.private_hosts).map_err(Error::Internal)).transpose()
+    };
+    let configured = Connection {
+        authorization_endpoint: c.authorization_endpoint.clone().or(field("authorization_endpoint")?),
+        token_endpoint: c.token_endpoint.clone().or(field("token_endpoint")?),
+        revocation_endpoint: c.revocation_endpoint.clone().or(field("revocation_endpoint")?),
+        ..c.clone()
+    };
+    let p = configured.provider(secret).ok_or_else(|| Error::Internal(format!("connection {:?}: the provider's metadata names no token or authorization endpoint", c.name)))?;
+    PROVIDERS.with(|m| m.borrow_mut().insert(c.name.clone(), (p.clone(), now + DISCOVERY_MS)));
+    Ok(p)
+}
+
+/// A request to a provider: through the SSRF guard with the connection's `privateHosts`, never
+/// redirected, never retried.
+fn call(c: &Connection, method: &str, url: &str, headers: Vec<(String, String)>, body: Option<String>) -> crate::upstream::HttpCall {
+    crate::upstream::HttpCall {
+        method: method.into(),
+        url: url.into(),
+        headers,
+        body,
+        timeout_ms: 15_000,
+        redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
+        retry: None,
+        private_upstreams: c.private_hosts.clone(),
+        trace: None,
+    }
+}
+
+async fn get_json(c: &Connection, url: &str) -> Result<Value, Error> {
+    match crate::edge::upstream::perform(&call(c, "GET", url, vec![("Accept".into(), "application/json".into())], None), 256 * 1024).await {
+        Upstream::Reply { status: 200..=299, body, .. } => serde_json::from_slice(&body).map_err(|_| Error::Internal(format!("{url} is not JSON"))),
+        Upstream::Reply { status, .. } => Err(Error::Internal(format!("{url} answered HTTP {status}"))),
+        Upstream::TimedOut { .. } => Err(Error::Internal(format!("{url} did not answer in time"))),
+        Upstream::Failed(why) => Err(Error::Internal(format!("{url} could not be reached: {why}"))),
+    }
+}
+
+/// POSTs a form to a provider; its answer read as a token (`refresh_token`: the one a refresh
+/// sent). Revocation answers are read the same way: 200 and nothing is success.
+pub(crate) async fn post(private_hosts: &[String], form: &Form, now_ms: u64, refresh_token: Option<&str>) -> Result<Token, TokenError> {
+    let mut headers = vec![("Content-Type".to_string(), "application/x-www-form-urlencoded".to_string()), ("Accept".to_string(), "application/json".to_string())];
+    if let Some(a) = &form.authorization {
+        headers.push(("Authorization".into(), a.clone()));
+    }
+    let http = crate::upstream::HttpCall {
+        method: "POST".into(),
+        url: form.url.clone(),
+        headers,
+        body: Some(form.body.clone()),
+        timeout_ms: 15_000,
+        redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
+        retry: None,
+        private_upstreams: private_hosts.to_vec(),
+        trace: None,
+    };
+    match crate::edge::upstream::perform(&http, 256 * 1024).await {
+        Upstream::Reply { status, body, .. } => flow::token_answer(status, &body, now_ms, refresh_token),
+        Upstream::TimedOut { .. } => Err(TokenError { error: "temporarily_unavailable".into(), description: Some("the provider did not answer in time".into()) }),
+        Upstream::Failed(why) => Err(TokenError { error: "temporarily_unavailable".into(), description: Some(format!("the provider could not be reached: {why}")) }),
+    }
 }

@@ -128,6 +128,15 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
         }
         return crate::edge::apart(crate::edge::worker::admin::serve(req, env, ctx, catalog, &url)).await;
     }
+    // Connections' pages: a browser's, signed in to the console.
+    if !catalog.connections.is_empty() {
+        crate::edge::connections::call::note_origin(&url.origin);
+        if crate::paths::answers(crate::paths::Owner::Connections, &url.path) {
+            admission::any_host_allowed(&req, env, catalog)?;
+            admission::per_address(&req, env, catalog).await?;
+            return crate::edge::apart(crate::edge::connections::pages::serve(req, env, catalog, &url)).await;
+        }
+    }
     // The status page: a browser's top-level navigation, which sends no Origin.
     if crate::console::serves(catalog, &url.path) && crate::edge::worker::console::takes(&req, &url.path) {
         return crate::edge::apart(crate::edge::worker::console::serve(req, env, catalog, &url)).await;

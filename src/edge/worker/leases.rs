@@ -94,7 +94,8 @@ async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body)
     let now = now_ms();
     let principal = envelope.principal.clone().unwrap_or_else(crate::auth::Principal::anonymous);
     let secret = |name: &str| crate::edge::secret(env, name);
-    let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now };
+    let connection = |name: &str| crate::edge::connections::cached(&principal.id, name);
+    let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now, connection: &connection };
     let message = Ok(message);
     let refusal = health::Refusal::watch(server, &message);
     let action = dispatch::handle(server, &mut lease.session, message, &environment);

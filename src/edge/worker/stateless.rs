@@ -42,7 +42,8 @@ pub async fn serve(server: &Arc<Server>, timeout_ms: u64, env: &Env, post: Post)
     // A session that lives for this request only: nothing is stored, nothing is shared.
     let mut session = Session::new("", server.route.as_str(), &post.version, serde_json::json!({}), serde_json::json!({}), now_ms());
     let secret = |name: &str| crate::edge::secret(env, name);
-    let environment = Environment { secret: &secret, route: &post.route, principal: &post.principal, now_ms: now_ms() };
+    let connection = |name: &str| crate::edge::connections::cached(&post.principal.id, name);
+    let environment = Environment { secret: &secret, route: &post.route, principal: &post.principal, now_ms: now_ms(), connection: &connection };
     let batch = post.body.batch;
     let mut actions: Vec<Action> = post
         .body
@@ -86,7 +87,8 @@ pub async fn serve_revision(server: &Arc<Server>, env: &Env, r: RevisionRequest)
     session.log_level = r.meta.log_level;
     session.belongs_to(&r.principal);
     let secret = |name: &str| crate::edge::secret(env, name);
-    let environment = Environment { secret: &secret, route: &r.route, principal: &r.principal, now_ms: now };
+    let connection = |name: &str| crate::edge::connections::cached(&r.principal.id, name);
+    let environment = Environment { secret: &secret, route: &r.route, principal: &r.principal, now_ms: now, connection: &connection };
     // Progress and log lines need a stream; anything else is one JSON body when allowed.
     let streams = r.request.params.as_ref().and_then(|p| p.get("_meta")).is_some_and(|m| m.get("progressToken").is_some()) || session.log_level.is_some();
     let framing = if r.json_ok && !streams { Framing::Json } else { r.framing };

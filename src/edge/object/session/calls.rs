@@ -101,7 +101,8 @@ impl McpSession {
     /// them, a legacy session's `initialize` renews the session, and changes are persisted.
     async fn dispatch_all(&self, server: &Arc<Server>, server_index: usize, mut session: Session, messages: Vec<jsonrpc::Parsed>, (route, principal): (&RouteParams, &Principal)) -> Result<(Session, Vec<Action>), Error> {
         let secret = |name: &str| crate::edge::secret(&self.env, name);
-        let env = Environment { secret: &secret, route, principal, now_ms: now_ms() };
+        let connection = |name: &str| crate::edge::connections::cached(&principal.id, name);
+        let env = Environment { secret: &secret, route, principal, now_ms: now_ms(), connection: &connection };
         let before = session.clone();
         let mut actions = Vec::with_capacity(messages.len());
         for message in messages {

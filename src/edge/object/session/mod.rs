@@ -134,6 +134,7 @@ impl McpSession {
             Op::CallStatus | Op::AttemptFailed | Op::Resolve | Op::Callback => apart(self.serve_result(&envelope, body)).await,
             // Objects of this class under other names.
             Op::OAuth => apart(authority::serve(&self.state, body)).await,
+            Op::Connection => apart(crate::edge::connections::store::serve(&self.state, &self.env, body)).await,
             Op::HealthFlush | Op::HealthRead | Op::MetricsRead => apart(health::serve((&self.state, &self.env), op, body)).await,
             Op::Live => apart(versions::serve(&self.state, body)).await,
             Op::ConnectionClient => apart(crate::edge::connections::discover::serve(&self.state, body)).await,

@@ -174,7 +174,8 @@ impl McpSession {
         let message = wrapped.get("message").map(Value::to_string).unwrap_or_default();
         let parsed = jsonrpc::parse_body(message.as_bytes(), false)?;
         let secret = |name: &str| crate::edge::secret(&self.env, name);
-        let env = Environment { secret: &secret, route, principal, now_ms: now };
+        let connection = |name: &str| crate::edge::connections::cached(&principal.id, name);
+        let env = Environment { secret: &secret, route, principal, now_ms: now, connection: &connection };
         let mut mutable = session.clone();
         let mut actions = Vec::new();
         for message in parsed.messages {

@@ -112,7 +112,8 @@ async fn start(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -
         return super::page(req, env, catalog, url, Some("This deployment has no authorization server to sign in with; use the admin token."), 404).await;
     }
     let key = signing_key(env).await?;
-    let login = Login { state: random(24)?, verifier: random(32)?, exp_ms: now_ms() + LOGIN_TTL_MS };
+    let back = url.query_param("return").and_then(|r| session::back(&r));
+    let login = Login { state: random(24)?, verifier: random(32)?, exp_ms: now_ms() + LOGIN_TTL_MS, back };
     let challenge = {
         use sha2::{Digest, Sha256};
         crate::base64::encode_url(&Sha256::digest(login.verifier.as_bytes()))
@@ -180,7 +181,7 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     let principal = Principal { upstream_token: None, ..principal };
     let session = Session { principal, via: Via::Grant(grant.id), exp_ms: grant.expires_ms };
     let cookies = [session_cookie(url, &session.seal(&key), grant.expires_ms.saturating_sub(now) / 1000), clear_login];
-    back_home(req, &cookies)
+    back_to(req, &cookies, login.back.as_deref().unwrap_or("/"))
 }
 
 /// `POST /console/signin`: the admin token from the page's form.
@@ -265,7 +266,15 @@ fn json_reply(status: u16, value: &Value) -> Result<Response, Error> {
 /// identity provider's site started, a browser would not send a `SameSite=Strict` cookie on the
 /// next one. A page of this origin that moves on by itself starts a navigation of its own.
 fn back_home(req: &Incoming, cookies: &[String]) -> Result<Response, Error> {
-    let body = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url=/\"><title>Signed in · mcp-edge</title></head>\
-                <body><p>Done. <a href=\"/\">Back to the console</a>.</p></body></html>";
-    super::respond(req, 200, crate::html::page_headers("", "'none'"), body.to_string(), cookies)
+    back_to(req, cookies, "/")
+}
+
+/// The page that moves on to `path` (this origin's: `/`, or a connect page).
+fn back_to(req: &Incoming, cookies: &[String], path: &str) -> Result<Response, Error> {
+    let to = crate::html::escape(path);
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={to}\"><title>Signed in · mcp-edge</title></head>\
+                <body><p>Done. <a href=\"{to}\">Go on</a>.</p></body></html>"
+    );
+    super::respond(req, 200, crate::html::page_headers("", "'none'"), body, cookies)
 }

@@ -263,7 +263,7 @@ fn preflight() -> Result<Response, Error> {
 }
 
 /// An HTML page with its headers, and cookies to set.
-fn html(status: u16, body: String, redirect_origin: Option<&str>, cookies: &[String]) -> Result<Response, Error> {
+pub(crate) fn html(status: u16, body: String, redirect_origin: Option<&str>, cookies: &[String]) -> Result<Response, Error> {
     let headers = Headers::new();
     for (name, value) in crate::oauth::page::headers(redirect_origin) {
         headers.set(name, &value)?;
