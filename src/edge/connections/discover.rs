@@ -22,7 +22,21 @@ use crate::weburl::WebUrl;
 const KEPT_MS: u64 = 3600 * 1000;
 
 thread_local! {
+    /// The public origin of the Worker's latest request (empty in an object that has seen none).
+    static ORIGIN: RefCell<String> = const { RefCell::new(String::new()) };
     static FOUND: RefCell<HashMap<String, (Provider, u64)>> = RefCell::new(HashMap::new());
+}
+
+pub(crate) fn note_origin(origin: &str) {
+    ORIGIN.with(|o| {
+        if *o.borrow() != origin {
+            *o.borrow_mut() = origin.to_string();
+        }
+    });
+}
+
+pub(crate) fn noted_origin() -> String {
+    ORIGIN.with(|o| o.borrow().clone())
 }
 
 /// Forgets what was found for connection `name`.
@@ -215,4 +229,48 @@ pub(crate) async fn serve(state: &::worker::State, body: &[u8]) -> Result<::work
         }
     };
     Ok(::worker::ResponseBuilder::new().with_status(200).fixed(answer.into_bytes()))
+}
+
+/// The URL of the first upstream MCP server that uses connection `name`, as its requests go.
+pub(crate) fn upstream_url(env: &::worker::Env, catalog: &crate::catalog::Catalog, name: &str) -> Option<String> {
+    catalog.servers.iter().find_map(|server| {
+        let source = server.upstreams.iter().find(|s| s.connection.as_deref() == Some(name))?;
+        // Rendered as its lists are read: with the deployment's secrets, no caller.
+        let bindings = crate::upstream::request::bindings(&source.request.secrets, &|n| crate::edge::secret(env, n), &[]);
+        source.request.render(&format!("upstream {:?}", source.name), &serde_json::Map::new(), &bindings).ok().map(|c| c.url)
+    })
+}
+
+/// The provider of `connection`: its configured endpoints, its issuer's metadata (RFC 8414 with
+/// the issuer's path inserted, else OpenID discovery; the `issuer` checked), or, with neither,
+/// the authorization server of the upstream MCP server that uses it (`provider`). `origin`:
+/// mcp-edge's own, where its client document and callback are (empty where none is known).
+pub(crate) async fn of(env: &::worker::Env, connection: &Connection, origin: &str) -> Result<Provider, Error> {
+    let name = &connection.name;
+    let secret = match &connection.client_secret {
+        Some(n) => Some(crate::edge::secret(env, n).ok_or_else(|| Error::Config(format!("connection {name:?} names the secret {n}, which is not set")))?),
+        None => None,
+    };
+    if let Some(provider) = connection.provider(secret.clone()) {
+        return Ok(provider);
+    }
+    let Some(issuer) = connection.issuer.as_deref() else {
+        let catalog = crate::edge::configured::base_catalog()?;
+        let url = upstream_url(env, &catalog, name).ok_or_else(|| failed(name, "no upstream MCP server uses it".into()))?;
+        return provider(env, connection, &url, origin).await;
+    };
+    let now = crate::edge::now_ms();
+    if let Some(found) = FOUND.with(|f| f.borrow().get(name).filter(|(_, until)| *until > now).map(|(p, _)| p.clone())) {
+        return Ok(found);
+    }
+    let server = server_metadata(issuer, &connection.private_hosts, false).await.map_err(|why| Error::Internal(format!("connection {name:?}: {why}")))?;
+    let discovered = Connection {
+        authorization_endpoint: connection.authorization_endpoint.clone().or(server.authorization_endpoint),
+        token_endpoint: connection.token_endpoint.clone().or(Some(server.token_endpoint)),
+        revocation_endpoint: connection.revocation_endpoint.clone().or(server.revocation_endpoint),
+        ..connection.clone()
+    };
+    let provider = discovered.provider(secret).ok_or_else(|| Error::Internal(format!("connection {name:?}: the provider's metadata names no authorization endpoint")))?;
+    FOUND.with(|f| f.borrow_mut().insert(name.clone(), (provider.clone(), now + KEPT_MS)));
+    Ok(provider)
 }

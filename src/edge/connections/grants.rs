@@ -117,19 +117,9 @@ pub(crate) fn forget(connection: &Connection, principal: &Principal, caller: Opt
     TOKENS.with(|t| t.borrow_mut().forget(owner, &key));
 }
 
-/// The URL of the first upstream MCP server that uses connection `name`, as its requests go.
-pub(crate) fn upstream_url(env: &::worker::Env, catalog: &crate::catalog::Catalog, name: &str) -> Option<String> {
-    catalog.servers.iter().find_map(|server| {
-        let source = server.upstreams.iter().find(|s| s.connection.as_deref() == Some(name))?;
-        // Rendered as its lists are read: with the deployment's secrets, no caller.
-        let bindings = crate::upstream::request::bindings(&source.request.secrets, &|n| crate::edge::secret(env, n), &[]);
-        source.request.render(&format!("upstream {:?}", source.name), &serde_json::Map::new(), &bindings).ok().map(|c| c.url)
-    })
-}
-
 /// The token of a `client_credentials` or `token_exchange` connection for `principal`'s call.
 pub(crate) async fn for_call(env: &::worker::Env, connection: &Connection, principal: &Principal) -> Result<Token, Error> {
-    let provider = super::provider(env, connection).await?;
+    let provider = super::discover::of(env, connection, "").await?;
     token(connection, &provider, principal, principal.caller_token.as_deref()).await
 }
 

@@ -28,12 +28,9 @@ use crate::upstream::reply::Upstream;
 const CACHE_MS: u64 = 5 * 60 * 1000;
 /// Tokens kept in an isolate at most: past it the cache starts again.
 const CACHE_ENTRIES: usize = 2_000;
-/// How long a provider's discovered endpoints are used before they are read again.
-const DISCOVERY_MS: u64 = 10 * 60 * 1000;
 
 thread_local! {
     static TOKENS: RefCell<HashMap<(String, String), (String, u64)>> = RefCell::new(HashMap::new());
-    static PROVIDERS: RefCell<HashMap<String, (Provider, u64)>> = RefCell::new(HashMap::new());
 }
 
 /// The token this isolate holds for `principal`'s `connection`, if still good: what templates
@@ -124,71 +121,10 @@ pub(crate) async fn keys(env: &Env) -> Result<Keys, Error> {
     })
 }
 
-/// The connection's provider: its configured endpoints, or those its issuer's metadata names
-/// (OpenID Connect discovery, else RFC 8414), read through the SSRF guard and cached.
+/// The connection's provider: its configured endpoints, those its issuer's metadata names, or
+/// the upstream MCP server's (`discover::of`).
 pub(crate) async fn provider(env: &Env, c: &Connection) -> Result<Provider, Error> {
-    let secret = c.client_secret.as_deref().map(|name| crate::edge::secret(env, name).ok_or_else(|| Error::Config(format!("connection {:?} names the secret {name}, which is not set", c.name)))).transpose()?;
-    if let Some(p) = c.provider(secret.clone()) {
-        return Ok(p);
-    }
-    let Some(issuer) = &c.issuer else {
-        // Neither endpoints nor an issuer: the upstream MCP server that uses it names it.
-        let catalog = crate::edge::configured::base_catalog()?;
-        let url = grants::upstream_url(env, &catalog, &c.name).ok_or_else(|| Error::Internal(format!("connection {:?}: no upstream MCP server uses it, so it has no provider", c.name)))?;
-        return discover::provider(env, c, &url, &call::noted_origin()).await;
-    };
-    let now = crate::edge::now_ms();
-    if let Some(p) = PROVIDERS.with(|m| m.borrow().get(&c.name).filter(|(_, until)| *until > now).map(|(p, _)| p.clone())) {
-        return Ok(p);
-    }
-    let mut doc = None;
-    for well_known in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
-        if let Ok(d) = get_json(c, &format!("{issuer}{well_known}")).await {
-            doc = Some(d);
-            break;
-        }
-    }
-    let doc = doc.ok_or_else(|| Error::Internal(format!("connection {:?}: the provider {issuer} publishes no metadata", c.name)))?;
-    if doc.get("issuer").and_then(Value::as_str).map(|i| i.trim_end_matches('/')) != Some(issuer.as_str()) {
-        return Err(Error::Internal(format!("connection {:?}: the provider's metadata names another issuer", c.name)));
-    }
-    let field = |name: &str| -> Result<Option<String>, Error> {
-        doc.get(name).and_then(Value::as_str).map(|e| crate::oauth::signin::discovered_endpoint(issuer, e, &c.private_hosts).map_err(Error::Internal)).transpose()
-    };
-    let configured = Connection {
-        authorization_endpoint: c.authorization_endpoint.clone().or(field("authorization_endpoint")?),
-        token_endpoint: c.token_endpoint.clone().or(field("token_endpoint")?),
-        revocation_endpoint: c.revocation_endpoint.clone().or(field("revocation_endpoint")?),
-        ..c.clone()
-    };
-    let p = configured.provider(secret).ok_or_else(|| Error::Internal(format!("connection {:?}: the provider's metadata names no token or authorization endpoint", c.name)))?;
-    PROVIDERS.with(|m| m.borrow_mut().insert(c.name.clone(), (p.clone(), now + DISCOVERY_MS)));
-    Ok(p)
-}
-
-/// A request to a provider: through the SSRF guard with the connection's `privateHosts`, never
-/// redirected, never retried.
-fn call(c: &Connection, method: &str, url: &str, headers: Vec<(String, String)>, body: Option<String>) -> crate::upstream::HttpCall {
-    crate::upstream::HttpCall {
-        method: method.into(),
-        url: url.into(),
-        headers,
-        body,
-        timeout_ms: 15_000,
-        redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
-        retry: None,
-        private_upstreams: c.private_hosts.clone(),
-        trace: None,
-    }
-}
-
-async fn get_json(c: &Connection, url: &str) -> Result<Value, Error> {
-    match crate::edge::upstream::perform(&call(c, "GET", url, vec![("Accept".into(), "application/json".into())], None), 256 * 1024).await {
-        Upstream::Reply { status: 200..=299, body, .. } => serde_json::from_slice(&body).map_err(|_| Error::Internal(format!("{url} is not JSON"))),
-        Upstream::Reply { status, .. } => Err(Error::Internal(format!("{url} answered HTTP {status}"))),
-        Upstream::TimedOut { .. } => Err(Error::Internal(format!("{url} did not answer in time"))),
-        Upstream::Failed(why) => Err(Error::Internal(format!("{url} could not be reached: {why}"))),
-    }
+    discover::of(env, c, &discover::noted_origin()).await
 }
 
 /// POSTs a form to a provider; its answer read as a token (`refresh_token`: the one a refresh
