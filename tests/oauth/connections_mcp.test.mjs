@@ -157,3 +157,14 @@ test('abuse: a foreign resource, a foreign issuer, a private authorization serve
   // registration is the good one's.
   assert.equal(as.registrations(), 1);
 });
+
+test("mcp-edge's Client ID Metadata Document names itself and the connections' callback, on the request's origin", async () => {
+  const res = await fetch(new URL('/connections/client.json', worker.origin));
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /^application\/json/);
+  const doc = await res.json();
+  assert.equal(doc.client_id, `${worker.origin}/connections/client.json`);
+  assert.deepEqual(doc.redirect_uris, [`${worker.origin}/connections/callback`]);
+  assert.equal(doc.token_endpoint_auth_method, 'none');
+  assert.deepEqual(doc.grant_types, ['authorization_code', 'refresh_token']);
+});
