@@ -63,6 +63,52 @@ pub fn token_exchange(e: &Exchange<'_>) -> Vec<(String, String)> {
     scoped(form, e.scopes, e.resource)
 }
 
+/// Where a grant's token is kept: its owner (the principal, or the deployment for client
+/// credentials) and its key; and the subject token an exchange trades.
+pub struct Place<'a> {
+    pub owner: String,
+    pub key: String,
+    pub subject: Option<&'a str>,
+}
+
+/// The place of `connection`'s token for `principal`. An exchange trades the identity
+/// provider's token the principal signed in with, or the caller's own credential; its key has
+/// the subject's digest, so that another credential of the same caller is exchanged anew, never
+/// answered with a token made for the first.
+pub fn place<'a>(connection: &super::Connection, principal: &'a crate::auth::Principal) -> Result<Place<'a>, String> {
+    use super::{Grant, SubjectToken};
+    let name = &connection.name;
+    match (connection.grant, &connection.exchange) {
+        (Grant::ClientCredentials, _) => Ok(Place { owner: String::new(), key: name.clone(), subject: None }),
+        (Grant::TokenExchange, Some(settings)) => {
+            if principal.id.is_empty() || principal.id == crate::auth::ANONYMOUS {
+                return Err("an anonymous caller has no token to exchange".into());
+            }
+            let subject = match settings.subject_token {
+                SubjectToken::IdentityProvider => principal.upstream_token.as_deref().ok_or("the caller did not sign in through an identity provider, so there is no token to exchange")?,
+                SubjectToken::Caller => principal.caller_token.as_deref().ok_or("the caller presented no bearer credential to exchange")?,
+            };
+            Ok(Place { owner: principal.id.clone(), key: format!("{name}\n{}", crate::oauth::digest(subject)), subject: Some(subject) })
+        }
+        _ => Err("its tokens come from the connect page".into()),
+    }
+}
+
+/// The token request's form for `connection` at `provider`, for the token kept at `place`.
+pub fn form(connection: &super::Connection, provider: &super::Provider, place: &Place<'_>) -> Vec<(String, String)> {
+    match (place.subject, &connection.exchange) {
+        (Some(subject), Some(settings)) => token_exchange(&Exchange {
+            subject_token: subject,
+            subject_token_type: subject_type(subject),
+            audience: settings.audience.as_deref(),
+            resource: provider.resource.as_deref(),
+            scopes: &provider.scopes,
+            requested_token_type: settings.requested_token_type.as_deref(),
+        }),
+        _ => client_credentials(&provider.scopes, provider.resource.as_deref()),
+    }
+}
+
 /// A token endpoint request: the headers and the form body, with the client authenticated as
 /// the provider says (HTTP Basic with form-encoded parts, RFC 6749 §2.3.1; or in the form).
 pub fn token_request(provider: &super::Provider, mut form: Vec<(String, String)>) -> (Vec<(String, String)>, String) {
@@ -205,6 +251,51 @@ mod tests {
         let refused = token_response(400, br#"{"error":"invalid_grant","error_description":"bad\nthing"}"#, 0).unwrap_err();
         assert_eq!(refused, "the token endpoint answered HTTP 400: invalid_grant badthing");
         assert!(token_response(200, br#"{"token_type":"Bearer"}"#, 0).is_err());
+    }
+
+    fn connection(grant: &str, subject: Option<&str>) -> crate::connections::Connection {
+        use crate::connections::{AuthMethod, Connection, Exchange, Grant, SubjectToken};
+        let exchange = subject.map(|s| Exchange { subject_token: if s == "caller" { SubjectToken::Caller } else { SubjectToken::IdentityProvider }, audience: Some("https://api".into()), requested_token_type: None });
+        Connection {
+            name: "c".into(),
+            title: "C".into(),
+            grant: Grant::parse(grant).unwrap(),
+            issuer: None,
+            authorization_endpoint: None,
+            token_endpoint: Some("https://sts/token".into()),
+            revocation_endpoint: None,
+            client_id: Some("id".into()),
+            client_secret: Some("S".into()),
+            auth_method: AuthMethod::ClientSecretBasic,
+            scopes: vec![],
+            pkce: true,
+            resource: None,
+            extra: vec![],
+            private_hosts: vec![],
+            exchange,
+        }
+    }
+
+    #[test]
+    fn each_grant_keeps_its_token_in_its_place_and_trades_the_right_subject() {
+        let mut alice = crate::auth::Principal::new("jwt:https://idp", "alice", vec![]);
+        alice.caller_token = Some("alice.jwt.sig".into());
+        alice.upstream_token = Some("idp-access-token".into());
+        let cc = place(&connection("client_credentials", None), &alice).unwrap();
+        assert_eq!((cc.owner.as_str(), cc.key.as_str(), cc.subject), ("", "c", None), "the deployment's, whoever calls");
+        let caller = place(&connection("token_exchange", Some("caller")), &alice).unwrap();
+        assert_eq!((caller.owner.as_str(), caller.subject), ("jwt:https://idp:alice", Some("alice.jwt.sig")));
+        let idp = place(&connection("token_exchange", Some("identityProvider")), &alice).unwrap();
+        assert_eq!(idp.subject, Some("idp-access-token"));
+        assert_ne!(caller.key, idp.key, "another subject, another token");
+        let bob = crate::auth::Principal::new("jwt:https://idp", "bob", vec![]);
+        assert!(place(&connection("token_exchange", Some("caller")), &bob).err().unwrap_or_default().contains("no bearer credential"));
+        assert!(place(&connection("token_exchange", Some("identityProvider")), &bob).err().unwrap_or_default().contains("identity provider"));
+        assert!(place(&connection("token_exchange", Some("caller")), &crate::auth::Principal::anonymous()).err().unwrap_or_default().contains("anonymous"));
+        let provider = connection("token_exchange", Some("caller")).provider(Some("s".into())).unwrap();
+        let sent = form(&connection("token_exchange", Some("caller")), &provider, &caller);
+        assert_eq!(value(&sent, "subject_token"), Some("alice.jwt.sig"));
+        assert_eq!(value(&sent, "audience"), Some("https://api"));
     }
 
     #[test]

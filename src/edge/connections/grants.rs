@@ -18,8 +18,6 @@ const PRINCIPALS: usize = 512;
 const PER_PRINCIPAL: usize = 8;
 /// How long a token whose answer gave no `expires_in` is kept.
 const UNDATED_MS: u64 = 300_000;
-/// The owner of client credentials tokens: the deployment (no principal id is empty).
-const DEPLOYMENT: &str = "";
 
 thread_local! {
     static TOKENS: RefCell<Cache<Token>> = const { RefCell::new(Cache::new(PRINCIPALS, PER_PRINCIPAL)) };
@@ -29,51 +27,14 @@ fn failed(name: &str, why: impl std::fmt::Display) -> Error {
     Error::Internal(format!("connection {name:?}: {why}"))
 }
 
-/// Where the token comes from, and under which owner and key it is kept.
-struct Ask {
-    owner: String,
-    key: String,
-    form: Vec<(String, String)>,
-}
-
-fn ask(connection: &Connection, provider: &Provider, principal: &Principal, caller: Option<&str>) -> Result<Ask, Error> {
-    let name = &connection.name;
-    match connection.grant {
-        Grant::ClientCredentials => Ok(Ask { owner: DEPLOYMENT.into(), key: name.clone(), form: exchange::client_credentials(&provider.scopes, provider.resource.as_deref()) }),
-        Grant::TokenExchange => {
-            let settings = connection.exchange.as_ref().ok_or_else(|| failed(name, "it has no exchange settings"))?;
-            let subject = match settings.subject_token {
-                SubjectToken::IdentityProvider => principal.upstream_token.as_deref().ok_or_else(|| failed(name, "the caller did not sign in through an identity provider, so there is no token to exchange"))?,
-                SubjectToken::Caller => caller.ok_or_else(|| failed(name, "the caller presented no bearer credential to exchange"))?,
-            };
-            if principal.id.is_empty() || principal.id == crate::auth::ANONYMOUS {
-                return Err(failed(name, "an anonymous caller has no token to exchange"));
-            }
-            let form = exchange::token_exchange(&exchange::Exchange {
-                subject_token: subject,
-                subject_token_type: exchange::subject_type(subject),
-                audience: settings.audience.as_deref(),
-                resource: provider.resource.as_deref(),
-                scopes: &provider.scopes,
-                requested_token_type: settings.requested_token_type.as_deref(),
-            });
-            // Keyed by the subject token's digest too: another credential of the same caller is
-            // exchanged anew, never answered with a token made for the first.
-            Ok(Ask { owner: principal.id.clone(), key: format!("{name}\n{}", crate::oauth::digest(subject)), form })
-        }
-        Grant::AuthorizationCode => Err(failed(name, "its tokens come from the connect page")),
-    }
-}
-
 /// The token of a `client_credentials` or `token_exchange` connection for this call.
-/// `caller`: the bearer credential the caller presented, for `subjectToken: "caller"`.
-pub(crate) async fn token(connection: &Connection, provider: &Provider, principal: &Principal, caller: Option<&str>) -> Result<Token, Error> {
-    let ask = ask(connection, provider, principal, caller)?;
+pub(crate) async fn token(connection: &Connection, provider: &Provider, principal: &Principal) -> Result<Token, Error> {
+    let place = exchange::place(connection, principal).map_err(|why| failed(&connection.name, why))?;
     let now = crate::edge::now_ms();
-    if let Some(token) = TOKENS.with(|t| t.borrow_mut().get(&ask.owner, &ask.key, now)) {
+    if let Some(token) = TOKENS.with(|t| t.borrow_mut().get(&place.owner, &place.key, now)) {
         return Ok(token);
     }
-    let (headers, body) = exchange::token_request(provider, ask.form);
+    let (headers, body) = exchange::token_request(provider, exchange::form(connection, provider, &place));
     let call = crate::upstream::HttpCall {
         method: "POST".into(),
         url: provider.token_endpoint.clone(),
@@ -99,28 +60,21 @@ pub(crate) async fn token(connection: &Connection, provider: &Provider, principa
         failed(&connection.name, why)
     })?;
     let until = token.expires_at_ms.unwrap_or(now + UNDATED_MS);
-    TOKENS.with(|t| t.borrow_mut().put(&ask.owner, &ask.key, token.clone(), until));
+    TOKENS.with(|t| t.borrow_mut().put(&place.owner, &place.key, token.clone(), until));
     Ok(token)
 }
 
 /// Forgets the token this call used: the upstream refused it.
-pub(crate) fn forget(connection: &Connection, principal: &Principal, caller: Option<&str>) {
-    let owner = if connection.grant == Grant::ClientCredentials { DEPLOYMENT } else { principal.id.as_str() };
-    let subject = connection.exchange.as_ref().and_then(|e| match e.subject_token {
-        SubjectToken::IdentityProvider => principal.upstream_token.as_deref(),
-        SubjectToken::Caller => caller,
-    });
-    let key = match (connection.grant, subject) {
-        (Grant::TokenExchange, Some(subject)) => format!("{}\n{}", connection.name, crate::oauth::digest(subject)),
-        _ => connection.name.clone(),
-    };
-    TOKENS.with(|t| t.borrow_mut().forget(owner, &key));
+pub(crate) fn forget(connection: &Connection, principal: &Principal) {
+    if let Ok(place) = exchange::place(connection, principal) {
+        TOKENS.with(|t| t.borrow_mut().forget(&place.owner, &place.key));
+    }
 }
 
 /// The token of a `client_credentials` or `token_exchange` connection for `principal`'s call.
 pub(crate) async fn for_call(env: &::worker::Env, connection: &Connection, principal: &Principal) -> Result<Token, Error> {
     let provider = super::discover::of(env, connection, "").await?;
-    token(connection, &provider, principal, principal.caller_token.as_deref()).await
+    token(connection, &provider, principal).await
 }
 
 /// The deployment's bearer for reading the lists of upstream MCP server `source`, when its
@@ -137,7 +91,7 @@ pub(crate) async fn listing_bearer(env: &::worker::Env, catalog: &crate::catalog
 /// Forgets the deployment's token the lists of `source` were read with: it was refused.
 pub(crate) fn listing_refused(catalog: &crate::catalog::Catalog, source: &crate::upstream::mcp::Source) {
     if let Some(connection) = source.connection.as_ref().and_then(|name| catalog.connections.iter().find(|c| &c.name == name)) {
-        forget(connection, &Principal::anonymous(), None);
+        forget(connection, &Principal::anonymous());
     }
 }
 

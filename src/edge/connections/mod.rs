@@ -81,7 +81,7 @@ async fn fetch(env: &Env, catalog: &Catalog, principal: &Principal, name: &str, 
     // Tokens without a browser: the deployment's, or the caller's exchanged (`grants`).
     if c.grant != crate::connections::Grant::AuthorizationCode {
         if force {
-            grants::forget(c, principal, principal.caller_token.as_deref());
+            grants::forget(c, principal);
         }
         let token = grants::for_call(env, c, principal).await?;
         remember(&principal.id, name, &token);
