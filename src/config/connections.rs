@@ -143,11 +143,16 @@ fn connection(c: ConnectionConfig, path: &str, oauth: bool) -> Result<Connection
 /// own, and a server whose users need a principal has an auth that yields one.
 pub fn users(servers: &[std::sync::Arc<Server>], connections: &[Connection]) -> Result<(), ConfigError> {
     for (i, server) in servers.iter().enumerate() {
-        let tools = server.tools.iter().enumerate().filter(|(_, t)| t.curation.is_none()).map(|(j, t)| (format!("tools[{j}]"), t.connection.as_deref(), true));
+        let taken = server.endpoints.iter().find(|(route, _)| crate::paths::answers(crate::paths::Owner::Connections, route.as_str()));
+        if let Some((route, _)) = taken.filter(|_| !connections.is_empty()) {
+            return Err(ConfigError::at(format!("servers[{i}].route"), format!("{} is under {}, which the connections' pages answer", route.as_str(), crate::paths::CONNECTIONS)));
+        }
+        // An alias (`include`) calls as its source does: its server must say who calls too.
+        let tools = server.tools.iter().enumerate().map(|(j, t)| (if t.curation.is_some() { "include".to_string() } else { format!("tools[{j}]") }, t.connection.as_deref(), true));
         let upstreams = server.upstreams.iter().enumerate().map(|(j, u)| (format!("upstreams[{j}]"), u.connection.as_deref(), false));
         for (at, name, tool) in tools.chain(upstreams) {
             let Some(name) = name else { continue };
-            let at = format!("servers[{i}].{at}.auth.connection");
+            let at = if at == "include" { format!("servers[{i}].include") } else { format!("servers[{i}].{at}.auth.connection") };
             let Some(c) = connections.iter().find(|c| c.name == name) else {
                 return Err(ConfigError::at(at, format!("unknown connection {name:?}: not in the top-level \"connections\"")));
             };
@@ -229,6 +234,8 @@ mod tests {
         for (text, want) in cases {
             assert_eq!(err(&text), want);
         }
+        let taken = config(GITHUB, ok_auth, "null", "{}").replace(r#""name":"s","version":"1","#, r#""name":"s","version":"1","route":"/connections/mcp","#);
+        assert_eq!(err(&taken), "servers[0].route: /connections/mcp is under /connections, which the connections' pages answer");
         // Per-user connections need the authorization server: its sign-in is the connect page's.
         let without_oauth = config(GITHUB, ok_auth, "null", "{}").replace(&format!("{OAUTH},"), "");
         assert_eq!(err(&without_oauth), "connections[0].grant: a per-user connection needs the top-level \"oauth\" section: the connect page signs the browser in through the console's sign-in");

@@ -36,6 +36,8 @@ pub struct Viewer<'a> {
     pub notice: Option<&'a str>,
     /// When the page is drawn: the access rules that read the time decide what it lists.
     pub now_ms: u64,
+    /// The deployment has per-user connections: a signed-in viewer gets a link to theirs.
+    pub connections: bool,
 }
 
 impl Viewer<'_> {
@@ -50,8 +52,9 @@ pub fn bar(viewer: &Viewer<'_>) -> String {
     match viewer.session {
         Some(s) => {
             let role = if s.is_admin() { " <span class=\"badge admin\">admin</span>" } else { "" };
+            let mine = if viewer.connections { format!("<a id=\"my-connections\" href=\"{}\">My connections</a>", crate::paths::CONNECTIONS) } else { String::new() };
             out.push_str(&format!(
-                "<span>Signed in as <strong>{}</strong>{role}</span><form method=\"post\" action=\"{CONSOLE_SIGNOUT}\"><button class=\"quiet\">Sign out</button></form>",
+                "<span>Signed in as <strong>{}</strong>{role}</span>{mine}<form method=\"post\" action=\"{CONSOLE_SIGNOUT}\"><button class=\"quiet\">Sign out</button></form>",
                 escape(s.name())
             ));
         }

@@ -200,4 +200,13 @@ mod tests {
         assert!(from_console(Some("null"), Some("same-origin"), own));
         assert!(!from_console(Some("null"), Some("cross-site"), own));
     }
+
+    #[test]
+    fn a_sign_in_goes_back_only_to_a_connections_page() {
+        assert_eq!(back("/connections/github/connect?state=a.b").as_deref(), Some("/connections/github/connect?state=a.b"));
+        assert_eq!(back("/connections").as_deref(), Some("/connections"));
+        for hostile in ["https://evil.test/connections", "//evil.test/connections", "/connections//evil.test", "/connections\\evil", "/console", "/connections/x\r\nSet-Cookie: a=b", "/connections#x"] {
+            assert_eq!(back(hostile), None, "{hostile}");
+        }
+    }
 }

@@ -16,7 +16,9 @@
 //!   uses it too), `upstream` (the fetch), `streams` and `writer` (a response's stream and the
 //!   messages written to it), `http` (a reply's headers and body); and `deferred` (queued and
 //!   callback calls), `outbox` (replies kept for the client's next stream), `mcp` (upstream MCP
-//!   servers: their tool lists, sessions and calls), `health` (each call's outcome counted in the
+//!   servers: their tool lists, sessions and calls), `connections` (each principal's tokens of
+//!   the connections its calls use, the connect page, and a call that waits for its user to
+//!   connect), `health` (each call's outcome counted in the
 //!   isolate, around the call by its callers, flushed to the `health` object), `telemetry`
 //!   (spans made, queued in the isolate and sent to the OTLP collector after the reply), `ids` (fresh ids,
 //!   random tokens and nonces), `rescue` (what a trap interrupted, answered), `redaction` (the

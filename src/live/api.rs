@@ -38,6 +38,9 @@ pub enum Route {
     Decide(String, String, String, bool),
     /// `/audit`: the audit log, newest first, a page at a time.
     Audit,
+    /// `/connections/{name}/{principal}`: a principal's connection, removed (`DELETE`):
+    /// revoked at its provider, then forgotten.
+    Connection(String, String),
 }
 
 /// The route a path names; `None` for anything else under the prefix (a 404).
@@ -58,6 +61,7 @@ pub fn route(path: &str) -> Option<Route> {
         ["pins"] => Some(Route::Pins),
         ["pins", server, upstream, tool, decision @ ("approve" | "reject")] => Some(Route::Decide(server.to_string(), upstream.to_string(), tool.to_string(), *decision == "approve")),
         ["audit"] => Some(Route::Audit),
+        ["connections", name, principal] => Some(Route::Connection(name.to_string(), principal.to_string())),
         _ => None,
     }
 }

@@ -60,9 +60,11 @@ export async function startIdp() {
     },
     /** Creates the provider with the client's redirect URIs; the client authenticates at the
      *  token endpoint with `tokenEndpointAuthMethod` (`client_secret_basic` by default, the one
-     *  every OAuth server must support; oidc-provider allows one method per client). */
-    configure({ redirectUris, tokenEndpointAuthMethod = 'client_secret_basic', clientId = IDP_CLIENT_ID, clientSecret = IDP_CLIENT_SECRET }) {
+     *  every OAuth server must support; oidc-provider allows one method per client); `options` are
+     *  more of the provider's settings (`features` and `ttl` merged into the defaults). */
+    configure({ redirectUris, tokenEndpointAuthMethod = 'client_secret_basic', clientId = IDP_CLIENT_ID, clientSecret = IDP_CLIENT_SECRET, options = {} }) {
       provider = new Provider(issuer, {
+        ...options,
         clients: [
           {
             client_id: clientId,
@@ -88,6 +90,7 @@ export async function startIdp() {
         features: {
           devInteractions: { enabled: true },
           userinfo: { enabled: true },
+          ...options.features,
         },
         // S256 only, as OAuth 2.1 asks; required for public clients (the provider's default),
         // checked for a confidential one whenever it sends a challenge.
@@ -95,7 +98,7 @@ export async function startIdp() {
         // Fixed cookie keys: the signed interaction cookies survive nothing but this process anyway.
         cookies: { keys: ['oauth-tests-cookie-key'] },
         // Fixed lifetimes (seconds), which also keeps the provider from noting each default it used.
-        ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 3600, Grant: 3600, RefreshToken: 3600 },
+        ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 3600, Grant: 3600, RefreshToken: 3600, ...options.ttl },
         // Userinfo and the id_token carry the claims the scopes grant (not only `sub`), whoever reads them.
         conformIdTokenClaims: false,
       });

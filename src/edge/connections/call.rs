@@ -35,8 +35,8 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
     let catalog = crate::edge::live::served().map_err(|e| failure(call, &e.message()))?;
     let connection = super::connection(&catalog, &c.name).map_err(|e| failure(call, &e.message()))?;
     let title = connection.title.clone();
-    // The deployment's token (client credentials) needs no one in particular.
-    if connection.grant.per_principal() && (c.principal.id == crate::auth::ANONYMOUS || c.principal.id.starts_with("token:")) {
+    let per_user = connection.grant.per_principal();
+    if per_user && (c.principal.id == crate::auth::ANONYMOUS || c.principal.id.starts_with("token:")) {
         return Err(refusal(call, format!("This tool acts with each user's own {title} account, and this caller is not a signed-in user.")));
     }
     if super::token(&env, &catalog, &c.principal, &c.name).await.map_err(|e| failure(call, &e.message()))?.is_some() {

@@ -69,6 +69,14 @@ pub async fn serve(req: Incoming, env: &Env, ctx: &Context, catalog: &Catalog, u
             return respond(200, &parse::<Value>(&crate::edge::apart(crate::edge::limits::state(std::iter::once(&**server), &principal)).await?)?, version);
         }
         (method, route @ (Route::Pins | Route::Audit | Route::Decide(..))) => return respond_text(200, super::pins::serve((env, ctx), catalog, &who, (method, route, &url.query), body.unwrap_or_default()).await?, version),
+        (Method::Delete, Route::Connection(name, principal)) => {
+            if !catalog.connections.iter().any(|c| c.name == name) {
+                return Err(AdminError::not_found(format!("no connection is named {name:?}")).into());
+            }
+            let removed = crate::edge::apart(crate::edge::connections::pages::remove(env, catalog, &principal, &name)).await?;
+            return respond(200, &serde_json::json!({"removed": removed}), version);
+        }
+        (_, Route::Connection(..)) => return Err(AdminError::method_not_allowed("DELETE").into()),
         (Method::Get, route) => return read(env, file, version, &layer, route).await,
         (Method::Put, Route::Server(server)) => (server, Edit::ReplaceServer(body.unwrap_or_default())),
         (Method::Delete, Route::Server(server)) => (server, Edit::ResetServer),
@@ -241,7 +249,7 @@ async fn read(env: &Env, file: &Value, version: u64, layer: &Layer, route: Route
         Route::Entry(name, kind, entry) => edit::entry(file, layer, &name, kind, &entry).cloned().ok_or_else(|| missing(format!("{name:?} has no {} called {entry:?}", kind.field())))?,
         Route::Versions => parse(&live::ask(env, &Command::History).await?)?,
         Route::Version(n) => parse(&live::ask(env, &Command::Get { version: n }).await?)?,
-        Route::Rollback(_) | Route::Health | Route::Limits(..) | Route::Pins | Route::Audit | Route::Decide(..) => return Err(AdminError::method_not_allowed("POST").into()),
+        Route::Rollback(_) | Route::Health | Route::Limits(..) | Route::Pins | Route::Audit | Route::Decide(..) | Route::Connection(..) => return Err(AdminError::method_not_allowed("POST").into()),
     };
     respond(200, &body, version)
 }

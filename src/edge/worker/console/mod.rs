@@ -61,7 +61,7 @@ fn script(req: &Incoming, path: &str) -> Result<Response, Error> {
 pub async fn page(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl, notice: Option<&str>, status: u16) -> Result<Response, Error> {
     let session = signin::session(req, env, catalog).await?;
     let ways = Ways { oauth: catalog.oauth.is_some(), token: crate::edge::live::admin_token(env).is_some() };
-    let mut viewer = Viewer { session: session.as_ref(), ways, admin: None, notice, now_ms: crate::edge::now_ms() };
+    let mut viewer = Viewer { session: session.as_ref(), ways, admin: None, notice, now_ms: crate::edge::now_ms(), connections: catalog.connections.iter().any(|c| c.grant == crate::connections::Grant::AuthorizationCode) };
     let headers = crate::console::page::headers(&url.origin);
     let body = match session::seen(&catalog.console, session.as_ref()) {
         Seen::SignIn | Seen::Refused => {
