@@ -109,46 +109,6 @@ pub fn form(connection: &super::Connection, provider: &super::Provider, place: &
     }
 }
 
-/// A token endpoint request: the headers and the form body, with the client authenticated as
-/// the provider says (HTTP Basic with form-encoded parts, RFC 6749 §2.3.1; or in the form).
-pub fn token_request(provider: &super::Provider, mut form: Vec<(String, String)>) -> (Vec<(String, String)>, String) {
-    use super::AuthMethod;
-    let encode = |v: &str| {
-        let mut out = String::new();
-        crate::upstream::template::percent_encode(&mut out, v, &[]);
-        out
-    };
-    let mut headers = vec![("Content-Type".to_string(), "application/x-www-form-urlencoded".to_string()), ("Accept".to_string(), "application/json".to_string())];
-    match (provider.auth_method, &provider.client_secret) {
-        (AuthMethod::ClientSecretBasic, Some(secret)) => {
-            let basic = crate::base64::encode(format!("{}:{}", encode(&provider.client_id), encode(secret)).as_bytes());
-            headers.push(("Authorization".into(), format!("Basic {basic}")));
-        }
-        (AuthMethod::ClientSecretPost, Some(secret)) => {
-            form.push(("client_id".into(), provider.client_id.clone()));
-            form.push(("client_secret".into(), secret.clone()));
-        }
-        _ => form.push(("client_id".into(), provider.client_id.clone())),
-    }
-    let body = form.iter().map(|(k, v)| format!("{}={}", encode(k), encode(v))).collect::<Vec<_>>().join("&");
-    (headers, body)
-}
-
-/// A token endpoint's answer (RFC 6749 §5.1), or its error in words (§5.2): never the body
-/// itself, which may hold a token.
-pub fn token_response(status: u16, body: &[u8], now_ms: u64) -> Result<super::Token, String> {
-    let doc: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-    let text = |name: &str| doc.get(name).and_then(serde_json::Value::as_str).map(str::to_string);
-    if !(200..300).contains(&status) {
-        let error = text("error").unwrap_or_else(|| "no OAuth error".into());
-        let described: String = text("error_description").unwrap_or_default().chars().filter(|c| !c.is_control()).take(200).collect();
-        return Err(format!("the token endpoint answered HTTP {status}: {error} {described}").trim_end().to_string());
-    }
-    let access_token = text("access_token").filter(|t| !t.is_empty()).ok_or("the token endpoint's answer has no access_token")?;
-    let expires_at_ms = doc.get("expires_in").and_then(serde_json::Value::as_u64).map(|s| now_ms.saturating_add(s.saturating_mul(1000)));
-    Ok(super::Token { access_token, refresh_token: text("refresh_token"), expires_at_ms, scope: text("scope"), token_type: text("token_type").unwrap_or_else(|| "Bearer".into()) })
-}
-
 /// One owner's entries: key, value, and until when it may be used, least recently used first.
 type Entries<T> = VecDeque<(String, T, u64)>;
 
@@ -236,21 +196,6 @@ mod tests {
         assert_eq!((value(&form, "audience"), value(&form, "scope"), value(&form, "resource")), (Some("api"), Some("read"), None));
         assert_eq!(subject_type("opaque-token"), ACCESS_TOKEN_TYPE);
         assert_eq!(subject_type("a.b.c d"), ACCESS_TOKEN_TYPE);
-    }
-
-    #[test]
-    fn token_requests_authenticate_the_client() {
-        let provider = crate::connections::Provider { authorization_endpoint: String::new(), token_endpoint: "https://as/token".into(), revocation_endpoint: None, client_id: "c 1".into(), client_secret: Some("s&2".into()), auth_method: crate::connections::AuthMethod::ClientSecretBasic, scopes: vec![], resource: None, extra: vec![] };
-        let (headers, body) = token_request(&provider, client_credentials(&[], Some("https://mcp/x")));
-        assert!(headers.iter().any(|(n, v)| n == "Authorization" && v == &format!("Basic {}", crate::base64::encode(b"c%201:s%262"))));
-        assert_eq!(body, "grant_type=client_credentials&resource=https%3A%2F%2Fmcp%2Fx");
-        let post = crate::connections::Provider { auth_method: crate::connections::AuthMethod::ClientSecretPost, ..provider };
-        assert!(token_request(&post, vec![]).1.contains("client_secret=s%262"));
-        let token = token_response(200, br#"{"access_token":"at","expires_in":60,"token_type":"Bearer"}"#, 1000).unwrap();
-        assert_eq!((token.access_token.as_str(), token.expires_at_ms), ("at", Some(61_000)));
-        let refused = token_response(400, br#"{"error":"invalid_grant","error_description":"bad\nthing"}"#, 0).unwrap_err();
-        assert_eq!(refused, "the token endpoint answered HTTP 400: invalid_grant badthing");
-        assert!(token_response(200, br#"{"token_type":"Bearer"}"#, 0).is_err());
     }
 
     fn connection(grant: &str, subject: Option<&str>) -> crate::connections::Connection {

@@ -5,16 +5,22 @@
 use serde_json::{json, Value};
 
 /// How mcp-edge is known to an authorization server, as kept in `connection-client:<name>`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Registered {
     /// The authorization server it is registered at.
     pub issuer: String,
     pub client_id: String,
     /// DCR's secret for a confidential client (client credentials); none for a public one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<String>,
     /// `client_secret_basic`, `client_secret_post` or `none`.
     pub auth_method: String,
+}
+
+impl Registered {
+    /// As the object keeps it: DCR's own member names, and the issuer (`response` reads it back).
+    pub fn to_json(&self) -> String {
+        json!({"issuer": self.issuer, "client_id": self.client_id, "client_secret": self.client_secret, "token_endpoint_auth_method": self.auth_method}).to_string()
+    }
 }
 
 /// The Client ID Metadata Document mcp-edge serves at `client_id` (an https URL on its origin):
@@ -51,13 +57,16 @@ pub fn request(redirect_uri: &str, per_user: bool, scope: Option<&str>) -> Strin
     body.to_string()
 }
 
-/// The DCR answer (RFC 7591 §3.2.1): the client id, and its secret when one was issued.
-pub fn response(body: &[u8], issuer: &str) -> Result<Registered, String> {
+/// The DCR answer (RFC 7591 §3.2.1): the client id, and its secret when one was issued; or a
+/// registration as `Registered::to_json` keeps it (`issuer` `None`: the one it names).
+pub fn response(body: &[u8], issuer: Option<&str>) -> Result<Registered, String> {
     let doc: Value = serde_json::from_slice(body).map_err(|_| "its registration answer is not JSON".to_string())?;
-    let client_id = doc.get("client_id").and_then(Value::as_str).filter(|id| !id.is_empty()).ok_or("its registration answer has no client_id")?;
-    let client_secret = doc.get("client_secret").and_then(Value::as_str).map(str::to_string);
-    let auth_method = doc.get("token_endpoint_auth_method").and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| if client_secret.is_some() { "client_secret_basic".into() } else { "none".into() });
-    Ok(Registered { issuer: issuer.to_string(), client_id: client_id.to_string(), client_secret, auth_method })
+    let text = |name: &str| doc.get(name).and_then(Value::as_str).filter(|v| !v.is_empty()).map(str::to_string);
+    let client_id = text("client_id").ok_or("its registration answer has no client_id")?;
+    let client_secret = text("client_secret");
+    let auth_method = text("token_endpoint_auth_method").unwrap_or_else(|| if client_secret.is_some() { "client_secret_basic".into() } else { "none".into() });
+    let issuer = issuer.map(str::to_string).or_else(|| text("issuer")).unwrap_or_default();
+    Ok(Registered { issuer, client_id, client_secret, auth_method })
 }
 
 #[cfg(test)]
@@ -83,9 +92,10 @@ mod tests {
         let confidential: Value = serde_json::from_slice(request("https://e/cb", false, None).as_bytes()).unwrap();
         assert_eq!(confidential["grant_types"][0], "client_credentials");
         assert!(confidential.get("redirect_uris").is_none());
-        let got = response(br#"{"client_id":"abc","client_secret":"s3"}"#, "https://as").unwrap();
+        let got = response(br#"{"client_id":"abc","client_secret":"s3"}"#, Some("https://as")).unwrap();
         assert_eq!((got.client_id.as_str(), got.client_secret.as_deref(), got.auth_method.as_str()), ("abc", Some("s3"), "client_secret_basic"));
-        assert!(response(br#"{"client_secret":"s3"}"#, "https://as").is_err());
-        assert!(response(b"<html>", "https://as").is_err());
+        assert_eq!(response(got.to_json().as_bytes(), None).unwrap(), got, "kept and read back");
+        assert!(response(br#"{"client_secret":"s3"}"#, Some("https://as")).is_err());
+        assert!(response(b"<html>", Some("https://as")).is_err());
     }
 }

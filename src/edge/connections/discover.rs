@@ -117,14 +117,14 @@ async fn server_metadata(issuer: &str, private_hosts: &[String], pkce_required: 
 async fn kept_registration(env: &::worker::Env, name: &str, issuer: &str) -> Option<Registered> {
     let mut answer = crate::edge::object::registry::call(env, &format!("connection-client:{name}"), Op::ConnectionClient, 0, None, String::new()).await.ok()?;
     let bytes = answer.bytes().await.ok()?;
-    serde_json::from_slice::<Registered>(&bytes).ok().filter(|r| r.issuer == issuer)
+    register::response(&bytes, None).ok().filter(|r| r.issuer == issuer)
 }
 
 async fn keep_registration(env: &::worker::Env, name: &str, registered: &Registered) -> Result<Registered, String> {
-    let text = serde_json::to_string(registered).map_err(|e| e.to_string())?;
+    let text = registered.to_json();
     let mut answer = crate::edge::object::registry::call(env, &format!("connection-client:{name}"), Op::ConnectionClient, 0, None, text).await.map_err(|e| e.message())?;
     let bytes = answer.bytes().await.map_err(|e| e.to_string())?;
-    serde_json::from_slice(&bytes).map_err(|_| "the registration store's answer is unreadable".into())
+    register::response(&bytes, None).map_err(|_| "the registration store's answer is unreadable".into())
 }
 
 async fn registration(env: &::worker::Env, connection: &Connection, server: &ServerMetadata, origin: &str, scope: Option<&str>) -> Result<Registered, String> {
@@ -153,7 +153,7 @@ async fn registration(env: &::worker::Env, connection: &Connection, server: &Ser
     let headers = vec![("Content-Type".into(), "application/json".into()), ("Accept".into(), "application/json".into())];
     let request = call("POST", endpoint, headers, Some(register::request(&redirect, per_user, scope)), &connection.private_hosts);
     let fresh = match crate::edge::upstream::perform(&request, MAX_METADATA_BYTES).await {
-        Upstream::Reply { status: 200 | 201, body, truncated_at: None, .. } => register::response(&body, &server.issuer)?,
+        Upstream::Reply { status: 200 | 201, body, truncated_at: None, .. } => register::response(&body, Some(&server.issuer))?,
         Upstream::Reply { status, .. } => return Err(format!("its registration endpoint answered HTTP {status}")),
         Upstream::TimedOut { .. } => return Err("its registration endpoint did not answer in time".into()),
         Upstream::Failed(why) => return Err(format!("its registration endpoint could not be reached: {why}")),
@@ -222,8 +222,7 @@ pub(crate) async fn serve(state: &::worker::State, body: &[u8]) -> Result<::work
         Some(text) => text,
         None if body.is_empty() => "null".into(),
         None => {
-            let fresh: Registered = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("a registration: {e}")))?;
-            let text = serde_json::to_string(&fresh).map_err(|e| Error::Internal(e.to_string()))?;
+            let text = register::response(body, None).map_err(Error::InvalidRequest)?.to_json();
             storage.put("client", text.clone()).await?;
             text
         }

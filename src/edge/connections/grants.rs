@@ -34,12 +34,15 @@ pub(crate) async fn token(connection: &Connection, provider: &Provider, principa
     if let Some(token) = TOKENS.with(|t| t.borrow_mut().get(&place.owner, &place.key, now)) {
         return Ok(token);
     }
-    let (headers, body) = exchange::token_request(provider, exchange::form(connection, provider, &place));
+    let owned = exchange::form(connection, provider, &place);
+    let form = crate::connections::flow::form(provider, &provider.token_endpoint, owned.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect());
+    let mut headers = vec![("Content-Type".to_string(), "application/x-www-form-urlencoded".to_string()), ("Accept".to_string(), "application/json".to_string())];
+    headers.extend(form.authorization.map(|a| ("Authorization".to_string(), a)));
     let call = crate::upstream::HttpCall {
         method: "POST".into(),
-        url: provider.token_endpoint.clone(),
+        url: form.url,
         headers,
-        body: Some(body),
+        body: Some(form.body),
         timeout_ms: 10_000,
         redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
         retry: None,
@@ -47,7 +50,7 @@ pub(crate) async fn token(connection: &Connection, provider: &Provider, principa
         trace: None,
     };
     let token = match crate::edge::upstream::perform(&call, 64 * 1024).await {
-        Upstream::Reply { status, body, truncated_at: None, .. } => exchange::token_response(status, &body, now),
+        Upstream::Reply { status, body, truncated_at: None, .. } => crate::connections::flow::token_answer(status, &body, now, None).map_err(|e| format!("the token endpoint refused: {e}")),
         Upstream::Reply { .. } => Err("the token endpoint's answer is too large".into()),
         Upstream::TimedOut { .. } => Err("the token endpoint did not answer in time".into()),
         Upstream::Failed(why) => Err(format!("the token endpoint could not be reached: {why}")),
