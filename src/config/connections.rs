@@ -36,23 +36,7 @@ fn connection(c: ConnectionConfig, path: &str, oauth: bool) -> Result<Connection
         return Err(at("grant", "a per-user connection needs the top-level \"oauth\" section: the connect page signs the browser in through the console's sign-in".into()));
     }
     hosts(&c.private_hosts, &format!("{path}.privateHosts"))?;
-    // Read by the one URL parser: http only for a listed host, compared parsed.
-    let url = |field: &str, value: Option<String>| -> Result<Option<String>, ConfigError> {
-        let Some(value) = value else { return Ok(None) };
-        let parsed = WebUrl::parse(&value).map_err(|why| at(field, why))?;
-        let allowed = match (parsed.scheme(), parsed.host()) {
-            ("https", Some(_)) => true,
-            ("http", Some(host)) => listed(&c.private_hosts, host),
-            _ => false,
-        };
-        if !allowed {
-            return Err(at(field, format!("{value:?} must be an https URL (http only for a host in privateHosts)")));
-        }
-        if parsed.has_credentials() || parsed.fragment().is_some() {
-            return Err(at(field, format!("{value:?} may not carry user info or a fragment")));
-        }
-        Ok(Some(value))
-    };
+    let url = |field: &str, value: Option<String>| value.map(|v| endpoint(&v, &c.private_hosts).map(|()| v).map_err(|why| at(field, why))).transpose();
     let issuer = url("issuer", c.issuer)?.map(|i| i.trim_end_matches('/').to_string());
     let authorization_endpoint = url("authorizationEndpoint", c.authorization_endpoint)?;
     let token_endpoint = url("tokenEndpoint", c.token_endpoint)?;
@@ -137,6 +121,24 @@ fn connection(c: ConnectionConfig, path: &str, oauth: bool) -> Result<Connection
         private_hosts: c.private_hosts,
         exchange,
     })
+}
+
+/// Why a provider's URL is refused, if it is: read by the one URL parser, https (http only for
+/// a host in `privateHosts`, compared parsed), no user info or fragment.
+fn endpoint(value: &str, private_hosts: &[String]) -> Result<(), String> {
+    let parsed = WebUrl::parse(value)?;
+    let allowed = match (parsed.scheme(), parsed.host()) {
+        ("https", Some(_)) => true,
+        ("http", Some(host)) => listed(private_hosts, host),
+        _ => false,
+    };
+    if !allowed {
+        return Err(format!("{value:?} must be an https URL (http only for a host in privateHosts)"));
+    }
+    if parsed.has_credentials() || parsed.fragment().is_some() {
+        return Err(format!("{value:?} may not carry user info or a fragment"));
+    }
+    Ok(())
 }
 
 /// Each server's users of a connection: the connection exists, a tool's has a provider of its

@@ -3,9 +3,9 @@
 //! RFC 7009 revocation, each with the client authenticated as configured, and a token
 //! endpoint's answer: a token (RFC 6749 §5.1) or its error (§5.2).
 
-use serde::Deserialize;
+use serde_json::Value;
 
-use super::{AuthMethod, Provider, Token};
+use super::{text, AuthMethod, Provider, Token};
 use crate::oauth::encode;
 
 /// A POST to a provider's endpoint: `application/x-www-form-urlencoded`, with the client's
@@ -116,48 +116,27 @@ impl std::fmt::Display for TokenError {
     }
 }
 
-#[derive(Deserialize)]
-struct Answer {
-    access_token: Option<String>,
-    token_type: Option<String>,
-    expires_in: Option<serde_json::Value>,
-    refresh_token: Option<String>,
-    scope: Option<String>,
-    error: Option<String>,
-    error_description: Option<String>,
-}
-
 /// A token endpoint's answer read: JSON (RFC 6749 §5.1), or a form (what GitHub sends unless
 /// asked for JSON). An `error` member is a refusal whatever the status (GitHub answers 200).
 /// `refresh_token`: the one a refresh used, kept when the answer names no new one (§6).
 pub fn token_answer(status: u16, body: &[u8], now_ms: u64, refresh_token: Option<&str>) -> Result<Token, TokenError> {
     let bad = |why: &str| TokenError { error: "invalid_response".into(), description: Some(format!("{why} (HTTP {status})")) };
-    let answer: Answer = if body.first() == Some(&b'{') {
-        serde_json::from_slice(body).map_err(|_| bad("the token endpoint's answer is not a token"))?
-    } else {
-        let pairs = crate::oauth::form(std::str::from_utf8(body).unwrap_or_default());
-        let get = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-        Answer {
-            access_token: get("access_token"),
-            token_type: get("token_type"),
-            expires_in: get("expires_in").map(serde_json::Value::String),
-            refresh_token: get("refresh_token"),
-            scope: get("scope"),
-            error: get("error"),
-            error_description: get("error_description"),
-        }
+    // What a form answers (GitHub's default) read as the JSON would be: every value a string.
+    let answer: Value = match body.first() {
+        Some(b'{') => serde_json::from_slice(body).map_err(|_| bad("the token endpoint's answer is not a token"))?,
+        _ => Value::Object(crate::oauth::form(std::str::from_utf8(body).unwrap_or_default()).into_iter().map(|(k, v)| (k, Value::String(v))).collect()),
     };
-    if let Some(error) = answer.error {
-        return Err(TokenError { error, description: answer.error_description });
+    if let Some(error) = text(&answer, "error") {
+        return Err(TokenError { error, description: text(&answer, "error_description") });
     }
-    let access_token = answer.access_token.filter(|t| !t.is_empty() && (200..300).contains(&status)).ok_or_else(|| bad("the token endpoint answered no access_token"))?;
-    let expires_in = answer.expires_in.and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())));
+    let access_token = text(&answer, "access_token").filter(|t| !t.is_empty() && (200..300).contains(&status)).ok_or_else(|| bad("the token endpoint answered no access_token"))?;
+    let expires_in = answer.get("expires_in").and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())));
     Ok(Token {
         access_token,
-        refresh_token: answer.refresh_token.or_else(|| refresh_token.map(str::to_string)),
+        refresh_token: text(&answer, "refresh_token").or_else(|| refresh_token.map(str::to_string)),
         expires_at_ms: expires_in.map(|s| now_ms.saturating_add(s.saturating_mul(1000))),
-        scope: answer.scope,
-        token_type: answer.token_type.unwrap_or_else(|| "Bearer".into()),
+        scope: text(&answer, "scope"),
+        token_type: text(&answer, "token_type").unwrap_or_else(|| "Bearer".into()),
     })
 }
 

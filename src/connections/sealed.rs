@@ -4,9 +4,9 @@
 //! connection, until when), and the `state` a provider carries back (encrypted: it holds the
 //! PKCE verifier and the browser's binding).
 
-use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::Token;
+use super::{members, text, Token};
 use crate::signing::{seal, unseal};
 
 /// How long a connect link works: long enough to read a message and sign in.
@@ -73,20 +73,14 @@ fn decrypt(keys: &Keys, purpose: &str, aad: &str, sealed: &str) -> Option<Vec<u8
 }
 
 /// What the principal's object keeps per connection, before it is sealed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Record {
-    #[serde(rename = "a")]
     pub access_token: String,
-    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<String>,
-    #[serde(rename = "x", default, skip_serializing_if = "Option::is_none")]
     pub expires_at_ms: Option<u64>,
-    #[serde(rename = "s", default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
-    #[serde(rename = "t", default)]
     pub token_type: String,
     /// When the user connected: the console shows it.
-    #[serde(rename = "c", default)]
     pub since_ms: u64,
 }
 
@@ -102,11 +96,20 @@ impl Record {
     /// Sealed for `principal`'s object under `connection`: moved to another principal or
     /// connection, it no longer opens.
     pub fn seal(&self, keys: &Keys, nonce: [u8; 12], principal: &str, connection: &str) -> String {
-        encrypt(keys, "token", nonce, &format!("{principal}\n{connection}"), serde_json::to_string(self).unwrap_or_default().as_bytes())
+        let plain = members(vec![
+            ("a", Value::from(self.access_token.as_str())),
+            ("r", Value::from(self.refresh_token.clone())),
+            ("x", Value::from(self.expires_at_ms)),
+            ("s", Value::from(self.scope.clone())),
+            ("t", Value::from(self.token_type.as_str())),
+            ("c", Value::from(self.since_ms)),
+        ]);
+        encrypt(keys, "token", nonce, &format!("{principal}\n{connection}"), plain.to_string().as_bytes())
     }
 
     pub fn open(keys: &Keys, sealed: &str, principal: &str, connection: &str) -> Option<Record> {
-        serde_json::from_slice(&decrypt(keys, "token", &format!("{principal}\n{connection}"), sealed)?).ok()
+        let v: Value = serde_json::from_slice(&decrypt(keys, "token", &format!("{principal}\n{connection}"), sealed)?).ok()?;
+        Some(Record { access_token: text(&v, "a")?, refresh_token: text(&v, "r"), expires_at_ms: v.get("x").and_then(Value::as_u64), scope: text(&v, "s"), token_type: text(&v, "t").unwrap_or_default(), since_ms: v.get("c").and_then(Value::as_u64).unwrap_or_default() })
     }
 
     /// Whether it was sealed with a key other than the current one: it is sealed again.
@@ -122,26 +125,24 @@ impl Record {
 
 /// A connect link's claims: the principal it was made for, the connection, the URL-mode
 /// elicitation it answers, until when it works.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
-    #[serde(rename = "p")]
     pub principal: String,
-    #[serde(rename = "c")]
     pub connection: String,
-    #[serde(rename = "e")]
     pub elicitation: String,
-    #[serde(rename = "x")]
     pub expires_ms: u64,
 }
 
 impl Link {
     pub fn seal(&self, keys: &Keys) -> String {
-        seal(&keys.link_key(), LINK_PURPOSE, serde_json::to_string(self).unwrap_or_default().as_bytes())
+        let plain = members(vec![("p", Value::from(self.principal.as_str())), ("c", Value::from(self.connection.as_str())), ("e", Value::from(self.elicitation.as_str())), ("x", Value::from(self.expires_ms))]);
+        seal(&keys.link_key(), LINK_PURPOSE, plain.to_string().as_bytes())
     }
 
     /// The link's claims if it is ours, for `connection`, and not stale.
     pub fn open(keys: &Keys, sealed: &str, connection: &str, now_ms: u64) -> Option<Link> {
-        let link: Link = serde_json::from_slice(&unseal(&keys.link_key(), LINK_PURPOSE, sealed)?).ok()?;
+        let v: Value = serde_json::from_slice(&unseal(&keys.link_key(), LINK_PURPOSE, sealed)?).ok()?;
+        let link = Link { principal: text(&v, "p")?, connection: text(&v, "c")?, elicitation: text(&v, "e")?, expires_ms: v.get("x")?.as_u64()? };
         (link.connection == connection && link.expires_ms > now_ms).then_some(link)
     }
 }
@@ -149,30 +150,33 @@ impl Link {
 /// The `state` of an authorization request, which the provider carries back to the callback:
 /// encrypted, as it holds the PKCE verifier; `browser` is also in a cookie of the browser that
 /// consented, and `nonce` is claimed once in the principal's object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct State {
-    #[serde(rename = "p")]
     pub principal: String,
-    #[serde(rename = "c")]
     pub connection: String,
-    #[serde(rename = "e")]
     pub elicitation: String,
-    #[serde(rename = "v", default, skip_serializing_if = "Option::is_none")]
     pub verifier: Option<String>,
-    #[serde(rename = "b")]
     pub browser: String,
-    #[serde(rename = "x")]
     pub expires_ms: u64,
 }
 
 impl State {
     pub fn seal(&self, keys: &Keys, nonce: [u8; 12]) -> String {
-        encrypt(keys, "state", nonce, "state", serde_json::to_string(self).unwrap_or_default().as_bytes())
+        let plain = members(vec![
+            ("p", Value::from(self.principal.as_str())),
+            ("c", Value::from(self.connection.as_str())),
+            ("e", Value::from(self.elicitation.as_str())),
+            ("v", Value::from(self.verifier.clone())),
+            ("b", Value::from(self.browser.as_str())),
+            ("x", Value::from(self.expires_ms)),
+        ]);
+        encrypt(keys, "state", nonce, "state", plain.to_string().as_bytes())
     }
 
     /// The state if it is ours and not stale; the caller checks the browser and claims it.
     pub fn open(keys: &Keys, sealed: &str, now_ms: u64) -> Option<State> {
-        let state: State = serde_json::from_slice(&decrypt(keys, "state", "state", sealed)?).ok()?;
+        let v: Value = serde_json::from_slice(&decrypt(keys, "state", "state", sealed)?).ok()?;
+        let state = State { principal: text(&v, "p")?, connection: text(&v, "c")?, elicitation: text(&v, "e")?, verifier: text(&v, "v"), browser: text(&v, "b")?, expires_ms: v.get("x")?.as_u64()? };
         (state.expires_ms > now_ms).then_some(state)
     }
 }

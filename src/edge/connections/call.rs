@@ -5,7 +5,9 @@
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
+
+use crate::connections::members;
 use worker::Delay;
 
 use crate::connections::sealed::{Link, LINK_TTL_MS};
@@ -39,19 +41,19 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
     if per_user && (c.principal.id == crate::auth::ANONYMOUS || c.principal.id.starts_with("token:")) {
         return Err(refusal(call, format!("This tool acts with each user's own {title} account, and this caller is not a signed-in user.")));
     }
-    if super::token(&env, &catalog, &c.principal, &c.name).await.map_err(|e| failure(call, &e.message()))?.is_some() {
+    if crate::edge::apart(super::token(&env, &catalog, &c.principal, &c.name)).await.map_err(|e| failure(call, &e.message()))?.is_some() {
         return again(ctx, call);
     }
     let elicitation = crate::edge::ids::random(16).map_err(|e| failure(call, &e.message()))?;
-    let keys = super::keys(&env).await.map_err(|e| failure(call, &e.message()))?;
+    let keys = crate::edge::apart(super::keys(&env)).await.map_err(|e| failure(call, &e.message()))?;
     let link = Link { principal: c.principal.id.clone(), connection: c.name.clone(), elicitation: elicitation.clone(), expires_ms: crate::edge::now_ms() + LINK_TTL_MS };
     let origin = ctx.home.map(|h| h.origin.clone()).unwrap_or_else(super::discover::noted_origin);
     let url = format!("{origin}{}", crate::paths::connect(&c.name, &link.seal(&keys)));
     let message = format!("Connect your {title} account to mcp-edge, so that {} can act as you there.", call.label());
     let takes_urls = ctx.session.client_capabilities.get("elicitation").and_then(|e| e.get("url")).is_some();
-    let params = json!({"mode": "url", "elicitationId": elicitation, "url": url, "message": message});
+    let params = members(vec![("mode", Value::from("url")), ("elicitationId", Value::from(elicitation.as_str())), ("url", Value::from(url.as_str())), ("message", Value::from(message))]);
     if takes_urls && ctx.inputs.is_some() && ctx.out.is_some() && !ctx.session.is_ephemeral() {
-        let answered = ask(ctx, Method::ElicitationCreate, params, WAIT_MS).await;
+        let answered = crate::edge::apart(ask(ctx, Method::ElicitationCreate, params, WAIT_MS)).await;
         let accepted = matches!(&answered, Ok(Ok(a)) if a.get("action").and_then(Value::as_str) == Some("accept"));
         if !accepted {
             return Err(refusal(call, format!("This tool needs your {title} account, which is not connected. To connect it, open {url}")));
@@ -59,9 +61,9 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
         let since = crate::edge::now_ms();
         while crate::edge::now_ms() < since + WAIT_MS {
             Delay::from(Duration::from_millis(POLL_MS)).await;
-            if let Ok(Some(_)) = super::token(&env, &catalog, &c.principal, &c.name).await {
+            if let Ok(Some(_)) = crate::edge::apart(super::token(&env, &catalog, &c.principal, &c.name)).await {
                 if let Some(out) = ctx.out {
-                    out.send(&jsonrpc::notification(Method::ElicitationComplete, json!({"elicitationId": elicitation}))).await;
+                    out.send(&jsonrpc::notification(Method::ElicitationComplete, members(vec![("elicitationId", Value::from(elicitation.as_str()))]))).await;
                 }
                 return again(ctx, call);
             }
@@ -69,8 +71,8 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
         return Err(refusal(call, format!("Your {title} account was not connected in time. To connect it, open {url}")));
     }
     if takes_urls {
-        let data = json!({"elicitations": [params]});
-        return Err(json!({"jsonrpc": "2.0", "id": call.id, "error": {"code": URL_ELICITATION_REQUIRED, "message": "This request requires more information.", "data": data}}).to_string());
+        let error = members(vec![("code", Value::from(URL_ELICITATION_REQUIRED)), ("message", Value::from("This request requires more information.")), ("data", members(vec![("elicitations", Value::Array(vec![params]))]))]);
+        return Err(members(vec![("jsonrpc", Value::from("2.0")), ("id", call.id.clone()), ("error", error)]).to_string());
     }
     Err(refusal(call, format!("This tool needs your {title} account, which is not connected. Open this link in a browser where you can sign in as yourself, connect, then call the tool again: {url}")))
 }
@@ -81,14 +83,14 @@ pub(crate) async fn refreshed(ctx: &CallContext<'_>, call: &PendingCall) -> Opti
     let c = call.connection.as_deref().filter(|c| c.token.is_some())?;
     let env = crate::edge::kept_env()?;
     let catalog = crate::edge::live::served().ok()?;
-    match super::refreshed(&env, &catalog, &c.principal, &c.name).await {
+    match crate::edge::apart(super::refreshed(&env, &catalog, &c.principal, &c.name)).await {
         Ok(Some(_)) => Some(again(ctx, call)),
         Ok(None) => {
             let mut unconnected = call.clone();
             if let Some(c) = unconnected.connection.as_mut() {
                 c.token = None;
             }
-            Some(ready(ctx, &unconnected).await)
+            Some(crate::edge::apart(ready(ctx, &unconnected)).await)
         }
         Err(_) => None,
     }

@@ -87,10 +87,10 @@ async fn fetch(env: &Env, catalog: &Catalog, principal: &Principal, name: &str, 
         remember(&principal.id, name, &token);
         return Ok(Some(token));
     }
-    let provider = provider(env, c).await?;
+    let provider = crate::edge::apart(provider(env, c)).await?;
     let command = Command::Get { principal: principal.id.clone(), connection: name.into(), provider: Some(provider), private_hosts: c.private_hosts.clone(), force, now_ms: crate::edge::now_ms() };
-    let answer = ask(env, &principal.id, &command).await?;
-    let token: Option<Token> = crate::edge::worker::oauth::answered(answer.get("token"));
+    let answer = crate::edge::apart(ask(env, &principal.id, &command)).await?;
+    let token = answer.get("token").and_then(Token::from_json);
     if let Some(t) = &token {
         remember(&principal.id, name, t);
     }
@@ -99,7 +99,7 @@ async fn fetch(env: &Env, catalog: &Catalog, principal: &Principal, name: &str, 
 
 /// One command to the principal's object, and its answer.
 pub(crate) async fn ask(env: &Env, principal: &str, command: &Command) -> Result<Value, Error> {
-    let body = serde_json::to_string(command).map_err(|e| Error::Internal(e.to_string()))?;
+    let body = command.to_json();
     let (status, text) = crate::edge::object::registry::ask(env, &crate::connections::object(principal), crate::envelope::Op::Connection, 0, body).await?;
     if status != 200 {
         return Err(Error::Internal(format!("the connections store answered HTTP {status}")));
@@ -112,7 +112,7 @@ pub(crate) async fn ask(env: &Env, principal: &str, command: &Command) -> Result
 /// with `CONNECTIONS_KEY_PREVIOUS`, and the signing key's, so that setting or rotating the key
 /// loses no connection.
 pub(crate) async fn keys(env: &Env) -> Result<Keys, Error> {
-    let signing = crate::edge::worker::oauth::signing_key(env).await?;
+    let signing = crate::edge::apart(crate::edge::worker::oauth::signing_key(env)).await?;
     let own = crate::edge::secret(env, crate::keys::CONNECTIONS_KEY).filter(|k| !k.is_empty());
     let previous = crate::edge::secret(env, crate::keys::CONNECTIONS_KEY_PREVIOUS).filter(|k| !k.is_empty()).map(String::into_bytes);
     Ok(match own {

@@ -14,6 +14,7 @@ use crate::connections::{flow, page, Command, Grant};
 use crate::edge::http::Incoming;
 use crate::edge::worker::console::signin::{from_console, session};
 use crate::edge::worker::oauth::{html, redirect};
+use crate::edge::apart;
 use crate::error::Error;
 use crate::head::RequestUrl;
 use crate::paths::{CONNECTIONS, CONNECTIONS_CALLBACK};
@@ -63,18 +64,18 @@ async fn connect(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl,
     if decision.is_some() && !from_console(req, url) {
         return refuse(403, "Not connected", "This form was sent from another site, and nothing was done.");
     }
-    let keys = super::keys(env).await?;
+    let keys = apart(super::keys(env)).await?;
     let now = crate::edge::now_ms();
     let Some(link) = url.query_param("state").and_then(|s| Link::open(&keys, &s, name, now)) else {
         return refuse(400, "This link does not work", "This connect link is not valid, or it has expired. Call the tool again for a new one.");
     };
-    let Some(signed_in) = session(req, env, catalog).await? else {
+    let Some(signed_in) = apart(session(req, env, catalog)).await? else {
         return sign_in(url);
     };
     if !crate::auth::same_secret(&signed_in.principal.id, &link.principal) {
         return refuse(403, "This link is someone else's", "This connect link was made for another account. Sign out, sign in as the person who called the tool, and open the link again.");
     }
-    let provider = super::provider(env, c).await?;
+    let provider = apart(super::provider(env, c)).await?;
     let provider_origin = crate::weburl::WebUrl::parse(&provider.authorization_endpoint).map(|u| u.origin()).map_err(Error::Internal)?;
     match decision {
         None => {
@@ -103,7 +104,7 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     let field = |name: &str| crate::oauth::single(&pairs, name).ok().flatten().map(str::to_string);
     let clear = crate::auth::set_cookie(BROWSER_COOKIE, "", 0, https(url), "Lax");
     let failed = |status: u16, message: String| html(status, page::refused("Not connected", &message), None, std::slice::from_ref(&clear));
-    let keys = super::keys(env).await?;
+    let keys = apart(super::keys(env)).await?;
     let now = crate::edge::now_ms();
     let Some(state) = field("state").and_then(|s| State::open(&keys, &s, now)) else {
         return failed(400, "This answer carries no valid state, or it took too long. Call the tool again for a new link.".into());
@@ -113,12 +114,12 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
         return failed(400, "This connection was not started in this browser. Open the connect link again.".into());
     }
     // Cross-site, the console's cookie does not come along; when it does, it is the same person.
-    if let Some(s) = session(req, env, catalog).await? {
+    if let Some(s) = apart(session(req, env, catalog)).await? {
         if !crate::auth::same_secret(&s.principal.id, &state.principal) {
             return failed(403, "This connection was started for another account than the one signed in.".into());
         }
     }
-    let claimed = super::ask(env, &state.principal, &Command::Claim { nonce: crate::oauth::digest(&state.browser), until_ms: state.expires_ms, now_ms: now }).await?;
+    let claimed = apart(super::ask(env, &state.principal, &Command::Claim { nonce: crate::oauth::digest(&state.browser), until_ms: state.expires_ms, now_ms: now })).await?;
     if claimed.get("claimed").and_then(Value::as_bool) != Some(true) {
         return failed(400, "This answer was used already.".into());
     }
@@ -129,23 +130,23 @@ async fn callback(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
         return failed(400, "The provider's answer carries no code.".into());
     };
     let c = super::connection(catalog, &state.connection)?;
-    let provider = super::provider(env, c).await?;
+    let provider = apart(super::provider(env, c)).await?;
     let redirect_uri = format!("{}{CONNECTIONS_CALLBACK}", url.origin);
-    let token = match super::post(&c.private_hosts, &flow::code_form(&provider, &code, &redirect_uri, state.verifier.as_deref()), now, None).await {
+    let token = match apart(super::post(&c.private_hosts, &flow::code_form(&provider, &code, &redirect_uri, state.verifier.as_deref()), now, None)).await {
         Ok(t) => t,
         Err(e) => return failed(400, format!("The provider refused the code: {}", e.error)),
     };
-    super::ask(env, &state.principal, &Command::Put { principal: state.principal.clone(), connection: c.name.clone(), token, now_ms: now }).await?;
+    apart(super::ask(env, &state.principal, &Command::Put { principal: state.principal.clone(), connection: c.name.clone(), token, now_ms: now })).await?;
     super::forget(&state.principal, &c.name);
     html(200, page::connected(&c.title), None, &[clear])
 }
 
 /// `GET /connections`: the signed-in user's connections.
 async fn list(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) -> Result<Response, Error> {
-    let Some(signed_in) = session(req, env, catalog).await? else {
+    let Some(signed_in) = apart(session(req, env, catalog)).await? else {
         return sign_in(url);
     };
-    let answer = super::ask(env, &signed_in.principal.id, &Command::List { principal: signed_in.principal.id.clone() }).await?;
+    let answer = apart(super::ask(env, &signed_in.principal.id, &Command::List { principal: signed_in.principal.id.clone() })).await?;
     let held: Vec<Value> = answer.get("connections").and_then(Value::as_array).cloned().unwrap_or_default();
     let rows: Vec<page::Row<'_>> = catalog
         .connections
@@ -169,7 +170,7 @@ async fn disconnect(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestU
     if !from_console(req, url) {
         return refuse(403, "Not disconnected", "This form was sent from another site, and nothing was done.");
     }
-    let Some(signed_in) = session(req, env, catalog).await? else {
+    let Some(signed_in) = apart(session(req, env, catalog)).await? else {
         return sign_in(url);
     };
     remove(env, catalog, &signed_in.principal.id, name).await?;
@@ -180,9 +181,9 @@ async fn disconnect(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestU
 /// revocation endpoint, then forgotten. The user's Disconnect and the admin API both come here.
 pub(crate) async fn remove(env: &Env, catalog: &Catalog, principal: &str, name: &str) -> Result<bool, Error> {
     let c = super::connection(catalog, name)?;
-    let answer = super::ask(env, principal, &Command::Delete { principal: principal.into(), connection: name.into() }).await?;
+    let answer = apart(super::ask(env, principal, &Command::Delete { principal: principal.into(), connection: name.into() })).await?;
     super::forget(principal, name);
-    let Some(token) = crate::edge::worker::oauth::answered::<crate::connections::Token>(answer.get("token")) else { return Ok(false) };
+    let Some(token) = answer.get("token").and_then(crate::connections::Token::from_json) else { return Ok(false) };
     if let Some(form) = super::provider(env, c).await.ok().and_then(|p| flow::revoke_form(&p, &token)) {
         // A provider that cannot be reached keeps its grant; ours is gone either way.
         let _ = super::post(&c.private_hosts, &form, crate::edge::now_ms(), None).await;

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use worker::{Delay, Env, Response, ResponseBuilder, State, Storage};
 
 use crate::connections::sealed::Record;
@@ -23,21 +23,29 @@ thread_local! {
     static REFRESHING: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
 }
 
-fn answer(value: &Value) -> Result<Response, Error> {
-    Ok(ResponseBuilder::new().with_status(200).fixed(value.to_string().into_bytes()))
+fn answer(text: String) -> Result<Response, Error> {
+    Ok(ResponseBuilder::new().with_status(200).fixed(text.into_bytes()))
+}
+
+/// No token: not connected.
+fn none() -> Result<Response, Error> {
+    answer("{}".into())
+}
+
+fn token_text(token: &Token) -> String {
+    format!("{{\"token\":{}}}", token.to_json())
 }
 
 fn token_answer(token: &Token) -> Result<Response, Error> {
-    let text = serde_json::to_string(token).map_err(|e| Error::Internal(e.to_string()))?;
-    Ok(ResponseBuilder::new().with_status(200).fixed(format!("{{\"token\":{text}}}").into_bytes()))
+    answer(token_text(token))
 }
 
 pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Error> {
     let storage = state.storage();
-    let command: Command = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("connection command: {e}")))?;
+    let command = Command::parse(body).ok_or_else(|| Error::InvalidRequest("not a connection command".into()))?;
+    let keys = crate::edge::apart(super::keys(env)).await?;
     match command {
         Command::Get { principal, connection, provider, private_hosts, force, now_ms } => {
-            let keys = super::keys(env).await?;
             let key = format!("{TOKEN}{connection}");
             // A refresh under way: its result is what this asker gets too.
             let flight = format!("{principal}\n{connection}");
@@ -46,18 +54,18 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 Delay::from(Duration::from_millis(100)).await;
                 waited += 1;
             }
-            let Some(sealed) = read::<String>(&storage, &key).await? else { return answer(&json!({})) };
+            let Some(sealed) = read::<String>(&storage, &key).await? else { return none() };
             let Some(record) = Record::open(&keys, &sealed, &principal, &connection) else {
                 // Sealed for another principal or with a key no longer known: as good as none.
                 storage.delete(&key).await?;
-                return answer(&json!({}));
+                return none();
             };
             let due = force && waited == 0 || record.expiring(now_ms, REFRESH_MARGIN_MS);
             let (Some(provider), Some(refresh_token), true) = (provider, record.refresh_token.clone(), due) else {
                 if record.expiring(now_ms, 0) {
                     // Expired, and nothing can refresh it: the user connects again.
                     storage.delete(&key).await?;
-                    return answer(&json!({}));
+                    return none();
                 }
                 if Record::stale(&keys, &sealed) {
                     write(&storage, &key, &record.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await?;
@@ -65,58 +73,56 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 return token_answer(&record.token());
             };
             REFRESHING.with(|r| r.borrow_mut().insert(flight.clone()));
-            let refreshed = super::post(&private_hosts, &flow::refresh_form(&provider, &refresh_token), crate::edge::now_ms(), Some(&refresh_token)).await;
+            let refreshed = crate::edge::apart(super::post(&private_hosts, &flow::refresh_form(&provider, &refresh_token), crate::edge::now_ms(), Some(&refresh_token))).await;
             let outcome = match refreshed {
                 Ok(token) => {
                     let next = Record::new(token.clone(), record.since_ms);
-                    write(&storage, &key, &next.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await.map(|()| json!({"token": token}))
+                    write(&storage, &key, &next.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await.map(|()| token_text(&token))
                 }
-                Err(e) if e.grant_gone() => storage.delete(&key).await.map(|_| json!({"gone": true})).map_err(Error::from),
+                Err(e) if e.grant_gone() => storage.delete(&key).await.map(|_| "{\"gone\":true}".to_string()).map_err(Error::from),
                 // The provider is down: a token not yet expired still serves.
-                Err(_) if !record.expiring(now_ms, 0) && !force => Ok(json!({"token": record.token()})),
+                Err(_) if !record.expiring(now_ms, 0) && !force => Ok(token_text(&record.token())),
                 Err(e) => Err(Error::Internal(format!("refreshing the {connection} token: {e}"))),
             };
             REFRESHING.with(|r| r.borrow_mut().remove(&flight));
-            answer(&outcome?)
+            answer(outcome?)
         }
         Command::Put { principal, connection, token, now_ms } => {
-            let keys = super::keys(env).await?;
             let record = Record::new(token, now_ms);
             write(&storage, &format!("{TOKEN}{connection}"), &record.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await?;
-            answer(&json!({}))
+            none()
         }
         Command::Delete { principal, connection } => {
             let key = format!("{TOKEN}{connection}");
             let held = match read::<String>(&storage, &key).await? {
-                Some(sealed) => Record::open(&super::keys(env).await?, &sealed, &principal, &connection).map(|r| r.token()),
+                Some(sealed) => Record::open(&keys, &sealed, &principal, &connection).map(|r| r.token()),
                 None => None,
             };
             storage.delete(&key).await?;
             match held {
                 Some(token) => token_answer(&token),
-                None => answer(&json!({})),
+                None => none(),
             }
         }
         Command::List { principal } => {
-            let keys = super::keys(env).await?;
             let mut list = Vec::new();
             for (key, text) in stored(&storage, TOKEN).await? {
                 let name = key.trim_start_matches(TOKEN);
                 let sealed: String = serde_json::from_slice(text.as_bytes()).unwrap_or_default();
                 if let Some(r) = Record::open(&keys, &sealed, &principal, name) {
-                    list.push(json!({"connection": name, "sinceMs": r.since_ms, "scope": r.scope}));
+                    list.push(crate::connections::members(vec![("connection", Value::from(name)), ("sinceMs", Value::from(r.since_ms)), ("scope", Value::from(r.scope))]));
                 }
             }
-            answer(&json!({"connections": list}))
+            answer(format!("{{\"connections\":{}}}", Value::Array(list)))
         }
         Command::Claim { nonce, until_ms, now_ms } => {
             sweep(&storage, now_ms).await?;
             let key = format!("{USED}{nonce}");
             if read::<u64>(&storage, &key).await?.is_some() {
-                return answer(&json!({"claimed": false}));
+                return answer("{\"claimed\":false}".into());
             }
             write(&storage, &key, &until_ms).await?;
-            answer(&json!({"claimed": true}))
+            answer("{\"claimed\":true}".into())
         }
     }
 }
