@@ -41,6 +41,11 @@ pub struct Principal {
     /// `client_id` (or `azp`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
+    /// The bearer credential the caller presented, for a connection that exchanges it (RFC
+    /// 8693, `exchange.subjectToken: "caller"`): set by the Worker only for a server whose calls
+    /// need it, carried to the session's object in the request's envelope, never stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caller_token: Option<String>,
 }
 
 impl Principal {
@@ -320,6 +325,7 @@ pub fn check_claims(token: &Token, jwt: &Jwt, resource: &str, now_ms: u64) -> Re
         upstream_token: None,
         client_id: ["client_id", "azp"].iter().find_map(|c| claims.get(*c).and_then(Value::as_str)).map(str::to_string),
         claims: claims.as_object().cloned().unwrap_or_default(),
+        caller_token: None,
     })
 }
 

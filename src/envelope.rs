@@ -83,6 +83,9 @@ pub enum Op {
     PinsHeld,
     /// A server's registry: an admin's approval or rejection of a held change.
     PinsDecide,
+    /// A connection's registration at a discovered authorization server
+    /// (`connection-client:<name>`): read it, or keep one unless one is kept.
+    ConnectionClient,
     /// The audit log's object: an event to keep, or a page to read.
     AuditAppend,
     AuditRead,

@@ -59,6 +59,10 @@ pub const CONNECTIONS: &str = "/connections";
 /// Where a connection's provider sends the browser back.
 pub const CONNECTIONS_CALLBACK: &str = "/connections/callback";
 
+/// mcp-edge's own Client ID Metadata Document: its client id at the authorization server of an
+/// upstream MCP server (`connections::register`).
+pub const CONNECTION_CLIENT: &str = "/connections/client.json";
+
 /// The connect page of connection `name`, for the sealed link `state`.
 pub fn connect(name: &str, state: &str) -> String {
     format!("{CONNECTIONS}/{name}/connect?state={state}")

@@ -295,6 +295,10 @@ pub mod flow;
 pub mod page;
 pub mod sealed;
 
+pub mod discovery;
+pub mod exchange;
+pub mod register;
+
 #[cfg(test)]
 mod tests {
     use super::*;

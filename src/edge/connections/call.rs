@@ -3,7 +3,6 @@
 //! elicitations but has no stream here), or given the link in words; and a call dispatched
 //! again, with the token, once it is there or refreshed.
 
-use std::cell::RefCell;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -24,18 +23,10 @@ const POLL_MS: u64 = 1_500;
 /// JSON-RPC's "URL elicitation required" (2025-11-25).
 const URL_ELICITATION_REQUIRED: i64 = -32042;
 
-thread_local! {
-    /// The public origin of the Worker's latest request: a call served in the Worker (no
-    /// session object, which knows its own) builds its connect link on it.
-    static ORIGIN: RefCell<String> = const { RefCell::new(String::new()) };
-}
-
+/// The public origin of the Worker's latest request: a call served in the Worker (no session
+/// object, which knows its own) builds its connect link on it.
 pub(crate) fn note_origin(origin: &str) {
-    ORIGIN.with(|o| {
-        if *o.borrow() != origin {
-            *o.borrow_mut() = origin.to_string();
-        }
-    });
+    super::discover::note_origin(origin);
 }
 
 /// The call with its connection's token in it, or the reply that ends it: the user was asked
@@ -56,7 +47,7 @@ pub(crate) async fn ready(ctx: &CallContext<'_>, call: &PendingCall) -> Result<P
     let elicitation = crate::edge::ids::random(16).map_err(|e| failure(call, &e.message()))?;
     let keys = crate::edge::apart(super::keys(&env)).await.map_err(|e| failure(call, &e.message()))?;
     let link = Link { principal: c.principal.id.clone(), connection: c.name.clone(), elicitation: elicitation.clone(), expires_ms: crate::edge::now_ms() + LINK_TTL_MS };
-    let origin = ctx.home.map(|h| h.origin.clone()).unwrap_or_else(|| ORIGIN.with(|o| o.borrow().clone()));
+    let origin = ctx.home.map(|h| h.origin.clone()).unwrap_or_else(super::discover::noted_origin);
     let url = format!("{origin}{}", crate::paths::connect(&c.name, &link.seal(&keys)));
     let message = format!("Connect your {title} account to mcp-edge, so that {} can act as you there.", call.label());
     let takes_urls = ctx.session.client_capabilities.get("elicitation").and_then(|e| e.get("url")).is_some();

@@ -4,6 +4,8 @@
 //! (`call.rs`); the connect page, its callback and disconnecting (`pages.rs`).
 
 pub(crate) mod call;
+pub(crate) mod discover;
+pub(crate) mod grants;
 pub(crate) mod pages;
 pub(crate) mod store;
 
@@ -26,13 +28,10 @@ const CACHE_MS: u64 = 5 * 60 * 1000;
 /// Tokens kept in an isolate at most: past it the cache starts again. A list rather than a hash
 /// map: a few hundred entries are searched as fast, in less of the module.
 const CACHE_ENTRIES: usize = 500;
-/// How long a provider's discovered endpoints are used before they are read again.
-const DISCOVERY_MS: u64 = 10 * 60 * 1000;
 
 thread_local! {
     /// `principal\nconnection` → the access token, until when it is used.
     static TOKENS: RefCell<Vec<(String, String, u64)>> = const { RefCell::new(Vec::new()) };
-    static PROVIDERS: RefCell<Vec<(String, Provider, u64)>> = const { RefCell::new(Vec::new()) };
 }
 
 fn key(principal: &str, connection: &str) -> String {
@@ -91,6 +90,15 @@ pub(crate) async fn refreshed(env: &Env, catalog: &Catalog, principal: &Principa
 
 async fn fetch(env: &Env, catalog: &Catalog, principal: &Principal, name: &str, force: bool) -> Result<Option<Token>, Error> {
     let c = connection(catalog, name)?;
+    // Tokens without a browser: the deployment's, or the caller's exchanged (`grants`).
+    if c.grant != crate::connections::Grant::AuthorizationCode {
+        if force {
+            grants::forget(c, principal);
+        }
+        let token = grants::for_call(env, c, principal).await?;
+        remember(&principal.id, name, &token);
+        return Ok(Some(token));
+    }
     let provider = crate::edge::apart(provider(env, c)).await?;
     let command = Command::Get { principal: principal.id.clone(), connection: name.into(), provider: Some(provider), private_hosts: c.private_hosts.clone(), force, now_ms: crate::edge::now_ms() };
     let answer = crate::edge::apart(ask(env, &principal.id, &command)).await?;
@@ -125,79 +133,10 @@ pub(crate) async fn keys(env: &Env) -> Result<Keys, Error> {
     })
 }
 
-/// The connection's provider: its configured endpoints, or those its issuer's metadata names
-/// (OpenID Connect discovery, else RFC 8414), read through the SSRF guard and cached.
+/// The connection's provider: its configured endpoints, those its issuer's metadata names, or
+/// the upstream MCP server's (`discover::of`).
 pub(crate) async fn provider(env: &Env, c: &Connection) -> Result<Provider, Error> {
-    let secret = c.client_secret.as_deref().map(|name| crate::edge::secret(env, name).ok_or_else(|| Error::Config(format!("connection {:?} names the secret {name}, which is not set", c.name)))).transpose()?;
-    if let Some(p) = c.provider(secret.clone()) {
-        return Ok(p);
-    }
-    let Some(issuer) = &c.issuer else {
-        return Err(Error::Internal(format!("connection {:?}: its provider is discovered from the upstream MCP server that uses it", c.name)));
-    };
-    let now = crate::edge::now_ms();
-    if let Some(p) = PROVIDERS.with(|m| m.borrow().iter().find(|(n, _, until)| *n == c.name && *until > now).map(|(_, p, _)| p.clone())) {
-        return Ok(p);
-    }
-    let mut doc = None;
-    for well_known in ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server"] {
-        if let Ok(d) = get_json(c, &format!("{issuer}{well_known}")).await {
-            doc = Some(d);
-            break;
-        }
-    }
-    let doc = doc.ok_or_else(|| Error::Internal(format!("connection {:?}: the provider {issuer} publishes no metadata", c.name)))?;
-    if doc.get("issuer").and_then(Value::as_str).map(|i| i.trim_end_matches('/')) != Some(issuer.as_str()) {
-        return Err(Error::Internal(format!("connection {:?}: the provider's metadata names another issuer", c.name)));
-    }
-    // A configured endpoint wins; a discovered one is checked as a configured one is.
-    let field = |configured: &Option<String>, name: &str| match configured {
-        Some(e) => Ok(Some(e.clone())),
-        None => doc.get(name).and_then(Value::as_str).map(|e| crate::oauth::signin::discovered_endpoint(issuer, e, &c.private_hosts)).transpose().map_err(Error::Internal),
-    };
-    let token_endpoint = field(&c.token_endpoint, "token_endpoint")?.ok_or_else(|| Error::Internal(format!("connection {:?}: the provider's metadata names no token endpoint", c.name)))?;
-    let p = Provider {
-        authorization_endpoint: field(&c.authorization_endpoint, "authorization_endpoint")?.unwrap_or_default(),
-        token_endpoint,
-        revocation_endpoint: field(&c.revocation_endpoint, "revocation_endpoint")?,
-        client_id: c.client_id.clone().unwrap_or_default(),
-        client_secret: secret,
-        auth_method: c.auth_method,
-        scopes: c.scopes.clone(),
-        resource: c.resource.clone(),
-        extra: c.extra.clone(),
-    };
-    PROVIDERS.with(|m| {
-        let mut m = m.borrow_mut();
-        m.retain(|(n, _, _)| *n != c.name);
-        m.push((c.name.clone(), p.clone(), now + DISCOVERY_MS));
-    });
-    Ok(p)
-}
-
-/// A request to a provider: through the SSRF guard with the connection's `privateHosts`, never
-/// redirected, never retried.
-fn call(c: &Connection, method: &str, url: &str, headers: Vec<(String, String)>, body: Option<String>) -> crate::upstream::HttpCall {
-    crate::upstream::HttpCall {
-        method: method.into(),
-        url: url.into(),
-        headers,
-        body,
-        timeout_ms: 15_000,
-        redirects: crate::upstream::retry::RedirectPolicy { max: 0, hosts: Vec::new() },
-        retry: None,
-        private_upstreams: c.private_hosts.clone(),
-        trace: None,
-    }
-}
-
-async fn get_json(c: &Connection, url: &str) -> Result<Value, Error> {
-    match crate::edge::upstream::perform(&call(c, "GET", url, vec![("Accept".into(), "application/json".into())], None), 256 * 1024).await {
-        Upstream::Reply { status: 200..=299, body, .. } => serde_json::from_slice(&body).map_err(|_| Error::Internal(format!("{url} is not JSON"))),
-        Upstream::Reply { status, .. } => Err(Error::Internal(format!("{url} answered HTTP {status}"))),
-        Upstream::TimedOut { .. } => Err(Error::Internal(format!("{url} did not answer in time"))),
-        Upstream::Failed(why) => Err(Error::Internal(format!("{url} could not be reached: {why}"))),
-    }
+    discover::of(env, c, &discover::noted_origin()).await
 }
 
 /// POSTs a form to a provider; its answer read as a token (`refresh_token`: the one a refresh

@@ -121,7 +121,7 @@ pub async fn refresh(env: &Env) {
                 }
                 continue;
             }
-            let read = match discover(env, server, source).await {
+            let read = match discover(env, &base, server, source).await {
                 Ok(lists) if server.pinning != crate::pins::Mode::Off => pinned(env, server, index, source, lists).await,
                 other => other,
             };
@@ -191,11 +191,25 @@ pub(super) fn base_call(env: &Env, server: &Server, source: &Source) -> Result<H
     Ok(call)
 }
 
-async fn discover(env: &Env, server: &Server, source: &Source) -> Result<Lists, String> {
-    let call = base_call(env, server, source)?;
+async fn discover(env: &Env, catalog: &Catalog, server: &Server, source: &Source) -> Result<Lists, String> {
+    let mut call = base_call(env, server, source)?;
+    // An upstream reached with the deployment's token (client credentials) lists with it too.
+    if let Some(token) = crate::edge::connections::grants::listing_bearer(env, catalog, source).await? {
+        call.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
+        call.headers.push(("Authorization".into(), format!("Bearer {token}")));
+    }
     // What mcp-edge can relay, so that tools an upstream offers only to such clients are listed;
     // a call then asks the client behind, if it declared the capability.
-    let link = open(&call, source.transport, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes, &crate::edge::redaction::current()).await.map_err(down)?;
+    let link = match open(&call, source.transport, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes, &crate::edge::redaction::current()).await {
+        Ok(link) => link,
+        Err(failure) => {
+            // A refused deployment token is asked for anew at the next read.
+            if matches!(failure, Failure::Down(_, crate::health::Outcome::Upstream(401))) {
+                crate::edge::connections::grants::listing_refused(catalog, source);
+            }
+            return Err(down(failure));
+        }
+    };
     let offers = |what: &str| link.capabilities.get(what).is_some_and(|c| !c.is_null());
     let lists = async {
         Ok::<Lists, String>(Lists {

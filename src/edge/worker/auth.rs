@@ -42,7 +42,11 @@ pub async fn authenticate(req: &crate::edge::http::Incoming, env: &Env, server: 
     let Some(credential) = auth.credential(&header) else {
         return Err(unauthorized(false, "no credentials".into()));
     };
-    let principal = verify(auth, env, server, &credential, route, &resource, &url.origin, req.trace()).await.map_err(|why| unauthorized(true, why))?;
+    let mut principal = verify(auth, env, server, &credential, route, &resource, &url.origin, req.trace()).await.map_err(|why| unauthorized(true, why))?;
+    // Kept for a token exchange that trades it, and only then; never a static token's secret.
+    if !principal.id.starts_with("token:") && crate::edge::connections::grants::exchanges_caller(server) {
+        principal.caller_token = Some(credential);
+    }
     if !principal.may(&auth.required_roles) {
         return Err(Error::Forbidden(format!("this server needs the role {}", auth.required_roles.join(" or "))));
     }

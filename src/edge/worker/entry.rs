@@ -99,6 +99,11 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
     if let Some(token) = url.path.strip_prefix(crate::paths::CALLBACKS) {
         return crate::edge::apart(crate::edge::worker::callbacks::receive(req, env, token)).await;
     }
+    // mcp-edge's Client ID Metadata Document, read by upstream MCP servers' authorization servers.
+    if url.path == crate::paths::CONNECTION_CLIENT && !catalog.connections.is_empty() {
+        admission::any_host_allowed(&req, env, catalog)?;
+        return crate::edge::connections::discover::client_document(&url.origin);
+    }
     // The authorization server's endpoints are meant for other origins (browser-based clients
     // register and exchange codes cross-origin, without cookies), so the Origin allowlist of the
     // MCP routes does not apply; the Host check does.

@@ -137,6 +137,7 @@ impl McpSession {
             Op::Connection => apart(crate::edge::connections::store::serve(&self.state, &self.env, body)).await,
             Op::HealthFlush | Op::HealthRead | Op::MetricsRead => apart(health::serve((&self.state, &self.env), op, body)).await,
             Op::Live => apart(versions::serve(&self.state, body)).await,
+            Op::ConnectionClient => apart(crate::edge::connections::discover::serve(&self.state, body)).await,
             Op::Count => apart(counters::serve(&self.state, body)).await,
             Op::Limit => apart(super::limits::serve(&self.state, &self.slots, body)).await,
             Op::Slot => apart(self.slots.serve(body)).await,
