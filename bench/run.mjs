@@ -18,6 +18,7 @@
 //!                                       commit's `node scripts/build.mjs --out-dir …`) beside it;
 //!                                       BENCH_TRACING=0 skips tracing's cost (bench/tracing.mjs)
 //!                                       BENCH_GOVERNANCE=0 skips governance's (bench/governance.mjs)
+//!                                       BENCH_CONNECTIONS=0 skips a connection's (bench/connections.mjs)
 //!
 //! The health figures (`console.health`, on by default) cost each call a count in memory and each
 //! isolate a flush every 5 s: the `health off` rows serve the same configuration with them off,
@@ -39,6 +40,7 @@ import { meterPeers } from './meter.mjs';
 import { tails, tailTable } from './tail.mjs';
 import { tracing, tracingTable } from './tracing.mjs';
 import { governance, governanceTable } from './governance.mjs';
+import { connections, connectionsTable } from './connections.mjs';
 import { demoUpstream, openSessions, wrk } from './load.mjs';
 import { metricsBench, metricsTable } from './metrics.mjs';
 
@@ -286,6 +288,8 @@ const metricsRun = process.env.BENCH_METRICS === '0' ? undefined : await metrics
 const traced = process.env.BENCH_TRACING === '0' ? undefined : await tracing({ dir });
 // No policy against governance on, paired (bench/governance.mjs); BENCH_GOVERNANCE=0 skips.
 const governed = process.env.BENCH_GOVERNANCE === '0' ? undefined : await governance({ dir });
+// A static secret against a connection's token, paired (bench/connections.mjs); BENCH_CONNECTIONS=0 skips.
+const connected = process.env.BENCH_CONNECTIONS === '0' ? undefined : await connections({ dir });
 upstream.close();
 
 const size = (file) => {
@@ -335,7 +339,7 @@ for (const { c, t } of loads) {
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, tracing: traced && { ...traced, rows: traced.rows.map(({ line, ...row }) => row) }, metrics: metricsRun, governance: governed };
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, tracing: traced && { ...traced, rows: traced.rows.map(({ line, ...row }) => row) }, metrics: metricsRun, governance: governed, connections: connected && { ...connected, rows: connected.rows.map(({ line, ...row }) => row) } };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
@@ -360,6 +364,7 @@ const table = [
   ...(metricsRun ? ['', metricsTable(metricsRun)] : []),
   ...(traced ? ['', tracingTable(traced)] : []),
   ...(governed ? ['', governanceTable(governed)] : []),
+  ...(connected ? ['', connectionsTable(connected)] : []),
   ...(metered ? ['', costTable(rows, metered)] : []),
 ].join('\n');
 writeFileSync(join(root, 'bench', 'results', `${stamp}.md`), table + '\n');

@@ -78,10 +78,15 @@ pub enum Counter {
     OtlpSpansDropped,
     /// OTLP metric points dropped the same way.
     OtlpPointsDropped,
+    /// A connection's token read from its principal's object, on an isolate's cache miss: the
+    /// cost a connection adds, which should be once per isolate and refresh period, not per call.
+    ConnectionTokenReads,
+    /// A connection's token refreshed at its provider (before expiry, or after an upstream's 401).
+    ConnectionRefreshes,
 }
 
 impl Counter {
-    pub const ALL: [Counter; 5] = [Counter::OauthGrantsIssued, Counter::OauthGrantsRefused, Counter::SigninFailures, Counter::OtlpSpansDropped, Counter::OtlpPointsDropped];
+    pub const ALL: [Counter; 7] = [Counter::OauthGrantsIssued, Counter::OauthGrantsRefused, Counter::SigninFailures, Counter::OtlpSpansDropped, Counter::OtlpPointsDropped, Counter::ConnectionTokenReads, Counter::ConnectionRefreshes];
 
     /// The metric's family name (without `_total`) and its help text.
     pub fn family(self) -> (&'static str, &'static str) {
@@ -91,6 +96,8 @@ impl Counter {
             Counter::SigninFailures => ("mcp_edge_signin_failures", "Failed sign-ins: the console's and the authorization server's."),
             Counter::OtlpSpansDropped => ("mcp_edge_otlp_spans_dropped", "OTLP spans dropped: queue full or collector unreachable."),
             Counter::OtlpPointsDropped => ("mcp_edge_otlp_points_dropped", "OTLP metric points dropped: collector unreachable."),
+            Counter::ConnectionTokenReads => ("mcp_edge_connection_token_reads", "Connection tokens read from their principal's Durable Object (an isolate's cache miss)."),
+            Counter::ConnectionRefreshes => ("mcp_edge_connection_refreshes", "Connection tokens refreshed at their provider."),
         }
     }
 }

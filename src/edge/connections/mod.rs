@@ -102,6 +102,7 @@ async fn fetch(env: &Env, catalog: &Catalog, principal: &Principal, name: &str, 
     let provider = crate::edge::apart(provider(env, c)).await?;
     let command = Command::Get { principal: principal.id.clone(), connection: name.into(), provider: Some(provider), private_hosts: c.private_hosts.clone(), force, now_ms: crate::edge::now_ms() };
     let answer = crate::edge::apart(ask(env, &principal.id, &command)).await?;
+    crate::edge::health::count(crate::metrics::Counter::ConnectionTokenReads, 1, None);
     let token = answer.get("token").and_then(Token::from_json);
     if let Some(t) = &token {
         remember(&principal.id, name, t);

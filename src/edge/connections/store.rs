@@ -72,6 +72,7 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 return token_answer(&record.token());
             };
             REFRESHING.with(|r| r.borrow_mut().push(flight.clone()));
+            crate::edge::health::count(crate::metrics::Counter::ConnectionRefreshes, 1, Some(env));
             let refreshed = crate::edge::apart(super::post(&private_hosts, &flow::refresh_form(&provider, &refresh_token), crate::edge::now_ms(), Some(&refresh_token))).await;
             let outcome = match refreshed {
                 Ok(token) => {
