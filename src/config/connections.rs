@@ -165,6 +165,14 @@ pub fn users(servers: &[std::sync::Arc<Server>], connections: &[Connection]) -> 
             if c.grant.per_principal() && !principal {
                 return Err(ConfigError::at(at, format!("connection {name:?} is per user: the server's auth must say who calls (oauth, jwt or introspection; not none, not static tokens)")));
             }
+            // The connect page knows the browser by its console sign-in, which is mcp-edge's own
+            // sign-in or the host application's session (introspection): a JWT's principal
+            // (`jwt:<issuer>|<sub>`) is never the one the console signs in, so its link would
+            // always be refused as someone else's.
+            let signs_in = server.auth.as_ref().is_some_and(|a| a.oauth || a.introspection.is_some());
+            if c.grant == crate::connections::Grant::AuthorizationCode && !signs_in {
+                return Err(ConfigError::at(at, format!("connection {name:?} is connected by each user on the connect page, which knows them by the console's sign-in: the server's auth must be oauth or introspection (a JWT's caller is not the person the console signs in)")));
+            }
         }
     }
     Ok(())
@@ -216,6 +224,7 @@ mod tests {
             (config(GITHUB, ok_auth, r#"{"connection":"gitlab"}"#, "{}"), r#"servers[0].tools[0].auth.connection: unknown connection "gitlab": not in the top-level "connections""#),
             (config(GITHUB, "null", use_github, "{}"), r#"servers[0].tools[0].auth.connection: connection "github" is per user: the server's auth must say who calls (oauth, jwt or introspection; not none, not static tokens)"#),
             (config(GITHUB, r#"{"tokens":[{"secret":"T","subject":"bot"}]}"#, use_github, "{}"), r#"servers[0].tools[0].auth.connection: connection "github" is per user: the server's auth must say who calls (oauth, jwt or introspection; not none, not static tokens)"#),
+            (config(GITHUB, r#"{"jwt":{"issuer":"https://idp.example","audience":"https://mcp.example/mcp","jwks":{"url":"https://idp.example/jwks"}}}"#, use_github, "{}"), r#"servers[0].tools[0].auth.connection: connection "github" is connected by each user on the connect page, which knows them by the console's sign-in: the server's auth must be oauth or introspection (a JWT's caller is not the person the console signs in)"#),
             (config(GITHUB, ok_auth, "null", r#"{"A":"{connection.access_token}"}"#), r#"servers[0].tools[0].http.headers.A: "connection.access_token" needs "auth": {"connection": …}"#),
             (config(GITHUB, ok_auth, use_github, r#"{"A":"{connection.refresh_token}"}"#), r#"servers[0].tools[0].http.headers.A: unknown connection field "connection.refresh_token" in template: only connection.access_token"#),
             (config(GITHUB, ok_auth, use_github, r#"{"authorization":"Bearer {env.X}"}"#), "servers[0].tools[0].http.headers.authorization: the connection's token goes in Authorization: name {connection.access_token} in a template to put it elsewhere"),
