@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { root } from '../scripts/setup.mjs';
 import { paired } from './paired.mjs';
+import { connectHeadless, connectLink } from '../tests/oauth/headless.mjs';
 
 const PASSWORD = 'bench-password-0d9c2e61';
 const STATIC = 'bench-static-token-5b7e0a94c1';
@@ -42,49 +43,7 @@ function configs(issuer, clientSecretName) {
   };
 }
 
-/** A fetch that keeps cookies per origin and follows redirects itself, as a browser would. */
-function browser() {
-  const jars = new Map();
-  const cookieOf = (url) => [...(jars.get(new URL(url).origin) ?? new Map())].map(([k, v]) => `${k}=${v}`).join('; ');
-  const keep = (url, res) => {
-    const jar = jars.get(new URL(url).origin) ?? new Map();
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const at = pair.indexOf('=');
-      const value = pair.slice(at + 1);
-      if (value && !/max-age=0/i.test(line)) jar.set(pair.slice(0, at), value);
-      else jar.delete(pair.slice(0, at));
-    }
-    jars.set(new URL(url).origin, jar);
-  };
-  /** Requests `url` and follows redirects; resolves to the last response's URL and text. */
-  return async function go(url, { method = 'GET', form } = {}) {
-    let next = String(url);
-    let init = { method, ...(form ? { body: new URLSearchParams(form), headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(next).origin } } : {}) };
-    for (let hops = 0; hops < 20; hops++) {
-      const res = await fetch(next, { ...init, redirect: 'manual', headers: { ...init.headers, cookie: cookieOf(next) } });
-      keep(next, res);
-      const location = res.headers.get('location');
-      if (res.status >= 300 && res.status < 400 && location) {
-        await res.text();
-        next = new URL(location, next).href;
-        init = { method: 'GET' };
-        continue;
-      }
-      return { url: next, status: res.status, text: await res.text() };
-    }
-    throw new Error(`too many redirects from ${url}`);
-  };
-}
-
 const hidden = (text, name) => text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
-const action = (text) => text.match(/<form[^>]*action="([^"]+)"/)?.[1]?.replace(/&amp;/g, '&');
-
-/** mcp-edge's own sign-in page (`/authorize`), filled in and allowed. */
-async function signIn(go, page) {
-  if (!hidden(page.text, 'request')) return page;
-  return go(new URL('/authorize', page.url), { method: 'POST', form: { request: hidden(page.text, 'request'), csrf: hidden(page.text, 'csrf'), decision: 'allow', username: 'bench', password: PASSWORD } });
-}
 
 /** An access token of mcp-edge's own for the bench's user. */
 async function accessToken(origin, resource) {
@@ -121,24 +80,14 @@ async function callOnce(url, token) {
   return res.text();
 }
 
-/** The connect link a call gives before the user has connected, followed headlessly: mcp-edge's
- *  console sign-in, the connect page, the provider's login and consent, the callback. */
+/** The connect link a call gives before the user has connected, followed headlessly
+ *  (tests/oauth/headless.mjs): mcp-edge's console sign-in, the connect page, the provider's login
+ *  and consent, the callback. */
 async function connect(url, token) {
   const reply = await callOnce(url, token);
-  const link = reply.match(/https?:\/\/[^\s"\\]+\/connections\/[^\s"\\/]+\/connect\?state=[A-Za-z0-9_.%-]+/)?.[0];
+  const link = connectLink(reply);
   if (!link) throw new Error(`no connect link in ${reply}`);
-  const go = browser();
-  let page = await signIn(go, await go(link));
-  if (!page.text.includes('id="allow"')) throw new Error(`no connect page: ${page.status} ${page.text.slice(0, 300)}`);
-  page = await go(new URL(action(page.text), page.url), { method: 'POST', form: { decision: 'allow' } });
-  // oidc-provider's development interactions: its login form, then its consent form.
-  for (let step = 0; step < 4 && !page.text.includes('id="connected"'); step++) {
-    const form = action(page.text);
-    if (!form) break;
-    const fields = page.text.includes('name="login"') ? { prompt: 'login', login: 'bench', password: 'any' } : { prompt: 'consent' };
-    page = await go(new URL(form, page.url), { method: 'POST', form: fields });
-  }
-  if (!page.text.includes('id="connected"')) throw new Error(`the connection was not made: ${page.status} ${page.text.slice(0, 300)}`);
+  await connectHeadless(link, { username: 'bench', password: PASSWORD });
 }
 
 /** bench/ab.mjs's AB_PREPARE hook: the caller's token, and for the connection's server, its connection. */

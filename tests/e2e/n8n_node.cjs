@@ -1,5 +1,6 @@
 // Runs the n8n-nodes-mcp node's own `execute` with a minimal execution context, as n8n would.
 //   node n8n_node.cjs <install dir> <http|sse> <listTools|executeTool> <url>
+// N8N_HEADERS: the credential's headers, `NAME=VALUE` lines as n8n's form takes them.
 // Prints the node's output as JSON. Any error, including one raised after the operation by the
 // transport's error handler (n8n would crash on it), fails the run.
 const { createRequire } = require('node:module');
@@ -19,8 +20,8 @@ process.on('uncaughtException', (e) => {
 
 const params = { operation, connectionType, uriOverride: '', toolName: 'echo', toolParameters: JSON.stringify({ message: `n8n ${connectionType}` }) };
 const credentials = {
-  mcpClientHttpApi: { httpStreamUrl: url, headers: '' },
-  mcpClientSseApi: { sseUrl: url, headers: '' },
+  mcpClientHttpApi: { httpStreamUrl: url, headers: process.env.N8N_HEADERS ?? '' },
+  mcpClientSseApi: { sseUrl: url, headers: process.env.N8N_HEADERS ?? '' },
 };
 const context = {
   getNodeParameter(name, _item, fallback) {
