@@ -3,7 +3,8 @@
 // not made: the execution succeeds with a tool result that gives the connect link in words, which
 // an n8n agent passes on. Once the person connects (headlessly: the same pages Chromium fills in
 // tests/oauth/connections.test.mjs), the next execution reaches the upstream with that person's
-// own token from the provider, and the node's output shows it redacted, never in clear.
+// own token from the provider, and the node's output shows it redacted, never in clear; nor does
+// any span exported to the tests' OTLP collector, with the tool's arguments and results opted in.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -12,14 +13,17 @@ import { root, run } from '../e2e/harness.mjs';
 import { n8nNode } from '../e2e/clients.mjs';
 import { IDP_CLIENT_SECRET, startIdp } from './idp.mjs';
 import { connectHeadless, connectLink } from './headless.mjs';
+import { startCollector } from '../telemetry/collector.mjs';
 import { PASSWORDS, pkce, registerClient, signInByForm, startOAuthWorker, tokenRequest } from './worker.mjs';
 
 let idp;
 let echo;
+let collector;
 let worker;
 const seen = [];
 before(async () => {
   idp = await startIdp();
+  collector = await startCollector();
   echo = createServer((req, res) => {
     seen.push(req.headers.authorization ?? null);
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -28,6 +32,7 @@ before(async () => {
   await new Promise((resolve) => echo.listen(0, '127.0.0.1', resolve));
   const config = {
     admission: { requests: 100000 },
+    telemetry: { otlp: { endpoint: collector.endpoint }, traces: { sampleRatio: 1 } },
     oauth: { signIn: { users: [{ username: 'alice', passwordSecret: 'ALICE_PASSWORD' }] }, registration: 'open', privateHosts: ['127.0.0.1'] },
     connections: [{ name: 'idp', title: 'Test Provider', issuer: idp.issuer, clientId: 'mcp-edge', clientSecret: 'IDP_CONNECTION_SECRET', scopes: ['openid'], privateHosts: ['127.0.0.1'] }],
     servers: [{
@@ -36,7 +41,7 @@ before(async () => {
       version: '1.0.0',
       privateUpstreams: ['127.0.0.1'],
       auth: { oauth: true },
-      tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, auth: { connection: 'idp' }, http: { method: 'GET', url: `http://127.0.0.1:${echo.address().port}/me` } }],
+      tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } } }, auth: { connection: 'idp' }, trace: { arguments: true, results: true }, http: { method: 'GET', url: `http://127.0.0.1:${echo.address().port}/me` } }],
     }],
   };
   worker = await startOAuthWorker({ config, bindings: { IDP_CONNECTION_SECRET: IDP_CLIENT_SECRET } });
@@ -46,6 +51,7 @@ after(async () => {
   await worker?.close();
   await new Promise((resolve) => echo?.close(resolve));
   await idp?.close();
+  await collector?.close();
 });
 
 /** An access token of mcp-edge's own for alice, as n8n's credential would hold it. */
@@ -91,4 +97,13 @@ test('n8n-nodes-mcp: the link in words before the user connects, then the call a
   // What n8n shows has the token redacted.
   assert.ok(!second.stdout.includes(seen[0].slice('Bearer '.length)), 'the provider token is not in the node output');
   assert.match(second.stdout, /\[redacted\]/);
+  // Nor in the traces: the call's spans, its result opted in, hold no byte of it.
+  const result = await collector.waitForSpans((spans) => spans.map((sp) => sp.attributes['gen_ai.tool.call.result']).find((r) => typeof r === 'string' && r.includes('authorization')), { what: "the echo call's span with its result", timeoutMs: 20_000 });
+  assert.match(result, /\[redacted\]/);
+  // The call's upstream request is in its trace too, as any tool's is.
+  assert.ok((await collector.spans()).some((sp) => sp.kind === 'CLIENT' && sp.attributes['url.full']?.includes('/me')), 'the upstream request has its client span');
+  const provider = seen[0].slice('Bearer '.length);
+  const bodies = await collector.bodies();
+  assert.ok(bodies.length > 0);
+  for (const body of bodies) assert.ok(!body.includes(provider) && !body.includes(token), 'no token in an export');
 });

@@ -107,8 +107,10 @@ fn again(ctx: &CallContext<'_>, call: &PendingCall) -> Result<PendingCall, Strin
     let mut session = ctx.session.clone();
     match dispatch::handle(ctx.server, &mut session, Ok(Message::Request(c.request.clone())), &environment) {
         Action::Call(mut next) if next.connection.as_ref().is_some_and(|n| n.token.is_some()) => {
-            // A task's call stays the task's: it was answered with its handle already.
+            // A task's call stays the task's: it was answered with its handle already; and the
+            // call stays in its trace, its client span under the span that carried it.
             next.task.clone_from(&call.task);
+            next.http.trace.clone_from(&call.http.trace);
             Ok(*next)
         }
         Action::Reply(reply) => Err(reply),
