@@ -19,7 +19,9 @@
 // 1.038x CPU per call against 2 with the inline threshold at 75) brought it to 1,016,985, and
 // 1,021,602 at the end of that issue. Issue 42 made room for per-user connections: the OAuth
 // store's commands read by one deserializer rather than one per variant, 1,018,136; opt-level "z"
-// (wasm-opt still -Os; 1.020x CPU per call on /mcp, 0.987x stateless), 971,546.
+// (wasm-opt still -Os; 1.020x CPU per call on /mcp, 0.987x stateless), 971,546. The connections
+// themselves made it 1,044,123; LLVM's inline threshold at 50 rather than 75 (.cargo/config.toml,
+// 1.006-1.033x CPU per call on /mcp, 1.003x stateless) brought it to 1,020,034.
 // `npm test` builds the module before the tests run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
