@@ -3,8 +3,10 @@
 //! [`PRINCIPALS`] principals, each for the source's `catalogTtlSeconds`), and served to that
 //! principal only, in a copy of the server made for it. A principal who has not connected gets
 //! one tool in their place, `<prefix>connect`, whose call asks them to connect
-//! (`connections::call`) and then says so, with `notifications/tools/list_changed`. Servers
-//! without such upstreams are served as they are, with no copy.
+//! (`connections::call`) and then says so, with `notifications/tools/list_changed`. Lists are
+//! read again when due, and when this isolate no longer holds the token they were read with
+//! (it expired from the cache, or the user disconnected): so the token is read from storage no
+//! more often than for calls. Servers without such upstreams are served as they are, no copy.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -51,9 +53,12 @@ pub async fn served(env: &Env, server: Arc<Server>, principal: &Principal) -> Ar
         let mut o = o.borrow_mut();
         o.iter().position(|e| e.key == key).map(|at| o.remove(at))
     });
+    // Lists read with a token this isolate no longer holds (it expired here, or the user
+    // disconnected) are read again: with the token read anew, or as the connect tool.
+    let held = |own: &Own| own.lists.iter().filter(|(_, l)| l.is_some()).all(|(i, _)| server.upstreams.get(*i).and_then(|s| s.connection.as_deref()).is_none_or(|name| crate::edge::connections::cached(&principal.id, name).is_some()));
     let own = match known {
-        Some(own) if own.due_ms > now && Arc::ptr_eq(&own.base, &server) => own,
-        Some(own) if own.due_ms > now => Own { served: build(&catalog, &server, &own.lists), base: server, ..own },
+        Some(own) if own.due_ms > now && held(&own) && Arc::ptr_eq(&own.base, &server) => own,
+        Some(own) if own.due_ms > now && held(&own) => Own { served: build(&catalog, &server, &own.lists), base: server, ..own },
         known => {
             let mut lists = Vec::new();
             let mut due_ms = u64::MAX;
