@@ -18,6 +18,7 @@ import { startAuthorizationServer, startProtectedMcp, lookUp, CC_CLIENT } from '
 import { PASSWORDS, pkce, registerClient, signInByForm, startOAuthWorker, tokenRequest } from './worker.mjs';
 import { closePage, fillConsent, launchBrowser, open } from './browser.mjs';
 import { CONSENT_FORM, LOGIN_FORM } from './idp.mjs';
+import { ElicitRequestSchema, ElicitationCompleteNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const TOKEN = 'deployment-static-token-0b7c2f1e9a';
 
@@ -321,6 +322,42 @@ test('per user: "My connections" offers a Connect link to a user who has not con
       if (!names.includes('m_connect')) await new Promise((r) => setTimeout(r, 500));
     }
     assert.deepEqual(names, ['m_connect']);
+  } finally {
+    await client.close();
+  }
+});
+
+test('per user: the connect tool asks by URL elicitation, waits, and then tells the client its tools changed', async () => {
+  // Bob disconnected in the test before.
+  const transport = new StreamableHTTPClientTransport(personal.mcpUrl, { requestInit: { headers: { authorization: `Bearer ${await userToken('bob')}` } } });
+  const client = new Client({ name: 'per-user-elicitation', version: '1' }, { capabilities: { elicitation: { url: {} } } });
+  const asked = [];
+  const completed = [];
+  const changed = [];
+  let browsing;
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    browsing = connectInBrowser(request.params.url, 'bob');
+    browsing.catch(() => {});
+    return { action: 'accept' };
+  });
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => completed.push(n.params));
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.push(true));
+  await client.connect(transport);
+  try {
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['m_connect']);
+    const result = await client.callTool({ name: 'm_connect', arguments: {} }, undefined, { timeout: 180_000 });
+    await browsing;
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].mode, 'url');
+    assert.match(asked[0].message, /Connect your Protected MCP account/);
+    assert.deepEqual(completed.map((c) => c.elicitationId), [asked[0].elicitationId]);
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.match(result.content[0].text, /Protected MCP account is connected/);
+    assert.ok(changed.length >= 1, 'notifications/tools/list_changed');
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['m_whoami']);
+    const said = await client.callTool({ name: 'm_whoami', arguments: {} });
+    assert.equal(JSON.parse(said.content[0].text).account, 'bob');
   } finally {
     await client.close();
   }
