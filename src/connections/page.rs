@@ -39,10 +39,12 @@ pub struct Row<'a> {
     /// When the user connected, as ISO 8601; `None`: not connected.
     pub since: Option<String>,
     pub scope: Option<&'a str>,
+    /// The connect link signed for this user, for a connection not connected.
+    pub connect: Option<String>,
 }
 
 /// "My connections": each per-user connection, connected or not, a Disconnect button by each
-/// connected one (a POST, which only this origin's pages may send).
+/// connected one (a POST, which only this origin's pages may send), a Connect link by the others.
 pub fn list(who: &str, rows: &[Row<'_>]) -> String {
     let mut body = format!("<h1>My connections</h1><p class=\"who\">Signed in as {}</p><ul id=\"connections\">", escape(who));
     for r in rows {
@@ -55,7 +57,12 @@ pub fn list(who: &str, rows: &[Row<'_>]) -> String {
                 crate::paths::CONNECTIONS,
                 escape(r.name)
             )),
-            None => body.push_str("not connected"),
+            None => {
+                body.push_str("not connected");
+                if let Some(link) = &r.connect {
+                    body.push_str(&format!(" <a class=\"connect\" href=\"{}\">Connect</a>", escape(link)));
+                }
+            }
         }
         body.push_str("</li>");
     }

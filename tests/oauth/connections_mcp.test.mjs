@@ -5,14 +5,20 @@
 // credentials token bound to the upstream (`resource`, RFC 8707), which the SDK's middleware
 // accepts. The client's own token for mcp-edge never goes upstream. Then the abuse cases: a
 // resource metadata document for another server, an authorization server naming another
-// issuer, metadata pointing at private addresses, an oversized document.
+// issuer, metadata pointing at private addresses, an oversized document. Then per user: two
+// users of mcp-edge's own sign-in, each connecting their own account at the upstream's
+// authorization server (discovered from the upstream, client by Dynamic Client Registration)
+// in Chromium; until they do, the upstream lists only its connect tool for them.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startAuthorizationServer, startProtectedMcp, lookUp, CC_CLIENT } from './protected_mcp.mjs';
-import { startOAuthWorker } from './worker.mjs';
+import { PASSWORDS, pkce, registerClient, signInByForm, startOAuthWorker, tokenRequest } from './worker.mjs';
+import { closePage, fillConsent, launchBrowser, open } from './browser.mjs';
+import { CONSENT_FORM, LOGIN_FORM } from './idp.mjs';
+import { ElicitRequestSchema, ElicitationCompleteNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const TOKEN = 'deployment-static-token-0b7c2f1e9a';
 
@@ -87,6 +93,8 @@ before(async () => {
 });
 
 after(async () => {
+  await browser?.close();
+  await personal?.close();
   await worker?.close();
   await hostile?.close();
   await mcp?.close();
@@ -167,4 +175,190 @@ test("mcp-edge's Client ID Metadata Document names itself and the connections' c
   assert.deepEqual(doc.redirect_uris, [`${worker.origin}/connections/callback`]);
   assert.equal(doc.token_endpoint_auth_method, 'none');
   assert.deepEqual(doc.grant_types, ['authorization_code', 'refresh_token']);
+});
+
+// Per user: a second worker, with mcp-edge's own sign-in (per-user connections need it).
+const USERS = { alice: PASSWORDS.ALICE_PASSWORD, bob: PASSWORDS.BOB_PASSWORD };
+let personal;
+let browser;
+
+async function startPersonal() {
+  personal = await startOAuthWorker({
+    config: {
+      admission: { requests: 100000, registrationsPerHour: 100000 },
+      oauth: {
+        signIn: { users: [{ username: 'alice', passwordSecret: 'ALICE_PASSWORD', roles: [] }, { username: 'bob', passwordSecret: 'BOB_PASSWORD', roles: [] }] },
+        registration: 'open',
+        privateHosts: ['127.0.0.1'],
+      },
+      connections: [{ name: 'mine', title: 'Protected MCP', scopes: ['mcp:tools'], privateHosts: ['127.0.0.1'] }],
+      servers: [{ route: '/mcp', name: 'personal', version: '1', privateUpstreams: ['127.0.0.1'], auth: { oauth: true }, upstreams: [{ name: 'mine', url: mcp.url, prefix: 'm_', auth: { connection: 'mine' } }] }],
+    },
+  });
+  browser = await launchBrowser();
+}
+
+/** An access token of mcp-edge's own for `username`. */
+async function userToken(username) {
+  const redirect = 'http://127.0.0.1:9/cb';
+  const client = await registerClient(personal.origin, { redirect_uris: [redirect], client_name: 'per-user test' });
+  const { verifier, challenge } = pkce();
+  const url = new URL('/authorize', personal.origin);
+  const resource = String(personal.mcpUrl);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource })) url.searchParams.set(k, v);
+  const { code } = await signInByForm(url, { username, password: USERS[username] });
+  const t = await tokenRequest(personal.origin, { grant_type: 'authorization_code', code, redirect_uri: redirect, client_id: client.client_id, code_verifier: verifier, resource });
+  assert.equal(t.status, 200, JSON.stringify(t.body));
+  return t.body.access_token;
+}
+
+async function userClient(token) {
+  const client = new Client({ name: 'per-user-test', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(personal.mcpUrl, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+/** Chromium as `username`: the connect link, mcp-edge's sign-in and the connect page, then the
+ *  upstream's authorization server's login as `username` and its consent. */
+async function connectInBrowser(link, username) {
+  await browser.context.clearCookies();
+  const page = await browser.newPage();
+  try {
+    await open(page, link);
+    await fillConsent(page, { username, password: USERS[username] });
+    await page.waitForSelector('#allow', { timeout: 15_000 });
+    await page.click('#allow');
+    await page.waitForSelector(LOGIN_FORM.login, { timeout: 15_000 });
+    await page.fill(LOGIN_FORM.login, username);
+    await page.fill(LOGIN_FORM.password, 'any');
+    await page.click(LOGIN_FORM.submit);
+    await page.waitForSelector(CONSENT_FORM.submit, { timeout: 15_000 });
+    await page.click(CONSENT_FORM.submit);
+    await page.waitForSelector('#connected', { timeout: 20_000 });
+  } finally {
+    await closePage(page);
+  }
+}
+
+const linkIn = (text) => text.match(/https?:\/\/[^\s"\\]+\/connections\/mine\/connect\?state=[A-Za-z0-9_.-]+/)?.[0];
+
+test('per user: the connect tool until each user connects, then the upstream as that user, with that user\'s token only', async () => {
+  await startPersonal();
+  const tokens = { alice: await userToken('alice'), bob: await userToken('bob') };
+  const clients = { alice: await userClient(tokens.alice), bob: await userClient(tokens.bob) };
+  try {
+    // Before connecting: only the connect tool, whose call gives the link.
+    const links = {};
+    for (const user of ['alice', 'bob']) {
+      const { tools } = await clients[user].listTools();
+      assert.deepEqual(tools.map((t) => t.name), ['m_connect'], `${user} sees only the connect tool`);
+      assert.equal(tools[0].title, 'Connect Protected MCP');
+      const result = await clients[user].callTool({ name: 'm_connect', arguments: {} });
+      assert.equal(result.isError, true, JSON.stringify(result));
+      links[user] = linkIn(result.content[0].text);
+      assert.ok(links[user], result.content[0].text);
+    }
+    const bearersBefore = mcp.bearers.length;
+    // "My connections" offers the same: a Connect link signed for the signed-in user.
+    await connectInBrowser(links.alice, 'alice');
+    // Alice's lists are hers: after she connects, she sees the upstream's tools, Bob still not.
+    let aliceTools = [];
+    for (let i = 0; i < 40 && !aliceTools.includes('m_whoami'); i++) {
+      aliceTools = (await clients.alice.listTools()).tools.map((t) => t.name);
+      if (!aliceTools.includes('m_whoami')) await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.deepEqual(aliceTools, ['m_whoami']);
+    assert.deepEqual((await clients.bob.listTools()).tools.map((t) => t.name), ['m_connect'], "Bob does not see Alice's lists");
+    await connectInBrowser(links.bob, 'bob');
+    let bobTools = [];
+    for (let i = 0; i < 40 && !bobTools.includes('m_whoami'); i++) {
+      bobTools = (await clients.bob.listTools()).tools.map((t) => t.name);
+      if (!bobTools.includes('m_whoami')) await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.deepEqual(bobTools, ['m_whoami']);
+    // Each call reaches the upstream with that user's token: the upstream names the account.
+    for (const user of ['alice', 'bob']) {
+      const result = await clients[user].callTool({ name: 'm_whoami', arguments: {} });
+      assert.equal(result.isError, undefined, JSON.stringify(result));
+      assert.equal(JSON.parse(result.content[0].text).account, user, `${user}'s call carried ${user}'s token`);
+    }
+    // Every bearer the upstream saw since is a token its authorization server issued to one of
+    // the users for its URL; never mcp-edge's own tokens.
+    const seen = new Set(mcp.bearers.slice(bearersBefore));
+    assert.ok(seen.size >= 2);
+    for (const bearer of seen) {
+      assert.ok(!Object.values(tokens).includes(bearer), 'no token passthrough');
+      const found = await lookUp(as.provider, bearer);
+      assert.ok(['alice', 'bob'].includes(found?.accountId), `a user's token (${found?.accountId})`);
+      assert.equal(found.aud, mcp.url, 'bound to the upstream (RFC 8707)');
+    }
+  } finally {
+    await clients.alice.close();
+    await clients.bob.close();
+  }
+});
+
+test('per user: "My connections" offers a Connect link to a user who has not connected', async () => {
+  // A fresh browser session as Bob, connected already: Disconnect; then the list offers Connect.
+  await browser.context.clearCookies();
+  const page = await browser.newPage();
+  try {
+    await open(page, new URL('/connections', personal.origin));
+    await fillConsent(page, { username: 'bob', password: USERS.bob });
+    await page.waitForSelector('#connections', { timeout: 15_000 });
+    await page.click('li[data-connection="mine"] button.disconnect');
+    await page.waitForSelector('li[data-connection="mine"] a.connect', { timeout: 15_000 });
+    const href = await page.getAttribute('li[data-connection="mine"] a.connect', 'href');
+    assert.match(href, /^\/connections\/mine\/connect\?state=/);
+  } finally {
+    await closePage(page);
+  }
+  // Bob, disconnected, is back to the connect tool.
+  const client = await userClient(await userToken('bob'));
+  try {
+    let names = [];
+    for (let i = 0; i < 40 && !names.includes('m_connect'); i++) {
+      names = (await client.listTools()).tools.map((t) => t.name);
+      if (!names.includes('m_connect')) await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.deepEqual(names, ['m_connect']);
+  } finally {
+    await client.close();
+  }
+});
+
+test('per user: the connect tool asks by URL elicitation, waits, and then tells the client its tools changed', async () => {
+  // Bob disconnected in the test before.
+  const transport = new StreamableHTTPClientTransport(personal.mcpUrl, { requestInit: { headers: { authorization: `Bearer ${await userToken('bob')}` } } });
+  const client = new Client({ name: 'per-user-elicitation', version: '1' }, { capabilities: { elicitation: { url: {} } } });
+  const asked = [];
+  const completed = [];
+  const changed = [];
+  let browsing;
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    asked.push(request.params);
+    browsing = connectInBrowser(request.params.url, 'bob');
+    browsing.catch(() => {});
+    return { action: 'accept' };
+  });
+  client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => completed.push(n.params));
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed.push(true));
+  await client.connect(transport);
+  try {
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['m_connect']);
+    const result = await client.callTool({ name: 'm_connect', arguments: {} }, undefined, { timeout: 180_000 });
+    await browsing;
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].mode, 'url');
+    assert.match(asked[0].message, /Connect your Protected MCP account/);
+    assert.deepEqual(completed.map((c) => c.elicitationId), [asked[0].elicitationId]);
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.match(result.content[0].text, /Protected MCP account is connected/);
+    assert.ok(changed.length >= 1, 'notifications/tools/list_changed');
+    assert.deepEqual((await client.listTools()).tools.map((t) => t.name), ['m_whoami']);
+    const said = await client.callTool({ name: 'm_whoami', arguments: {} });
+    assert.equal(JSON.parse(said.content[0].text).account, 'bob');
+  } finally {
+    await client.close();
+  }
 });

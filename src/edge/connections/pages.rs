@@ -148,6 +148,13 @@ async fn list(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) ->
     };
     let answer = apart(super::ask(env, &signed_in.principal.id, &Command::List { principal: signed_in.principal.id.clone() })).await?;
     let held: Vec<Value> = answer.get("connections").and_then(Value::as_array).cloned().unwrap_or_default();
+    let keys = apart(super::keys(env)).await?;
+    // A connect link signed for this user, as a call would give it.
+    let link = |name: &str| {
+        let elicitation = crate::edge::ids::random(16).ok()?;
+        let link = crate::connections::sealed::Link { principal: signed_in.principal.id.clone(), connection: name.into(), elicitation, expires_ms: crate::edge::now_ms() + crate::connections::sealed::LINK_TTL_MS };
+        Some(crate::paths::connect(name, &link.seal(&keys)))
+    };
     let rows: Vec<page::Row<'_>> = catalog
         .connections
         .iter()
@@ -159,6 +166,7 @@ async fn list(req: &Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl) ->
                 title: &c.title,
                 since: record.and_then(|r| r.get("sinceMs")).and_then(Value::as_u64).map(crate::time::iso),
                 scope: record.and_then(|r| r.get("scope")).and_then(Value::as_str),
+                connect: if record.is_none() { link(&c.name) } else { None },
             }
         })
         .collect();

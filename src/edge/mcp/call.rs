@@ -33,6 +33,16 @@ pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target, sec
     let Some(source) = ctx.server.upstreams.get(target.source) else {
         return (error_result(format!("The tool {:?} has no upstream any more.", call.label())), Outcome::Network);
     };
+    // A connect tool's call comes here once its user has connected: the user's lists are read
+    // again, and the client told to list the tools anew.
+    if super::personal::is_connect(&target.name) {
+        let principal = call.connection.as_ref().map(|c| c.principal.id.as_str()).unwrap_or_default();
+        let title = crate::edge::live::served().ok().and_then(|c| source.connection.as_deref().and_then(|n| crate::edge::connections::connection(&c, n).ok().map(|c| c.title.clone()))).unwrap_or_default();
+        if let Some(out) = ctx.out {
+            out.send(&crate::jsonrpc::notification(Method::ToolsListChanged, json!({}))).await;
+        }
+        return (super::personal::connected(principal, &title), Outcome::Ok);
+    }
     let request = |id: u64| protocol::call_tool(id, &target.name, &call.arguments, call.progress_token.as_ref());
     match in_session(ctx, call, source, &request, secrets).await {
         Ok(Ok(result)) => (crate::upstream::reply::passthrough(result), Outcome::Ok),

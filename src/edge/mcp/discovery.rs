@@ -62,7 +62,7 @@ async fn wait_for_read(key: &str) {
 
 /// What a source lists: tools, resources, resource templates, prompts.
 #[derive(Default, Clone)]
-struct Lists {
+pub(super) struct Lists {
     tools: Vec<Value>,
     resources: Vec<Value>,
     templates: Vec<Value>,
@@ -78,6 +78,11 @@ thread_local! {
     /// The merged catalog, with the base catalog and generation it was built from (the base is
     /// held, so no other catalog can take its address meanwhile).
     static MERGED: RefCell<Option<Merged>> = const { RefCell::new(None) };
+}
+
+/// Whether `source`'s lists are each principal's own: its connection's token is (`personal`).
+pub(super) fn per_user(catalog: &Catalog, source: &Source) -> bool {
+    source.connection.as_ref().is_some_and(|name| catalog.connections.iter().any(|c| &c.name == name && c.grant.per_principal()))
 }
 
 fn key(server: &Server, source: &Source) -> String {
@@ -105,7 +110,7 @@ pub fn stale_all(server: &Server) {
 pub async fn refresh(env: &Env) {
     let Ok(base) = crate::edge::configured::base_catalog() else { return };
     for (index, server) in base.servers.iter().enumerate().filter(|(_, s)| !s.upstreams.is_empty()) {
-        for source in &server.upstreams {
+        for source in server.upstreams.iter().filter(|s| !per_user(&base, s)) {
             let key = key(server, source);
             let began = now_ms();
             let due = FOUND.with(|f| f.borrow().get(&key).is_none_or(|found| found.due_ms <= began));
@@ -195,36 +200,46 @@ async fn discover(env: &Env, catalog: &Catalog, server: &Server, source: &Source
     let mut call = base_call(env, server, source)?;
     // An upstream reached with the deployment's token (client credentials) lists with it too.
     if let Some(token) = crate::edge::connections::grants::listing_bearer(env, catalog, source).await? {
-        call.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
-        call.headers.push(("Authorization".into(), format!("Bearer {token}")));
+        bearer(&mut call, &token);
     }
+    read(&call, server, source).await.map_err(|failure| {
+        // A refused deployment token is asked for anew at the next read.
+        if refused(&failure) {
+            crate::edge::connections::grants::listing_refused(catalog, source);
+        }
+        down(failure)
+    })
+}
+
+pub(super) fn bearer(call: &mut HttpCall, token: &str) {
+    call.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
+    call.headers.push(("Authorization".into(), format!("Bearer {token}")));
+}
+
+pub(super) fn refused(failure: &Failure) -> bool {
+    matches!(failure, Failure::Down(_, crate::health::Outcome::Upstream(401)))
+}
+
+/// The lists, read in a session of their own with `call`'s URL and headers.
+pub(super) async fn read(call: &HttpCall, server: &Server, source: &Source) -> Result<Lists, Failure> {
     // What mcp-edge can relay, so that tools an upstream offers only to such clients are listed;
     // a call then asks the client behind, if it declared the capability.
-    let link = match open(&call, source.transport, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes, &crate::edge::redaction::current()).await {
-        Ok(link) => link,
-        Err(failure) => {
-            // A refused deployment token is asked for anew at the next read.
-            if matches!(failure, Failure::Down(_, crate::health::Outcome::Upstream(401))) {
-                crate::edge::connections::grants::listing_refused(catalog, source);
-            }
-            return Err(down(failure));
-        }
-    };
+    let link = open(call, source.transport, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes, &crate::edge::redaction::current()).await?;
     let offers = |what: &str| link.capabilities.get(what).is_some_and(|c| !c.is_null());
     let lists = async {
         Ok::<Lists, String>(Lists {
-            tools: if offers("tools") { list(&call, &link, server, Method::ToolsList, "tools").await? } else { Vec::new() },
-            resources: if offers("resources") { list(&call, &link, server, Method::ResourcesList, "resources").await? } else { Vec::new() },
-            templates: if offers("resources") { list(&call, &link, server, Method::ResourcesTemplatesList, "resourceTemplates").await? } else { Vec::new() },
-            prompts: if offers("prompts") { list(&call, &link, server, Method::PromptsList, "prompts").await? } else { Vec::new() },
+            tools: if offers("tools") { list(call, &link, server, Method::ToolsList, "tools").await? } else { Vec::new() },
+            resources: if offers("resources") { list(call, &link, server, Method::ResourcesList, "resources").await? } else { Vec::new() },
+            templates: if offers("resources") { list(call, &link, server, Method::ResourcesTemplatesList, "resourceTemplates").await? } else { Vec::new() },
+            prompts: if offers("prompts") { list(call, &link, server, Method::PromptsList, "prompts").await? } else { Vec::new() },
         })
     }
     .await;
-    close(&call, &link).await;
-    lists
+    close(call, &link).await;
+    lists.map_err(|why| Failure::Down(why, crate::health::Outcome::Network))
 }
 
-fn down(f: Failure) -> String {
+pub(super) fn down(f: Failure) -> String {
     match f {
         Failure::Gone => "it forgot its session while listing".to_string(),
         Failure::Down(why, _) => why,
@@ -269,22 +284,7 @@ pub fn merged(base: Arc<Catalog>) -> Arc<Catalog> {
         let mut skipped = Vec::new();
         for (index, source) in server.upstreams.clone().iter().enumerate() {
             let lists = FOUND.with(|f| f.borrow().get(&key(server, source)).map(|found| found.lists.clone())).unwrap_or_default();
-            let (tools, why) = crate::catalog::mcp::tools(source, index, &lists.tools, &|n| server.tools.iter().any(|t| t.name == n), server.max_reply_bytes);
-            server.tools.extend(tools);
-            skipped.extend(why);
-            // Resources and prompts have no roles to gate them: a gated upstream gives tools only.
-            if !source.roles.is_empty() {
-                continue;
-            }
-            let (resources, why) = crate::catalog::mcp::resources(source, index, &lists.resources, &|uri| server.resources.iter().any(|r| r.uri == uri));
-            server.resources.extend(resources);
-            skipped.extend(why);
-            let (templates, why) = crate::catalog::mcp::templates(source, index, &lists.templates);
-            server.resource_templates.extend(templates);
-            skipped.extend(why);
-            let (prompts, why) = crate::catalog::mcp::prompts(source, index, &lists.prompts, &|n| server.prompts.iter().any(|p| p.name == n));
-            server.prompts.extend(prompts);
-            skipped.extend(why);
+            add(server, index, source, &lists, &mut skipped);
         }
         if !skipped.is_empty() {
             worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: entries left out", "server": server.name, "entries": skipped}).to_string()));
@@ -310,4 +310,24 @@ pub fn merged(base: Arc<Catalog>) -> Arc<Catalog> {
     let catalog = Arc::new(catalog);
     MERGED.with(|m| *m.borrow_mut() = Some(Merged { base, generation, catalog: catalog.clone() }));
     catalog
+}
+
+/// `source`'s lists among `server`'s tools, resources and prompts; what is left out, in `skipped`.
+pub(super) fn add(server: &mut Server, index: usize, source: &Source, lists: &Lists, skipped: &mut Vec<String>) {
+    let (tools, why) = crate::catalog::mcp::tools(source, index, &lists.tools, &|n| server.tools.iter().any(|t| t.name == n), server.max_reply_bytes);
+    server.tools.extend(tools);
+    skipped.extend(why);
+    // Resources and prompts have no roles to gate them: a gated upstream gives tools only.
+    if !source.roles.is_empty() {
+        return;
+    }
+    let (resources, why) = crate::catalog::mcp::resources(source, index, &lists.resources, &|uri| server.resources.iter().any(|r| r.uri == uri));
+    server.resources.extend(resources);
+    skipped.extend(why);
+    let (templates, why) = crate::catalog::mcp::templates(source, index, &lists.templates);
+    server.resource_templates.extend(templates);
+    skipped.extend(why);
+    let (prompts, why) = crate::catalog::mcp::prompts(source, index, &lists.prompts, &|n| server.prompts.iter().any(|p| p.name == n));
+    server.prompts.extend(prompts);
+    skipped.extend(why);
 }

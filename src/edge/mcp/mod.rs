@@ -7,6 +7,8 @@
 //! - `discovery.rs`: each source's tool list, read with a session of its own, kept per isolate
 //!   for `catalogTtlSeconds`, and merged into the catalog this isolate serves.
 //! - `call.rs`: a tool call, in the upstream session kept for the downstream session.
+//! - `personal.rs`: the lists of sources reached with each user's own token, kept per principal,
+//!   and the connect tool of a user who has not connected.
 //! - `legacy.rs`: the 2024-11-05 HTTP+SSE transport, for upstreams that speak nothing newer.
 //!
 //! The one import circle of this folder: this file is one exchange with an upstream MCP server
@@ -17,6 +19,7 @@
 pub mod call;
 pub mod discovery;
 mod legacy;
+pub mod personal;
 
 use std::cell::Cell;
 use std::rc::Rc;

@@ -22,6 +22,7 @@ use crate::routes::RouteParams;
 
 pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
     let server = served()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("server index".into()))?;
+    let server = crate::edge::mcp::personal::served(env, server, principal).await;
     let server = &server;
     let content_type = req.header("content-type");
     let media = content_type.as_deref().map(media_type);

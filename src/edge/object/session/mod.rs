@@ -180,6 +180,7 @@ impl McpSession {
     async fn forwarded(&self, envelope: Envelope, signal: AbortSignal) -> Result<Forwarded, Error> {
         let server = crate::edge::live::fresh_catalog(&self.env, envelope.config).await?.servers.get(envelope.server).cloned().ok_or_else(|| Error::Internal("unknown server index".into()))?;
         let principal = envelope.principal.clone().unwrap_or_else(Principal::anonymous);
+        let server = crate::edge::mcp::personal::served(&self.env, server, &principal).await;
         let home = Home {
             env: self.env.clone(),
             storage: self.raw_storage.clone(),
