@@ -23,8 +23,9 @@ before(async () => {
       version: '1',
       privateUpstreams: ['127.0.0.1'],
       tools: [{ name: 'echo', inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] }, http: { url: '{+env.UPSTREAM_URL}/echo', method: 'POST' } }],
-      // One call, then one every 2 s.
-      rateLimits: [{ name: 'n8n calls', per: ['server'], rate: { perSecond: 0.5, burst: 1 } }],
+      // One call, then one every 10 s: longer than two executions of the node take on a loaded
+      // host (each starts a Node process), so the second is always refused.
+      rateLimits: [{ name: 'n8n calls', per: ['server'], rate: { perSecond: 0.1, burst: 1 } }],
     }],
   };
   const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-n8n-limits-'));
@@ -46,7 +47,8 @@ test('n8n-nodes-mcp: a call over the rate fails the execution with the limit and
   assert.equal(refused.status, 1, `the node's execution fails: ${refused.stdout}`);
   // The node shows the refusal's JSON-RPC error: what is spent and how long to wait.
   assert.match(refused.stderr, /Failed to execute tool 'echo': .*"code":-32000,"message":"Too Many Requests: the limit \\"n8n calls\\" is spent; retry after \d+ s","data":\{"retryAfterMs":\d+,"limit":"n8n calls"/);
-  await new Promise((r) => setTimeout(r, 2_200));
+  // The wait the refusal named, and a little more.
+  await new Promise((r) => setTimeout(r, Number(/"retryAfterMs":(\d+)/.exec(refused.stderr)[1]) + 300));
   const again = await execute();
   assert.equal(again.status, 0, again.stderr);
 });
