@@ -87,7 +87,8 @@ async function connect(url, token) {
   const reply = await callOnce(url, token);
   const link = connectLink(reply);
   if (!link) throw new Error(`no connect link in ${reply}`);
-  await connectHeadless(link, { username: 'bench', password: PASSWORD });
+  // The provider's account: one tests/oauth/idp.mjs knows.
+  await connectHeadless(link, { username: 'bench', password: PASSWORD, account: 'alice' });
 }
 
 /** bench/ab.mjs's AB_PREPARE hook: the caller's token, and for the connection's server, its connection. */

@@ -96,9 +96,21 @@ async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body)
     let secret = |name: &str| crate::edge::secret(env, name);
     let connection = |name: &str| crate::edge::connections::cached(&principal.id, name);
     let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now, connection: &connection };
+    let again = message.clone();
     let message = Ok(message);
     let refusal = health::Refusal::watch(server, &message);
-    let action = dispatch::handle(server, &mut lease.session, message, &environment);
+    let mut action = dispatch::handle(server, &mut lease.session, message, &environment);
+    // A call whose connection's token this isolate does not hold yet: read here once (then kept
+    // for the refresh period), so that the lease serves the user's calls rather than sending each
+    // to the object, whose isolate is another. Not connected: the object asks the user.
+    if let Action::Call(call) = &action {
+        if let Some(c) = call.connection.as_ref().filter(|c| c.token.is_none()) {
+            let catalog = crate::edge::live::served()?;
+            if let Ok(Some(_)) = crate::edge::apart(crate::edge::connections::token(env, &catalog, &c.principal, &c.name)).await {
+                action = dispatch::handle(server, &mut lease.session, Ok(again), &environment);
+            }
+        }
+    }
     refusal.count(server, &principal, &action, None);
     // Served methods never change the session; should one ever, the object must see it.
     let unchanged = LEASES.with(|l| l.borrow().get(&envelope.session_id) == Some(&lease));
