@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { closePage, fillConsent, launchBrowser, open, screenshot } from './browser.mjs';
 import { CONSENT_FORM, IDP_CLIENT_ID, IDP_CLIENT_SECRET, LOGIN_FORM, startIdp } from './idp.mjs';
-import { PASSWORDS, pkce, registerClient, signInByForm, startOAuthWorker, tokenRequest } from './worker.mjs';
+import { PASSWORDS, startOAuthWorker, userToken as signedIn } from './worker.mjs';
 
 /** The provider's access tokens live this long (seconds): past mcp-edge's 30 s refresh margin by
  *  little, so a call a few seconds later finds it due for a refresh. */
@@ -105,19 +105,8 @@ after(async () => {
   await idp?.close();
 });
 
-/** An access token of mcp-edge's own for `username`, signed in by the consent page's form. */
-async function userToken(username) {
-  const redirect = 'http://127.0.0.1:9/cb';
-  const client = await registerClient(worker.origin, { redirect_uris: [redirect], client_name: 'connections test' });
-  const { verifier, challenge } = pkce();
-  const url = new URL('/authorize', worker.origin);
-  const resource = String(worker.mcpUrl);
-  for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource })) url.searchParams.set(k, v);
-  const { code } = await signInByForm(url, { username, password: USERS[username] });
-  const t = await tokenRequest(worker.origin, { grant_type: 'authorization_code', code, redirect_uri: redirect, client_id: client.client_id, code_verifier: verifier, resource });
-  assert.equal(t.status, 200, JSON.stringify(t.body));
-  return t.body.access_token;
-}
+/** An access token of mcp-edge's own for `username`. */
+const userToken = (username) => signedIn(worker, username, USERS[username]);
 
 /** A session over plain fetch: `call(name)` answers the JSON-RPC reply, JSON or SSE. */
 async function session(token, capabilities = {}) {

@@ -15,7 +15,7 @@ import { createServer } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startAuthorizationServer, startProtectedMcp, lookUp, CC_CLIENT } from './protected_mcp.mjs';
-import { PASSWORDS, pkce, registerClient, signInByForm, startOAuthWorker, tokenRequest } from './worker.mjs';
+import { PASSWORDS, startOAuthWorker, userToken as signedIn } from './worker.mjs';
 import { closePage, fillConsent, launchBrowser, open } from './browser.mjs';
 import { CONSENT_FORM, LOGIN_FORM } from './idp.mjs';
 import { ElicitRequestSchema, ElicitationCompleteNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -199,18 +199,7 @@ async function startPersonal() {
 }
 
 /** An access token of mcp-edge's own for `username`. */
-async function userToken(username) {
-  const redirect = 'http://127.0.0.1:9/cb';
-  const client = await registerClient(personal.origin, { redirect_uris: [redirect], client_name: 'per-user test' });
-  const { verifier, challenge } = pkce();
-  const url = new URL('/authorize', personal.origin);
-  const resource = String(personal.mcpUrl);
-  for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource })) url.searchParams.set(k, v);
-  const { code } = await signInByForm(url, { username, password: USERS[username] });
-  const t = await tokenRequest(personal.origin, { grant_type: 'authorization_code', code, redirect_uri: redirect, client_id: client.client_id, code_verifier: verifier, resource });
-  assert.equal(t.status, 200, JSON.stringify(t.body));
-  return t.body.access_token;
-}
+const userToken = (username) => signedIn(personal, username, USERS[username]);
 
 async function userClient(token) {
   const client = new Client({ name: 'per-user-test', version: '1' });

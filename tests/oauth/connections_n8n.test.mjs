@@ -14,7 +14,7 @@ import { n8nNode } from '../e2e/clients.mjs';
 import { IDP_CLIENT_SECRET, startIdp } from './idp.mjs';
 import { connectHeadless, connectLink } from './headless.mjs';
 import { startCollector } from '../telemetry/collector.mjs';
-import { PASSWORDS, pkce, registerClient, signInByForm, startOAuthWorker, tokenRequest } from './worker.mjs';
+import { PASSWORDS, startOAuthWorker, userToken } from './worker.mjs';
 
 let idp;
 let echo;
@@ -54,22 +54,10 @@ after(async () => {
   await collector?.close();
 });
 
-/** An access token of mcp-edge's own for alice, as n8n's credential would hold it. */
-async function aliceToken() {
-  const redirect = 'http://127.0.0.1:9/cb';
-  const client = await registerClient(worker.origin, { redirect_uris: [redirect], client_name: 'n8n' });
-  const { verifier, challenge } = pkce();
-  const url = new URL('/authorize', worker.origin);
-  const resource = String(worker.mcpUrl);
-  for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource })) url.searchParams.set(k, v);
-  const { code } = await signInByForm(url, { username: 'alice', password: PASSWORDS.ALICE_PASSWORD });
-  const t = await tokenRequest(worker.origin, { grant_type: 'authorization_code', code, redirect_uri: redirect, client_id: client.client_id, code_verifier: verifier, resource });
-  assert.equal(t.status, 200, JSON.stringify(t.body));
-  return t.body.access_token;
-}
 
 test('n8n-nodes-mcp: the link in words before the user connects, then the call as that user', { timeout: 180_000 }, async () => {
-  const token = await aliceToken();
+  // An access token of mcp-edge's own for alice, as n8n's credential would hold it.
+  const token = await userToken(worker, 'alice', PASSWORDS.ALICE_PASSWORD);
   process.env.N8N_HEADERS = `Authorization=Bearer ${token}`;
   const dir = n8nNode(undefined);
   const execute = () => run(process.execPath, [join(root, 'tests', 'e2e', 'n8n_node.cjs'), dir, 'http', 'executeTool', worker.mcpUrl.href]);

@@ -57,6 +57,21 @@ export async function startOAuthWorker({ config = readConfig(), bindings = {}, r
   };
 }
 
+/** An access token of mcp-edge's own for `username` on `worker` (a `startOAuthWorker` one), as a
+ *  client gets it: registered, PKCE, signed in by the consent page's form, the code exchanged. */
+export async function userToken(worker, username, password) {
+  const redirect = 'http://127.0.0.1:9/cb';
+  const client = await registerClient(worker.origin, { redirect_uris: [redirect], client_name: `${username}'s client` });
+  const { verifier, challenge } = pkce();
+  const url = new URL('/authorize', worker.origin);
+  const resource = String(worker.mcpUrl);
+  for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', state: 's', resource })) url.searchParams.set(k, v);
+  const { code } = await signInByForm(url, { username, password });
+  const t = await tokenRequest(worker.origin, { grant_type: 'authorization_code', code, redirect_uri: redirect, client_id: client.client_id, code_verifier: verifier, resource });
+  if (t.status !== 200) throw new Error(`/token: HTTP ${t.status} ${JSON.stringify(t.body)}`);
+  return t.body.access_token;
+}
+
 /** The value of the consent page's hidden form field `name`, unescaped. */
 export const hidden = (text, name) => text.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1]?.replace(/&quot;/g, '"').replace(/&amp;/g, '&');
 
