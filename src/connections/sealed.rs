@@ -72,36 +72,24 @@ fn decrypt(keys: &Keys, purpose: &str, aad: &str, sealed: &str) -> Option<Vec<u8
     aes_gcm::Aes256Gcm::new(&key.into()).decrypt(aes_gcm::Nonce::from_slice(nonce), Payload { msg: ciphertext, aad: aad.as_bytes() }).ok()
 }
 
-/// What the principal's object keeps per connection, before it is sealed.
+/// What the principal's object keeps per connection, before it is sealed: the token, and when
+/// the user connected (the console shows it).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Record {
-    pub access_token: String,
-    pub refresh_token: Option<String>,
-    pub expires_at_ms: Option<u64>,
-    pub scope: Option<String>,
-    pub token_type: String,
-    /// When the user connected: the console shows it.
+    pub token: Token,
     pub since_ms: u64,
 }
 
 impl Record {
-    pub fn new(token: Token, since_ms: u64) -> Record {
-        Record { access_token: token.access_token, refresh_token: token.refresh_token, expires_at_ms: token.expires_at_ms, scope: token.scope, token_type: token.token_type, since_ms }
-    }
-
-    pub fn token(&self) -> Token {
-        Token { access_token: self.access_token.clone(), refresh_token: self.refresh_token.clone(), expires_at_ms: self.expires_at_ms, scope: self.scope.clone(), token_type: self.token_type.clone() }
-    }
-
     /// Sealed for `principal`'s object under `connection`: moved to another principal or
     /// connection, it no longer opens.
     pub fn seal(&self, keys: &Keys, nonce: [u8; 12], principal: &str, connection: &str) -> String {
         let plain = members(vec![
-            ("a", Value::from(self.access_token.as_str())),
-            ("r", Value::from(self.refresh_token.clone())),
-            ("x", Value::from(self.expires_at_ms)),
-            ("s", Value::from(self.scope.clone())),
-            ("t", Value::from(self.token_type.as_str())),
+            ("a", Value::from(self.token.access_token.as_str())),
+            ("r", Value::from(self.token.refresh_token.clone())),
+            ("x", Value::from(self.token.expires_at_ms)),
+            ("s", Value::from(self.token.scope.clone())),
+            ("t", Value::from(self.token.token_type.as_str())),
             ("c", Value::from(self.since_ms)),
         ]);
         encrypt(keys, "token", nonce, &format!("{principal}\n{connection}"), plain.to_string().as_bytes())
@@ -109,7 +97,8 @@ impl Record {
 
     pub fn open(keys: &Keys, sealed: &str, principal: &str, connection: &str) -> Option<Record> {
         let v: Value = serde_json::from_slice(&decrypt(keys, "token", &format!("{principal}\n{connection}"), sealed)?).ok()?;
-        Some(Record { access_token: text(&v, "a")?, refresh_token: text(&v, "r"), expires_at_ms: v.get("x").and_then(Value::as_u64), scope: text(&v, "s"), token_type: text(&v, "t").unwrap_or_default(), since_ms: v.get("c").and_then(Value::as_u64).unwrap_or_default() })
+        let token = Token { access_token: text(&v, "a")?, refresh_token: text(&v, "r"), expires_at_ms: v.get("x").and_then(Value::as_u64), scope: text(&v, "s"), token_type: text(&v, "t").unwrap_or_default() };
+        Some(Record { token, since_ms: v.get("c").and_then(Value::as_u64).unwrap_or_default() })
     }
 
     /// Whether it was sealed with a key other than the current one: it is sealed again.
@@ -119,7 +108,7 @@ impl Record {
 
     /// Whether it must be refreshed before use: it expires within `margin_ms`.
     pub fn expiring(&self, now_ms: u64, margin_ms: u64) -> bool {
-        self.expires_at_ms.is_some_and(|at| at <= now_ms.saturating_add(margin_ms))
+        self.token.expires_at_ms.is_some_and(|at| at <= now_ms.saturating_add(margin_ms))
     }
 }
 
@@ -191,7 +180,7 @@ mod tests {
 
     #[test]
     fn records_open_only_for_their_principal_connection_and_keys() {
-        let record = Record::new(Token { access_token: "gho_secret".into(), refresh_token: Some("ghr_x".into()), expires_at_ms: Some(5), scope: None, token_type: "bearer".into() }, 1);
+        let record = Record { token: Token { access_token: "gho_secret".into(), refresh_token: Some("ghr_x".into()), expires_at_ms: Some(5), scope: None, token_type: "bearer".into() }, since_ms: 1 };
         let k = keys("k1-0123456789abcdef0123456789abcdef");
         let sealed = record.seal(&k, [7; 12], "user:alice", "github");
         assert!(!sealed.contains("gho_secret"));
@@ -205,7 +194,7 @@ mod tests {
         assert!(Record::stale(&rotated, &sealed) && !Record::stale(&k, &sealed));
         let tampered = format!("{}A", &sealed[..sealed.len() - 1]);
         assert_eq!(Record::open(&k, &tampered, "user:alice", "github"), None);
-        assert!(record.expiring(0, 10) && !Record { expires_at_ms: None, ..record }.expiring(u64::MAX, 10));
+        assert!(record.expiring(0, 10) && !Record { token: Token { expires_at_ms: None, ..record.token.clone() }, ..record }.expiring(u64::MAX, 10));
     }
 
     #[test]

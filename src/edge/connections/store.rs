@@ -60,7 +60,7 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 return none();
             };
             let due = force && waited == 0 || record.expiring(now_ms, REFRESH_MARGIN_MS);
-            let (Some(provider), Some(refresh_token), true) = (provider, record.refresh_token.clone(), due) else {
+            let (Some(provider), Some(refresh_token), true) = (provider, record.token.refresh_token.clone(), due) else {
                 if record.expiring(now_ms, 0) {
                     // Expired, and nothing can refresh it: the user connects again.
                     storage.delete(&key).await?;
@@ -69,33 +69,33 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 if Record::stale(&keys, &sealed) {
                     write(&storage, &key, &record.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await?;
                 }
-                return token_answer(&record.token());
+                return token_answer(&record.token);
             };
             REFRESHING.with(|r| r.borrow_mut().push(flight.clone()));
             crate::edge::health::count(crate::metrics::Counter::ConnectionRefreshes, 1, Some(env));
             let refreshed = crate::edge::apart(super::post(&private_hosts, &flow::refresh_form(&provider, &refresh_token), crate::edge::now_ms(), Some(&refresh_token))).await;
             let outcome = match refreshed {
                 Ok(token) => {
-                    let next = Record::new(token.clone(), record.since_ms);
+                    let next = Record { token: token.clone(), since_ms: record.since_ms };
                     write(&storage, &key, &next.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await.map(|()| token_text(&token))
                 }
                 Err(e) if e.grant_gone() => storage.delete(&key).await.map(|_| "{\"gone\":true}".to_string()).map_err(Error::from),
                 // The provider is down: a token not yet expired still serves.
-                Err(_) if !record.expiring(now_ms, 0) && !force => Ok(token_text(&record.token())),
+                Err(_) if !record.expiring(now_ms, 0) && !force => Ok(token_text(&record.token)),
                 Err(e) => Err(Error::Internal(format!("refreshing the {connection} token: {e}"))),
             };
             REFRESHING.with(|r| r.borrow_mut().retain(|f| *f != flight));
             answer(outcome?)
         }
         Command::Put { principal, connection, token, now_ms } => {
-            let record = Record::new(token, now_ms);
+            let record = Record { token, since_ms: now_ms };
             write(&storage, &format!("{TOKEN}{connection}"), &record.seal(&keys, crate::edge::ids::nonce()?, &principal, &connection)).await?;
             none()
         }
         Command::Delete { principal, connection } => {
             let key = format!("{TOKEN}{connection}");
             let held = match read::<String>(&storage, &key).await? {
-                Some(sealed) => Record::open(&keys, &sealed, &principal, &connection).map(|r| r.token()),
+                Some(sealed) => Record::open(&keys, &sealed, &principal, &connection).map(|r| r.token),
                 None => None,
             };
             storage.delete(&key).await?;
@@ -110,7 +110,7 @@ pub async fn serve(state: &State, env: &Env, body: &[u8]) -> Result<Response, Er
                 let name = key.trim_start_matches(TOKEN);
                 let sealed: String = serde_json::from_slice(text.as_bytes()).unwrap_or_default();
                 if let Some(r) = Record::open(&keys, &sealed, &principal, name) {
-                    list.push(crate::connections::members(vec![("connection", Value::from(name)), ("sinceMs", Value::from(r.since_ms)), ("scope", Value::from(r.scope))]));
+                    list.push(crate::connections::members(vec![("connection", Value::from(name)), ("sinceMs", Value::from(r.since_ms)), ("scope", Value::from(r.token.scope))]));
                 }
             }
             answer(format!("{{\"connections\":{}}}", Value::Array(list)))
