@@ -96,7 +96,6 @@ async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body)
     let secret = |name: &str| crate::edge::secret(env, name);
     let connection = |name: &str| crate::edge::connections::cached(&principal.id, name);
     let environment = Environment { secret: &secret, route: &envelope.route, principal: &principal, now_ms: now, connection: &connection };
-    let again = message.clone();
     let message = Ok(message);
     let refusal = health::Refusal::watch(server, &message);
     let mut action = dispatch::handle(server, &mut lease.session, message, &environment);
@@ -108,7 +107,8 @@ async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body)
             // Without the catalog or the token, the object serves the call, as before.
             if let Ok(catalog) = crate::edge::live::served() {
                 if let Ok(Some(_)) = crate::edge::apart(crate::edge::connections::token(env, &catalog, &c.principal, &c.name)).await {
-                    action = dispatch::handle(server, &mut lease.session, Ok(again), &environment);
+                    let again = Ok(Message::Request(c.request.clone()));
+                    action = dispatch::handle(server, &mut lease.session, again, &environment);
                 }
             }
         }
