@@ -50,12 +50,12 @@ fn lint_at(root: &Value, schema: &Value, at: &str) -> Result<(), (String, String
             return Err((format!("{at}.$ref"), format!("{reference} does not resolve within the schema (use \"#/$defs/NAME\")")));
         }
     }
-    for key in ["items", "additionalProperties", "not", "contains"] {
+    for key in ["items", "additionalProperties", "not", "contains", "if", "then", "else"] {
         if let Some(sub) = s.get(key) {
             lint_at(root, sub, &format!("{at}.{key}"))?;
         }
     }
-    for key in ["properties", "$defs", "definitions", "patternProperties"] {
+    for key in ["properties", "$defs", "definitions", "patternProperties", "dependentSchemas"] {
         for (name, sub) in s.get(key).and_then(Value::as_object).into_iter().flatten() {
             lint_at(root, sub, &format!("{at}.{key}.{name}"))?;
         }
@@ -68,11 +68,28 @@ fn lint_at(root: &Value, schema: &Value, at: &str) -> Result<(), (String, String
     Ok(())
 }
 
-/// A local reference: `#` or `#/json/pointer` into the schema's own document.
+/// A local reference: `#`, `#/json/pointer` into the schema's own document, or `#name`, a
+/// plain-name fragment naming the subschema whose `$anchor` is `name` (JSON Schema 2020-12).
 fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
     let pointer = reference.strip_prefix('#')?;
     let decoded = crate::head::percent_decode(pointer)?;
-    root.pointer(&decoded)
+    if decoded.is_empty() || decoded.starts_with('/') {
+        return root.pointer(&decoded);
+    }
+    anchor(root, &decoded, 0)
+}
+
+/// The subschema declaring `$anchor: name`, searched depth-first (bounded like `$ref` chains).
+fn anchor<'a>(schema: &'a Value, name: &str, depth: usize) -> Option<&'a Value> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    match schema {
+        Value::Object(s) if s.get("$anchor").and_then(Value::as_str) == Some(name) => Some(schema),
+        Value::Object(s) => s.values().find_map(|sub| anchor(sub, name, depth + 1)),
+        Value::Array(items) => items.iter().find_map(|sub| anchor(sub, name, depth + 1)),
+        _ => None,
+    }
 }
 
 /// Whether `text` matches `pattern`, or `None` when the pattern does not compile. JSON Schema's
@@ -139,7 +156,8 @@ impl Validator<'_> {
         if self.steps.get() > MAX_STEPS {
             return fail(path, "$ref", "the schema is too complex to check".into());
         }
-        if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        // A reference outside the document is never fetched (SEP-2106): it constrains nothing here.
+        if let Some(reference) = schema.get("$ref").and_then(Value::as_str).filter(|r| r.starts_with('#')) {
             match resolve(self.root, reference) {
                 Some(target) => self.check(target, v, path, depth + 1)?,
                 None => return fail(path, "$ref", format!("the schema reference {reference:?} does not resolve")),
@@ -201,6 +219,18 @@ impl Validator<'_> {
                 return fail(path, "not", "matches a schema it must not match".into());
             }
         }
+        // `if` only chooses: its own failure is no violation; `then` or `else` then applies.
+        if let Some(condition) = schema.get("if") {
+            let branch = if self.check(condition, v, &mut path.clone(), depth + 1).is_ok() { "then" } else { "else" };
+            if let Some(sub) = schema.get(branch) {
+                self.check(sub, v, path, depth + 1)?;
+            }
+        }
+        if let Some(obj) = v.as_object() {
+            for (_, sub) in schema.get("dependentSchemas").and_then(Value::as_object).into_iter().flatten().filter(|(k, _)| obj.contains_key(k.as_str())) {
+                self.check(sub, v, path, depth + 1)?;
+            }
+        }
         Ok(())
     }
 
@@ -241,6 +271,11 @@ impl Validator<'_> {
             }
         }
         check_count(schema, obj.len(), ("minProperties", "maxProperties"), "properties", path)?;
+        for (present, needed) in schema.get("dependentRequired").and_then(Value::as_object).into_iter().flatten().filter(|(k, _)| obj.contains_key(k.as_str())) {
+            if let Some(name) = needed.as_array().into_iter().flatten().filter_map(Value::as_str).find(|n| !obj.contains_key(*n)) {
+                return fail(path, "dependentRequired", format!("property \"{name}\" is required when \"{present}\" is present"));
+            }
+        }
         let properties = schema.get("properties").and_then(Value::as_object);
         for (key, value) in obj {
             match properties.and_then(|p| p.get(key)) {
@@ -514,6 +549,78 @@ mod tests {
         assert_eq!(lint(&s).unwrap_err(), (".properties.a.pattern".into(), "\"(unclosed\" is not a valid regular expression".into()));
         let s = json!({"type":"object","properties":{"a":{"anyOf":[{"$ref":"#/$defs/missing"}]}}});
         assert_eq!(lint(&s).unwrap_err(), (".properties.a.anyOf[0].$ref".into(), "\"#/$defs/missing\" does not resolve within the schema (use \"#/$defs/NAME\")".into()));
+    }
+
+    /// The conformance suite's JSON Schema 2020-12 tool (SEP-1613, SEP-2106): a `$anchor`, a
+    /// composition, a condition.
+    fn suite_schema() -> Value {
+        json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+            "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}, "contactMethod": {"type": "string", "enum": ["phone", "email"]}, "phone": {"type": "string"}, "email": {"type": "string"}},
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
+            "additionalProperties": false
+        })
+    }
+
+    #[test]
+    fn composition_conditions_and_anchors_are_honoured() {
+        let s = suite_schema();
+        assert_eq!(lint(&s), Ok(()));
+        assert_eq!(validate(&s, &json!({"name": "A", "contactMethod": "phone", "phone": "1", "address": {"city": "X"}})), Ok(()));
+        assert_eq!(validate(&s, &json!({"email": "a@b.c"})), Ok(()));
+        assert_eq!(validate(&s, &json!({"contactMethod": "email", "email": "a@b.c", "phone": "1"})), Ok(()));
+        assert!(err(s.clone(), json!({"name": "A"})).contains("(anyOf)"));
+        // `if` holds: `then` asks for the phone; it does not: `else` asks for the email.
+        assert_eq!(err(s.clone(), json!({"contactMethod": "phone", "email": "a@b.c"})), "missing required property \"phone\" (required)");
+        assert_eq!(err(s.clone(), json!({"phone": "1"})), "missing required property \"email\" (required)");
+        assert_eq!(err(s.clone(), json!({"email": "e", "address": {"city": 1}})), "/address/city: expected string, got integer (type)");
+        // A plain-name fragment finds its `$anchor`.
+        let anchored = json!({"$defs": {"a": {"$anchor": "addressDef", "type": "object", "required": ["city"]}}, "properties": {"home": {"$ref": "#addressDef"}}});
+        assert_eq!(lint(&anchored), Ok(()));
+        assert_eq!(validate(&anchored, &json!({"home": {"city": "X"}})), Ok(()));
+        assert_eq!(err(anchored, json!({"home": {}})), "/home: missing required property \"city\" (required)");
+        assert!(lint(&json!({"properties": {"a": {"$ref": "#nowhere"}}})).is_err());
+        // An upstream's network reference is neither fetched nor held against the arguments.
+        assert_eq!(validate(&json!({"properties": {"p": {"$ref": "https://example.com/profile.json"}}}), &json!({"p": 1})), Ok(()));
+        // Keywords the validator does not apply are annotations: they never reject.
+        let unknown = json!({"type": "object", "unevaluatedProperties": false, "$comment": "x", "contentMediaType": "text/plain"});
+        assert_eq!(validate(&unknown, &json!({"any": 1})), Ok(()));
+    }
+
+    #[test]
+    fn dependencies() {
+        let s = json!({"dependentRequired": {"card": ["cvc"]}, "dependentSchemas": {"vat": {"required": ["country"]}}});
+        assert_eq!(validate(&s, &json!({"card": 1, "cvc": 2, "vat": "x", "country": "FR"})), Ok(()));
+        assert_eq!(validate(&s, &json!({})), Ok(()));
+        assert_eq!(err(s.clone(), json!({"card": 1})), "property \"cvc\" is required when \"card\" is present (dependentRequired)");
+        assert_eq!(err(s, json!({"vat": "x"})), "missing required property \"country\" (required)");
+    }
+
+    /// A schema reaches clients as written: nothing on the way parses it into a shape of its own.
+    #[test]
+    fn every_2020_12_keyword_round_trips_byte_for_byte() {
+        // Written in no canonical order: kept as written, key order included.
+        let text = concat!(
+            r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"https://example.com/s","$anchor":"root","$dynamicAnchor":"node","$comment":"c","$voca"##,
+            r##"bulary":{"https://json-schema.org/draft/2020-12/vocab/core":true},"title":"t","description":"d","type":"object","$defs":{"address":{"$anchor":"address"##,
+            r##"Def","type":"object"}},"definitions":{"x":{}},"properties":{"a":{"$ref":"#addressDef"},"b":{"$dynamicRef":"#node"},"n":{"type":"number","exclusiveMini"##,
+            r##"mum":0,"multipleOf":0.5}},"patternProperties":{"^x-":{}},"additionalProperties":false,"unevaluatedProperties":false,"propertyNames":{"maxLength":8},"m"##,
+            r##"inProperties":0,"maxProperties":9,"required":["a"],"dependentRequired":{"a":["b"]},"dependentSchemas":{"b":{}},"allOf":[{"anyOf":[{"required":["a"]},{"##,
+            r##""required":["b"]}]}],"oneOf":[{},{"not":{}}],"not":{"const":1},"if":{"required":["a"]},"then":{"required":["b"]},"else":{},"enum":[{}],"const":{},"pre"##,
+            r##"fixItems":[{}],"items":false,"contains":{},"minContains":1,"maxContains":2,"unevaluatedItems":false,"contentEncoding":"base64","contentMediaType":"tex"##,
+            r##"t/plain","contentSchema":{},"format":"x","default":{},"examples":[{}],"deprecated":false,"readOnly":false,"writeOnly":false}"##,
+        );
+        let config = format!(r#"{{"servers":[{{"route":"/mcp","name":"s","version":"1","tools":[{{"name":"t","inputSchema":{0},"outputSchema":{0},"http":{{"url":"https://example.com/"}}}}]}}]}}"#, text);
+        let catalog = crate::config::load(&config).unwrap();
+        let tool = catalog.servers[0].tool("t").unwrap();
+        assert_eq!(serde_json::to_string(&tool.input_schema).unwrap(), text);
+        assert_eq!(serde_json::to_string(&tool.listing["inputSchema"]).unwrap(), text);
+        assert_eq!(serde_json::to_string(&tool.listing["outputSchema"]).unwrap(), text);
     }
 
     #[test]
