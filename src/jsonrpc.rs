@@ -159,6 +159,11 @@ pub fn failure(id: &Value, error: &Error) -> String {
     to_json(&Failure { jsonrpc: "2.0", id, error: error.to_object() })
 }
 
+/// An error reply with an error object made elsewhere (an upstream's own).
+pub fn failure_object(id: &Value, error: ErrorObject) -> String {
+    to_json(&Failure { jsonrpc: "2.0", id, error })
+}
+
 /// The error code of a serialized reply, when it is an error. The result is skipped over, not
 /// built: a large list costs no allocation.
 pub fn error_code(reply: &str) -> Option<i64> {

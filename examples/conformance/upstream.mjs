@@ -214,6 +214,11 @@ const routes = {
     await sleep(1000);
     json(res, { content: [{ type: 'text', text: 'the job failed' }], isError: true });
   },
+  // A job that crashes: its answer is a JSON-RPC error (a protocol error), so its task fails.
+  'POST /protocol-error-job': async (req, res) => {
+    await sleep(500);
+    json(res, { error: { code: -32603, message: 'the job crashed before it could finish' } });
+  },
   'GET /watched-resource': (req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('Watched resource content');

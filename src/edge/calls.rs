@@ -335,6 +335,7 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
                 Err(why) => return (finished(error_result(why)), Some(Outcome::Client)),
             },
             Event::Result(result) => return (finished(result), Some(outcome)),
+            Event::Error(error) => return (jsonrpc::failure_object(&call.id, error), Some(outcome)),
             Event::Notify(_) => {}
         }
     }

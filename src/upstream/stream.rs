@@ -7,12 +7,15 @@
 //! {"log": {"level": "info", "data": "step 1", "logger": "x"}} → Method::LogMessage to the client
 //! {"result": {"content": [{"type": "text", "text": "done"}]}} → the CallToolResult
 //! {"input": {"method": …, "params": {…}}, "state": …}          → a request to the client
+//! {"error": {"code": -32603, "message": "…", "data": …}}      → a JSON-RPC error (a protocol error)
 //! ```
 //!
 //! The request for input names one of the methods whose `client_capability` is set: sampling,
 //! elicitation or roots.
 //!
-//! A passthrough tool's single JSON body may also be an `{"input": …}` message.
+//! A passthrough tool's single JSON body may also be an `{"input": …}` or `{"error": …}` message.
+//! The error is the call's JSON-RPC error, not a tool error (`isError`): what a task reports as
+//! `failed` (the Tasks extension keeps `failed` for protocol errors).
 
 use std::sync::Arc;
 
@@ -35,6 +38,8 @@ pub enum Event {
     /// Ask the client (sampling, elicitation, roots), then call the upstream again with the
     /// answers and `state`.
     Input(InputAsk),
+    /// The call ends with this JSON-RPC error.
+    Error(crate::error::ErrorObject),
 }
 
 /// What an upstream asks the client for: one request (`input`) or several by key (`inputs`).
@@ -209,6 +214,12 @@ pub fn classify(value: &Value) -> Option<Event> {
     if let Some(result) = value.get("result") {
         return Some(Event::Result(passthrough(result.clone())));
     }
+    if let Some(error) = value.get("error") {
+        return Some(match (error.get("code").and_then(Value::as_i64), error.get("message").and_then(Value::as_str)) {
+            (Some(code), Some(message)) => Event::Error(crate::error::ErrorObject { code, message: message.to_string(), data: error.get("data").cloned() }),
+            _ => Event::Result(error_result("The upstream answered an error without an integer code and a message.".into())),
+        });
+    }
     let state = value.get("state").cloned().unwrap_or(Value::Null);
     let (requests, keyed) = match (value.get("input"), value.get("inputs")) {
         (Some(input), _) => {
@@ -259,7 +270,7 @@ pub fn follow_up_body(arguments: &Value, ask: &InputAsk, answers: &[(String, Res
 pub fn outcome(upstream: &Upstream, plan: &ReplyPlan, secrets: &Redactor) -> Event {
     if let (ResultMode::Passthrough, Upstream::Reply { status: 200..=299, body, truncated_at: None, .. }) = (plan.mode, upstream) {
         if let Ok(value) = serde_json::from_slice::<Value>(body) {
-            if value.get("input").is_some() || value.get("inputs").is_some() {
+            if value.get("input").is_some() || value.get("inputs").is_some() || value.get("error").is_some() {
                 if let Some(event) = classify(&value) {
                     return event;
                 }
@@ -281,6 +292,17 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn an_error_message_ends_the_call_with_a_json_rpc_error() {
+        let error = crate::error::ErrorObject { code: -32603, message: "the job crashed".into(), data: Some(json!({"job": 7})) };
+        assert_eq!(classify(&json!({"error": {"code": -32603, "message": "the job crashed", "data": {"job": 7}}})), Some(Event::Error(error)));
+        let mut r = LineReader::new(false, None, None, Arc::default());
+        assert!(matches!(&r.feed(b"{\"progress\":1}\n{\"error\":{\"code\":-32000,\"message\":\"down\"}}\n")[..], [Event::Error(e)] if e.code == -32000));
+        assert!(r.is_done());
+        // Not an error object: a tool error that says so, rather than a malformed JSON-RPC reply.
+        assert!(matches!(classify(&json!({"error": "boom"})), Some(Event::Result(v)) if v["isError"] == true));
     }
 
     #[test]
