@@ -55,6 +55,7 @@ pub fn oauth(o: OAuthConfig) -> Result<AuthServer, ConfigError> {
             secret: secret.map(Secret::Named),
             origin: Origin::Configured,
             issued_at: 0,
+            application_type: None,
         });
     }
     if o.access_token_ttl_seconds == 0 || o.access_token_ttl_seconds > 86_400 {

@@ -172,7 +172,7 @@ mod tests {
     const CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
     fn client() -> Client {
-        Client { client_id: "c1".into(), name: Some("App".into()), redirect_uris: vec!["https://app.test/cb".into()], auth_method: AuthMethod::None, secret: None, origin: Origin::Configured, issued_at: 0 }
+        Client { client_id: "c1".into(), name: Some("App".into()), redirect_uris: vec!["https://app.test/cb".into()], auth_method: AuthMethod::None, secret: None, origin: Origin::Configured, issued_at: 0, application_type: None }
     }
 
     fn check_query(query: &str) -> Result<AuthorizationRequest, Refusal> {

@@ -68,6 +68,47 @@ pub struct Client {
     pub origin: Origin,
     #[serde(default)]
     pub issued_at: u64,
+    /// `web` or `native` (OpenID Connect Dynamic Client Registration, SEP-837); `None` for
+    /// clients registered before it was kept, and for configured and metadata-document clients.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application_type: Option<AppType>,
+}
+
+/// What kind of application a registered client is (SEP-837): which redirect URIs it may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AppType {
+    /// A web application: https redirect URIs on hosts other than loopback.
+    Web,
+    /// An app on the user's device: loopback http, private-use schemes, or https.
+    Native,
+}
+
+impl AppType {
+    pub fn name(self) -> &'static str {
+        match self {
+            AppType::Web => "web",
+            AppType::Native => "native",
+        }
+    }
+}
+
+/// The registration's `application_type`, checked against its redirect URIs. OpenID Connect's
+/// default is `web`; a client that leaves it out and registers a loopback or private-use
+/// redirect URI is taken as `native`, which it is (SEP-837 asks clients to say so because
+/// servers that applied the default refused them). A client that says `web` is held to it.
+fn application_type(value: Option<&Value>, redirect_uris: &[String]) -> Result<AppType, OAuthError> {
+    let app = match value {
+        None | Some(Value::Null) if redirect_uris.iter().all(|u| uri::fits_web(u)) => AppType::Web,
+        None | Some(Value::Null) => AppType::Native,
+        Some(Value::String(t)) if t == "web" => AppType::Web,
+        Some(Value::String(t)) if t == "native" => AppType::Native,
+        Some(other) => return Err(OAuthError::new(400, "invalid_client_metadata", format!("application_type {other} is not web or native"))),
+    };
+    if let (AppType::Web, Some(uri)) = (app, redirect_uris.iter().find(|u| !uri::fits_web(u))) {
+        return Err(OAuthError::new(400, "invalid_redirect_uri", format!("{uri:?}: a web application's redirect URIs are https on a host other than loopback; register it with \"application_type\": \"native\"")));
+    }
+    Ok(app)
 }
 
 impl Client {
@@ -118,6 +159,7 @@ pub fn register(body: &[u8], issued: &Issued, registration_uri: &str) -> Result<
     let request: Value = serde_json::from_slice(body).map_err(|e| bad(format!("the body is not JSON: {e}")))?;
     let Some(fields) = request.as_object() else { return Err(bad("the body is not a JSON object".into())) };
     let redirect_uris = redirect_uris(fields.get("redirect_uris"))?;
+    let app = application_type(fields.get("application_type"), &redirect_uris)?;
     let auth_method = match fields.get("token_endpoint_auth_method") {
         None => AuthMethod::ClientSecretBasic,
         Some(Value::String(m)) if m == "none" => AuthMethod::None,
@@ -147,6 +189,7 @@ pub fn register(body: &[u8], issued: &Issued, registration_uri: &str) -> Result<
         secret: confidential.then(|| Secret::Hash(digest(&issued.secret))),
         origin: Origin::Registered { registration_token: digest(&issued.registration_token) },
         issued_at: issued.now_secs,
+        application_type: Some(app),
     };
     let mut answer = json!({
         "client_id": issued.client_id,
@@ -155,6 +198,7 @@ pub fn register(body: &[u8], issued: &Issued, registration_uri: &str) -> Result<
         "token_endpoint_auth_method": auth_method.name(),
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
+        "application_type": app.name(),
         "registration_access_token": issued.registration_token,
         "registration_client_uri": registration_uri,
     });
@@ -253,6 +297,7 @@ pub fn from_metadata_document(url: &str, body: &[u8]) -> Result<Client, OAuthErr
         secret: None,
         origin: Origin::MetadataDocument,
         issued_at: 0,
+        application_type: None,
     })
 }
 
@@ -302,6 +347,32 @@ mod tests {
         let huge = format!(r#"{{"redirect_uris":["https://a.test/cb"],"client_name":"{}"}}"#, "x".repeat(MAX_METADATA_BYTES));
         let e = error(huge.as_bytes());
         assert_eq!((e.status, e.error.as_str()), (413, "invalid_client_metadata"));
+    }
+
+    #[test]
+    fn application_types() {
+        let app = |body: &str| register(body.as_bytes(), &issued(), "u").map(|(c, a)| (c.application_type, a["application_type"].clone()));
+        let error = |body: &str| register(body.as_bytes(), &issued(), "u").unwrap_err();
+        let native = (Some(AppType::Native), json!("native"));
+        let web = (Some(AppType::Web), json!("web"));
+        // Said, kept and echoed.
+        assert_eq!(app(r#"{"redirect_uris":["http://127.0.0.1:9/cb","cursor://anysphere.cursor-mcp/oauth/callback"],"application_type":"native"}"#).unwrap(), native);
+        assert_eq!(app(r#"{"redirect_uris":["https://app.test/cb"],"application_type":"web"}"#).unwrap(), web);
+        assert_eq!(app(r#"{"redirect_uris":["https://app.test/cb"],"application_type":"native"}"#).unwrap(), native, "a native app may claim an https URL");
+        // Left out: web (OpenID Connect's default) when every URI fits one, native when not.
+        assert_eq!(app(r#"{"redirect_uris":["https://claude.ai/api/mcp/auth_callback"]}"#).unwrap(), web);
+        assert_eq!(app(r#"{"redirect_uris":["http://localhost:33418/callback"]}"#).unwrap(), native);
+        // A web application may not redirect to a private-use scheme, to loopback, or to http.
+        for uri in ["com.example.app:/cb", "cursor://x/cb", "http://127.0.0.1:9/cb", "http://localhost/cb", "https://localhost/cb", "https://[::1]/cb"] {
+            let e = error(&format!(r#"{{"redirect_uris":["https://app.test/cb","{uri}"],"application_type":"web"}}"#));
+            assert_eq!((e.status, e.error.as_str()), (400, "invalid_redirect_uri"), "{uri}");
+        }
+        for other in [r#""browser""#, r#""Web""#, "1", "[\"web\"]"] {
+            assert_eq!(error(&format!(r#"{{"redirect_uris":["https://app.test/cb"],"application_type":{other}}}"#)).error, "invalid_client_metadata", "{other}");
+        }
+        // Native does not open what registration refuses to everyone.
+        assert_eq!(error(r#"{"redirect_uris":["javascript:alert(1)"],"application_type":"native"}"#).error, "invalid_redirect_uri");
+        assert_eq!(error(r#"{"redirect_uris":["http://evil.test/cb"],"application_type":"native"}"#).error, "invalid_redirect_uri");
     }
 
     #[test]

@@ -252,7 +252,7 @@ mod tests {
         use crate::auth::Principal;
         use crate::oauth::authorize::AuthorizationRequest;
         use crate::oauth::client::{AuthMethod, Origin};
-        let client = Client { client_id: "c1".into(), name: Some("App".into()), redirect_uris: vec!["https://app.test/cb".into()], auth_method: AuthMethod::None, secret: None, origin: Origin::Registered { registration_token: "t".into() }, issued_at: 7 };
+        let client = Client { client_id: "c1".into(), name: Some("App".into()), redirect_uris: vec!["https://app.test/cb".into()], auth_method: AuthMethod::None, secret: None, origin: Origin::Registered { registration_token: "t".into() }, issued_at: 7, application_type: None };
         let request = AuthorizationRequest { client_id: "c1".into(), redirect_uri: "https://app.test/cb".into(), state: Some("s".into()), code_challenge: "ch".into(), scope: vec!["tools".into()], resource: "https://mcp.test/mcp".into(), expires_ms: 9 };
         let record = CodeRecord { request, principal: Principal::new("user", "alice", vec![]), expires_ms: 60_000, grant: Some("g0".into()) };
         let exchange = Exchange { client_id: "c1".into(), redirect_uri: Some("https://app.test/cb".into()), verifier: None, resource: Some("https://mcp.test/mcp".into()) };

@@ -48,6 +48,13 @@ pub fn refuse_registration(uri: &str) -> Option<String> {
     }
 }
 
+/// Whether a registrable redirect URI fits a `web` client (OpenID Connect Dynamic Client
+/// Registration §2, SEP-837): https on a host that is not the user's own machine. Loopback
+/// http and private-use schemes are a `native` app's.
+pub fn fits_web(uri: &str) -> bool {
+    read(uri).is_ok_and(|url| url.scheme() == "https" && url.host().is_some_and(|h| !is_loopback(h)))
+}
+
 /// Whether a presented redirect URI is one of the registered ones: the same string, except that
 /// a loopback `http` URI may name any port. A URI registration would refuse now never matches,
 /// whatever was stored before.
