@@ -83,6 +83,8 @@ const mrtr = {
     () => ({ inputs: { first: elicitName('First question?'), second: elicitName('Second question?') }, state: { round: 1 } }),
     (a) => text(`first=${a.first?.content?.name ?? a.first?.action} second=${a.second?.content?.name ?? a.second?.action}`),
   ]),
+  // Asks first (before the task exists, `inputBeforeTask`); the round with the answer is the task.
+  'POST /tasks/greet-after-input': rounds([() => askOne('user_name', elicitName(), 1), (a) => text(`Hello, ${a.user_name?.content?.name}! (from the task)`)]),
   'POST /mrtr/needs-sampling': rounds([() => askOne('llm', sampling('Needs an LLM', 10), 1), (a) => text(`LLM said: ${a.llm?.content?.text}`)]),
 };
 

@@ -65,6 +65,7 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
             cache: None,
             mcp: Some(Target { source: index, name: name.to_string() }),
             task_support: TaskSupport::Forbidden,
+            input_before_task: false,
             trace: crate::tools::TraceContent::default(),
             curation: None,
             connection: source.connection.clone(),

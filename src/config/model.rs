@@ -805,6 +805,11 @@ pub struct ToolConfig {
     /// `forbidden` for direct ones.
     #[serde(default)]
     pub task_support: Option<crate::tools::TaskSupport>,
+    /// 2026-07-28 Tasks extension: the call's first round runs in the request, and what the
+    /// upstream asks then is answered (multi round-trip) before any task exists; the call that
+    /// carries the answers runs as the task.
+    #[serde(default)]
+    pub input_before_task: bool,
     /// How long a queued or callback call may wait for its result.
     #[serde(default = "default_pending_timeout_ms")]
     pub pending_timeout_ms: u64,

@@ -76,6 +76,9 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         return Err(at("sse.closeAfterMs", "a queued tool's result already arrives later; leave closeAfterMs out".into()));
     }
     let task_support = t.task_support.unwrap_or(if deferral.is_some() { crate::tools::TaskSupport::Optional } else { crate::tools::TaskSupport::Forbidden });
+    if t.input_before_task && task_support == crate::tools::TaskSupport::Forbidden {
+        return Err(at("inputBeforeTask", "only a tool that runs as a task asks before it; set taskSupport".into()));
+    }
     tags(&t.tags, path)?;
     if t.response.max_bytes == Some(0) {
         return Err(at("response.maxBytes", "must be greater than 0".into()));
@@ -115,7 +118,7 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         resource_uri: format!("mcp-edge://tools/{}/reply", t.name),
     };
     let header_params = crate::tools::header_params(&t.input_schema);
-    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, forward_upstream_token: t.forward_upstream_token, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, tags: t.tags, cache: None, mcp: None, task_support, trace: t.trace, curation: None, connection: t.auth.map(|a| a.connection) })
+    Ok(Tool { name: t.name, listing: Value::Object(listing), input_schema: t.input_schema, header_params, request, reply, close_after_ms: t.sse.close_after_ms, forward_meta_auth: t.forward_meta_auth, forward_upstream_token: t.forward_upstream_token, deferral: deferral.map(|d| (d, t.pending_timeout_ms)), roles: t.roles, tags: t.tags, cache: None, mcp: None, task_support, input_before_task: t.input_before_task, trace: t.trace, curation: None, connection: t.auth.map(|a| a.connection) })
 }
 
 /// At most `MAX_TAGS` tags, each 1 to `MAX_TAG_CHARS` characters: words for a search, not text.

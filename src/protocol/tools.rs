@@ -129,8 +129,10 @@ fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, re
 /// Whether the call runs as a task. 2025-11-25: when the client asks (`params.task`), as the
 /// tool allows. 2026-07-28: the server decides: a tool that may run as one does, for a client
 /// that declared the Tasks extension; one that must refuses other clients (-32021), and
-/// `params.task` means nothing. Elsewhere `params.task` is ignored, as the spec has it for
-/// servers without the capability.
+/// `params.task` means nothing; for a tool with `inputBeforeTask`, the first round (no
+/// `inputResponses`) is no task: its questions come back as an `InputRequiredResult`, and the
+/// retry that answers them makes the task. Elsewhere `params.task` is ignored, as the spec has
+/// it for servers without the capability.
 fn task(server: &Server, session: &Session, params: &CallParams, tool: &crate::tools::Tool) -> Result<Option<crate::tasks::Ask>, Error> {
     use crate::tasks::Ask;
     use crate::tools::TaskSupport as Support;
@@ -140,6 +142,7 @@ fn task(server: &Server, session: &Session, params: &CallParams, tool: &crate::t
     if stateless_revision(session) {
         return match (tool.task_support, crate::tasks::declared(&session.client_capabilities)) {
             (Support::Forbidden, _) => Ok(None),
+            (_, true) if tool.input_before_task && params.input_responses.is_none() => Ok(None),
             (_, true) => Ok(Some(Ask { ttl_ms: None })),
             (Support::Required, false) => Err(crate::tasks::undeclared()),
             (Support::Optional, false) => Ok(None),

@@ -41,6 +41,9 @@ pub struct Tool {
     pub mcp: Option<crate::upstream::mcp::Target>,
     /// Whether clients may run it as an MCP Task.
     pub task_support: TaskSupport,
+    /// 2026-07-28 Tasks extension: its first round runs in the request, so what the upstream
+    /// asks is answered before the task exists (`inputBeforeTask`).
+    pub input_before_task: bool,
     /// What its spans may carry of its calls (`trace`).
     pub trace: TraceContent,
     /// An alias of another server's tool (`include`): what its calls add to the arguments.

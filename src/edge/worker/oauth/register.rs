@@ -107,6 +107,7 @@ fn console(cx: &Cx<'_>) -> Option<Client> {
         secret: None,
         origin: crate::oauth::client::Origin::Configured,
         issued_at: 0,
+        application_type: None,
     })
 }
 
