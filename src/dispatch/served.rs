@@ -217,3 +217,32 @@ fn dispatch_refusals_read_as_validation() {
         assert!(crate::health::refused(&reply), "{version}: {reply}");
     }
 }
+
+/// The Tasks extension's composition: a tool with `inputBeforeTask` runs its first round in the
+/// request (its questions come back without a task); the round with answers is the task. Any
+/// other task tool is a task from the first round.
+#[test]
+fn input_before_task_leaves_the_first_round_to_the_request() {
+    let text = r#"{"servers": [{"name": "t", "version": "1", "tools": [
+        {"name": "asks_first", "taskSupport": "required", "inputBeforeTask": true, "result": "passthrough", "http": {"method": "POST", "url": "https://api.test/a"}},
+        {"name": "works", "taskSupport": "optional", "http": {"method": "POST", "url": "https://api.test/w"}}]}]}"#;
+    let server = crate::config::load(text).unwrap().servers.remove(0).as_ref().clone();
+    let version = crate::versions::STATELESS_VERSION;
+    let capabilities = json!({"extensions": {(crate::tasks::EXTENSION): {}}});
+    let run = |params: Value| {
+        let mut session = Session::new("", "/mcp", version, json!({}), capabilities.clone(), 0);
+        let principal = Principal::default();
+        let env = Environment { secret: &|_: &str| None, route: &Vec::new(), principal: &principal, now_ms: 0, connection: &|_: &str| None };
+        match handle(&server, &mut session, parse_message(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})), &env) {
+            Action::Call(call) => call.task.is_some(),
+            other => panic!("expected a call, got {other:?}"),
+        }
+    };
+    assert!(!run(json!({"name": "asks_first", "arguments": {}})), "the first round is no task");
+    assert!(run(json!({"name": "asks_first", "arguments": {}, "inputResponses": {"user_name": {"action": "accept", "content": {"name": "A"}}}})), "the answers start the task");
+    assert!(run(json!({"name": "works", "arguments": {}})), "a task from the first round");
+    // Only a tool that runs as a task can ask before it.
+    let forbidden = text.replace(r#""taskSupport": "required", "#, "");
+    let error = crate::config::load(&forbidden).unwrap_err();
+    assert!(error.to_string().contains("inputBeforeTask"), "{error}");
+}

@@ -303,6 +303,11 @@ mod tests {
         assert!(r.is_done());
         // Not an error object: a tool error that says so, rather than a malformed JSON-RPC reply.
         assert!(matches!(classify(&json!({"error": "boom"})), Some(Event::Result(v)) if v["isError"] == true));
+        // A passthrough tool's whole body; a mapped tool's JSON is its result, whatever it says.
+        let reply = Upstream::Reply { status: 200, content_type: Some("application/json".into()), body: br#"{"error":{"code":-32001,"message":"no"}}"#.to_vec(), truncated_at: None };
+        let passthrough = ReplyPlan { mode: ResultMode::Passthrough, ..ReplyPlan::map(1000) };
+        assert!(matches!(outcome(&reply, &passthrough, &Redactor::default()), Event::Error(e) if e.code == -32001 && e.message == "no"));
+        assert!(matches!(outcome(&reply, &ReplyPlan::map(1000), &Redactor::default()), Event::Result(_)));
     }
 
     #[test]
