@@ -126,6 +126,22 @@ const KNOWN_TASKS = {
   'tasks-mrtr-composition': 'it wants the request for input answered before the task exists; mcp-edge makes the task first, and the upstream asks from within it (tasks/update answers)',
 };
 
+/** Prints the 2026-07-28 set's and the Tasks scenarios' counts of a run (`where`: how it was
+ *  served); whether every failure is a known one. */
+function report2026(pkg, outputDir2026, where) {
+  const required = requiredServerScenarios(pkg, '2026-07-28');
+  const all = summarize(outputDir2026).scenarios;
+  const ran = all.filter((s) => required.includes(s.name));
+  const failing = ran.filter((s) => s.failures > 0);
+  console.log(`conformance${where} (${SUITE_2026.split('@').pop()}, --requirements 2026-07-28): ${ran.length - failing.length} of ${required.length} required server scenarios passed (details in ${outputDir2026})`);
+  for (const s of failing) console.log(`  ✗ ${s.name}: ${s.failures} failed${KNOWN_2026[s.name] ? ` (known: ${KNOWN_2026[s.name]})` : ''}`);
+  const tasks = all.filter((s) => s.name.startsWith('tasks-'));
+  const tasksFailing = tasks.filter((s) => s.failures > 0);
+  console.log(`Tasks extension${where} (${SUITE_2026.split('@').pop()}, pending scenarios): ${tasks.length - tasksFailing.length} of ${tasks.length} passed`);
+  for (const s of tasks) console.log(`  ${s.failures > 0 ? '✗' : '✓'} ${s.name}: ${s.success} checks passed, ${s.failures} failed${s.failures > 0 && KNOWN_TASKS[s.name] ? ` (known: ${KNOWN_TASKS[s.name]})` : ''}`);
+  return ran.length === required.length && failing.every((s) => KNOWN_2026[s.name]) && tasks.length > 0 && tasksFailing.every((s) => KNOWN_TASKS[s.name]);
+}
+
 /** Reads every scenario's checks.json: a scenario passes when no check failed or warned. */
 export function summarize(outputDir) {
   const scenarios = readdirSync(outputDir).map((dir) => {
@@ -141,14 +157,20 @@ export function summarize(outputDir) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   setup();
   if (process.argv.includes('--proxy')) {
+    // The same runs as the direct one, through a second mcp-edge: 0.1.16's `--suite all`, then
+    // the 0.2.0 alpha's 2026-07-28 set with its Tasks scenarios.
     const { url, stop } = await serveProxy(await freePort());
     const outputDir = mkdtempSync(join(tmpdir(), 'mcp-edge-conformance-proxy-'));
     await runSuite(url, outputDir);
+    const pkg = suite2026();
+    const outputDir2026 = mkdtempSync(join(tmpdir(), 'mcp-edge-conformance-proxy-2026-'));
+    await runSuite(url, outputDir2026, pkg, ['--requirements', '2026-07-28']);
     await stop();
     const { scenarios, bad, warnings } = summarize(outputDir);
     console.log(`\nconformance through the proxy (0.1.16, --suite all): ${scenarios.length - bad.length} of ${scenarios.length} scenarios passed, ${warnings} warnings (details in ${outputDir})`);
     for (const s of bad) console.log(`  ✗ ${s.name}: ${s.failures} failed, ${s.warnings} warnings`);
-    process.exit(bad.length === 0 && scenarios.length > 0 ? 0 : 1);
+    const ok2026 = report2026(pkg, outputDir2026, ' through the proxy');
+    process.exit(bad.length === 0 && scenarios.length > 0 && ok2026 ? 0 : 1);
   } else if (process.argv.includes('--serve')) {
     const { url, stop } = await serveConformance(Number(process.env.PORT || 8787));
     console.error(`[conformance] serving ${url.href} (Ctrl-C to stop)`);
