@@ -67,7 +67,8 @@ export async function serveProxy(port) {
   };
   const file = join(mkdtempSync(join(tmpdir(), 'mcp-edge-proxy-')), 'mcp-edge.json');
   writeFileSync(file, JSON.stringify(config));
-  const mf = serveWorker({ dir: build({ outDir }), config: file, port });
+  // A signing key of its own: the requestState of what the fixtures ask is wrapped in its own.
+  const mf = serveWorker({ dir: build({ outDir }), config: file, port, bindings: { CALLBACK_SIGNING_KEY: 'conformance-proxy-signing-key-5a7c2e91' } });
   const url = new URL('/mcp', await mf.ready);
   return {
     url,
@@ -116,9 +117,7 @@ function requiredServerScenarios(pkg, revision) {
 }
 
 /** 2026-07-28 scenarios mcp-edge does not pass, and why. Anything else failing fails the run. */
-const KNOWN_2026 = {
-  'input-required-result-non-tool-request': 'prompts are static text in the configuration; only tools and fetched resources reach an upstream that could ask for input',
-};
+const KNOWN_2026 = {};
 
 /** Tasks scenarios mcp-edge does not pass yet, and why. */
 const KNOWN_TASKS = {

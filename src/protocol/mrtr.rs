@@ -39,6 +39,54 @@ pub struct Binding {
     pub tool: String,
     pub args: String,
     pub principal: String,
+    /// A verified retry of a request the edge relays to an upstream MCP server: the state's
+    /// upstream part and the client's answers, for the edge to use (`edge::mcp::call`).
+    pub answered: Option<Box<Answered>>,
+}
+
+/// A retry of a relayed request, verified: what the upstream's part of the state held (the
+/// answers of earlier rounds, or the upstream's own `requestState`), and the new answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered {
+    pub upstream: Value,
+    pub responses: Map<String, Value>,
+}
+
+/// Verifies the retry (`requestState`, `inputResponses`) of a request relayed to an upstream MCP
+/// server: `None` without a state; `Err(result)`: the questions asked again, for answers that
+/// are missing. A state of another principal, request or key, or an expired one, is refused.
+pub fn relayed_retry(binding: &mut Binding, state: Option<&Value>, responses: Option<&Value>, now_ms: u64) -> Result<Option<Value>, Error> {
+    let Some(state) = state else { return Ok(None) };
+    let state = state.as_str().ok_or_else(|| Error::InvalidParams("requestState must be a string".into()))?;
+    let claims = open(state, binding, now_ms)?;
+    match retry(claims, state, responses)? {
+        Retry::AskAgain(result) => Ok(Some(result)),
+        Retry::Answers { ask, answers } => {
+            let responses = answers.into_iter().filter_map(|(k, a)| a.ok().map(|a| (k, a))).collect();
+            binding.answered = Some(Box::new(Answered { upstream: ask.state, responses }));
+            Ok(None)
+        }
+    }
+}
+
+/// The key of a request an upstream that speaks a session-based revision makes during a call:
+/// its method and a digest of its params, so that the same request, made again when the call
+/// is made again, finds its answer.
+pub fn ask_key(method: Method, params: &Value) -> String {
+    let digest = args_digest(params);
+    format!("{}-{}", method.name().replace('/', "-"), digest.get(..16).unwrap_or(&digest))
+}
+
+/// The arguments of a relayed request for its binding: its params without the 2026-07-28
+/// retry's and protocol's members.
+pub fn relayed_args(params: &Value) -> String {
+    let mut params = params.clone();
+    if let Some(p) = params.as_object_mut() {
+        for member in ["_meta", "inputResponses", "requestState"] {
+            p.remove(member);
+        }
+    }
+    args_digest(&params)
 }
 
 /// A digest of the arguments that ignores member order: a retry may serialize them anew.
@@ -161,7 +209,7 @@ mod tests {
     use super::*;
 
     fn binding() -> Binding {
-        Binding { key: b"k".to_vec(), server: "/mcp".into(), tool: "t".into(), args: args_digest(&json!({"a": 1, "b": [1, {"y": 2, "x": 1}]})), principal: "p".into() }
+        Binding { key: b"k".to_vec(), server: "/mcp".into(), tool: "t".into(), args: args_digest(&json!({"a": 1, "b": [1, {"y": 2, "x": 1}]})), principal: "p".into(), answered: None }
     }
 
     fn ask() -> InputAsk {
@@ -218,6 +266,37 @@ mod tests {
         assert_eq!((ask.state, answers.len(), ask.requests[0].method), (json!({"step": 1}), 2, Method::ElicitationCreate));
         assert_eq!(retry(claims(), state, Some(&json!("nope"))).unwrap_err().code(), -32602);
         assert_eq!(retry(claims(), state, Some(&json!({"name": 1, "llm": {}}))).unwrap_err().code(), -32602);
+    }
+
+    #[test]
+    fn relayed_retries_are_verified_and_carry_the_answers() {
+        let asked = InputAsk { requests: vec![InputRequest { key: "k".into(), method: Method::ElicitationCreate, params: json!({}) }], keyed: true, state: json!({"answers": {"old": {"action": "accept"}}}) };
+        let r = input_required(&binding(), &asked, &json!({"elicitation": {}}), 0).unwrap();
+        let state = r["requestState"].clone();
+        let mut b = binding();
+        assert_eq!(relayed_retry(&mut b, None, None, 0).unwrap(), None);
+        assert!(b.answered.is_none());
+        let again = relayed_retry(&mut b, Some(&state), Some(&json!({})), 0).unwrap().unwrap();
+        assert_eq!(again["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["k"]);
+        assert_eq!(relayed_retry(&mut b, Some(&state), Some(&json!({"k": {"action": "decline"}})), 0).unwrap(), None);
+        let answered = b.answered.unwrap();
+        assert_eq!((answered.upstream["answers"]["old"]["action"].as_str(), answered.responses["k"]["action"].as_str()), (Some("accept"), Some("decline")));
+        // Another principal's, another request's, an altered or a late state: refused.
+        for mut other in [Binding { principal: "q".into(), ..binding() }, Binding { tool: "prompts/get other".into(), ..binding() }] {
+            assert_eq!(relayed_retry(&mut other, Some(&state), Some(&json!({"k": {}})), 0).unwrap_err().code(), -32602);
+        }
+        assert_eq!(relayed_retry(&mut binding(), Some(&json!(format!("{}x", state.as_str().unwrap()))), None, 0).unwrap_err().code(), -32602);
+        assert_eq!(relayed_retry(&mut binding(), Some(&state), None, STATE_TTL_MS + 1).unwrap_err().code(), -32602);
+        assert_eq!(relayed_retry(&mut binding(), Some(&json!(7)), None, 0).unwrap_err().code(), -32602);
+    }
+
+    #[test]
+    fn asks_are_keyed_by_what_they_ask() {
+        let key = ask_key(Method::ElicitationCreate, &json!({"message": "?", "requestedSchema": {"type": "object"}}));
+        assert!(key.starts_with("elicitation-create-") && key.len() == "elicitation-create-".len() + 16, "{key}");
+        assert_eq!(key, ask_key(Method::ElicitationCreate, &json!({"requestedSchema": {"type": "object"}, "message": "?"})));
+        assert_ne!(key, ask_key(Method::ElicitationCreate, &json!({"message": "!"})));
+        assert_eq!(relayed_args(&json!({"name": "p", "_meta": {"a": 1}, "requestState": "s", "inputResponses": {}})), args_digest(&json!({"name": "p"})));
     }
 
     #[test]

@@ -49,6 +49,17 @@ pub struct Link {
 }
 
 impl Link {
+    /// A link to an upstream that speaks 2026-07-28: no session, and what `server/discover`
+    /// said it serves.
+    pub fn stateless(capabilities: Value) -> Link {
+        Link { session_id: None, version: crate::versions::STATELESS_VERSION.into(), capabilities, level: None, legacy: None }
+    }
+
+    /// Whether the upstream is spoken to in 2026-07-28, without a session.
+    pub fn is_stateless(&self) -> bool {
+        self.version == crate::versions::STATELESS_VERSION
+    }
+
     /// What the session's object keeps of a Streamable HTTP link, so that the upstream session
     /// outlives the object's memory.
     pub fn stored(&self) -> Option<StoredLink> {
@@ -122,6 +133,11 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
     }
     let mut call = base.clone();
     call.method = "POST".into();
+    // 2026-07-28: the body's method and name, mirrored in headers.
+    let mirrored = match link {
+        Some(link) if link.version == crate::versions::STATELESS_VERSION => protocol::stateless_headers(&body),
+        _ => Vec::new(),
+    };
     call.body = Some(body);
     call.retry = None;
     call.headers.retain(|(n, _)| !["content-type", "accept", "mcp-session-id", "mcp-protocol-version"].contains(&n.to_ascii_lowercase().as_str()));
@@ -133,6 +149,8 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
         }
         call.headers.push(("MCP-Protocol-Version".into(), link.version.clone()));
     }
+    call.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("mcp-method") && !n.eq_ignore_ascii_case("mcp-name"));
+    call.headers.extend(mirrored);
     let has_session = link.is_some_and(|l| l.session_id.is_some());
     let ended = crate::edge::upstream::exchange(&call, async |response| {
         let status = response.status();
