@@ -92,6 +92,8 @@ async function startRaw() {
         return answer({ tools: [{ name: 'ask', inputSchema: { type: 'object', properties: { how: { type: 'string' } } } }] });
       case 'tools/call': {
         const how = m.params.arguments?.how;
+        // As 2026-07-28 refuses a client that lacks a capability: HTTP 400 and -32021.
+        if (how === 'missing') return res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32021, message: 'Missing required client capability: sampling', data: { requiredCapabilities: { sampling: {} } } } }));
         const requests = how === 'method' ? { k: { method: 'tools/call', params: {} } } : how === 'params' ? { k: { method: 'elicitation/create', params: 'no' } } : how === 'empty' ? {} : { k: elicit('?') };
         return answer({ resultType: 'input_required', inputRequests: requests, ...(how === 'state' ? { requestState: { not: 'a string' } } : {}) });
       }
@@ -252,6 +254,10 @@ test('abuse: a 2026-07-28 upstream\'s malformed InputRequiredResult ends the cal
     assert.equal(res.error?.code, -32603, `${how}: ${JSON.stringify(res)}`);
     assert.match(res.error.message, /malformed InputRequiredResult/);
   }
+  // Its refusal of a client without the capability reaches the client as it is.
+  const missing = await send(frontUrl(), 'tools/call', { name: 'raw_ask', arguments: { how: 'missing' } });
+  assert.equal(missing.error?.code, -32021, JSON.stringify(missing));
+  assert.deepEqual(missing.error.data, { requiredCapabilities: { sampling: {} } });
   // A well-formed one passes on, its state inside ours.
   const ok = await send(frontUrl(), 'tools/call', { name: 'raw_ask', arguments: { how: 'fine' } });
   assert.equal(ok.result.resultType, 'input_required');

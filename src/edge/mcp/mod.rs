@@ -152,6 +152,7 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
     call.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("mcp-method") && !n.eq_ignore_ascii_case("mcp-name"));
     call.headers.extend(mirrored);
     let has_session = link.is_some_and(|l| l.session_id.is_some());
+    let stateless = link.is_some_and(Link::is_stateless);
     let ended = crate::edge::upstream::exchange(&call, async |response| {
         let status = response.status();
         let session = crate::edge::upstream::header(&response, "mcp-session-id");
@@ -165,6 +166,13 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
                 Upstream::Reply { body, truncated_at, .. } => (String::from_utf8_lossy(body).into_owned(), truncated_at.is_some()),
                 _ => (String::new(), false),
             };
+            // 2026-07-28 answers a refused request (-32021, -32602, ...) with a 4xx status and
+            // the JSON-RPC error: the answer, as a session-based revision's 200 would carry it.
+            if stateless {
+                if let Ok(Some(reply)) = answer_in(&text, id, None).await {
+                    return (Ok((reply, session)), drained);
+                }
+            }
             // 404 is the spec's answer to a session it no longer has; some servers say 400.
             let gone = has_session && (status == 404 || (status == 400 && text.to_ascii_lowercase().contains("session")));
             // Redacted whole (its unread rest, past the 4096 bytes read, cannot be matched), then cut.
