@@ -1,8 +1,9 @@
 //! The official MCP conformance suite against mcp-edge.
 //!
 //!   npm run conformance:serve   serve examples/conformance/ on http://127.0.0.1:8787/mcp until stopped
-//!   npm run conformance:proxy   the same `--suite all`, through a second mcp-edge that has the first as
-//!                               its upstream MCP server (`upstreams`): what a proxy keeps of conformance
+//!   npm run conformance:proxy   the same runs (`--suite all`, then the 2026-07-28 set with its Tasks
+//!                               scenarios), through a second mcp-edge that has the first as its
+//!                               upstream MCP server (`upstreams`): what a proxy keeps of conformance
 //!   npm run conformance         serve it on a free port, run `--suite all` (the 0.1.16 suite, session-based
 //!                               revisions), then the 2026-07-28 requirement set of the 0.2.0 alpha suite,
 //!                               and print "N of M scenarios passed" for each
@@ -125,9 +126,12 @@ const KNOWN_TASKS = {
   'tasks-mrtr-composition': 'it wants the request for input answered before the task exists; mcp-edge makes the task first, and the upstream asks from within it (tasks/update answers)',
 };
 
+/** Tasks scenarios that do not pass through the proxy yet, and why: one reason for all. */
+const PROXY_TASKS = 'tasks of upstream MCP servers are not passed on yet: the proxy offers an upstream\'s tools without their execution.taskSupport, declares no Tasks extension, and routes no tasks/* request to an upstream';
+
 /** Prints the 2026-07-28 set's and the Tasks scenarios' counts of a run (`where`: how it was
- *  served); whether every failure is a known one. */
-function report2026(pkg, outputDir2026, where) {
+ *  served); whether every failure is a known one. `knownTask(name)`: why a Tasks scenario is known to fail. */
+function report2026(pkg, outputDir2026, where, knownTask = (name) => KNOWN_TASKS[name]) {
   const required = requiredServerScenarios(pkg, '2026-07-28');
   const all = summarize(outputDir2026).scenarios;
   const ran = all.filter((s) => required.includes(s.name));
@@ -137,8 +141,8 @@ function report2026(pkg, outputDir2026, where) {
   const tasks = all.filter((s) => s.name.startsWith('tasks-'));
   const tasksFailing = tasks.filter((s) => s.failures > 0);
   console.log(`Tasks extension${where} (${SUITE_2026.split('@').pop()}, pending scenarios): ${tasks.length - tasksFailing.length} of ${tasks.length} passed`);
-  for (const s of tasks) console.log(`  ${s.failures > 0 ? '✗' : '✓'} ${s.name}: ${s.success} checks passed, ${s.failures} failed${s.failures > 0 && KNOWN_TASKS[s.name] ? ` (known: ${KNOWN_TASKS[s.name]})` : ''}`);
-  return ran.length === required.length && failing.every((s) => KNOWN_2026[s.name]) && tasks.length > 0 && tasksFailing.every((s) => KNOWN_TASKS[s.name]);
+  for (const s of tasks) console.log(`  ${s.failures > 0 ? '✗' : '✓'} ${s.name}: ${s.success} checks passed, ${s.failures} failed${s.failures > 0 && knownTask(s.name) ? ` (known: ${knownTask(s.name)})` : ''}`);
+  return ran.length === required.length && failing.every((s) => KNOWN_2026[s.name]) && tasks.length > 0 && tasksFailing.every((s) => knownTask(s.name));
 }
 
 /** Reads every scenario's checks.json: a scenario passes when no check failed or warned. */
@@ -168,7 +172,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const { scenarios, bad, warnings } = summarize(outputDir);
     console.log(`\nconformance through the proxy (0.1.16, --suite all): ${scenarios.length - bad.length} of ${scenarios.length} scenarios passed, ${warnings} warnings (details in ${outputDir})`);
     for (const s of bad) console.log(`  ✗ ${s.name}: ${s.failures} failed, ${s.warnings} warnings`);
-    const ok2026 = report2026(pkg, outputDir2026, ' through the proxy');
+    const ok2026 = report2026(pkg, outputDir2026, ' through the proxy', () => PROXY_TASKS);
     process.exit(bad.length === 0 && scenarios.length > 0 && ok2026 ? 0 : 1);
   } else if (process.argv.includes('--serve')) {
     const { url, stop } = await serveConformance(Number(process.env.PORT || 8787));

@@ -412,14 +412,15 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
 thread_local! {
     /// Whether each upstream (by server route and source name) speaks 2026-07-28, as its
     /// `server/discover` said, with what it serves: asked once per isolate.
-    static DISCOVERED: RefCell<std::collections::HashMap<String, Option<Value>>> = RefCell::new(std::collections::HashMap::new());
+    /// A list, not a map: a server has a few upstreams, and a list costs the module less.
+    static DISCOVERED: RefCell<Vec<(String, Option<Value>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A link to the upstream in 2026-07-28 when it speaks it (`server/discover` lists the
 /// revision): no session to open. `None`: it speaks a session-based revision only.
 async fn discovered(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, secrets: &Redactor) -> Option<Link> {
     let key = format!("{}\n{}", ctx.server.route.as_str(), source.name);
-    let known = DISCOVERED.with(|d| d.borrow().get(&key).cloned());
+    let known = DISCOVERED.with(|d| d.borrow().iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()));
     let capabilities = match known {
         Some(known) => known,
         None => {
@@ -437,7 +438,7 @@ async fn discovered(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
                 Err(Failure::Down(_, Outcome::Timeout | Outcome::Network)) => return None,
                 _ => None,
             };
-            DISCOVERED.with(|d| d.borrow_mut().insert(key, found.clone()));
+            DISCOVERED.with(|d| d.borrow_mut().push((key, found.clone())));
             found
         }
     };
