@@ -191,7 +191,7 @@ pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, m
     let relaying = Relaying::new(ctx, call);
     // Its params as the client sent them, for a 2026-07-28 upstream (which gets the protocol's
     // `_meta` anew); without what only 2026-07-28 carries, for one that speaks a session-based revision.
-    let session_params = protocol::session_params(params);
+    let session_params = mrtr::session_params(params);
     let request = |id: u64| protocol::request(id, method, Some(session_params.clone()));
     let answer = in_session(ctx, call, source, &request, secrets, relaying.as_ref()).await;
     if let Some(asked) = relaying.as_ref().and_then(|r| r.input_required(ctx, &answer)) {
@@ -312,7 +312,7 @@ async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, li
     let stateless_request = |id: u64| {
         let capabilities = relayed(ctx);
         let retry = relaying.and_then(|r| r.upstream_retry.as_ref()).map(|(responses, state)| (responses, state));
-        protocol::stateless(&request(id), &capabilities, retry)
+        mrtr::stateless(&request(id), &capabilities, retry)
     };
     let request: &dyn Fn(u64) -> String = if link.is_stateless() { &stateless_request } else { request };
     let mut cancel = CancelOnDrop { call: Some((call.http.clone(), link.clone(), id)) };
@@ -426,7 +426,7 @@ async fn discovered(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
         None => {
             let id = next_id();
             let probe = Link::stateless(json!({}));
-            let body = protocol::stateless(&protocol::request(id, Method::ServerDiscover, None), &relayed(ctx), None);
+            let body = mrtr::stateless(&protocol::request(id, Method::ServerDiscover, None), &relayed(ctx), None);
             let found = match post(&call.http, Some(&probe), body, Some(id), 256 * 1024, None, secrets).await {
                 Ok((Reply::Answer(Ok(result)), _)) => result
                     .get("supportedVersions")

@@ -135,7 +135,7 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
     call.method = "POST".into();
     // 2026-07-28: the body's method and name, mirrored in headers.
     let mirrored = match link {
-        Some(link) if link.version == crate::versions::STATELESS_VERSION => protocol::stateless_headers(&body),
+        Some(link) if link.version == crate::versions::STATELESS_VERSION => crate::protocol::mrtr::stateless_headers(&body),
         _ => Vec::new(),
     };
     call.body = Some(body);

@@ -109,62 +109,6 @@ pub fn answer(id: &Value, outcome: &Result<Value, Value>) -> String {
     .to_string()
 }
 
-/// A message for an upstream that speaks 2026-07-28 (no session): its params carry the
-/// protocol's `_meta` (the revision, the client behind and what it can be asked), and a retry's
-/// `inputResponses` and `requestState` when there are.
-pub fn stateless(message: &str, capabilities: &Value, retry: Option<(&Value, &Value)>) -> String {
-    let Ok(mut value) = serde_json::from_slice::<Value>(message.as_bytes()) else { return message.to_string() };
-    if let Some(obj) = value.as_object_mut() {
-        let params = obj.entry("params").or_insert_with(|| json!({}));
-        if let Some(params) = params.as_object_mut() {
-            let meta = params.entry("_meta").or_insert_with(|| json!({}));
-            if let Some(meta) = meta.as_object_mut() {
-                meta.insert(crate::protocol::meta::PROTOCOL_VERSION.into(), json!(crate::versions::STATELESS_VERSION));
-                meta.insert(crate::protocol::meta::CLIENT_CAPABILITIES.into(), capabilities.clone());
-                meta.insert(crate::protocol::meta::CLIENT_INFO.into(), json!({"name": "mcp-edge", "version": env!("CARGO_PKG_VERSION")}));
-            }
-            if let Some((responses, state)) = retry {
-                params.insert("inputResponses".into(), responses.clone());
-                if !state.is_null() {
-                    params.insert("requestState".into(), state.clone());
-                }
-            }
-        }
-    }
-    value.to_string()
-}
-
-/// The headers a 2026-07-28 request mirrors from its body: `Mcp-Method`, and `Mcp-Name` for
-/// the methods that name something.
-pub fn stateless_headers(message: &str) -> Vec<(String, String)> {
-    let Ok(value) = serde_json::from_slice::<Value>(message.as_bytes()) else { return Vec::new() };
-    let Some(method) = value.get("method").and_then(Value::as_str) else { return Vec::new() };
-    let mut headers = vec![("Mcp-Method".to_string(), method.to_string())];
-    let name = Method::parse(method).and_then(Method::name_field).and_then(|f| value.get("params")?.get(f)?.as_str());
-    if let Some(name) = name.filter(|n| n.bytes().all(|b| (0x20..0x7f).contains(&b))) {
-        headers.push(("Mcp-Name".to_string(), name.to_string()));
-    }
-    headers
-}
-
-/// A session-based revision's params, without what only 2026-07-28 carries: the protocol's
-/// `_meta` members, and a retry's `inputResponses` and `requestState` (which mcp-edge answers).
-pub fn session_params(params: &Value) -> Value {
-    let mut params = params.clone();
-    if let Some(p) = params.as_object_mut() {
-        p.remove("inputResponses");
-        p.remove("requestState");
-        if let Some(meta) = p.get_mut("_meta").and_then(Value::as_object_mut) {
-            use crate::protocol::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION};
-            meta.retain(|k, _| ![PROTOCOL_VERSION, CLIENT_INFO, CLIENT_CAPABILITIES, LOG_LEVEL].contains(&k.as_str()));
-        }
-        if p.get("_meta").and_then(Value::as_object).is_some_and(serde_json::Map::is_empty) {
-            p.remove("_meta");
-        }
-    }
-    params
-}
-
 /// `notifications/cancelled` for the upstream's request `id`.
 pub fn cancelled(id: u64, reason: &str) -> String {
     json!({"jsonrpc": "2.0", "method": Method::Cancelled.name(), "params": {"requestId": id, "reason": reason}}).to_string()
@@ -214,28 +158,6 @@ mod tests {
         assert_eq!(answer(&json!(5), &Ok(json!({"action": "decline"}))), r#"{"jsonrpc":"2.0","id":5,"result":{"action":"decline"}}"#);
         assert_eq!(answer(&json!("a"), &Err(json!({"code": -1, "message": "no"}))), r#"{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"no"}}"#);
         assert_eq!(cancelled(3, "the client cancelled"), r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"the client cancelled"}}"#);
-    }
-
-    #[test]
-    fn stateless_messages_carry_the_protocol_and_a_retry() {
-        let call = call_tool(4, "greet", &json!({"n": 1}), None);
-        let sent: Value = serde_json::from_str(&stateless(&call, &json!({"elicitation": {}}), Some((&json!({"k": {"action": "accept"}}), &json!("theirs"))))).unwrap();
-        assert_eq!(sent["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
-        assert_eq!(sent["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"], json!({"elicitation": {}}));
-        assert_eq!((&sent["params"]["inputResponses"]["k"]["action"], &sent["params"]["requestState"]), (&json!("accept"), &json!("theirs")));
-        assert_eq!(stateless_headers(&call), [("Mcp-Method".to_string(), "tools/call".to_string()), ("Mcp-Name".to_string(), "greet".to_string())]);
-        let discover: Value = serde_json::from_str(&stateless(&request(1, Method::ServerDiscover, None), &json!({}), None)).unwrap();
-        assert!(discover["params"].get("requestState").is_none());
-        assert_eq!(stateless_headers(&request(1, Method::ServerDiscover, None)).len(), 1);
-        // A name a header cannot carry as it is goes without `Mcp-Name`.
-        assert_eq!(stateless_headers(&request(1, Method::PromptsGet, Some(json!({"name": "caf\u{e9}\n"})))).len(), 1);
-    }
-
-    #[test]
-    fn session_params_lose_what_only_2026_carries() {
-        let params = json!({"name": "p", "inputResponses": {}, "requestState": "s", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "progressToken": 1}});
-        assert_eq!(session_params(&params), json!({"name": "p", "_meta": {"progressToken": 1}}));
-        assert_eq!(session_params(&json!({"name": "p", "_meta": {"io.modelcontextprotocol/clientCapabilities": {}}})), json!({"name": "p"}));
     }
 
     #[test]
