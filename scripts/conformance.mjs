@@ -1,8 +1,9 @@
 //! The official MCP conformance suite against mcp-edge.
 //!
 //!   npm run conformance:serve   serve examples/conformance/ on http://127.0.0.1:8787/mcp until stopped
-//!   npm run conformance:proxy   the same `--suite all`, through a second mcp-edge that has the first as
-//!                               its upstream MCP server (`upstreams`): what a proxy keeps of conformance
+//!   npm run conformance:proxy   the same runs (`--suite all`, then the 2026-07-28 set with its Tasks
+//!                               scenarios), through a second mcp-edge that has the first as its
+//!                               upstream MCP server (`upstreams`): what a proxy keeps of conformance
 //!   npm run conformance         serve it on a free port, run `--suite all` (the 0.1.16 suite, session-based
 //!                               revisions), then the 2026-07-28 requirement set of the 0.2.0 alpha suite
 //!                               (its scored scenarios, the pending ones it runs beside them, and the
@@ -72,7 +73,8 @@ export async function serveProxy(port) {
   };
   const file = join(mkdtempSync(join(tmpdir(), 'mcp-edge-proxy-')), 'mcp-edge.json');
   writeFileSync(file, JSON.stringify(config));
-  const mf = serveWorker({ dir: build({ outDir }), config: file, port });
+  // A signing key of its own: the requestState of what the fixtures ask is wrapped in its own.
+  const mf = serveWorker({ dir: build({ outDir }), config: file, port, bindings: { CALLBACK_SIGNING_KEY: 'conformance-proxy-signing-key-5a7c2e91' } });
   const url = new URL('/mcp', await mf.ready);
   return {
     url,
@@ -121,9 +123,7 @@ function requiredServerScenarios(pkg, revision) {
 }
 
 /** 2026-07-28 scenarios mcp-edge does not pass, and why. Anything else failing fails the run. */
-const KNOWN_2026 = {
-  'input-required-result-non-tool-request': 'prompts are static text in the configuration; only tools and fetched resources reach an upstream that could ask for input',
-};
+const KNOWN_2026 = {};
 
 /** The scenarios the 2026-07-28 run executes without scoring them (pending in the suite): each
  *  must pass, and its check count is printed. */
@@ -204,6 +204,35 @@ function writeConfig(config) {
   return file;
 }
 
+/** Tasks scenarios that do not pass through the proxy yet, and why: one reason for all. */
+const PROXY_TASKS = 'tasks of upstream MCP servers are not passed on yet: the proxy offers an upstream\'s tools without their execution.taskSupport, declares no Tasks extension, and routes no tasks/* request to an upstream';
+
+/** Prints a 2026-07-28 run's counts (`where`: how it was served): its scored scenarios, the
+ *  pending ones it runs beside them (each with its checks), and the Tasks extension's.
+ *  `knownTask(name)`: why a Tasks scenario is known to fail there. True when nothing else failed. */
+function report2026(pkg, outputDir2026, where, knownTask = () => undefined) {
+  const version = SUITE_2026.split('@').pop();
+  const required = requiredServerScenarios(pkg, '2026-07-28');
+  const all = summarize(outputDir2026).scenarios;
+  const ran = all.filter((s) => required.includes(s.name));
+  const failing = ran.filter((s) => s.failures > 0);
+  console.log(`conformance${where} (${version}, --requirements 2026-07-28): ${ran.length - failing.length} of ${required.length} required server scenarios passed (details in ${outputDir2026})`);
+  for (const s of failing) console.log(`  ✗ ${s.name}: ${s.failures} failed${KNOWN_2026[s.name] ? ` (known: ${KNOWN_2026[s.name]})` : ''}`);
+  // The pending scenarios the same run executes: each printed with its checks, each must pass.
+  const pending = PENDING_2026.map((name) => all.find((s) => s.name === name) ?? { name, success: 0, failures: 1, warnings: 0, missing: true });
+  const pendingFailing = pending.filter((s) => s.failures > 0 || s.success === 0);
+  console.log(`conformance${where} (${version}, --requirements 2026-07-28, pending scenarios): ${pending.length - pendingFailing.length} of ${pending.length} passed`);
+  for (const s of pending) console.log(`  ${s.failures > 0 || s.success === 0 ? '✗' : '✓'} ${s.name}: ${s.missing ? 'not run' : `${s.success} of ${s.success + s.failures} checks passed`}`);
+  // The Tasks extension's scenarios are pending (not scored) in this suite; the same run
+  // executes them. Every one is reported; one failing that is not known fails the run.
+  const tasks = all.filter((s) => s.name.startsWith('tasks-'));
+  const tasksFailing = tasks.filter((s) => s.failures > 0);
+  console.log(`Tasks extension${where} (${version}, pending scenarios): ${tasks.length - tasksFailing.length} of ${tasks.length} passed`);
+  // A check the suite itself skips (tasks-status-notifications, pending its harness) is shown as such.
+  for (const s of tasks) console.log(`  ${s.failures > 0 ? '✗' : '✓'} ${s.name}: ${s.success} checks passed, ${s.failures} failed${s.skipped ? `, ${s.skipped} skipped by the suite` : ''}${s.failures > 0 && knownTask(s.name) ? ` (known: ${knownTask(s.name)})` : ''}`);
+  return ran.length === required.length && failing.every((s) => KNOWN_2026[s.name]) && pendingFailing.length === 0 && tasks.length === 10 && tasksFailing.every((s) => knownTask(s.name));
+}
+
 /** Reads every scenario's checks.json: a scenario passes when no check failed or warned. */
 export function summarize(outputDir) {
   const scenarios = readdirSync(outputDir).map((dir) => {
@@ -219,14 +248,20 @@ export function summarize(outputDir) {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   setup();
   if (process.argv.includes('--proxy')) {
+    // The same runs as the direct one, through a second mcp-edge: 0.1.16's `--suite all`, then
+    // the 0.2.0 alpha's 2026-07-28 set with its Tasks scenarios.
     const { url, stop } = await serveProxy(await freePort());
     const outputDir = mkdtempSync(join(tmpdir(), 'mcp-edge-conformance-proxy-'));
     await runSuite(url, outputDir);
+    const pkg = suite2026();
+    const outputDir2026 = mkdtempSync(join(tmpdir(), 'mcp-edge-conformance-proxy-2026-'));
+    await runSuite(url, outputDir2026, pkg, ['--requirements', '2026-07-28']);
     await stop();
     const { scenarios, bad, warnings } = summarize(outputDir);
     console.log(`\nconformance through the proxy (0.1.16, --suite all): ${scenarios.length - bad.length} of ${scenarios.length} scenarios passed, ${warnings} warnings (details in ${outputDir})`);
     for (const s of bad) console.log(`  ✗ ${s.name}: ${s.failures} failed, ${s.warnings} warnings`);
-    process.exit(bad.length === 0 && scenarios.length > 0 ? 0 : 1);
+    const ok2026 = report2026(pkg, outputDir2026, ' through the proxy', () => PROXY_TASKS);
+    process.exit(bad.length === 0 && scenarios.length > 0 && ok2026 ? 0 : 1);
   } else if (process.argv.includes('--serve')) {
     const { url, stop } = await serveConformance(Number(process.env.PORT || 8787));
     console.error(`[conformance] serving ${url.href} (Ctrl-C to stop)`);
@@ -244,27 +279,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const passed = scenarios.length - bad.length;
     console.log(`\nconformance (0.1.16, --suite all): ${passed} of ${scenarios.length} scenarios passed, ${warnings} warnings (details in ${outputDir})`);
     for (const s of bad) console.log(`  ✗ ${s.name}: ${s.failures} failed, ${s.warnings} warnings`);
-    const required = requiredServerScenarios(pkg, '2026-07-28');
-    const ran = summarize(outputDir2026).scenarios.filter((s) => required.includes(s.name));
-    const failing = ran.filter((s) => s.failures > 0);
-    console.log(`conformance (${SUITE_2026.split('@').pop()}, --requirements 2026-07-28): ${ran.length - failing.length} of ${required.length} required server scenarios passed (details in ${outputDir2026})`);
-    for (const s of failing) console.log(`  ✗ ${s.name}: ${s.failures} failed${KNOWN_2026[s.name] ? ` (known: ${KNOWN_2026[s.name]})` : ''}`);
-    const unexpected = failing.filter((s) => !KNOWN_2026[s.name]);
-    const ok2026 = ran.length === required.length && unexpected.length === 0;
-    const all2026 = summarize(outputDir2026).scenarios;
-    // The pending scenarios the same run executes: each printed with its checks, each must pass.
-    const pending = PENDING_2026.map((name) => all2026.find((s) => s.name === name) ?? { name, success: 0, failures: 1, warnings: 0, missing: true });
-    const pendingFailing = pending.filter((s) => s.failures > 0 || s.success === 0);
-    console.log(`conformance (${SUITE_2026.split('@').pop()}, --requirements 2026-07-28, pending scenarios): ${pending.length - pendingFailing.length} of ${pending.length} passed`);
-    for (const s of pending) console.log(`  ${s.failures > 0 || s.success === 0 ? '✗' : '✓'} ${s.name}: ${s.missing ? 'not run' : `${s.success} of ${s.success + s.failures} checks passed`}`);
-    // The Tasks extension's scenarios are pending (not scored) in this suite; the same run
-    // executes them. Every one is reported, and every one must pass.
-    const tasks = all2026.filter((s) => s.name.startsWith('tasks-'));
-    const tasksFailing = tasks.filter((s) => s.failures > 0);
-    console.log(`Tasks extension (${SUITE_2026.split('@').pop()}, pending scenarios): ${tasks.length - tasksFailing.length} of ${tasks.length} passed`);
-    // A check the suite itself skips (tasks-status-notifications, pending its harness) is shown as such.
-    for (const s of tasks) console.log(`  ${s.failures > 0 ? '✗' : '✓'} ${s.name}: ${s.success} checks passed, ${s.failures} failed${s.skipped ? `, ${s.skipped} skipped by the suite` : ''}`);
-    const okTasks = tasks.length === 10 && tasksFailing.length === 0;
+    const ok2026 = report2026(pkg, outputDir2026, '');
     // The suite's authorization-server scenarios, against mcp-edge's own authorization server.
     const auth = await runAuthorization(pkg);
     const authFailing = auth.scenarios.filter((s) => s.checks.some((c) => c.status !== 'SUCCESS'));
@@ -275,6 +290,6 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       console.log(`  ${failed.length ? '✗' : '✓'} ${s.name}: ${count('SUCCESS')} of ${s.checks.length} checks passed${failed.length ? ` (${failed.join('; ')})` : ''}`);
     }
     const okAuth = auth.code === 0 && auth.scenarios.length === 2 && authFailing.length === 0;
-    process.exit(code === 0 && bad.length === 0 && scenarios.length > 0 && ok2026 && pendingFailing.length === 0 && okTasks && okAuth ? 0 : 1);
+    process.exit(code === 0 && bad.length === 0 && scenarios.length > 0 && ok2026 && okAuth ? 0 : 1);
   }
 }

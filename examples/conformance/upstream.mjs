@@ -4,7 +4,11 @@
 //!
 //!   node examples/conformance/upstream.mjs     (port: CONFORMANCE_UPSTREAM_PORT, default 8790)
 import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 // A 1x1 red PNG and a tiny silent WAV.
 export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==', 'base64');
@@ -227,8 +231,47 @@ const routes = {
   },
 };
 
+/** An upstream MCP server (the TypeScript SDK, 2025-11-25, sessions) whose prompt asks the
+ *  client for input while it is got: mcp-edge.json takes it as an upstream (`upstreams`), so a
+ *  2026-07-28 client sees that request as an InputRequiredResult
+ *  (input-required-result-non-tool-request), directly and through a second mcp-edge. */
+function upstreamMcpServer() {
+  const server = new McpServer({ name: 'conformance-upstream', version: '1.0.0' });
+  server.registerPrompt('prompt', { description: 'A prompt that asks the client for the context it should use' }, async (extra) => {
+    const answer = await extra.sendRequest(
+      {
+        method: 'elicitation/create',
+        params: { message: 'What context should the prompt use?', requestedSchema: { type: 'object', properties: { context: { type: 'string' } }, required: ['context'] } },
+      },
+      ElicitResultSchema,
+    );
+    const context = answer.action === 'accept' ? answer.content?.context : `(${answer.action})`;
+    return { messages: [{ role: 'user', content: { type: 'text', text: `Use this context: ${context}` } }] };
+  });
+  return server;
+}
+
+const mcpSessions = new Map();
+
+async function mcpRoute(req, res) {
+  const id = req.headers['mcp-session-id'];
+  let transport = id && mcpSessions.get(id);
+  if (!transport) {
+    if (id) return json(res, { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Session not found' } }, 404);
+    transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (sid) => mcpSessions.set(sid, transport) });
+    transport.onclose = () => transport.sessionId && mcpSessions.delete(transport.sessionId);
+    await upstreamMcpServer().connect(transport);
+  }
+  await transport.handleRequest(req, res);
+}
+
 export function conformanceHandler(req, res) {
   const url = new URL(req.url, 'http://upstream');
+  if (url.pathname === '/mcp') {
+    return mcpRoute(req, res).catch((e) => {
+      if (!res.headersSent) json(res, { error: String(e) }, 500);
+    });
+  }
   const template = url.pathname.match(/^\/template\/([^/]+)\/data$/);
   if (req.method === 'GET' && template) {
     const id = decodeURIComponent(template[1]);

@@ -203,8 +203,24 @@ fn upstream(server: &Server, req: &Request, env: &Environment<'_>, source: usize
     let mut http = upstream.request.render(&format!("upstream {:?}", upstream.name), &serde_json::Map::new(), &bindings)?;
     http.private_upstreams.clone_from(&server.private_upstreams);
     let redact = tools_protocol::credentials(&bindings);
+    // 2026-07-28: what the upstream asks during the request becomes an `InputRequiredResult`,
+    // whose state is bound like a tool call's; a retry's answers are verified here.
+    let mut mrtr = (env.secret)(crate::signing::SIGNING_KEY).map(|key| crate::protocol::mrtr::Binding {
+        key: key.into_bytes(),
+        server: server.route.as_str().to_string(),
+        tool: format!("{method} {label}"),
+        args: crate::protocol::mrtr::relayed_args(&params),
+        principal: env.principal.id.clone(),
+        answered: None,
+    });
+    if let Some(binding) = mrtr.as_mut() {
+        let member = |name: &str| params.get(name).filter(|v| !v.is_null());
+        if let Some(again) = crate::protocol::mrtr::relayed_retry(binding, member("requestState"), member("inputResponses"), env.now_ms)? {
+            return Ok(Action::Reply(jsonrpc::success(&req.id, again)));
+        }
+    }
     let kind = CallKind::Upstream { source, method, params, label };
-    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http, progress_token: None, redact, mrtr: None, task: None, connection })))
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http, progress_token: None, redact, mrtr, task: None, connection })))
 }
 
 #[cfg(test)]

@@ -274,6 +274,8 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
         let (answer, _) = crate::edge::mcp::call::forward(ctx, call, *source, *method, params, secrets).await;
         let offered = |e: &serde_json::Value| !(*method == Method::CompletionComplete && e.get("code").and_then(serde_json::Value::as_i64) == Some(-32601));
         let reply = match answer.or_else(|e| if offered(&e) { Err(e) } else { Ok(crate::protocol::completion::nothing()) }) {
+            // 2026-07-28: what the upstream asks, as an `InputRequiredResult` (`mcp::call`).
+            Ok(result) if result.get("resultType").and_then(serde_json::Value::as_str) == Some("input_required") => jsonrpc::success(&call.id, result),
             Ok(result) => jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, *method, result)),
             Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": call.id, "error": error}).to_string(),
         };
@@ -293,9 +295,14 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
     // An upstream MCP server's tool: its own session, its own messages.
     if let Some(target) = tool.and_then(|t| t.mcp.as_ref()) {
         let began = crate::edge::now_ms();
-        let (result, outcome) = crate::edge::mcp::call::run(ctx, call, target, secrets).await;
+        let (answer, outcome) = crate::edge::mcp::call::run(ctx, call, target, secrets).await;
         measured.upstream_since(began);
-        return (finished(result), Some(outcome));
+        return (match answer {
+            crate::edge::mcp::call::Answer::Result(result) => finished(result),
+            // 2026-07-28: an `InputRequiredResult`, or why the client cannot answer it, as it is.
+            crate::edge::mcp::call::Answer::AsIs(Ok(asks)) => jsonrpc::success(&call.id, asks),
+            crate::edge::mcp::call::Answer::AsIs(Err(error)) => jsonrpc::failure(&call.id, &error),
+        }, Some(outcome));
     }
     // Deferred calls are not counted: their upstream answers elsewhere (`crate::health`).
     if let (Some(tool), Some((deferral, timeout_ms))) = (tool, tool.and_then(|t| t.deferral)) {

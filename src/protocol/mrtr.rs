@@ -1,7 +1,9 @@
 //! Multi round-trip requests (2026-07-28): an upstream's request for client input becomes an
 //! `InputRequiredResult`, and the client's retry brings the answers with the `requestState` we
 //! signed. The state binds the server, tool, arguments, principal and an expiry, so it cannot
-//! be replayed by someone else, on another call, or late.
+//! be replayed by someone else, on another call, or late. Also the messages of a request
+//! relayed to an upstream MCP server in the revision it speaks: 2026-07-28's `_meta` and
+//! headers, or a session-based revision's params without them.
 
 use crate::method::Method;
 use serde::{Deserialize, Serialize};
@@ -39,6 +41,54 @@ pub struct Binding {
     pub tool: String,
     pub args: String,
     pub principal: String,
+    /// A verified retry of a request the edge relays to an upstream MCP server: the state's
+    /// upstream part and the client's answers, for the edge to use (`edge::mcp::call`).
+    pub answered: Option<Box<Answered>>,
+}
+
+/// A retry of a relayed request, verified: what the upstream's part of the state held (the
+/// answers of earlier rounds, or the upstream's own `requestState`), and the new answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered {
+    pub upstream: Value,
+    pub responses: Map<String, Value>,
+}
+
+/// Verifies the retry (`requestState`, `inputResponses`) of a request relayed to an upstream MCP
+/// server: `None` without a state; `Err(result)`: the questions asked again, for answers that
+/// are missing. A state of another principal, request or key, or an expired one, is refused.
+pub fn relayed_retry(binding: &mut Binding, state: Option<&Value>, responses: Option<&Value>, now_ms: u64) -> Result<Option<Value>, Error> {
+    let Some(state) = state else { return Ok(None) };
+    let state = state.as_str().ok_or_else(|| Error::InvalidParams("requestState must be a string".into()))?;
+    let claims = open(state, binding, now_ms)?;
+    match retry(claims, state, responses)? {
+        Retry::AskAgain(result) => Ok(Some(result)),
+        Retry::Answers { ask, answers } => {
+            let responses = answers.into_iter().filter_map(|(k, a)| a.ok().map(|a| (k, a))).collect();
+            binding.answered = Some(Box::new(Answered { upstream: ask.state, responses }));
+            Ok(None)
+        }
+    }
+}
+
+/// The key of a request an upstream that speaks a session-based revision makes during a call:
+/// its method and a digest of its params, so that the same request, made again when the call
+/// is made again, finds its answer.
+pub fn ask_key(method: Method, params: &Value) -> String {
+    let digest = args_digest(params);
+    format!("{}-{}", method.name().replace('/', "-"), digest.get(..16).unwrap_or(&digest))
+}
+
+/// The arguments of a relayed request for its binding: its params without the 2026-07-28
+/// retry's and protocol's members.
+pub fn relayed_args(params: &Value) -> String {
+    let mut params = params.clone();
+    if let Some(p) = params.as_object_mut() {
+        for member in ["_meta", "inputResponses", "requestState"] {
+            p.remove(member);
+        }
+    }
+    args_digest(&params)
 }
 
 /// A digest of the arguments that ignores member order: a retry may serialize them anew.
@@ -156,12 +206,70 @@ pub fn retry(claims: Claims, state: &str, responses: Option<&Value>) -> Result<R
     Ok(Retry::Answers { ask: InputAsk { requests, keyed: claims.keyed, state: claims.upstream }, answers })
 }
 
+// Requests relayed to an upstream MCP server, in the revision it speaks.
+
+/// A message for an upstream that speaks 2026-07-28 (no session): its params carry the
+/// protocol's `_meta` (the revision, the client behind and what it can be asked), and a retry's
+/// `inputResponses` and `requestState` when there are.
+pub fn stateless(message: &str, capabilities: &Value, retry: Option<(&Value, &Value)>) -> String {
+    let Ok(mut value) = serde_json::from_slice::<Value>(message.as_bytes()) else { return message.to_string() };
+    if let Some(obj) = value.as_object_mut() {
+        let params = obj.entry("params").or_insert_with(|| json!({}));
+        if let Some(params) = params.as_object_mut() {
+            let meta = params.entry("_meta").or_insert_with(|| json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert(super::meta::PROTOCOL_VERSION.into(), json!(crate::versions::STATELESS_VERSION));
+                meta.insert(super::meta::CLIENT_CAPABILITIES.into(), capabilities.clone());
+                meta.insert(super::meta::CLIENT_INFO.into(), json!({"name": "mcp-edge", "version": env!("CARGO_PKG_VERSION")}));
+            }
+            if let Some((responses, state)) = retry {
+                params.insert("inputResponses".into(), responses.clone());
+                if !state.is_null() {
+                    params.insert("requestState".into(), state.clone());
+                }
+            }
+        }
+    }
+    value.to_string()
+}
+
+/// The headers a 2026-07-28 request mirrors from its body: `Mcp-Method`, and `Mcp-Name` for
+/// the methods that name something.
+pub fn stateless_headers(message: &str) -> Vec<(String, String)> {
+    let Ok(value) = serde_json::from_slice::<Value>(message.as_bytes()) else { return Vec::new() };
+    let Some(method) = value.get("method").and_then(Value::as_str) else { return Vec::new() };
+    let mut headers = vec![("Mcp-Method".to_string(), method.to_string())];
+    let name = Method::parse(method).and_then(Method::name_field).and_then(|f| value.get("params")?.get(f)?.as_str());
+    if let Some(name) = name.filter(|n| n.bytes().all(|b| (0x20..0x7f).contains(&b))) {
+        headers.push(("Mcp-Name".to_string(), name.to_string()));
+    }
+    headers
+}
+
+/// A session-based revision's params, without what only 2026-07-28 carries: the protocol's
+/// `_meta` members, and a retry's `inputResponses` and `requestState` (which mcp-edge answers).
+pub fn session_params(params: &Value) -> Value {
+    let mut params = params.clone();
+    if let Some(p) = params.as_object_mut() {
+        p.remove("inputResponses");
+        p.remove("requestState");
+        if let Some(meta) = p.get_mut("_meta").and_then(Value::as_object_mut) {
+            use super::meta::{CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION};
+            meta.retain(|k, _| ![PROTOCOL_VERSION, CLIENT_INFO, CLIENT_CAPABILITIES, LOG_LEVEL].contains(&k.as_str()));
+        }
+        if p.get("_meta").and_then(Value::as_object).is_some_and(serde_json::Map::is_empty) {
+            p.remove("_meta");
+        }
+    }
+    params
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn binding() -> Binding {
-        Binding { key: b"k".to_vec(), server: "/mcp".into(), tool: "t".into(), args: args_digest(&json!({"a": 1, "b": [1, {"y": 2, "x": 1}]})), principal: "p".into() }
+        Binding { key: b"k".to_vec(), server: "/mcp".into(), tool: "t".into(), args: args_digest(&json!({"a": 1, "b": [1, {"y": 2, "x": 1}]})), principal: "p".into(), answered: None }
     }
 
     fn ask() -> InputAsk {
@@ -218,6 +326,59 @@ mod tests {
         assert_eq!((ask.state, answers.len(), ask.requests[0].method), (json!({"step": 1}), 2, Method::ElicitationCreate));
         assert_eq!(retry(claims(), state, Some(&json!("nope"))).unwrap_err().code(), -32602);
         assert_eq!(retry(claims(), state, Some(&json!({"name": 1, "llm": {}}))).unwrap_err().code(), -32602);
+    }
+
+    #[test]
+    fn relayed_retries_are_verified_and_carry_the_answers() {
+        let asked = InputAsk { requests: vec![InputRequest { key: "k".into(), method: Method::ElicitationCreate, params: json!({}) }], keyed: true, state: json!({"answers": {"old": {"action": "accept"}}}) };
+        let r = input_required(&binding(), &asked, &json!({"elicitation": {}}), 0).unwrap();
+        let state = r["requestState"].clone();
+        let mut b = binding();
+        assert_eq!(relayed_retry(&mut b, None, None, 0).unwrap(), None);
+        assert!(b.answered.is_none());
+        let again = relayed_retry(&mut b, Some(&state), Some(&json!({})), 0).unwrap().unwrap();
+        assert_eq!(again["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["k"]);
+        assert_eq!(relayed_retry(&mut b, Some(&state), Some(&json!({"k": {"action": "decline"}})), 0).unwrap(), None);
+        let answered = b.answered.unwrap();
+        assert_eq!((answered.upstream["answers"]["old"]["action"].as_str(), answered.responses["k"]["action"].as_str()), (Some("accept"), Some("decline")));
+        // Another principal's, another request's, an altered or a late state: refused.
+        for mut other in [Binding { principal: "q".into(), ..binding() }, Binding { tool: "prompts/get other".into(), ..binding() }] {
+            assert_eq!(relayed_retry(&mut other, Some(&state), Some(&json!({"k": {}})), 0).unwrap_err().code(), -32602);
+        }
+        assert_eq!(relayed_retry(&mut binding(), Some(&json!(format!("{}x", state.as_str().unwrap()))), None, 0).unwrap_err().code(), -32602);
+        assert_eq!(relayed_retry(&mut binding(), Some(&state), None, STATE_TTL_MS + 1).unwrap_err().code(), -32602);
+        assert_eq!(relayed_retry(&mut binding(), Some(&json!(7)), None, 0).unwrap_err().code(), -32602);
+    }
+
+    #[test]
+    fn asks_are_keyed_by_what_they_ask() {
+        let key = ask_key(Method::ElicitationCreate, &json!({"message": "?", "requestedSchema": {"type": "object"}}));
+        assert!(key.starts_with("elicitation-create-") && key.len() == "elicitation-create-".len() + 16, "{key}");
+        assert_eq!(key, ask_key(Method::ElicitationCreate, &json!({"requestedSchema": {"type": "object"}, "message": "?"})));
+        assert_ne!(key, ask_key(Method::ElicitationCreate, &json!({"message": "!"})));
+        assert_eq!(relayed_args(&json!({"name": "p", "_meta": {"a": 1}, "requestState": "s", "inputResponses": {}})), args_digest(&json!({"name": "p"})));
+    }
+
+    #[test]
+    fn stateless_messages_carry_the_protocol_and_a_retry() {
+        let call = crate::upstream::mcp::call_tool(4, "greet", &json!({"n": 1}), None);
+        let sent: Value = serde_json::from_str(&stateless(&call, &json!({"elicitation": {}}), Some((&json!({"k": {"action": "accept"}}), &json!("theirs"))))).unwrap();
+        assert_eq!(sent["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], "2026-07-28");
+        assert_eq!(sent["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"], json!({"elicitation": {}}));
+        assert_eq!((&sent["params"]["inputResponses"]["k"]["action"], &sent["params"]["requestState"]), (&json!("accept"), &json!("theirs")));
+        assert_eq!(stateless_headers(&call), [("Mcp-Method".to_string(), "tools/call".to_string()), ("Mcp-Name".to_string(), "greet".to_string())]);
+        let discover: Value = serde_json::from_str(&stateless(&crate::upstream::mcp::request(1, Method::ServerDiscover, None), &json!({}), None)).unwrap();
+        assert!(discover["params"].get("requestState").is_none());
+        assert_eq!(stateless_headers(&crate::upstream::mcp::request(1, Method::ServerDiscover, None)).len(), 1);
+        // A name a header cannot carry as it is goes without `Mcp-Name`.
+        assert_eq!(stateless_headers(&crate::upstream::mcp::request(1, Method::PromptsGet, Some(json!({"name": "caf\u{e9}\n"})))).len(), 1);
+    }
+
+    #[test]
+    fn session_params_lose_what_only_2026_carries() {
+        let params = json!({"name": "p", "inputResponses": {}, "requestState": "s", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "progressToken": 1}});
+        assert_eq!(session_params(&params), json!({"name": "p", "_meta": {"progressToken": 1}}));
+        assert_eq!(session_params(&json!({"name": "p", "_meta": {"io.modelcontextprotocol/clientCapabilities": {}}})), json!({"name": "p"}));
     }
 
     #[test]

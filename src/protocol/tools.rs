@@ -206,15 +206,22 @@ fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, e
     }
     let mut http = tool.prepare(args, &bindings)?;
     http.private_upstreams.clone_from(tool.curation.as_ref().map_or(&server.private_upstreams, |c| &c.private_upstreams));
-    let binding = stateless_revision(session).then(|| (env.secret)(SIGNING_KEY)).flatten().map(|key| mrtr::Binding {
+    let mut binding = stateless_revision(session).then(|| (env.secret)(SIGNING_KEY)).flatten().map(|key| mrtr::Binding {
         key: key.into_bytes(),
         server: server.route.as_str().to_string(),
         tool: tool.name.clone(),
         args: mrtr::args_digest(&arguments),
         principal: env.principal.id.clone(),
+        answered: None,
     });
+    // An upstream MCP server's tool: the edge relays the verified answers (`edge::mcp::call`).
+    if let (Some(binding), true) = (binding.as_mut(), tool.mcp.is_some()) {
+        if let Some(again) = mrtr::relayed_retry(binding, params.request_state.as_ref(), params.input_responses.as_ref(), env.now_ms)? {
+            return Ok(Action::Reply(jsonrpc::success(&req.id, again)));
+        }
+    }
     // A 2026-07-28 retry: the answers go to the upstream with the state it asked with.
-    if let Some(state) = &params.request_state {
+    if let (Some(state), false) = (&params.request_state, tool.mcp.is_some()) {
         let binding = binding.as_ref().ok_or_else(|| Error::InvalidParams(format!("requestState cannot be verified: the {SIGNING_KEY} secret is not set")))?;
         let state = state.as_str().ok_or_else(|| Error::InvalidParams("requestState must be a string".into()))?;
         let claims = mrtr::open(state, binding, env.now_ms)?;

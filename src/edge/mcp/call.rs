@@ -4,10 +4,22 @@
 //! requests (sampling, elicitation, roots) are asked of the client and the answers posted back;
 //! its result passes through unchanged, and when it fails, the result says why. A call the
 //! client cancels is cancelled upstream too.
+//!
+//! A 2026-07-28 client cannot be asked on a stream: what the upstream asks becomes an
+//! `InputRequiredResult` (`protocol::mrtr`, its state signed and bound to the request and the
+//! principal). An upstream that speaks 2026-07-28 too (`server/discover` says so) asks the same
+//! way, and its state rides inside ours; one that speaks a session-based revision asks during
+//! the call, which then stops (cancelled there), and is made again with the client's answers,
+//! each request answered by its key (its method and a digest of its params).
 
-use serde_json::{json, Value};
+use std::cell::RefCell;
+
+use futures::channel::oneshot;
+use serde_json::{json, Map, Value};
 
 use super::{next_id, open, post, Failure, Link, Reply};
+use crate::protocol::mrtr;
+use crate::upstream::stream::{InputAsk, InputRequest};
 use crate::edge::context::{ask, CallContext};
 use crate::health::Outcome;
 use crate::method::Method;
@@ -20,7 +32,9 @@ use crate::redact::Redactor;
 /// The client capabilities an upstream may use through mcp-edge: those the client declared that
 /// mcp-edge relays, when the client can be asked at all.
 fn relayed(ctx: &CallContext<'_>) -> Value {
-    if ctx.inputs.is_none() || ctx.session.is_ephemeral() {
+    // A 2026-07-28 client is asked with an `InputRequiredResult`, in its retry.
+    let stateless = crate::dispatch::stateless_revision(ctx.session);
+    if !stateless && (ctx.inputs.is_none() || ctx.session.is_ephemeral()) {
         return json!({});
     }
     let declared = &ctx.session.client_capabilities;
@@ -29,9 +43,9 @@ fn relayed(ctx: &CallContext<'_>) -> Value {
 }
 
 /// The call's result (a `CallToolResult`), and its outcome for the health figures.
-pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target, secrets: &Redactor) -> (Value, Outcome) {
+pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target, secrets: &Redactor) -> (Answer, Outcome) {
     let Some(source) = ctx.server.upstreams.get(target.source) else {
-        return (error_result(format!("The tool {:?} has no upstream any more.", call.label())), Outcome::Network);
+        return (Answer::Result(error_result(format!("The tool {:?} has no upstream any more.", call.label()))), Outcome::Network);
     };
     // A connect tool's call comes here once its user has connected: the user's lists are read
     // again, and the client told to list the tools anew.
@@ -41,15 +55,131 @@ pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target, sec
         if let Some(out) = ctx.out {
             out.send(&crate::jsonrpc::notification(Method::ToolsListChanged, json!({}))).await;
         }
-        return (super::personal::connected(principal, &title), Outcome::Ok);
+        return (Answer::Result(super::personal::connected(principal, &title)), Outcome::Ok);
     }
     let request = |id: u64| protocol::call_tool(id, &target.name, &call.arguments, call.progress_token.as_ref());
-    match in_session(ctx, call, source, &request, secrets).await {
-        Ok(Ok(result)) => (crate::upstream::reply::passthrough(result), Outcome::Ok),
-        // A protocol error (unknown tool, invalid arguments): the model reads it as the tool's error.
-        Ok(Err(error)) => (error_result(format!("The upstream MCP server {:?} refused the call: {}", source.name, error_text(&error))), Outcome::Ok),
-        Err((why, outcome)) => (error_result(format!("The upstream MCP server {:?} failed: {why}.", source.name)), outcome),
+    let relaying = Relaying::new(ctx, call);
+    let answer = in_session(ctx, call, source, &request, secrets, relaying.as_ref()).await;
+    if let Some(asked) = relaying.as_ref().and_then(|r| r.input_required(ctx, &answer)) {
+        return (Answer::AsIs(asked), Outcome::Ok);
     }
+    match answer {
+        Ok(Ok(result)) => (Answer::Result(crate::upstream::reply::passthrough(unstamped(result))), Outcome::Ok),
+        // A 2026-07-28 upstream that the client cannot answer: the client is told as it would be.
+        Ok(Err(error)) if relaying.is_some() && error.get("code").and_then(Value::as_i64) == Some(crate::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY) => {
+            let names = error.pointer("/data/requiredCapabilities").and_then(Value::as_object).map(|c| c.keys().cloned().collect()).unwrap_or_default();
+            (Answer::AsIs(Err(crate::error::Error::MissingClientCapability(names))), Outcome::Client)
+        }
+        // A protocol error (unknown tool, invalid arguments): the model reads it as the tool's error.
+        Ok(Err(error)) => (Answer::Result(error_result(format!("The upstream MCP server {:?} refused the call: {}", source.name, error_text(&error)))), Outcome::Ok),
+        Err((why, outcome)) => (Answer::Result(error_result(format!("The upstream MCP server {:?} failed: {why}.", source.name))), outcome),
+    }
+}
+
+/// What a call of an upstream's tool comes to: a `CallToolResult` to finish, or (2026-07-28) a
+/// reply as it is: an `InputRequiredResult`, or the error that the client cannot answer it.
+pub enum Answer {
+    Result(Value),
+    AsIs(Result<Value, crate::error::Error>),
+}
+
+/// An upstream's result without a `resultType` of its own: mcp-edge says what its results are.
+fn unstamped(mut result: Value) -> Value {
+    if let Some(obj) = result.as_object_mut() {
+        obj.remove("resultType");
+    }
+    result
+}
+
+/// A 2026-07-28 client's request: what the upstream asks is answered from the client's retry,
+/// or ends the request with an `InputRequiredResult`.
+struct Relaying<'a> {
+    binding: &'a mrtr::Binding,
+    /// Answers by key: those of earlier rounds (carried in the signed state) and the retry's.
+    answers: Map<String, Value>,
+    /// A 2026-07-28 upstream's own retry: the client's answers and the upstream's state.
+    upstream_retry: Option<(Value, Value)>,
+    /// What a session-based upstream asked that has no answer yet: the call stops there.
+    asked: RefCell<Vec<InputRequest>>,
+    stop: RefCell<Option<oneshot::Sender<()>>>,
+    stopped: RefCell<Option<oneshot::Receiver<()>>>,
+}
+
+impl<'a> Relaying<'a> {
+    fn new(ctx: &CallContext<'_>, call: &'a PendingCall) -> Option<Relaying<'a>> {
+        let binding = call.mrtr.as_ref().filter(|_| crate::dispatch::stateless_revision(ctx.session))?;
+        let mut answers = Map::new();
+        let mut upstream_retry = None;
+        if let Some(answered) = &binding.answered {
+            match answered.upstream.get("state") {
+                Some(state) => upstream_retry = Some((Value::Object(answered.responses.clone()), state.clone())),
+                None => {
+                    if let Some(Value::Object(earlier)) = answered.upstream.get("answers") {
+                        answers.extend(earlier.clone());
+                    }
+                    answers.extend(answered.responses.clone());
+                }
+            }
+        }
+        let (stop, stopped) = oneshot::channel();
+        Some(Relaying { binding, answers, upstream_retry, asked: RefCell::new(Vec::new()), stop: RefCell::new(Some(stop)), stopped: RefCell::new(Some(stopped)) })
+    }
+
+    /// The answer to a session-based upstream's request, or `None`: the request is noted, and
+    /// the call stops.
+    fn answer(&self, method: Method, params: &Value) -> Option<Value> {
+        let key = mrtr::ask_key(method, params);
+        if let Some(answer) = self.answers.get(&key) {
+            return Some(answer.clone());
+        }
+        self.asked.borrow_mut().push(InputRequest { key, method, params: params.clone() });
+        if let Some(stop) = self.stop.borrow_mut().take() {
+            let _ = stop.send(());
+        }
+        None
+    }
+
+    fn has_asked(&self) -> bool {
+        !self.asked.borrow().is_empty()
+    }
+
+    /// The `InputRequiredResult` the request ends with, if it asks: for what a session-based
+    /// upstream asked, or what a 2026-07-28 upstream's own `InputRequiredResult` asks. One that
+    /// is malformed ends the request with an error.
+    fn input_required(&self, ctx: &CallContext<'_>, answer: &Result<Result<Value, Value>, (String, Outcome)>) -> Option<Result<Value, crate::error::Error>> {
+        let ask = if self.has_asked() {
+            InputAsk { requests: self.asked.borrow().clone(), keyed: true, state: json!({"answers": self.answers}) }
+        } else {
+            let result = answer.as_ref().ok()?.as_ref().ok()?;
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return None;
+            }
+            match upstream_ask(result) {
+                Some(ask) => ask,
+                None => return Some(Err(crate::error::Error::Internal("the upstream MCP server asked for input with a malformed InputRequiredResult".into()))),
+            }
+        };
+        Some(mrtr::input_required(self.binding, &ask, &ctx.session.client_capabilities, crate::edge::now_ms()))
+    }
+}
+
+/// A 2026-07-28 upstream's `InputRequiredResult` as what to ask: every request one mcp-edge
+/// relays (sampling, elicitation, roots, with params), its state a string if it has one.
+fn upstream_ask(result: &Value) -> Option<InputAsk> {
+    let requests = result.get("inputRequests")?.as_object().filter(|r| !r.is_empty())?;
+    let state = match result.get("requestState") {
+        None => Value::Null,
+        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(_) => return None,
+    };
+    let requests = requests
+        .iter()
+        .map(|(key, r)| {
+            let method = r.get("method").and_then(Value::as_str).and_then(Method::parse).filter(|m| m.client_capability().is_some())?;
+            Some(InputRequest { key: key.clone(), method, params: r.get("params").filter(|p| p.is_object())?.clone() })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(InputAsk { requests, keyed: true, state: json!({"state": state}) })
 }
 
 /// A request passed on as it is (`resources/read`, `prompts/get`): the upstream's result or
@@ -58,9 +188,17 @@ pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, m
     let Some(source) = ctx.server.upstreams.get(source) else {
         return (Err(json!({"code": -32603, "message": format!("{} has no upstream any more", call.label())})), Outcome::Network);
     };
-    let request = |id: u64| protocol::request(id, method, Some(params.clone()));
-    match in_session(ctx, call, source, &request, secrets).await {
-        Ok(answer) => (answer, Outcome::Ok),
+    let relaying = Relaying::new(ctx, call);
+    // Its params as the client sent them, for a 2026-07-28 upstream (which gets the protocol's
+    // `_meta` anew); without what only 2026-07-28 carries, for one that speaks a session-based revision.
+    let session_params = mrtr::session_params(params);
+    let request = |id: u64| protocol::request(id, method, Some(session_params.clone()));
+    let answer = in_session(ctx, call, source, &request, secrets, relaying.as_ref()).await;
+    if let Some(asked) = relaying.as_ref().and_then(|r| r.input_required(ctx, &answer)) {
+        return (asked.map_err(|e| serde_json::to_value(e.to_object()).unwrap_or_default()), Outcome::Ok);
+    }
+    match answer {
+        Ok(answer) => (answer.map(unstamped), Outcome::Ok),
         Err((why, outcome)) => (Err(json!({"code": -32603, "message": format!("The upstream MCP server {:?} failed: {why}.", source.name)})), outcome),
     }
 }
@@ -99,7 +237,7 @@ pub async fn end_kept(env: &worker::Env, storage: &worker::worker_sys::DurableOb
 /// The upstream's answer to the request `request(id)` makes, in the upstream session kept for
 /// this client session: opened if there is none, and opened again, with the request made once
 /// more, when the upstream has forgotten it. `Err`: why there is no answer, and its outcome.
-async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, request: &dyn Fn(u64) -> String, secrets: &Redactor) -> Result<Result<Value, Value>, (String, Outcome)> {
+async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, request: &dyn Fn(u64) -> String, secrets: &Redactor, relaying: Option<&Relaying<'_>>) -> Result<Result<Value, Value>, (String, Outcome)> {
     // Kept in the session object's storage (under the server and source), the one place every
     // call of the session reads it from, so an evicted or restarted object goes on in the same
     // upstream session. A legacy upstream's session lives as long as its event stream, and a
@@ -112,9 +250,14 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
             Some(storage) => crate::edge::stored::<super::StoredLink>(storage, &key).await.ok().flatten().map(super::Link::from),
             None => None,
         };
-        let (mut link, mut changed) = match known {
-            Some(link) => (link, false),
-            None => match open(&call.http, source.transport, &relayed(ctx), ctx.server.max_reply_bytes, secrets).await {
+        let stateless = match relaying {
+            Some(_) if source.transport == crate::upstream::mcp::Transport::StreamableHttp => discovered(ctx, call, source, secrets).await,
+            _ => None,
+        };
+        let (mut link, mut changed) = match (stateless, known) {
+            (Some(link), _) => (link, false),
+            (None, Some(link)) => (link, false),
+            (None, None) => match open(&call.http, source.transport, &relayed(ctx), ctx.server.max_reply_bytes, secrets).await {
                 Ok(link) => (link, true),
                 Err(Failure::Down(why, outcome)) => return Err((why, outcome)),
                 Err(Failure::Gone) => return Err(("it forgot the session it had just opened".into(), Outcome::Network)),
@@ -126,7 +269,7 @@ async fn in_session(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, 
                 let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
             }
         }
-        let ended = exchange(ctx, call, source, &link, request, secrets).await;
+        let ended = exchange(ctx, call, source, &link, request, secrets, relaying).await;
         if storage.is_none() {
             super::close(&call.http, &link).await;
         }
@@ -163,11 +306,18 @@ async fn pass_level(ctx: &CallContext<'_>, call: &PendingCall, link: &mut Link, 
 }
 
 /// One exchange, with everything the upstream sends before its answer.
-async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, request: &dyn Fn(u64) -> String, secrets: &Redactor) -> Result<Result<Value, Value>, Failure> {
+async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, request: &dyn Fn(u64) -> String, secrets: &Redactor, relaying: Option<&Relaying<'_>>) -> Result<Result<Value, Value>, Failure> {
     let id = next_id();
+    // A 2026-07-28 upstream: the protocol's `_meta` in the request, and a retry's answers.
+    let stateless_request = |id: u64| {
+        let capabilities = relayed(ctx);
+        let retry = relaying.and_then(|r| r.upstream_retry.as_ref()).map(|(responses, state)| (responses, state));
+        mrtr::stateless(&request(id), &capabilities, retry)
+    };
+    let request: &dyn Fn(u64) -> String = if link.is_stateless() { &stateless_request } else { request };
     let mut cancel = CancelOnDrop { call: Some((call.http.clone(), link.clone(), id)) };
     let max_bytes = ctx.server.max_reply_bytes;
-    let on = |message: Message| -> futures::future::LocalBoxFuture<'_, ()> { Box::pin(relay(ctx, call, source, link, message, secrets)) };
+    let on = |message: Message| -> futures::future::LocalBoxFuture<'_, ()> { Box::pin(relay(ctx, call, source, link, message, secrets, relaying)) };
     // Traced: an MCP client span, whose context the upstream gets in `_meta` (and its HTTP
     // request's span, a child, in the header).
     let (span, traced) = match crate::edge::telemetry::mcp_client(&call.http, &request(id)) {
@@ -178,7 +328,16 @@ async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, li
         Some((http, body)) => (std::borrow::Cow::Owned(http), body),
         None => (std::borrow::Cow::Borrowed(&call.http), request(id)),
     };
-    let answered = post(&http, Some(link), body, Some(id), max_bytes, Some(&on), secrets).await;
+    let posting = post(&http, Some(link), body, Some(id), max_bytes, Some(&on), secrets);
+    // A session-based upstream that asks a 2026-07-28 client something: the call stops, and is
+    // made again with the answer.
+    let answered = match relaying.and_then(|r| r.stopped.borrow_mut().take()) {
+        Some(stopped) => match futures::future::select(Box::pin(posting), stopped).await {
+            futures::future::Either::Left((answered, _)) => answered,
+            futures::future::Either::Right(_) => Err(Failure::Down("it asked the client for input".into(), Outcome::Ok)),
+        },
+        None => posting.await,
+    };
     if let Some(span) = span {
         let ended = match &answered {
             Ok((Reply::Answer(Ok(result)), _)) => Ok(Some(result)),
@@ -191,7 +350,7 @@ async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, li
     }
     // Answered, or failed without the upstream still working on it: nothing to cancel. A call
     // that ran out of time is still running there, and is cancelled as the guard drops.
-    if !matches!(answered, Err(Failure::Down(_, Outcome::Timeout))) {
+    if !matches!(answered, Err(Failure::Down(_, Outcome::Timeout))) && !relaying.is_some_and(Relaying::has_asked) {
         cancel.call = None;
     }
     match answered?.0 {
@@ -201,7 +360,7 @@ async fn exchange(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, li
 }
 
 /// What the upstream sends during a call: notifications for the client, requests to ask it.
-async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, message: Message, secrets: &Redactor) {
+async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link: &Link, message: Message, secrets: &Redactor, relaying: Option<&Relaying<'_>>) {
     match message {
         Message::Notification { method, params } => {
             let passes = match Method::parse(&method) {
@@ -231,6 +390,11 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
             let outcome = match Method::parse(&method) {
                 Some(Method::Ping) => Ok(json!({})),
                 known => match known.filter(|m| matches!(m, Method::SamplingCreateMessage | Method::ElicitationCreate | Method::RootsList)) {
+                    // A 2026-07-28 client: answered from its retry, or not at all (the call stops).
+                    Some(m) if relaying.is_some() => match relaying.and_then(|r| r.answer(m, &params)) {
+                        Some(answer) => Ok(answer),
+                        None => return,
+                    },
                     Some(m) => match ask(ctx, m, params, call.http.timeout_ms).await {
                         Ok(answer) => answer,
                         Err(why) => Err(json!({"code": -32603, "message": why})),
@@ -243,6 +407,42 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
         }
         Message::Response { .. } => {}
     }
+}
+
+thread_local! {
+    /// Whether each upstream (by server route and source name) speaks 2026-07-28, as its
+    /// `server/discover` said, with what it serves: asked once per isolate.
+    /// A list, not a map: a server has a few upstreams, and a list costs the module less.
+    static DISCOVERED: RefCell<Vec<(String, Option<Value>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A link to the upstream in 2026-07-28 when it speaks it (`server/discover` lists the
+/// revision): no session to open. `None`: it speaks a session-based revision only.
+async fn discovered(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, secrets: &Redactor) -> Option<Link> {
+    let key = format!("{}\n{}", ctx.server.route.as_str(), source.name);
+    let known = DISCOVERED.with(|d| d.borrow().iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone()));
+    let capabilities = match known {
+        Some(known) => known,
+        None => {
+            let id = next_id();
+            let probe = Link::stateless(json!({}));
+            let body = mrtr::stateless(&protocol::request(id, Method::ServerDiscover, None), &relayed(ctx), None);
+            let found = match post(&call.http, Some(&probe), body, Some(id), 256 * 1024, None, secrets).await {
+                Ok((Reply::Answer(Ok(result)), _)) => result
+                    .get("supportedVersions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|v| v.iter().any(|v| v.as_str() == Some(crate::versions::STATELESS_VERSION)))
+                    .then(|| result.get("capabilities").cloned().unwrap_or_else(|| json!({}))),
+                // Refused, unknown, or down: the session-based revisions, as before (a down
+                // upstream is asked again next time).
+                Err(Failure::Down(_, Outcome::Timeout | Outcome::Network)) => return None,
+                _ => None,
+            };
+            DISCOVERED.with(|d| d.borrow_mut().push((key, found.clone())));
+            found
+        }
+    };
+    capabilities.map(Link::stateless)
 }
 
 /// Tells the upstream the call was cancelled when the call is dropped before its answer (the

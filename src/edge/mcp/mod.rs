@@ -49,6 +49,17 @@ pub struct Link {
 }
 
 impl Link {
+    /// A link to an upstream that speaks 2026-07-28: no session, and what `server/discover`
+    /// said it serves.
+    pub fn stateless(capabilities: Value) -> Link {
+        Link { session_id: None, version: crate::versions::STATELESS_VERSION.into(), capabilities, level: None, legacy: None }
+    }
+
+    /// Whether the upstream is spoken to in 2026-07-28, without a session.
+    pub fn is_stateless(&self) -> bool {
+        self.version == crate::versions::STATELESS_VERSION
+    }
+
     /// What the session's object keeps of a Streamable HTTP link, so that the upstream session
     /// outlives the object's memory.
     pub fn stored(&self) -> Option<StoredLink> {
@@ -122,6 +133,11 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
     }
     let mut call = base.clone();
     call.method = "POST".into();
+    // 2026-07-28: the body's method and name, mirrored in headers.
+    let mirrored = match link {
+        Some(link) if link.version == crate::versions::STATELESS_VERSION => crate::protocol::mrtr::stateless_headers(&body),
+        _ => Vec::new(),
+    };
     call.body = Some(body);
     call.retry = None;
     call.headers.retain(|(n, _)| !["content-type", "accept", "mcp-session-id", "mcp-protocol-version"].contains(&n.to_ascii_lowercase().as_str()));
@@ -133,7 +149,10 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
         }
         call.headers.push(("MCP-Protocol-Version".into(), link.version.clone()));
     }
+    call.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("mcp-method") && !n.eq_ignore_ascii_case("mcp-name"));
+    call.headers.extend(mirrored);
     let has_session = link.is_some_and(|l| l.session_id.is_some());
+    let stateless = link.is_some_and(Link::is_stateless);
     let ended = crate::edge::upstream::exchange(&call, async |response| {
         let status = response.status();
         let session = crate::edge::upstream::header(&response, "mcp-session-id");
@@ -147,6 +166,13 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
                 Upstream::Reply { body, truncated_at, .. } => (String::from_utf8_lossy(body).into_owned(), truncated_at.is_some()),
                 _ => (String::new(), false),
             };
+            // 2026-07-28 answers a refused request (-32021, -32602, ...) with a 4xx status and
+            // the JSON-RPC error: the answer, as a session-based revision's 200 would carry it.
+            if stateless {
+                if let Ok(Some(reply)) = answer_in(&text, id, None).await {
+                    return (Ok((reply, session)), drained);
+                }
+            }
             // 404 is the spec's answer to a session it no longer has; some servers say 400.
             let gone = has_session && (status == 404 || (status == 400 && text.to_ascii_lowercase().contains("session")));
             // Redacted whole (its unread rest, past the 4096 bytes read, cannot be matched), then cut.
