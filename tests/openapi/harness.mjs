@@ -74,7 +74,7 @@ export async function startPrism(document, { startMs = 120_000 } = {}) {
       });
       upstream.on('error', (e) => {
         // Prism itself failed (it can crash making up a reply): no verdict on the request.
-        requests.push({ method: req.method, url: req.url, status: 502, prismFailed: e.message, violations: [] });
+        requests.push({ method: req.method, url: req.url, headers: req.headers, status: 502, prismFailed: e.message, violations: [] });
         res.writeHead(502).end();
       });
       upstream.end(body);
