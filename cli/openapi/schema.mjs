@@ -40,7 +40,7 @@ export const INLINE_BUDGET = 2000;
  * Schema objects a tool's `$defs` may hold, nearest first; the named schemas beyond are stubs
  * that say so. A tool's schema stays bounded however large the graph its types reach.
  */
-export const DEFS_BUDGET = 600;
+export const DEFS_BUDGET = 200;
 
 /** Thrown by a conversion that went past INLINE_BUDGET. */
 class TooLarge extends Error {}
