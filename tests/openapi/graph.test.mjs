@@ -5,47 +5,12 @@
 // chosen by tags, is what one Worker serves, in catalog mode.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { root } from '../../scripts/setup.mjs';
-import { dir, directory } from './fixtures.mjs';
+import { dir } from './fixtures.mjs';
+import { GRAPH, GRAPH_TAGS, HEAP_MB, importBounded } from './graph.mjs';
 import { importCommand, serve } from './harness.mjs';
-
-export const GRAPH = join(directory, 'microsoft.com', 'graph.json');
-/** The tags of a signed-in user's mail, calendar, contacts, files, chats and directory. */
-export const GRAPH_TAGS = ['me.user', 'me.message', 'me.mailFolder', 'me.event', 'me.contact', 'me.todo', 'me.drive', 'me.chat', 'users.user', 'groups.group', 'teams.team', 'sites.site', 'drives.drive'];
-const HEAP_MB = 1024;
-
-/**
- * Imports `document` in a child with a `HEAP_MB` heap; resolves to what it reports: the time,
- * the peak resident memory (sampled every 50 ms), the configuration's size, and a sample of tools.
- */
-export function importBounded(document, options = {}, sample = []) {
-  const script = `
-    import { importOpenApi } from ${JSON.stringify(join(root, 'cli', 'openapi', 'import.mjs'))};
-    let peak = 0;
-    const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 50);
-    const start = performance.now();
-    const r = await importOpenApi(${JSON.stringify(document)}, ${JSON.stringify({ server: 'graph', connections: false, ...options })});
-    const text = JSON.stringify(r.config);
-    const ms = performance.now() - start;
-    peak = Math.max(peak, process.memoryUsage().rss);
-    clearInterval(sampler);
-    const pick = ${JSON.stringify(sample)};
-    const tools = r.added.filter((t, i) => pick.includes(t.name) || (t.inputSchema.$defs || t.outputSchema?.$defs) && i % 97 === 0);
-    process.stdout.write(JSON.stringify({ ms, peakMB: peak / 2 ** 20, bytes: Buffer.byteLength(text), operations: r.operations, tools: r.added.length, skipped: r.skipped.length, sample: tools }));
-  `;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [`--max-old-space-size=${HEAP_MB}`, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = [];
-    const err = [];
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString())) : reject(new Error(`import exited ${code}: ${Buffer.concat(err).toString().slice(-2000)}`))));
-  });
-}
 
 /** Every `$ref` in `schema` names a place in `schema` itself. */
 function refsResolve(schema) {
