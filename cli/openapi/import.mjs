@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import picomatch from 'picomatch';
 import { MAX_NAME, mapOperation, serverUrl } from './operation.mjs';
 import { readDocument } from './read.mjs';
-import { securitySchemes } from './security.mjs';
+import { secretName, securitySchemes } from './security.mjs';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const FILTER_KINDS = ['tag', 'operation', 'path', 'method'];
@@ -34,9 +34,13 @@ export async function importOpenApi(source, options = {}, config = { servers: []
   }
   server.tools ??= [];
 
-  const baseUrl = options.baseUrl ?? defaultBaseUrl(doc, source);
+  const notes = [];
+  const baseUrl = options.baseUrl ?? defaultBaseUrl(doc, source, secretName(options.secretPrefix ?? slug(name), 'BASE_URL'), notes);
   const schemes = securitySchemes(doc, options.secretPrefix ?? slug(name), { connections: options.connections !== false });
-  const ctx = { baseUrl, baseUrlGiven: options.baseUrl !== undefined, security: schemes, absolute: (url) => absoluteUrl(url, source) };
+  // The document's named schemas, by object (the dereferenced document shares them): a large
+  // tool refers to them as `$defs` by these names.
+  const schemaNames = new Map(Object.entries(doc.components?.schemas ?? {}).filter(([, s]) => s && typeof s === 'object').map(([n, s]) => [s, n]));
+  const ctx = { baseUrl, baseUrlGiven: options.baseUrl !== undefined, security: schemes, absolute: (url) => absoluteUrl(url, source), schemaNames };
   const usedSchemes = new Set();
   // With `replace`, a tool whose name the import would give again is replaced in place, so
   // importing a newer version of a document updates its tools instead of adding them twice.
@@ -45,7 +49,6 @@ export async function importOpenApi(source, options = {}, config = { servers: []
   const replaced = [];
   const added = [];
   const skipped = [];
-  const notes = [];
   const scopes = {}; // scheme → the scopes its imported operations require
   let operations = 0;
   for (const [path, pathItem] of Object.entries(doc.paths ?? {})) {
@@ -159,21 +162,40 @@ function selected({ op, path, method }, include, exclude) {
   return included && !excluded;
 }
 
-function defaultBaseUrl(doc, source) {
+/**
+ * The tools' base URL: the document's first server, made absolute. A document with none, or a
+ * relative one, read from a file has no URL to resolve against (OpenAPI resolves against the
+ * document's own): the base is then a variable the user sets, `{+env.<SERVER>_BASE_URL}`, named in
+ * a note, rather than a refusal.
+ */
+function defaultBaseUrl(doc, source, variable, notes) {
   const server = doc.servers?.[0];
-  if (!server?.url) throw new Error('the document names no server: pass --base-url (a URL, or a secret such as {+env.API_BASE})');
+  // OpenAPI: no `servers` means one whose URL is `/`, relative to the document.
+  let url = '/';
   try {
-    return absoluteUrl(serverUrl(server), source);
+    if (server?.url) url = serverUrl(server);
+    return absoluteUrl(url, source);
   } catch (e) {
-    throw new Error(`${e.message}: pass --base-url`);
+    if (!e.relative) throw new Error(`${e.message}: pass --base-url`);
   }
+  notes.push(`the document's server URL ${JSON.stringify(url)}${server?.url ? '' : ' (it names none)'} is relative to where the document is served, which a file does not say: set ${variable} to the API's base URL (npx wrangler secret put ${variable}, or [vars] in wrangler.toml; for dev, ${variable}=https://… in .dev.vars), or import again with --base-url`);
+  return `{+env.${variable}}`;
 }
 
-/** A server URL made absolute: a relative one against the document's own URL, if it has one. */
+/**
+ * A server URL made absolute: a relative one against the document's own URL, if it has one; a
+ * scheme-relative one (`//host/path`) from a file gets https. Any scheme but http and https
+ * (`javascript:`, `file:`) is refused. Throws an error marked `relative` when only the
+ * document's URL could say.
+ */
 function absoluteUrl(url, source) {
   if (/^https?:\/\//i.test(url)) return url;
+  if (/^[a-z][a-z0-9+.-]*:/i.test(url)) throw new Error(`the document's server URL ${JSON.stringify(url)} is not http or https`);
   if (/^https?:\/\//i.test(source)) return new URL(url, source).href;
-  throw new Error(`the document's server URL ${JSON.stringify(url)} is relative`);
+  if (url.startsWith('//')) return new URL(`https:${url}`).href;
+  const e = new Error(`the document's server URL ${JSON.stringify(url)} is relative`);
+  e.relative = true;
+  throw e;
 }
 
 const isLocal = (host) => /^(127\.|localhost$|\[::1\]$)/.test(host ?? '');

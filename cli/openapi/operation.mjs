@@ -1,14 +1,27 @@
 //! One OpenAPI operation turned into one mcp-edge tool, or into the reason it cannot be one.
 //! Every rule here is written down in docs/openapi.md; a change to one changes both.
 import { UNDECLARED_BODY } from './read.mjs';
-import { toJsonSchema, trimText, typesOf } from './schema.mjs';
+import { schemaScope, toJsonSchema, trimText, typesOf } from './schema.mjs';
 
 export const MAX_NAME = 64;
 const MAX_TITLE = 120;
 const MAX_DESCRIPTION = 1000;
+const DEFS_BUDGET_WORDS = 'the budget of a tool\'s $defs';
 /** OpenAPI: header parameters with these names are ignored; the request's own handling sets them. */
 const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
 const LOCATIONS = ['path', 'query', 'header', 'cookie'];
+/** RFC 9110's token (`1*tchar`): the only header names SEP-2243 lets `x-mcp-header` carry. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/**
+ * Headers never mirrored as `Mcp-Param-*` even when the document declares them: the message's
+ * framing and routing, which the request's own handling sets, and credentials, which the
+ * 2026-07-28 spec says not to expose to intermediaries.
+ */
+const UNMIRRORED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-connection', 'cookie', 'set-cookie', 'expect', 'forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-real-ip', 'cf-connecting-ip', 'mcp-session-id', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'last-event-id']);
+/** A header name or description that says it carries a secret (`X-Api-Key`, `X-Auth-Token`). */
+const SENSITIVE = /auth|token|secret|passw|pwd|api[-_]?key|session|credential|signature|cookie/i;
+/** JavaScript's safe integers: the range SEP-2243 allows an integer header argument. */
+const SAFE = Number.MAX_SAFE_INTEGER;
 
 /** Thrown inside the mapping: the operation is skipped with this reason. */
 class Skip extends Error {}
@@ -36,6 +49,9 @@ function build({ method, path, pathItem, op, doc, ctx }) {
   if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'].includes(METHOD)) skip(`method ${METHOD} is not supported`);
 
   const args = new Arguments();
+  // Named schemas a large tool keeps as `$defs`: one set for its arguments, one for its reply.
+  const names = ctx.schemaNames ?? new Map();
+  const inputScope = schemaScope(names);
   const http = { method: METHOD, url: '' };
   const headers = {};
   const query = {};
@@ -57,6 +73,7 @@ function build({ method, path, pathItem, op, doc, ctx }) {
   const ordered = [...params.values()].filter((p) => LOCATIONS.includes(p.in) || skip(`parameter "${p.name}" is in "${p.in}"`));
   ordered.sort((a, b) => LOCATIONS.indexOf(a.in) - LOCATIONS.indexOf(b.in));
   const pathArgs = new Map();
+  const mirrored = new Set();
   for (const p of ordered) {
     if (p.in === 'header' && IGNORED_HEADERS.has(p.name.toLowerCase())) continue;
     if (setBySecurity(p)) {
@@ -70,7 +87,7 @@ function build({ method, path, pathItem, op, doc, ctx }) {
       notes.push(`optional ${p.in} parameter "${p.name}" left out: ${problem}`);
       continue;
     }
-    let schema = toJsonSchema(p.schema, 'input', notes);
+    let schema = toJsonSchema(p.schema, 'input', notes, [], inputScope);
     // A required parameter must be sent, and `null` would leave it out: it is not a value here.
     if (required) schema = withoutNull(schema);
     if (p.description && !schema.description) schema.description = trimText(p.description, 500);
@@ -80,8 +97,10 @@ function build({ method, path, pathItem, op, doc, ctx }) {
     const { style, explode } = serialization(p);
     if (p.in === 'path') pathArgs.set(p.name, pathExpression(arg, p.name, style, explode));
     else if (p.in === 'query') query[p.name] = queryEntry(arg, style, explode, p.allowReserved);
-    else if (p.in === 'header') setHeader(headers, p.name, `{${arg}}`);
-    else cookies[p.name] = `{${arg}}`;
+    else if (p.in === 'header') {
+      setHeader(headers, p.name, `{${arg}}`);
+      markHeader(args.properties[arg], p, mirrored);
+    } else cookies[p.name] = `{${arg}}`;
   }
 
   // The URL: the base, then the path with each {name} as an RFC 6570 expression.
@@ -102,7 +121,7 @@ function build({ method, path, pathItem, op, doc, ctx }) {
   const body = requestBody(op, METHOD);
   if (body.skip) skip(body.skip);
   if (body.media) {
-    const schema = toJsonSchema(body.schema, 'input', notes);
+    const schema = toJsonSchema(body.schema, 'input', notes, [], inputScope);
     const flat = flattenable(schema);
     if (flat) {
       const template = {};
@@ -155,7 +174,9 @@ function build({ method, path, pathItem, op, doc, ctx }) {
   if (op.summary) tool.title = trimText(oneLine(op.summary), MAX_TITLE);
   tool.description = describe(op, METHOD, path);
   tool.inputSchema = args.schema();
-  const output = outputSchema(op, notes);
+  if (Object.keys(inputScope.defs).length) tool.inputSchema.$defs = inputScope.defs;
+  if (inputScope.stubs) notes.push(`${inputScope.stubs} of the schemas its arguments reach are not described (past ${DEFS_BUDGET_WORDS}): they accept any value of their type, which the API may refuse`);
+  const output = outputSchema(op, notes, names);
   if (output) tool.outputSchema = output;
   const hints = annotations(METHOD);
   if (hints) tool.annotations = hints;
@@ -179,6 +200,29 @@ function chooseSecurity(requirement, schemes) {
   if (chosen) return { schemes: Object.keys(chosen), scopes: Object.fromEntries(Object.entries(chosen).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : []])) };
   const why = Object.keys(requirement[0] ?? {}).map((name) => schemes[name]?.problem ?? `security scheme "${name}" is not declared`);
   return { schemes: [], problem: why.join('; ') };
+}
+
+/**
+ * Marks a header parameter's argument with `x-mcp-header` (SEP-2243), so 2026-07-28 clients
+ * mirror it in an `Mcp-Param-{name}` header and intermediaries can route on it. The name is the
+ * document's header name, whatever the argument is called. Marked only when the spec allows it:
+ * the name a token, unique in any case, the type one of string, integer or boolean (integers
+ * bounded to the safe range), and nothing that looks like a credential or frames the message.
+ */
+function markHeader(schema, p, mirrored) {
+  const name = String(p.name);
+  const lower = name.toLowerCase();
+  if (!TOKEN.test(name) || mirrored.has(lower) || UNMIRRORED.has(lower) || SENSITIVE.test(name)) return;
+  if (schema.format === 'password' || schema.writeOnly === true || p.schema?.format === 'password') return;
+  if (!['string', 'integer', 'boolean'].includes(schema.type)) return;
+  if (schema.type === 'integer') {
+    const bounds = [schema.minimum, schema.exclusiveMinimum, schema.maximum, schema.exclusiveMaximum];
+    if (bounds.some((v) => v !== undefined && !(typeof v === 'number' && Math.abs(v) <= SAFE))) return;
+    if (schema.minimum === undefined && schema.exclusiveMinimum === undefined) schema.minimum = -SAFE;
+    if (schema.maximum === undefined && schema.exclusiveMaximum === undefined) schema.maximum = SAFE;
+  }
+  mirrored.add(lower);
+  schema['x-mcp-header'] = name;
 }
 
 /** Sets a header, replacing one of the same name in any case: HTTP names are case-insensitive. */
@@ -385,16 +429,18 @@ const oneLine = (s) => String(s).replace(/\s+/g, ' ').trim();
  * declares an outputSchema must give structuredContent on every success, so an operation that
  * may also answer 204 or text gets none.
  */
-function outputSchema(op, notes) {
+function outputSchema(op, notes, names) {
   const successes = Object.entries(op.responses ?? {}).filter(([code]) => /^2(\d\d|XX)$/i.test(code));
   if (successes.length !== 1) return undefined;
   const content = successes[0][1]?.content ?? {};
   const types = Object.keys(content);
   if (types.length !== 1 || !isJson(types[0])) return undefined;
-  const schema = toJsonSchema(content[types[0]].schema, 'output', notes);
+  const scope = schemaScope(names);
+  const schema = toJsonSchema(content[types[0]].schema, 'output', notes, [], scope);
   const t = typesOf(schema);
   if (t.length !== 1 || t[0] !== 'object') return undefined;
   if (!schema.type) schema.type = 'object';
+  if (Object.keys(scope.defs).length) schema.$defs = scope.defs;
   return schema;
 }
 

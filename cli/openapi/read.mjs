@@ -53,15 +53,18 @@ function options(source) {
 /**
  * swagger-parser 12.1 makes a relative server URL absolute against the document's URL, but
  * without its port (`/api` from `http://localhost:8000/openapi.json` becomes
- * `http://localhost/api`). This puts the port back on the URLs it rewrote.
+ * `http://localhost/api`), and a scheme-relative one by pasting it after the host
+ * (`//api.example.com/v1` becomes `http://localhost//api.example.com/v1`). This puts the port
+ * back on the URLs it rewrote, and resolves the scheme-relative ones as URLs resolve.
  */
 function restorePorts(api, source) {
   const from = new URL(source);
-  if (!from.port) return;
   const rewritten = `${from.protocol}//${from.hostname}/`;
   const fix = (servers) => {
     for (const server of Array.isArray(servers) ? servers : []) {
-      if (typeof server?.url === 'string' && server.url.startsWith(rewritten)) server.url = `${from.origin}${server.url.slice(rewritten.length - 1)}`;
+      if (typeof server?.url !== 'string' || !server.url.startsWith(rewritten)) continue;
+      const path = server.url.slice(rewritten.length - 1);
+      server.url = path.startsWith('//') ? new URL(path, source).href : `${from.origin}${path}`;
     }
   };
   fix(api.servers);

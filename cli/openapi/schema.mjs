@@ -1,7 +1,8 @@
 //! OpenAPI schema objects (3.0's dialect or 3.1's JSON Schema) turned into the JSON Schema that
 //! mcp-edge enforces and clients read: `nullable` and 3.0's boolean exclusive bounds rewritten,
 //! OpenAPI-only keywords dropped, read-only properties left out of inputs (write-only ones out of
-//! outputs), and recursion cut at a bounded depth.
+//! outputs), and recursion cut at a bounded depth. A schema too large to inline keeps the
+//! document's named schemas as `$defs` instead, as many as a budget allows.
 
 /** The JSON Schema keywords kept; anything else (`xml`, `discriminator`, `x-…`) is dropped. */
 const KEPT = new Set([
@@ -30,15 +31,100 @@ const FORMAT_PATTERNS = {
 /** How many times one schema may appear inside itself before the rest is cut. */
 export const RECURSION_DEPTH = 2;
 const MAX_DESCRIPTION = 500;
+/**
+ * Schema objects one conversion may inline. Past it (Microsoft Graph's entities reach hundreds of
+ * others, and inlining them all would take gigabytes) the named schemas become `$defs`.
+ */
+export const INLINE_BUDGET = 2000;
+/**
+ * Schema objects a tool's `$defs` may hold, nearest first; the named schemas beyond are stubs
+ * that say so. A tool's schema stays bounded however large the graph its types reach.
+ */
+export const DEFS_BUDGET = 200;
+
+/** Thrown by a conversion that went past INLINE_BUDGET. */
+class TooLarge extends Error {}
+
+/**
+ * The `$defs` of one tool's input (or output) schema: `names` maps the document's named schema
+ * objects (`components.schemas`, dereferenced) to their names; the conversions of the tool's
+ * parameters and body add the definitions they refer to to `defs`, which the caller places at
+ * the schema's root.
+ */
+export function schemaScope(names) {
+  return { names, defs: {}, keys: new Map(), taken: new Set(), queue: [], left: DEFS_BUDGET, stubs: 0 };
+}
 
 /**
  * Converts `schema` for `use` (`input`: arguments the client sends; `output`: the reply).
  * `notes` collects what could not carry over (an invalid pattern), for the import's report.
+ * With a `scope` (schemaScope), a schema too large to inline refers to `#/$defs/…` instead.
  */
-export function toJsonSchema(schema, use, notes = [], stack = []) {
+export function toJsonSchema(schema, use, notes = [], stack = [], scope = undefined) {
+  if (!scope) return walk(schema, use, notes, stack, {});
+  const tried = [];
+  try {
+    const out = walk(schema, use, tried, stack, { count: { left: INLINE_BUDGET } });
+    notes.push(...tried);
+    return out;
+  } catch (e) {
+    if (!(e instanceof TooLarge)) throw e;
+  }
+  const ref = (obj) => {
+    let key = scope.keys.get(obj);
+    if (!key) {
+      key = defKey(scope.names.get(obj), scope.taken);
+      scope.keys.set(obj, key);
+      scope.queue.push(obj);
+    }
+    return { $ref: `#/$defs/${key}` };
+  };
+  const out = walk(schema, use, notes, stack, { ref, names: scope.names, root: schema });
+  // Breadth first: the definitions nearest the tool's own arguments are the ones kept whole.
+  while (scope.queue.length) {
+    const obj = scope.queue.shift();
+    const key = scope.keys.get(obj);
+    if (scope.left <= 0) {
+      scope.defs[key] = stub(obj, scope.names.get(obj));
+      scope.stubs++;
+      continue;
+    }
+    const count = { used: 0 };
+    scope.defs[key] = walk(obj, use, notes, [], { ref, names: scope.names, root: obj, count });
+    scope.left -= count.used;
+  }
+  return out;
+}
+
+/** A `$defs` key for a schema's name: JSON Pointer-safe, unique in the tool. */
+function defKey(name, taken) {
+  const base = String(name ?? 'schema').replace(/[^A-Za-z0-9._-]+/g, '_') || 'schema';
+  let key = base;
+  for (let i = 2; taken.has(key); i++) key = `${base}_${i}`;
+  taken.add(key);
+  return key;
+}
+
+/** A named schema past the budget: its type when it has one plain type, and a word on why. */
+function stub(obj, name) {
+  const out = { description: `${name}: not described further here (the tool's schema reaches too many others).` };
+  if (typeof obj.type === 'string' && obj.nullable !== true) out.type = obj.type;
+  return out;
+}
+
+/**
+ * One schema object converted. `opts`: `count` ({left} inlining a budget, or {used} counting),
+ * `ref` (a named schema other than `root` becomes a reference), `names`.
+ */
+function walk(schema, use, notes, stack, opts) {
   if (schema === true || schema === undefined || schema === null) return {};
   if (schema === false) return { not: {} };
   if (typeof schema !== 'object') return {};
+  if (opts.ref && (schema !== opts.root || stack.length > 0) && opts.names.has(schema)) return opts.ref(schema);
+  if (opts.count) {
+    if (opts.count.left !== undefined && --opts.count.left < 0) throw new TooLarge();
+    if (opts.count.used !== undefined) opts.count.used++;
+  }
   if (stack.filter((s) => s === schema).length >= RECURSION_DEPTH) {
     return { description: 'Recursive: its structure repeats here (not described further).' };
   }
@@ -47,13 +133,13 @@ export function toJsonSchema(schema, use, notes = [], stack = []) {
   for (const [key, value] of Object.entries(schema)) {
     if (use === 'input' && UNENFORCED.has(key)) notes.push(`"${key}" is not checked by mcp-edge: left out, so the API may refuse what the tool accepts`);
     if (KEPT.has(key)) out[key] = value;
-    else if (SUBSCHEMA.has(key)) out[key] = typeof value === 'boolean' ? value : toJsonSchema(value, use, notes, inner);
-    else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map((s) => toJsonSchema(s, use, notes, inner));
+    else if (SUBSCHEMA.has(key)) out[key] = typeof value === 'boolean' ? value : walk(value, use, notes, inner, opts);
+    else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map((s) => walk(s, use, notes, inner, opts));
     else if (key === 'properties' && value && typeof value === 'object') {
       out.properties = {};
       for (const [name, prop] of Object.entries(value)) {
         if (hidden(prop, use)) continue;
-        out.properties[name] = toJsonSchema(prop, use, notes, inner);
+        out.properties[name] = walk(prop, use, notes, inner, opts);
       }
     }
   }

@@ -74,7 +74,7 @@ export async function startPrism(document, { startMs = 120_000 } = {}) {
       });
       upstream.on('error', (e) => {
         // Prism itself failed (it can crash making up a reply): no verdict on the request.
-        requests.push({ method: req.method, url: req.url, status: 502, prismFailed: e.message, violations: [] });
+        requests.push({ method: req.method, url: req.url, headers: req.headers, status: 502, prismFailed: e.message, violations: [] });
         res.writeHead(502).end();
       });
       upstream.end(body);
@@ -133,13 +133,27 @@ export function secretsOf(parsed) {
   return Object.fromEntries([...names].map((n) => [n, `test-${n.toLowerCase()}`]));
 }
 
+/**
+ * fetch, sent once more when the connection it reused turns out closed (undici's "other side
+ * closed", before any reply): seen after the client spent a while parsing a megabyte page of
+ * GitHub's tools, when workerd had closed the idle kept-alive connection meanwhile.
+ */
+async function onceMore(url, init) {
+  try {
+    return await fetch(url, init);
+  } catch (e) {
+    if (e?.cause?.code !== 'UND_ERR_SOCKET') throw e;
+    return fetch(url, init);
+  }
+}
+
 /** Serves `config` with the release build; resolves to `{ mcp, client, stop }` for `route`. */
 export async function serve(config, parsed, route = parsed.servers[0].route ?? '/mcp') {
   const mf = serveWorker({ dir: join(root, 'build'), config, bindings: secretsOf(parsed) });
   const base = await mf.ready;
   const mcp = new URL(route, base);
   const client = new Client({ name: 'openapi-e2e', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(mcp));
+  await client.connect(new StreamableHTTPClientTransport(mcp, { fetch: onceMore }));
   return {
     mcp,
     client,

@@ -53,7 +53,7 @@ test('parameters: names made variables, collisions renamed visibly, styles carri
         id: { type: 'integer', minimum: 1, default: 5 },
         tags: { type: 'array', items: { type: 'string', enum: ['a', 'b'] } },
         filter: { type: 'object', properties: { q: { type: 'string' } } },
-        id_header: { type: 'string', description: 'Sent as the header parameter "id".' },
+        id_header: { type: 'string', description: 'Sent as the header parameter "id".', 'x-mcp-header': 'id' },
         sid: { type: 'string', description: 'Sent as the cookie parameter "sid".' },
         id_body: { type: 'string', description: 'Sent as the request body property "id".' },
         note: { type: ['string', 'null'] },
@@ -341,7 +341,10 @@ paths:
   }
   const file = join(folder, 'relative.yaml');
   writeFileSync(file, yaml);
-  await assert.rejects(importOpenApi(file, {}), /the document's server URL "\/api\/v2" is relative: pass --base-url/);
+  // From a file, nothing says where /api/v2 is: the base becomes a variable to set, with a note.
+  const unset = await importOpenApi(file, {});
+  assert.equal(unset.added[0].http.url, '{+env.REMOTE_BASE_URL}/ping');
+  assert.match(unset.notes[0], /^the document's server URL "\/api\/v2" is relative to where the document is served, which a file does not say: set REMOTE_BASE_URL to the API's base URL/);
   const r = await importOpenApi(file, { baseUrl: '{+env.API_BASE}' });
   assert.equal(r.added[0].http.url, '{+env.API_BASE}/ping');
 });
