@@ -85,6 +85,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
 pub mod access;
+pub mod apps;
 pub mod admission;
 pub mod audit;
 pub mod auth;

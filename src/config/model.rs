@@ -834,7 +834,28 @@ pub struct ToolConfig {
     /// template, else an `Authorization: Bearer` header.
     #[serde(default)]
     pub auth: Option<UseConnectionConfig>,
+    /// An MCP App rendering the tool's results: served as `ui://<server>/<tool>`.
+    #[serde(default)]
+    pub app: Option<AppConfig>,
     pub http: HttpConfig,
+}
+
+/// A tool's MCP App (`io.modelcontextprotocol/ui`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppConfig {
+    /// The HTML file, relative to the configuration file's folder; the loader reads it into `html`.
+    #[serde(default)]
+    pub template: Option<String>,
+    /// The app's HTML itself (written by the loader from `template`, or here).
+    #[serde(default)]
+    pub html: Option<String>,
+    /// `_meta.ui.csp`: the domains the app may reach. Absent: none.
+    #[serde(default)]
+    pub csp: Option<Value>,
+    /// `_meta.ui.prefersBorder`.
+    #[serde(default)]
+    pub prefers_border: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -274,7 +274,12 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
         let (answer, _) = crate::edge::mcp::call::forward(ctx, call, *source, *method, params, secrets).await;
         let offered = |e: &serde_json::Value| !(*method == Method::CompletionComplete && e.get("code").and_then(serde_json::Value::as_i64) == Some(-32601));
         let reply = match answer.or_else(|e| if offered(&e) { Err(e) } else { Ok(crate::protocol::completion::nothing()) }) {
-            Ok(result) => jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, *method, result)),
+            Ok(mut result) => {
+                if let (Method::ResourcesRead, Some(up)) = (*method, ctx.server.upstreams.get(*source)) {
+                    crate::apps::rename_contents(&up.name, &mut result);
+                }
+                jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, *method, result))
+            }
             Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": call.id, "error": error}).to_string(),
         };
         return (reply, None);
