@@ -51,6 +51,30 @@ fn inside(path: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn load(app: &str) -> Result<crate::catalog::Catalog, ConfigError> {
+        crate::config::load(&format!(r#"{{"servers":[{{"name":"s","version":"1","tools":[{{"name":"rows","http":{{"url":"https://x.example"}},"app":{app}}}]}}]}}"#))
+    }
+
+    #[test]
+    fn a_tools_app_is_a_ui_resource_with_a_strict_csp() {
+        let catalog = load(r#"{"template":"apps/table.html","html":"<table></table>","prefersBorder":true}"#).unwrap();
+        let server = &catalog.servers[0];
+        assert_eq!(server.tool_listings[0]["_meta"], json!({"ui": {"resourceUri": "ui://s/rows"}}));
+        assert_eq!(server.resource_listings, [json!({"uri": "ui://s/rows", "name": "rows", "mimeType": crate::apps::MIME_TYPE, "_meta": {"ui": {"csp": crate::apps::strict_csp(), "prefersBorder": true}}})]);
+        let declared = load(r#"{"html":"<p>","csp":{"connectDomains":["https://api.example"]}}"#).unwrap();
+        assert_eq!(declared.servers[0].resource_listings[0]["_meta"]["ui"]["csp"], json!({"connectDomains": ["https://api.example"]}));
+    }
+
+    #[test]
+    fn an_app_without_its_html_or_outside_the_folder_is_refused() {
+        let fault = |app: &str| load(app).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(fault(r#"{"template":"apps/table.html"}"#).starts_with("servers[0].tools[0].app.html: the template was not read"));
+        assert!(fault(r#"{"template":"../x.html","html":"<p>"}"#).starts_with("servers[0].tools[0].app.template: \"../x.html\" is not a relative path"));
+        assert!(fault("{}").contains("app.html"));
+        assert!(fault(r#"{"html":"<p>","csp":[]}"#).contains("app.csp"));
+        assert!(fault(r#"{"html":"<p>","script":"x"}"#).contains("unknown field"));
+    }
+
     #[test]
     fn a_template_stays_in_the_configurations_folder() {
         assert!(inside("apps/table.html") && inside("./table.html") && inside("a..b/x.html"));

@@ -263,6 +263,24 @@ mod tests {
     }
 
     #[test]
+    fn an_app_is_for_clients_that_declare_the_extension() {
+        let text = r#"{"servers":[{"name":"demo","version":"1","tools":[{"name":"rows","http":{"url":"https://x.test/rows"},"app":{"html":"<table></table>"}}]}]}"#;
+        let s = config::load(text).unwrap().servers.remove(0).as_ref().clone();
+        let host = Session::new("sid", "demo", "2025-11-25", json!({}), json!({"extensions": {crate::apps::EXTENSION: {"mimeTypes": [crate::apps::MIME_TYPE]}}}), 0);
+        let plain = session("2025-11-25");
+        let list = |session: &Session, method: &str| reply(run(&s, session, json!({"jsonrpc": "2.0", "id": 1, "method": method})))["result"].clone();
+        assert_eq!(list(&host, "tools/list")["tools"][0]["_meta"]["ui"]["resourceUri"], "ui://demo/rows");
+        assert_eq!(list(&plain, "tools/list")["tools"][0].get("_meta"), None);
+        assert_eq!(list(&host, "resources/list")["resources"][0]["uri"], "ui://demo/rows");
+        assert_eq!(list(&plain, "resources/list")["resources"], json!([]));
+        let read = |session: &Session| reply(run(&s, session, json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "ui://demo/rows"}})));
+        let contents = read(&host)["result"]["contents"][0].clone();
+        assert_eq!((contents["text"].as_str(), contents["mimeType"].as_str()), (Some("<table></table>"), Some(crate::apps::MIME_TYPE)));
+        assert_eq!(contents["_meta"]["ui"]["csp"], crate::apps::strict_csp());
+        assert_eq!(read(&plain)["error"]["code"], -32002, "as unknown as a resource that does not exist");
+    }
+
+    #[test]
     fn initialize_negotiates_and_creates_the_session() {
         let s = server("");
         let req = Request { id: json!(0), method: Method::Initialize.into(), params: Some(json!({"protocolVersion":"2025-03-26","capabilities":{"x":{}},"clientInfo":{"name":"c","version":"1"}})) };
