@@ -58,9 +58,9 @@ pub fn rename_tool(upstream: &str, listing: &mut Map<String, Value>) {
 
 /// A `resources/read` result of `upstream`: the `ui://` URIs of its contents renamed.
 pub fn rename_contents(upstream: &str, result: &mut Value) {
-    for item in result.get_mut("contents").and_then(Value::as_array_mut).into_iter().flatten() {
+    for item in result.get_mut("contents").and_then(Value::as_array_mut).into_iter().flatten().filter_map(Value::as_object_mut) {
         if let Some(new) = item.get("uri").and_then(Value::as_str).and_then(|uri| ours(upstream, uri)) {
-            item["uri"] = Value::String(new);
+            item.insert("uri".into(), Value::String(new));
         }
     }
 }

@@ -89,9 +89,9 @@ pub fn resources(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn
         // An app's `ui://` resource goes under the upstream's name: two upstreams' never meet.
         let (uri, listing) = match crate::apps::ours(&source.name, uri) {
             Some(ours) => {
-                let mut listing = entry.clone();
-                listing["uri"] = Value::String(ours.clone());
-                (ours, listing)
+                let mut listing = entry.as_object().cloned().unwrap_or_default();
+                listing.insert("uri".into(), Value::String(ours.clone()));
+                (ours, Value::Object(listing))
             }
             None if crate::apps::is_ui(uri) => {
                 skipped.push(format!("{uri:?}: an app's URI is written `ui://` in lower case"));
