@@ -256,12 +256,30 @@ window.runApp = async (name, args) => {
   const bridge = new AppBridge(client, { name: 'test-host', version: '1' }, { serverTools: {}, serverResources: {}, logging: {} });
   const initialized = new Promise((resolve) => { bridge.oninitialized = resolve; });
   await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
-  iframe.srcdoc = read.contents[0].text;
+  // The host's CSP from _meta.ui.csp, as the spec has hosts build it: nothing beyond the
+  // domains declared (none declared: inline code only, no network).
+  const csp = read.contents[0]._meta?.ui?.csp ?? {};
+  const list = (domains, none = "'none'") => (domains?.length ? domains.join(' ') : none);
+  const resources = list(csp.resourceDomains, '');
+  const policy = [
+    "default-src 'none'",
+    \`script-src 'unsafe-inline' \${resources}\`,
+    \`style-src 'unsafe-inline' \${resources}\`,
+    \`img-src data: \${resources}\`,
+    \`font-src data: \${resources}\`,
+    \`connect-src \${list(csp.connectDomains)}\`,
+    \`frame-src \${list(csp.frameDomains)}\`,
+    \`base-uri \${list(csp.baseUriDomains)}\`,
+  ].join('; ');
+  const meta = \`<meta http-equiv="Content-Security-Policy" content="\${policy}">\`;
+  const html = read.contents[0].text;
+  iframe.srcdoc = /<head[^>]*>/i.test(html) ? html.replace(/<head[^>]*>/i, (head) => head + meta) : meta + html;
+  window.policies = [...(window.policies ?? []), policy];
   await initialized;
   const result = await client.callTool({ name, arguments: args });
   await bridge.sendToolInput({ arguments: args });
   await bridge.sendToolResult(result);
-  return { uri, csp: read.contents[0]._meta?.ui?.csp ?? null, result };
+  return { uri, csp: read.contents[0]._meta?.ui?.csp ?? null, policy, result };
 };
 `);
   const out = join(dir, 'host.js');
@@ -311,6 +329,7 @@ test('in Chromium, the host bridge runs both apps through mcp-edge, and the exam
     // The configuration's app: the webhook's rows as a table.
     const own = await page.evaluate(() => window.runApp('weather', {}));
     assert.equal(own.uri, 'ui://gateway/weather');
+    assert.match(own.policy, /connect-src 'none'/, 'the strict CSP, applied by the host');
     const table = page.frameLocator('#app');
     await table.locator('td', { hasText: 'Oslo' }).waitFor({ timeout: 15_000 });
     assert.equal(await table.locator('tbody tr').count(), webhook.rows.length);
