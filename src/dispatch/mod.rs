@@ -278,6 +278,12 @@ mod tests {
         assert_eq!((contents["text"].as_str(), contents["mimeType"].as_str()), (Some("<table></table>"), Some(crate::apps::MIME_TYPE)));
         assert_eq!(contents["_meta"]["ui"]["csp"], crate::apps::strict_csp());
         assert_eq!(read(&plain)["error"]["code"], -32002, "as unknown as a resource that does not exist");
+        // 2026-07-28: the capabilities a request's `_meta` declares, the session of that request.
+        let caps = json!({"extensions": {crate::apps::EXTENSION: {}}});
+        let stateless = |caps: Value| Session::new("", "demo", crate::versions::STATELESS_VERSION, json!({}), caps, 0);
+        assert_eq!(list(&stateless(caps), "tools/list")["tools"][0]["_meta"]["ui"]["resourceUri"], "ui://demo/rows");
+        assert_eq!(list(&stateless(json!({})), "tools/list")["tools"][0].get("_meta"), None);
+        assert_eq!(read(&stateless(json!({})))["error"]["code"], -32602, "2026-07-28's unknown resource");
     }
 
     #[test]
