@@ -834,28 +834,12 @@ pub struct ToolConfig {
     /// template, else an `Authorization: Bearer` header.
     #[serde(default)]
     pub auth: Option<UseConnectionConfig>,
-    /// An MCP App rendering the tool's results: served as `ui://<server>/<tool>`.
+    /// An MCP App rendering the tool's results, served as `ui://<server>/<tool>`: `template`,
+    /// `html`, `csp`, `prefersBorder` (config/apps.rs reads them; a `Value`, as no serde type
+    /// of its own is worth the module's bytes).
     #[serde(default)]
-    pub app: Option<AppConfig>,
+    pub app: Option<Value>,
     pub http: HttpConfig,
-}
-
-/// A tool's MCP App (`io.modelcontextprotocol/ui`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AppConfig {
-    /// The HTML file, relative to the configuration file's folder; the loader reads it into `html`.
-    #[serde(default)]
-    pub template: Option<String>,
-    /// The app's HTML itself (written by the loader from `template`, or here).
-    #[serde(default)]
-    pub html: Option<String>,
-    /// `_meta.ui.csp`: the domains the app may reach. Absent: none.
-    #[serde(default)]
-    pub csp: Option<Value>,
-    /// `_meta.ui.prefersBorder`.
-    #[serde(default)]
-    pub prefers_border: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
