@@ -90,12 +90,13 @@ pub fn for_client(declared: bool, method: Method, result: &mut Value) {
     match method {
         Method::ToolsList => {
             items.retain(|t| !app_only(t));
-            for meta in items.iter_mut().filter_map(|t| t.get_mut("_meta").and_then(Value::as_object_mut)) {
-                meta.remove("ui");
-                meta.remove(LEGACY_KEY);
-            }
             for tool in items.iter_mut().filter_map(Value::as_object_mut) {
-                if tool.get("_meta").and_then(Value::as_object).is_some_and(Map::is_empty) {
+                let emptied = tool.get_mut("_meta").and_then(Value::as_object_mut).is_some_and(|meta| {
+                    meta.remove("ui");
+                    meta.remove(LEGACY_KEY);
+                    meta.is_empty()
+                });
+                if emptied {
                     tool.remove("_meta");
                 }
             }

@@ -155,7 +155,8 @@ fn contents(uri: &str, mime_type: Option<&str>, kind: &str, value: &str) -> Valu
 }
 
 fn with_meta(mut result: Value, meta: Option<&Value>) -> Value {
-    if let (Some(meta), Some(item)) = (meta, result.pointer_mut("/contents/0").and_then(Value::as_object_mut)) {
+    let item = result.get_mut("contents").and_then(Value::as_array_mut).and_then(|c| c.first_mut()).and_then(Value::as_object_mut);
+    if let (Some(meta), Some(item)) = (meta, item) {
         item.insert("_meta".into(), meta.clone());
     }
     result
