@@ -178,6 +178,7 @@ async function checkFile(file = configFile()) {
  *  (`.wrangler.apps.toml`) is what wrangler is given. Other configurations: as they are. */
 function withApps(args) {
   const file = configFile();
+  if (!existsSync(file)) return args;
   const text = readFileSync(file, 'utf8');
   const inlined = inlineApps(text, file);
   if (inlined === text || !existsSync('wrangler.toml')) return args;
