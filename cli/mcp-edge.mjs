@@ -14,6 +14,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inlineApps } from './apps.mjs';
 import { check } from './check.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -162,13 +163,29 @@ async function checkFile(file = configFile()) {
   needBuild();
   let text;
   try {
-    text = readFileSync(file, 'utf8');
+    text = inlineApps(readFileSync(file, 'utf8'), file);
   } catch (e) {
     fail(`${file}: cannot read: ${e.message}`);
   }
   const { ok, report } = await check(file, text, buildDir);
   (ok ? console.log : console.error)(report);
   return ok;
+}
+
+/** wrangler's arguments for a configuration whose apps name template files (docs/apps.md): the
+ *  Worker reads no files, so the configuration with the templates read in is written beside
+ *  wrangler.toml (`.mcp-edge.apps.json`), and a copy of the toml naming it
+ *  (`.wrangler.apps.toml`) is what wrangler is given. Other configurations: as they are. */
+function withApps(args) {
+  const file = configFile();
+  if (!existsSync(file)) return args;
+  const text = readFileSync(file, 'utf8');
+  const inlined = inlineApps(text, file);
+  if (inlined === text || !existsSync('wrangler.toml')) return args;
+  writeFileSync('.mcp-edge.apps.json', inlined);
+  const toml = readFileSync('wrangler.toml', 'utf8').replace(/^(\s*"mcp-edge-config"\s*=\s*)"[^"]+"/m, '$1"./.mcp-edge.apps.json"');
+  writeFileSync('.wrangler.apps.toml', toml);
+  return ['--config', '.wrangler.apps.toml', ...args];
 }
 
 /** Runs the wrangler this package depends on, in the current folder. */
@@ -303,13 +320,14 @@ switch (command) {
     const rest = i >= 0 ? [...args.slice(0, i), ...args.slice(i + 2)] : args;
     // wrangler watches what it bundles, mcp-edge.json included, and reloads the Worker on a save.
     // MCP_EDGE_LOCAL: the DNS-rebinding Host check applies whatever a request claims.
-    wrangler(['dev', '--ip', '127.0.0.1', '--port', port, '--var', 'MCP_EDGE_LOCAL:1', '--show-interactive-dev-session=false', ...rest]);
+    // With apps' templates, the file read in is served: restart to pick up an edit.
+    wrangler(['dev', '--ip', '127.0.0.1', '--port', port, '--var', 'MCP_EDGE_LOCAL:1', '--show-interactive-dev-session=false', ...withApps(rest)]);
     break;
   }
   case 'deploy':
     projectReady();
     if (!(await checkFile())) fail(`${configFile()} has a fault (above): not deployed`);
-    wrangler(['deploy', ...args]);
+    wrangler(['deploy', ...withApps(args)]);
     break;
   case 'import-openapi':
     await importCommand(args);

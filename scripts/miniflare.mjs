@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { Miniflare } from 'miniflare';
 import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, workerModules as modules } from '../cli/worker.mjs';
+import { inlineApps } from '../cli/apps.mjs';
 
 /** Reads and drops workerd's output: an unread pipe fills up (one log line per request) and then
  *  blocks workerd itself. */
@@ -12,9 +13,10 @@ export function drain(stdout, stderr) {
 }
 
 /** The built worker in `dir` as Miniflare's modules, with the configuration file `config` as
- *  the `mcp-edge-config` module: its text, as the Worker reads it (src/edge/config.js). */
+ *  the `mcp-edge-config` module: its text, as the Worker reads it (src/edge/config.js), with its
+ *  apps' templates read in (cli/apps.mjs). */
 export function workerModules(dir, config) {
-  return modules(dir, readFileSync(config, 'utf8'));
+  return modules(dir, inlineApps(readFileSync(config, 'utf8'), config));
 }
 
 /** Starts the worker in `dir`, configured by the file `config`, with `bindings` (vars and

@@ -70,6 +70,8 @@
 //!   token buckets, calendar quotas, concurrency slots, the `RateLimit` headers.
 //! - [`admission`]: admission limits that hold under concurrency: counts checked and taken in one
 //!   command, the built-in per-address limit, password sign-in's budgets.
+//! - [`apps`]: MCP Apps: upstream `ui://` resources renamed under the upstream, and what a client
+//!   that did not declare the extension is not shown.
 //! - [`weburl`]: URLs as the WHATWG URL Standard parses them, for every security decision
 //!   (the SSRF guard, redirects, redirect URIs, `resource`, audiences, metadata documents,
 //!   identity providers, callbacks): parsed hosts compared, hostile spellings refused.
@@ -85,6 +87,7 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
 pub mod access;
+pub mod apps;
 pub mod admission;
 pub mod audit;
 pub mod auth;

@@ -47,6 +47,7 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
         let mut listing = entry.as_object().cloned().unwrap_or_default();
         listing.insert("name".into(), Value::String(ours.clone()));
         listing.insert("inputSchema".into(), schema.clone());
+        crate::apps::rename_tool(&source.name, &mut listing);
         tools.push(Tool {
             name: ours,
             listing: Value::Object(listing),
@@ -86,12 +87,26 @@ pub fn resources(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn
         if !source.resources.takes_any(&[name, uri]) {
             continue;
         }
+        // An app's `ui://` resource goes under the upstream's name: two upstreams' never meet.
+        let (uri, listing) = match crate::apps::ours(&source.name, uri) {
+            Some(ours) => {
+                let mut listing = entry.as_object().cloned().unwrap_or_default();
+                listing.insert("uri".into(), Value::String(ours.clone()));
+                (ours, Value::Object(listing))
+            }
+            None if crate::apps::is_ui(uri) => {
+                skipped.push(format!("{uri:?}: an app's URI is written `ui://` in lower case"));
+                continue;
+            }
+            None => (uri.to_string(), entry.clone()),
+        };
+        let uri = uri.as_str();
         if taken(uri) || out.iter().any(|r| r.uri == uri) {
             skipped.push(format!("{uri:?}: another resource of this server has that URI"));
             continue;
         }
         let mime_type = entry.get("mimeType").and_then(Value::as_str).map(str::to_string);
-        out.push(Resource { uri: uri.to_string(), listing: entry.clone(), mime_type, source: ResourceSource::Mcp(index) });
+        out.push(Resource { uri: uri.to_string(), listing, mime_type, source: ResourceSource::Mcp(index) });
     }
     (out, skipped)
 }
@@ -109,7 +124,7 @@ pub fn templates(source: &Source, index: usize, listed: &[Value]) -> (Vec<Resour
         if !source.resources.takes_any(&[name, text]) {
             continue;
         }
-        let parsed = Template::parse(text, Context::Url).ok().filter(Template::is_matchable);
+        let parsed = Template::parse(text, Context::Url).ok().filter(|t| t.is_matchable() && !crate::apps::is_ui(text));
         let Some(uri_template) = parsed else {
             skipped.push(format!("{text:?}: a URI template mcp-edge cannot match"));
             continue;

@@ -95,12 +95,18 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     // Behind auth, what a list holds may depend on who asks (role-gated tools): private.
     let scope = if auth.is_some() { CacheScope::Private } else { CacheScope::Public };
     let cache = cache_over(CacheHint { ttl_ms: DEFAULT_CACHE_TTL_MS, scope }, &s.cache);
-    let tools = tools(std::mem::take(&mut s.tools), &s, path, &route_params, cache, max_reply_bytes)?;
+    let (tools, apps) = tools(std::mem::take(&mut s.tools), &s, path, &route_params, cache, max_reply_bytes)?;
     let (discovery, tool_listings) = match s.tool_discovery {
         model::ToolDiscoveryConfig::List => (ToolDiscovery::List, tools.iter().map(|t| t.listing.clone()).collect()),
         model::ToolDiscoveryConfig::Catalog => (ToolDiscovery::Catalog(Index::new(&tools)), MetaTool::ALL.map(MetaTool::listing).to_vec()),
     };
-    let (resources, resource_templates) = resources(&s, path, &route_params)?;
+    let (mut resources, resource_templates) = resources(&s, path, &route_params)?;
+    for app in apps {
+        if let Some(i) = resources.iter().position(|r| r.uri == app.uri) {
+            return Err(ConfigError::at(format!("{path}.resources[{i}].uri"), format!("{:?} is a tool's app", app.uri)));
+        }
+        resources.push(app);
+    }
     let prompts = prompts(&s, path)?;
     let upstreams = super::upstreams::upstreams(&s, path, &route_params, !tools.is_empty())?;
     let policies = super::policies::policies(&s.policies, path)?;
@@ -274,9 +280,11 @@ fn sizes(s: &model::ServerConfig, path: &str) -> Result<Sizes, ConfigError> {
 }
 
 /// The server's tools, each with its cache hint, behind the SSRF guard.
-fn tools(configs: Vec<model::ToolConfig>, s: &model::ServerConfig, path: &str, route_params: &[String], cache: CacheHint, max_reply_bytes: u64) -> Result<Vec<Tool>, ConfigError> {
+/// With them, the resources of their apps.
+fn tools(configs: Vec<model::ToolConfig>, s: &model::ServerConfig, path: &str, route_params: &[String], cache: CacheHint, max_reply_bytes: u64) -> Result<(Vec<Tool>, Vec<Resource>), ConfigError> {
     let mut tools: Vec<Tool> = Vec::new();
-    for (i, t) in configs.into_iter().enumerate() {
+    let mut apps: Vec<Resource> = Vec::new();
+    for (i, mut t) in configs.into_iter().enumerate() {
         let tool_path = format!("{path}.tools[{i}]");
         if tools.iter().any(|existing| existing.name == t.name) {
             return Err(ConfigError::at(format!("{tool_path}.name"), format!("duplicate tool name {:?}", t.name)));
@@ -286,8 +294,12 @@ fn tools(configs: Vec<model::ToolConfig>, s: &model::ServerConfig, path: &str, r
             return Err(ConfigError::at(format!("{tool_path}.name"), format!("{:?} is one of catalog mode's own tools ({names}); rename it", t.name)));
         }
         let hint = t.cache.as_ref().map(|c| cache_over(cache, c));
+        let app = t.app.take();
         let mut tool = super::tool::tool(t, &tool_path, route_params, max_reply_bytes)?;
         tool.cache = hint;
+        if let Some(app) = app {
+            apps.push(super::apps::app(&s.name, &mut tool, app, &format!("{tool_path}.app"))?);
+        }
         tools.push(tool);
     }
     if let (Some(_), Some(i)) = (&s.stateless, tools.iter().position(|t| t.deferral.is_some())) {
@@ -297,7 +309,7 @@ fn tools(configs: Vec<model::ToolConfig>, s: &model::ServerConfig, path: &str, r
     for (i, tool) in tools.iter().enumerate() {
         guard(&tool.request, &s.private_upstreams, &format!("{path}.tools[{i}].http.url"))?;
     }
-    Ok(tools)
+    Ok((tools, apps))
 }
 
 /// The server's resources and resource templates, behind the SSRF guard.

@@ -9,6 +9,7 @@
 //! named through this file, and `file`'s tests `load` a whole file.
 
 pub(crate) mod auth;
+mod apps;
 mod oauth;
 mod compile;
 mod connections;

@@ -839,6 +839,11 @@ pub struct ToolConfig {
     /// template, else an `Authorization: Bearer` header.
     #[serde(default)]
     pub auth: Option<UseConnectionConfig>,
+    /// An MCP App rendering the tool's results, served as `ui://<server>/<tool>`: `template`,
+    /// `html`, `csp`, `prefersBorder` (config/apps.rs reads them; a `Value`, as no serde type
+    /// of its own is worth the module's bytes).
+    #[serde(default)]
+    pub app: Option<Value>,
     pub http: HttpConfig,
 }
 

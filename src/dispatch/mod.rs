@@ -50,7 +50,8 @@ fn request(server: &Server, session: &mut Session, req: &Request, env: &Environm
         // The tools listed narrow the list's cache hint, which `decorate` cannot know.
         Method::ToolsList => {
             let gate = server.gate(env.principal, env.now_ms);
-            let result = tools_protocol::list(server, &protocol::params(req.params.as_ref())?, &gate)?;
+            let mut result = tools_protocol::list(server, &protocol::params(req.params.as_ref())?, &gate)?;
+            crate::apps::for_client(crate::apps::declared(&session.client_capabilities), method, &mut result);
             let cache = tools_protocol::list_cache(server, &gate);
             Ok(Action::Reply(jsonrpc::success(&req.id, meta::complete(result, server, Some(cache)))))
         }
@@ -72,13 +73,15 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
     let Some(method) = req.method.known() else {
         return Err(Error::MethodNotFound(req.method.to_string()));
     };
-    let result = match method {
+    // MCP Apps' resources and tool metadata are for clients that declared the extension.
+    let apps = crate::apps::declared(&session.client_capabilities);
+    let mut result = match method {
         Method::Ping => lifecycle::ping(),
         Method::ToolsList => tools_protocol::list(server, &protocol::params(params)?, &server.gate(env.principal, env.now_ms))?,
         Method::ToolsCall => return tools_protocol::call(server, session, req, env),
         Method::ResourcesList => resources::list(server, &protocol::params(params)?, &server.gate(env.principal, env.now_ms))?,
         Method::ResourcesTemplatesList => resources::templates_list(server, &protocol::params(params)?, &server.gate(env.principal, env.now_ms))?,
-        Method::ResourcesRead => match resources::read(server, &visible_uri(server, env, protocol::params(params)?)?, &|request| bindings(&request.secrets, env))? {
+        Method::ResourcesRead => match resources::read(server, &visible_uri(server, env, apps, protocol::params(params)?)?, &|request| bindings(&request.secrets, env))? {
             Read::Ready(result) => result,
             Read::Upstream { source, uri } => return upstream(server, req, env, source, Method::ResourcesRead, uri),
             Read::Fetch { mut call, uri, mime_type } => {
@@ -88,7 +91,7 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
                 return Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind, arguments: Value::Null, http: *call, progress_token: None, redact, mrtr: None, task: None, connection: None })));
             }
         },
-        Method::ResourcesSubscribe => resources::subscribe(server, session, visible_uri(server, env, protocol::params(params)?)?)?,
+        Method::ResourcesSubscribe => resources::subscribe(server, session, visible_uri(server, env, apps, protocol::params(params)?)?)?,
         Method::ResourcesUnsubscribe => resources::unsubscribe(session, &protocol::params(params)?),
         Method::PromptsList => prompts::list(server, &protocol::params(params)?, &server.gate(env.principal, env.now_ms))?,
         Method::PromptsGet => {
@@ -149,13 +152,14 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
         | Method::SubscriptionsAcknowledged
         | Method::ProgressUpdate => return Err(Error::MethodNotFound(method.to_string())),
     };
+    crate::apps::for_client(apps, method, &mut result);
     Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, method, result))))
 }
 
 /// A resource URI the caller may see: one the access rules hide is as unknown as one that
-/// does not exist (-32002).
-fn visible_uri(server: &Server, env: &Environment<'_>, params: resources::UriParams) -> Result<resources::UriParams, Error> {
-    if resources::hidden(server, &server.gate(env.principal, env.now_ms), &params.uri) {
+/// does not exist (-32002), and so is an app's `ui://` to a client that did not declare apps.
+fn visible_uri(server: &Server, env: &Environment<'_>, apps: bool, params: resources::UriParams) -> Result<resources::UriParams, Error> {
+    if (!apps && crate::apps::is_ui(&params.uri)) || resources::hidden(server, &server.gate(env.principal, env.now_ms), &params.uri) {
         return Err(Error::ResourceNotFound(params.uri));
     }
     Ok(params)
@@ -185,6 +189,12 @@ pub fn initialize(server: &Server, req: &Request, session_id: &str, now_ms: u64)
 fn upstream(server: &Server, req: &Request, env: &Environment<'_>, source: usize, method: Method, label: String) -> Result<Action, Error> {
     let upstream = server.upstreams.get(source).ok_or_else(|| Error::Internal(format!("no upstream {source}")))?;
     let mut params = req.params.clone().unwrap_or_else(|| json!({}));
+    // An app's resource goes by the upstream's own URI there.
+    if let (Method::ResourcesRead, Some(params)) = (method, params.as_object_mut()) {
+        if let Some(theirs) = params.get("uri").and_then(Value::as_str).and_then(|uri| crate::apps::theirs(&upstream.name, uri)) {
+            params.insert("uri".into(), Value::String(theirs));
+        }
+    }
     // A prompt goes by its upstream name there, in `prompts/get` and in a completion's `ref`.
     let prompt = match method {
         Method::PromptsGet => params.as_object_mut(),
@@ -266,6 +276,30 @@ mod tests {
             Action::Reply(text) => serde_json::from_str(&text).unwrap(),
             other => panic!("expected a reply, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn an_app_is_for_clients_that_declare_the_extension() {
+        let text = r#"{"servers":[{"name":"demo","version":"1","tools":[{"name":"rows","http":{"url":"https://x.test/rows"},"app":{"html":"<table></table>"}}]}]}"#;
+        let s = config::load(text).unwrap().servers.remove(0).as_ref().clone();
+        let host = Session::new("sid", "demo", "2025-11-25", json!({}), json!({"extensions": {crate::apps::EXTENSION: {"mimeTypes": [crate::apps::MIME_TYPE]}}}), 0);
+        let plain = session("2025-11-25");
+        let list = |session: &Session, method: &str| reply(run(&s, session, json!({"jsonrpc": "2.0", "id": 1, "method": method})))["result"].clone();
+        assert_eq!(list(&host, "tools/list")["tools"][0]["_meta"]["ui"]["resourceUri"], "ui://demo/rows");
+        assert_eq!(list(&plain, "tools/list")["tools"][0].get("_meta"), None);
+        assert_eq!(list(&host, "resources/list")["resources"][0]["uri"], "ui://demo/rows");
+        assert_eq!(list(&plain, "resources/list")["resources"], json!([]));
+        let read = |session: &Session| reply(run(&s, session, json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "ui://demo/rows"}})));
+        let contents = read(&host)["result"]["contents"][0].clone();
+        assert_eq!((contents["text"].as_str(), contents["mimeType"].as_str()), (Some("<table></table>"), Some(crate::apps::MIME_TYPE)));
+        assert_eq!(contents["_meta"]["ui"]["csp"], crate::apps::strict_csp());
+        assert_eq!(read(&plain)["error"]["code"], -32002, "as unknown as a resource that does not exist");
+        // 2026-07-28: the capabilities a request's `_meta` declares, the session of that request.
+        let caps = json!({"extensions": {crate::apps::EXTENSION: {}}});
+        let stateless = |caps: Value| Session::new("", "demo", crate::versions::STATELESS_VERSION, json!({}), caps, 0);
+        assert_eq!(list(&stateless(caps), "tools/list")["tools"][0]["_meta"]["ui"]["resourceUri"], "ui://demo/rows");
+        assert_eq!(list(&stateless(json!({})), "tools/list")["tools"][0].get("_meta"), None);
+        assert_eq!(read(&stateless(json!({})))["error"]["code"], -32602, "2026-07-28's unknown resource");
     }
 
     #[test]

@@ -276,7 +276,12 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
         let reply = match answer.or_else(|e| if offered(&e) { Err(e) } else { Ok(crate::protocol::completion::nothing()) }) {
             // 2026-07-28: what the upstream asks, as an `InputRequiredResult` (`mcp::call`).
             Ok(result) if result.get("resultType").and_then(serde_json::Value::as_str) == Some("input_required") => jsonrpc::success(&call.id, result),
-            Ok(result) => jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, *method, result)),
+            Ok(mut result) => {
+                if let (Method::ResourcesRead, Some(up)) = (*method, ctx.server.upstreams.get(*source)) {
+                    crate::apps::rename_contents(&up.name, &mut result);
+                }
+                jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, *method, result))
+            }
             Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": call.id, "error": error}).to_string(),
         };
         return (reply, None);

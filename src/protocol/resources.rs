@@ -89,7 +89,8 @@ pub fn read(server: &Server, params: &ReadParams, bindings: &dyn Fn(&RequestTemp
     if let Some(r) = server.resources.iter().find(|r| r.uri == uri) {
         let mime = r.mime_type.as_deref();
         return Ok(match &r.source {
-            ResourceSource::Text(text) => Read::Ready(contents(uri, mime, "text", text)),
+            // An app's `_meta.ui` (its CSP) is read from the contents too.
+            ResourceSource::Text(text) => Read::Ready(with_meta(contents(uri, mime, "text", text), r.listing.get("_meta"))),
             ResourceSource::Blob(blob) => Read::Ready(contents(uri, mime, "blob", blob)),
             ResourceSource::Mcp(source) => Read::Upstream { source: *source, uri: uri.to_string() },
             ResourceSource::Http(request) => Read::Fetch {
@@ -151,6 +152,14 @@ fn contents(uri: &str, mime_type: Option<&str>, kind: &str, value: &str) -> Valu
     }
     item.insert(kind.into(), json!(value));
     json!({"contents": [item]})
+}
+
+fn with_meta(mut result: Value, meta: Option<&Value>) -> Value {
+    let item = result.get_mut("contents").and_then(Value::as_array_mut).and_then(|c| c.first_mut()).and_then(Value::as_object_mut);
+    if let (Some(meta), Some(item)) = (meta, item) {
+        item.insert("_meta".into(), meta.clone());
+    }
+    result
 }
 
 /// The `resources/read` result from a fetched reply: text for text and JSON, a base64 blob

@@ -126,6 +126,16 @@ fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, re
     Ok(Action::Reply(jsonrpc::success(&req.id, decorate(server, session, Method::ToolsCall, result))))
 }
 
+/// An MCP App's own call, made through its host, names the tool as the app's upstream does,
+/// without the prefix mcp-edge lists it under: the one tool by that name of the upstreams
+/// serving apps. Two such upstreams with the name leave it unknown, as it is ambiguous.
+fn app_call<'a>(server: &'a Server, name: &str) -> Option<&'a crate::tools::Tool> {
+    let serves_apps = |source: usize| server.tools.iter().any(|t| t.mcp.as_ref().is_some_and(|m| m.source == source) && crate::apps::is_app(&t.listing));
+    let mut found = server.tools.iter().filter(|t| t.mcp.as_ref().is_some_and(|m| m.name == name && serves_apps(m.source)));
+    let one = found.next()?;
+    found.next().is_none().then_some(one)
+}
+
 /// Whether the call runs as a task. 2025-11-25: when the client asks (`params.task`), as the
 /// tool allows. 2026-07-28: the server decides: a tool that may run as one does, for a client
 /// that declared the Tasks extension; one that must refuses other clients (-32021), and
@@ -177,7 +187,7 @@ fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, e
     let arguments = params.arguments();
     // A tool the caller may not use answers exactly like one that does not exist.
     let gate = server.gate(env.principal, env.now_ms);
-    let tool = server.tool(&params.name).filter(|t| gate.sees(t)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
+    let tool = server.tool(&params.name).or_else(|| app_call(server, &params.name)).filter(|t| gate.sees(t)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
     let task = task(server, session, &params, tool)?;
     if let Some(why) = invalid(&tool.input_schema, &arguments) {
         return refuse(session, req, &tool.name, &why);
