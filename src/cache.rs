@@ -116,13 +116,36 @@ pub fn result_key(server: &str, tool: &str, caching: &ResultCaching, arguments: 
         // entry is one no other principal's key can name.
         ResultScope::Principal => {
             text.push_str("principal:");
-            text.push_str(&crate::oauth::digest(principal));
+            text.push_str(&sha256_hex(principal));
         }
         ResultScope::Public => text.push_str("public"),
     }
     text.push('\n');
     canonical(arguments.unwrap_or(&serde_json::Value::Null), &mut text);
-    format!("https://{CACHE_HOST}/{}/{}/{}", crate::oauth::encode(server), crate::oauth::encode(tool), crate::oauth::digest(&text))
+    let mut key = format!("https://{CACHE_HOST}/");
+    for part in [server, tool] {
+        segment(&mut key, part);
+        key.push('/');
+    }
+    segment(&mut key, &sha256_hex(&text));
+    key
+}
+
+/// A path segment: only unreserved characters as they are, every other byte percent-encoded.
+fn segment(out: &mut String, text: &str) {
+    for &b in text.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+}
+
+/// Lowercase hex SHA-256.
+fn sha256_hex(text: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// JSON with every object's keys sorted, so the same arguments sent in another order are the
@@ -233,9 +256,9 @@ mod tests {
         let c = caching(ResultScope::Public);
         for (server, tool) in [("a/../b", "t"), ("s", "x?y#z"), ("s@evil.example", "t"), ("s", "../../other")] {
             let key = result_key(server, tool, &c, None, "");
-            let url = crate::weburl::WebUrl::parse(&key).ok();
-            assert_eq!(url.as_ref().and_then(|u| u.host()).map(|h| h.to_string()), Some(CACHE_HOST.to_string()), "{key}");
+            assert!(key.starts_with(&format!("https://{CACHE_HOST}/")), "{key}");
             assert_eq!(key.matches('/').count(), 5, "{key}");
+            assert!(!key.contains(['?', '#', '@']), "{key}");
         }
         // Names a dot segment would fold together still name different entries.
         let keys: Vec<String> = [("a", ".."), ("b", ".."), ("a", ".")].iter().map(|(s, t)| result_key(s, t, &c, None, "")).collect();

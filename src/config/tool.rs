@@ -135,6 +135,43 @@ fn tags(tags: &[String], path: &str) -> Result<(), ConfigError> {
     }
 }
 
+/// Refuses a tool result cache that could answer one caller with another's result, or one
+/// request with another's: a `public` entry of a tool whose request depends on who calls
+/// (`principal.*`, their upstream token, a per-user connection, their `_meta` credentials), and
+/// any entry of a tool whose request reads the request's `_meta` (not part of the key).
+fn results_cache(results: &super::model::ResultsCacheConfig, t: &ToolConfig, deferred: bool, reads: super::request::Reads) -> Result<(), (&'static str, String)> {
+    const FIELD: &str = "cache.results";
+    if !(1_000..=86_400_000).contains(&results.ttl_ms) {
+        return Err(("cache.results.ttlMs", "must be 1000 to 86400000 (one day)".into()));
+    }
+    if results.max_bytes.is_some_and(|b| b == 0 || b > 10 * 1024 * 1024) {
+        return Err(("cache.results.maxBytes", "must be 1 to 10485760".into()));
+    }
+    if deferred {
+        return Err((FIELD, "only direct tools' results may be cached; this one is queued or callback".into()));
+    }
+    if reads.meta {
+        return Err((FIELD, "this tool's request reads the request's _meta ({meta.…}), which is not part of a cached result's key: its results cannot be cached".into()));
+    }
+    if results.scope == crate::cache::ResultScope::Public {
+        let personal = if reads.principal {
+            Some("reads the caller's identity ({principal.…})")
+        } else if t.forward_upstream_token {
+            Some("forwards the caller's upstream token")
+        } else if t.auth.is_some() {
+            Some("uses a per-user connection (auth.connection)")
+        } else if t.forward_meta_auth {
+            Some("forwards the caller's _meta credentials")
+        } else {
+            None
+        };
+        if let Some(why) = personal {
+            return Err((FIELD, format!("this tool {why}, so one caller's result must never answer another: use \"scope\": \"principal\", not \"public\"")));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod rendered {
     //! Configured tools compiled, then their requests rendered: what `tools` and `upstream`
@@ -351,39 +388,3 @@ mod rendered {
     }
 }
 
-/// Refuses a tool result cache that could answer one caller with another's result, or one
-/// request with another's: a `public` entry of a tool whose request depends on who calls
-/// (`principal.*`, their upstream token, a per-user connection, their `_meta` credentials), and
-/// any entry of a tool whose request reads the request's `_meta` (not part of the key).
-fn results_cache(results: &super::model::ResultsCacheConfig, t: &ToolConfig, deferred: bool, reads: super::request::Reads) -> Result<(), (&'static str, String)> {
-    const FIELD: &str = "cache.results";
-    if !(1_000..=86_400_000).contains(&results.ttl_ms) {
-        return Err(("cache.results.ttlMs", "must be 1000 to 86400000 (one day)".into()));
-    }
-    if results.max_bytes.is_some_and(|b| b == 0 || b > 10 * 1024 * 1024) {
-        return Err(("cache.results.maxBytes", "must be 1 to 10485760".into()));
-    }
-    if deferred {
-        return Err((FIELD, "only direct tools' results may be cached; this one is queued or callback".into()));
-    }
-    if reads.meta {
-        return Err((FIELD, "this tool's request reads the request's _meta ({meta.…}), which is not part of a cached result's key: its results cannot be cached".into()));
-    }
-    if results.scope == crate::cache::ResultScope::Public {
-        let personal = if reads.principal {
-            Some("reads the caller's identity ({principal.…})")
-        } else if t.forward_upstream_token {
-            Some("forwards the caller's upstream token")
-        } else if t.auth.is_some() {
-            Some("uses a per-user connection (auth.connection)")
-        } else if t.forward_meta_auth {
-            Some("forwards the caller's _meta credentials")
-        } else {
-            None
-        };
-        if let Some(why) = personal {
-            return Err((FIELD, format!("this tool {why}, so one caller's result must never answer another: use \"scope\": \"principal\", not \"public\"")));
-        }
-    }
-    Ok(())
-}

@@ -309,12 +309,19 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
             None => error_result(format!("The tool {name:?} is {}, which needs a session.", deferral.name())),
         }), None);
     }
-    let mut http = call.http.clone();
+    // A tool whose results are kept: a fresh one answers, a stale one is revalidated.
+    let kept = crate::edge::apart(crate::edge::results_cache::Kept::open(ctx, name, &call.arguments)).await;
+    if let Some(fresh) = kept.as_ref().and_then(crate::edge::results_cache::Kept::fresh) {
+        return (finished(fresh), Some(Outcome::Ok));
+    }
+    let mut http = kept.as_ref().map_or_else(|| call.http.clone(), |k| k.request(&call.http));
     let mut last = Outcome::Ok;
-    for _ in 0..MAX_ROUNDS {
+    for round in 0..MAX_ROUNDS {
         let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone(), secrets.clone());
         let span = ctx.home.and(call.http.trace.as_ref()).filter(|c| c.sampled()).map(|c| c.span_id);
-        let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader }, secrets, span };
+        // Only a first answer is kept: one after the client's input depends on that input.
+        let kept = kept.as_ref().filter(|_| round == 0);
+        let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader }, secrets, span, etag: kept.map(|k| &k.etag) };
         let began = crate::edge::now_ms();
         let (event, outcome) = upstream::perform_tool(&http, reading).await;
         measured.upstream_since(began);
@@ -334,7 +341,13 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
                 Ok(answers) => http = call.http.follow_up(follow_up_body(&call.arguments, &input, &answers)),
                 Err(why) => return (finished(error_result(why)), Some(Outcome::Client)),
             },
-            Event::Result(result) => return (finished(result), Some(outcome)),
+            Event::Result(result) => match kept {
+                Some(kept) => {
+                    let (result, outcome) = crate::edge::apart(kept.after(reply::finalize(result, &plan, true), outcome)).await;
+                    return (finished(result), Some(outcome));
+                }
+                None => return (finished(result), Some(outcome)),
+            },
             Event::Notify(_) => {}
         }
     }
