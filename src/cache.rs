@@ -100,10 +100,20 @@ pub struct ResultCaching {
 /// fetched).
 pub const CACHE_HOST: &str = "mcp-edge.cache";
 
+/// The upstream request a call makes, as far as a key needs it: a call whose request differs
+/// (an answer to the upstream's question in a 2026-07-28 retry's body, another route's
+/// parameters in the URL) is another entry.
+pub struct Sent<'a> {
+    pub method: &'a str,
+    pub url: &'a str,
+    pub body: Option<&'a str>,
+}
+
 /// The internal URL a call's result is kept under: the server, the tool, and a digest of the
-/// configuration's fingerprint, the tool's canonical arguments, and (for `principal` scope)
-/// the principal. Server and tool names are percent-encoded, so neither can add a path segment.
-pub fn result_key(server: &str, tool: &str, caching: &ResultCaching, arguments: Option<&serde_json::Value>, principal: &str) -> String {
+/// configuration's fingerprint, the tool's canonical arguments, (for `principal` scope) the
+/// principal, and the request sent (its body canonical when it is JSON). Server and tool names
+/// are percent-encoded, so neither can add a path segment.
+pub fn result_key(server: &str, tool: &str, caching: &ResultCaching, arguments: Option<&serde_json::Value>, principal: &str, sent: &Sent<'_>) -> String {
     // The names are digested too: the URL's path is only for reading, the digest decides.
     let mut text = String::with_capacity(256);
     for part in [server, tool, caching.fingerprint.as_str()] {
@@ -122,6 +132,14 @@ pub fn result_key(server: &str, tool: &str, caching: &ResultCaching, arguments: 
     }
     text.push('\n');
     canonical(arguments.unwrap_or(&serde_json::Value::Null), &mut text);
+    for part in ["\n", sent.method, " ", sent.url, "\n"] {
+        text.push_str(part);
+    }
+    match sent.body.map(|b| (b, serde_json::from_slice::<serde_json::Value>(b.as_bytes()))) {
+        Some((_, Ok(json))) => canonical(&json, &mut text),
+        Some((raw, Err(_))) => text.push_str(raw),
+        None => {}
+    }
     let mut key = format!("https://{CACHE_HOST}/");
     for part in [server, tool] {
         segment(&mut key, part);
@@ -226,6 +244,21 @@ mod tests {
         assert_eq!(upstream_hint(&map(json!({"cacheScope": "public"}))), Some(CacheHint { ttl_ms: 0, scope: CacheScope::Public }));
     }
 
+    const GET: Sent<'static> = Sent { method: "GET", url: "https://api.example.com/w", body: None };
+
+    #[test]
+    fn keys_follow_what_is_sent_upstream() {
+        let c = caching(ResultScope::Public);
+        let key = |sent: Sent<'_>| result_key("srv", "t", &c, Some(&json!({"a": 1, "b": 2})), "", &sent);
+        let post = |body| Sent { method: "POST", url: "https://api.example.com/w", body: Some(body) };
+        // The same JSON body in another order: the same entry; an answer added to it: another.
+        assert_eq!(key(post(r#"{"a":1,"b":2}"#)), key(post(r#"{"b":2,"a":1}"#)));
+        assert_ne!(key(post(r#"{"a":1,"b":2}"#)), key(post(r#"{"a":1,"b":2,"answers":{"confirm":{"action":"accept"}}}"#)));
+        assert_ne!(key(post("a=1")), key(post("a=2")));
+        assert_ne!(key(GET), key(Sent { url: "https://api.example.com/other", ..GET }));
+        assert_ne!(key(GET), key(Sent { method: "POST", ..GET }));
+    }
+
     fn caching(scope: ResultScope) -> ResultCaching {
         ResultCaching { scope, ttl_ms: 60_000, max_bytes: DEFAULT_MAX_RESULT_BYTES, fingerprint: "v1".into() }
     }
@@ -233,7 +266,7 @@ mod tests {
     #[test]
     fn keys_name_the_same_call_the_same_and_nothing_else() {
         let c = caching(ResultScope::Principal);
-        let key = |args: Value, principal: &str| result_key("srv", "weather", &c, Some(&args), principal);
+        let key = |args: Value, principal: &str| result_key("srv", "weather", &c, Some(&args), principal, &GET);
         // Arguments in another order: the same entry.
         assert_eq!(key(json!({"a": 1, "b": {"y": 2, "x": [1, {"q": 1, "p": 2}]}}), "alice"), key(json!({"b": {"x": [1, {"p": 2, "q": 1}], "y": 2}, "a": 1}), "alice"));
         // Other arguments, another principal: other entries.
@@ -244,24 +277,24 @@ mod tests {
         assert!(!key(json!({}), "alice@example.com").contains("alice"));
         // A public entry is one for everyone, and never one of a principal's.
         let p = caching(ResultScope::Public);
-        assert_eq!(result_key("srv", "weather", &p, None, "alice"), result_key("srv", "weather", &p, None, "bob"));
-        assert_ne!(result_key("srv", "weather", &p, None, "alice"), result_key("srv", "weather", &c, None, "alice"));
+        assert_eq!(result_key("srv", "weather", &p, None, "alice", &GET), result_key("srv", "weather", &p, None, "bob", &GET));
+        assert_ne!(result_key("srv", "weather", &p, None, "alice", &GET), result_key("srv", "weather", &c, None, "alice", &GET));
         // An edit (another fingerprint): every old key is unreachable.
         let edited = ResultCaching { fingerprint: "v2".into(), ..c.clone() };
-        assert_ne!(result_key("srv", "weather", &c, None, "alice"), result_key("srv", "weather", &edited, None, "alice"));
+        assert_ne!(result_key("srv", "weather", &c, None, "alice", &GET), result_key("srv", "weather", &edited, None, "alice", &GET));
     }
 
     #[test]
     fn keys_stay_on_the_internal_host() {
         let c = caching(ResultScope::Public);
         for (server, tool) in [("a/../b", "t"), ("s", "x?y#z"), ("s@evil.example", "t"), ("s", "../../other")] {
-            let key = result_key(server, tool, &c, None, "");
+            let key = result_key(server, tool, &c, None, "", &GET);
             assert!(key.starts_with(&format!("https://{CACHE_HOST}/")), "{key}");
             assert_eq!(key.matches('/').count(), 5, "{key}");
             assert!(!key.contains(['?', '#', '@']), "{key}");
         }
         // Names a dot segment would fold together still name different entries.
-        let keys: Vec<String> = [("a", ".."), ("b", ".."), ("a", ".")].iter().map(|(s, t)| result_key(s, t, &c, None, "")).collect();
+        let keys: Vec<String> = [("a", ".."), ("b", ".."), ("a", ".")].iter().map(|(s, t)| result_key(s, t, &c, None, "", &GET)).collect();
         assert!(keys.iter().enumerate().all(|(i, k)| keys.iter().skip(i + 1).all(|o| o.rsplit('/').next() != k.rsplit('/').next())));
     }
 

@@ -310,7 +310,7 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
         }), None);
     }
     // A tool whose results are kept: a fresh one answers, a stale one is revalidated.
-    let kept = crate::edge::apart(crate::edge::results_cache::Kept::open(ctx, name, &call.arguments)).await;
+    let kept = crate::edge::apart(crate::edge::results_cache::Kept::open(ctx, name, &call.arguments, &call.http)).await;
     if let Some(fresh) = kept.as_ref().and_then(crate::edge::results_cache::Kept::fresh) {
         return (finished(fresh), Some(Outcome::Ok));
     }

@@ -46,9 +46,10 @@ struct Stored {
 
 impl<'a> Kept<'a> {
     /// The tool's kept result for this call, when the tool keeps results.
-    pub async fn open(ctx: &CallContext<'a>, tool: &str, arguments: &Value) -> Option<Kept<'a>> {
+    pub async fn open(ctx: &CallContext<'a>, tool: &str, arguments: &Value, http: &HttpCall) -> Option<Kept<'a>> {
         let caching = ctx.server.result_cache(tool)?;
-        let key = cache::result_key(&ctx.server.name, tool, caching, Some(arguments), &ctx.session.principal);
+        let sent = cache::Sent { method: &http.method, url: &http.url, body: http.body.as_deref() };
+        let key = cache::result_key(&ctx.server.name, tool, caching, Some(arguments), &ctx.session.principal, &sent);
         let text = kept_get(&key).await.as_string().unwrap_or_default();
         let mut fields = text.splitn(3, '\n');
         let (stored_ms, etag, body) = (fields.next().unwrap_or_default(), fields.next().unwrap_or_default(), fields.next().unwrap_or_default());
