@@ -54,6 +54,8 @@ function startUpstream() {
         return answer(res, message.id, { tools: [{ name: 'lookup', inputSchema: { type: 'object' } }], ttlMs: 1000, cacheScope: 'private' });
       case 'resources/list':
         return answer(res, message.id, { resources: [{ uri: 'hinted://narrow', name: 'narrow' }, { uri: 'hinted://wide', name: 'wide' }], ttlMs: 30000, cacheScope: 'private' });
+      case 'resources/templates/list':
+        return answer(res, message.id, { resourceTemplates: [], ttlMs: 30000, cacheScope: 'private' });
       case 'resources/read': {
         const uri = message.params.uri;
         // `narrow`: a shorter life and a per-principal scope; `wide`: longer and public than ours.
@@ -200,7 +202,7 @@ test('ttlMs and cacheScope on lists and reads: from the configuration, and narro
   // (it narrows tools/list, whose tools include its own), its other lists 30000 and private
   // (they narrow the server's hint).
   const listed = await send('tools/list', {});
-  assert.ok(listed.tools.some((t) => t.name === 'h_lookup'), JSON.stringify(listed.tools));
+  assert.ok(listed.tools.some((t) => t.name === 'h_lookup'), JSON.stringify(listed.tools) + worker.logs.filter((l) => /upstream MCP/.test(l)).join('\n'));
   assert.deepEqual([listed.ttlMs, listed.cacheScope], [1000, 'private']);
   const resources = await send('resources/list', {});
   assert.deepEqual([resources.ttlMs, resources.cacheScope], [30000, 'private']);
@@ -234,6 +236,24 @@ test('a live edit of the tool makes its kept results unreachable', async () => {
   assert.deepEqual(result.structuredContent, { city: 'Quito', served: 2 });
   assert.equal(upstream.hits['/weather/Quito'], before + 2);
   assert.equal((await call('weather', { city: 'Quito' })).structuredContent.served, 2);
+});
+
+test('answers from the cache are still calls in the metrics, and counted as hits', async () => {
+  const total = (text, prefix) => text.split('\n').filter((l) => l.startsWith(prefix)).reduce((n, l) => n + Number(l.split(' ').pop()), 0);
+  let text = '';
+  // The isolates tell the health object a second or so after the calls.
+  for (let i = 0; i < 40; i++) {
+    text = await (await fetch(new URL('/metrics', worker.url), { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+    if (total(text, 'mcp_edge_tool_cache_revalidations_total') >= 1 && total(text, 'mcp_edge_tool_cache_hits_total') >= 6) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  // Hits: Oslo twice, Lima, Rome, me twice, Quito at least once; the revalidation of Rome.
+  assert.ok(total(text, 'mcp_edge_tool_cache_hits_total') >= 6, text);
+  assert.ok(total(text, 'mcp_edge_tool_cache_revalidations_total') >= 1, text);
+  assert.ok(total(text, 'mcp_edge_tool_cache_misses_total') >= 8, text);
+  // Every weather call made is a call with outcome ok, answered from the cache or not: 13 at least.
+  assert.ok(total(text, 'mcp_edge_tool_calls_total{server="cache-test",tool="weather",outcome="ok"') >= 13, text);
+  assert.equal(total(text, 'mcp_edge_tool_calls_total{server="cache-test",tool="broken",outcome="upstream_error"'), 3);
 });
 
 test('mcp-edge check refuses a public cache for a tool that reads who calls', async () => {
