@@ -20,6 +20,7 @@
 //!                                       BENCH_GOVERNANCE=0 skips governance's (bench/governance.mjs)
 //!                                       BENCH_CONNECTIONS=0 skips a connection's (bench/connections.mjs)
 //!                                       BENCH_OPENAPI=0 skips Microsoft Graph's import (bench/openapi.mjs)
+//!                                       BENCH_CACHE=0 skips result caching's (bench/cache.mjs)
 //!
 //! The health figures (`console.health`, on by default) cost each call a count in memory and each
 //! isolate a flush every 5 s: the `health off` rows serve the same configuration with them off,
@@ -43,6 +44,7 @@ import { tracing, tracingTable } from './tracing.mjs';
 import { governance, governanceTable } from './governance.mjs';
 import { connections, connectionsTable } from './connections.mjs';
 import { graphBench, graphTable } from './openapi.mjs';
+import { cache, cacheTable } from './cache.mjs';
 import { demoUpstream, openSessions, wrk } from './load.mjs';
 import { metricsBench, metricsTable } from './metrics.mjs';
 
@@ -294,6 +296,8 @@ const governed = process.env.BENCH_GOVERNANCE === '0' ? undefined : await govern
 const connected = process.env.BENCH_CONNECTIONS === '0' ? undefined : await connections({ dir });
 // Microsoft Graph's import: time, peak memory, configuration size (bench/openapi.mjs); BENCH_OPENAPI=0 skips.
 const graph = process.env.BENCH_OPENAPI === '0' ? undefined : await graphBench({ dir });
+// The same call uncached and answered from kept results, paired (bench/cache.mjs); BENCH_CACHE=0 skips.
+const cached = process.env.BENCH_CACHE === '0' ? undefined : await cache({ dir });
 upstream.close();
 
 const size = (file) => {
@@ -343,7 +347,7 @@ for (const { c, t } of loads) {
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, tracing: traced && { ...traced, rows: traced.rows.map(({ line, ...row }) => row) }, metrics: metricsRun, governance: governed, connections: connected && { ...connected, rows: connected.rows.map(({ line, ...row }) => row) }, graph: graph && { whole: { ...graph.whole, sample: undefined }, part: { ...graph.part, sample: undefined } } };
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, tracing: traced && { ...traced, rows: traced.rows.map(({ line, ...row }) => row) }, metrics: metricsRun, governance: governed, connections: connected && { ...connected, rows: connected.rows.map(({ line, ...row }) => row) }, graph: graph && { whole: { ...graph.whole, sample: undefined }, part: { ...graph.part, sample: undefined } }, cache: cached && { ...cached, rows: cached.rows.map(({ line, ...row }) => row) } };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
@@ -370,6 +374,7 @@ const table = [
   ...(governed ? ['', governanceTable(governed)] : []),
   ...(connected ? ['', connectionsTable(connected)] : []),
   ...(graph ? ['', graphTable(graph)] : []),
+  ...(cached ? ['', cacheTable(cached)] : []),
   ...(metered ? ['', costTable(rows, metered)] : []),
 ].join('\n');
 writeFileSync(join(root, 'bench', 'results', `${stamp}.md`), table + '\n');

@@ -146,6 +146,10 @@ pub struct Server {
     pub rate_limits: Vec<crate::limits::Limit>,
     /// The cache hint of lists, reads and `server/discover`.
     pub cache: CacheHint,
+    /// Tools whose results the edge keeps (`cache.results`), by tool name.
+    pub result_caches: Vec<(String, crate::cache::ResultCaching)>,
+    /// Resources and resource templates with their own read hint, by URI or URI template.
+    pub resource_caches: Vec<(String, CacheHint)>,
     /// How clients find the tools: all listed, or searched through catalog mode's own tools.
     pub discovery: ToolDiscovery,
     pub tools: Vec<Tool>,
@@ -173,6 +177,19 @@ pub struct Server {
 }
 
 impl Server {
+    /// The tool's result cache, when its results may be kept.
+    pub fn result_cache(&self, tool: &str) -> Option<&crate::cache::ResultCaching> {
+        self.result_caches.iter().find(|(name, _)| name == tool).map(|(_, c)| c)
+    }
+
+    /// The hint of a read of `uri`: the server's, or the resource's (or its template's) own.
+    pub fn read_cache(&self, uri: &str) -> CacheHint {
+        let own = |key: &str| self.resource_caches.iter().find(|(k, _)| k == key).map(|(_, h)| *h);
+        let configured = self.resources.iter().find(|r| r.uri == uri).map(|r| own(&r.uri));
+        let hint = configured.unwrap_or_else(|| self.resource_templates.iter().find(|t| t.matches(uri).is_some()).and_then(|t| own(t.uri_template())));
+        hint.unwrap_or(self.cache)
+    }
+
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
     }

@@ -23,7 +23,7 @@ pub fn auth(a: &AuthConfig, path: &str, route_params: &[String]) -> Result<Auth,
     }
     let tokens = a.tokens.iter().map(|t| (t.secret.clone(), Principal::new("token", &t.subject, t.roles.clone()))).collect();
     let template = |http: &HttpConfig, field: &str, arguments: &[String]| {
-        let scope = Scope { path, arguments, route_params, meta: false, meta_auth: false, principal: false, upstream_token: false, connection: None };
+        let scope = Scope { path, arguments, route_params, meta: false, meta_auth: false, principal: false, upstream_token: false, connection: None, reads: None };
         super::request::request(http, &scope, field)
     };
     let introspection = match &a.introspection {

@@ -95,6 +95,11 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     // Behind auth, what a list holds may depend on who asks (role-gated tools): private.
     let scope = if auth.is_some() { CacheScope::Private } else { CacheScope::Public };
     let cache = cache_over(CacheHint { ttl_ms: DEFAULT_CACHE_TTL_MS, scope }, &s.cache);
+    if s.cache.results.is_some() {
+        return Err(ConfigError::at(format!("{path}.cache.results"), "results are cached per tool: set cache.results on each tool whose results may be kept"));
+    }
+    let result_caches = result_caches(&s.tools);
+    let resource_caches = resource_caches(&s, path, cache)?;
     let (tools, apps) = tools(std::mem::take(&mut s.tools), &s, path, &route_params, cache, max_reply_bytes)?;
     let (discovery, tool_listings) = match s.tool_discovery {
         model::ToolDiscoveryConfig::List => (ToolDiscovery::List, tools.iter().map(|t| t.listing.clone()).collect()),
@@ -142,6 +147,8 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         rate_limits: super::limits::limits(&s.rate_limits, path)?,
         limits,
         cache,
+        result_caches,
+        resource_caches,
         discovery,
         tool_listings,
         resource_listings: resources.iter().map(|r| r.listing.clone()).collect(),
@@ -354,4 +361,27 @@ fn prompts(s: &model::ServerConfig, path: &str) -> Result<Vec<Prompt>, ConfigErr
 /// The configured hint over `base`: a field left out keeps the base's value.
 fn cache_over(base: CacheHint, config: &model::CacheConfig) -> CacheHint {
     CacheHint { ttl_ms: config.ttl_ms.unwrap_or(base.ttl_ms), scope: config.scope.unwrap_or(base.scope) }
+}
+
+/// The tools' result caches (`cache.results`), checked with each tool (`tool::results_cache`);
+/// their fingerprint is set once the whole file is known (`config::load`).
+fn result_caches(tools: &[model::ToolConfig]) -> Vec<(String, crate::cache::ResultCaching)> {
+    let caching = |r: model::ResultsCacheConfig| crate::cache::ResultCaching { scope: r.scope, ttl_ms: r.ttl_ms, max_bytes: r.max_bytes.unwrap_or(crate::cache::DEFAULT_MAX_RESULT_BYTES), fingerprint: String::new() };
+    tools.iter().filter_map(|t| Some((t.name.clone(), caching(t.cache?.results?)))).collect()
+}
+
+/// The cache hints of reads of the resources and templates that set their own, each narrowing
+/// the server's, by URI or URI template.
+fn resource_caches(s: &model::ServerConfig, path: &str, server: CacheHint) -> Result<Vec<(String, CacheHint)>, ConfigError> {
+    let configured = s.resources.iter().enumerate().map(|(i, r)| (format!("{path}.resources[{i}]"), &r.uri, r.cache));
+    let templates = s.resource_templates.iter().enumerate().map(|(i, t)| (format!("{path}.resourceTemplates[{i}]"), &t.uri_template, t.cache));
+    let mut hints = Vec::new();
+    for (at, key, cache) in configured.chain(templates) {
+        let Some(cache) = cache else { continue };
+        if cache.results.is_some() {
+            return Err(ConfigError::at(format!("{at}.cache.results"), "only a tool's results are cached at the edge; a resource's cache sets ttlMs and scope"));
+        }
+        hints.push((key.clone(), server.and(cache_over(server, &cache))));
+    }
+    Ok(hints)
 }

@@ -34,7 +34,20 @@ use crate::catalog::Catalog;
 
 /// Parses and validates a configuration file's text.
 pub fn load(text: &str) -> Result<Catalog, ConfigError> {
-    compile::compile(file::read(text)?)
+    let mut catalog = compile::compile(file::read(text)?)?;
+    // Result caches are keyed by the configuration they were made under: any edit (a deploy,
+    // a live change) makes every entry made before it unreachable.
+    if catalog.servers.iter().any(|s| !s.result_caches.is_empty()) {
+        let fingerprint = crate::oauth::digest(text);
+        for server in &mut catalog.servers {
+            if let Some(server) = std::sync::Arc::get_mut(server) {
+                for (_, caching) in &mut server.result_caches {
+                    caching.fingerprint.clone_from(&fingerprint);
+                }
+            }
+        }
+    }
+    Ok(catalog)
 }
 
 /// What `mcp-edge check` and `npm run check-config` print for the file `label` holding `text`:
@@ -127,6 +140,39 @@ mod tests {
 
     fn with_tool(tool: &str) -> String {
         format!(r#"{{"servers":[{{"name":"s","version":"1","tools":[{TOOL},{tool}]}}]}}"#)
+    }
+
+    #[test]
+    fn result_caches_refuse_what_could_answer_one_caller_with_anothers_result() {
+        let tool = |extra: &str, cache: &str| format!(r#"{{"name":"t","inputSchema":{{"type":"object","properties":{{"q":{{"type":"string"}}}}}},"http":{{"url":"https://api.example.com/x?q={{q}}"{extra}}},"cache":{{"results":{cache}}}}}"#);
+        let public = r#"{"scope":"public","ttlMs":60000}"#;
+        let principal = r#"{"scope":"principal","ttlMs":60000}"#;
+        let c = load(&with_tool(&tool("", public))).unwrap();
+        let caching = c.servers[0].result_cache("t").cloned().unwrap();
+        assert_eq!((caching.scope, caching.ttl_ms, caching.fingerprint.len()), (crate::cache::ResultScope::Public, 60_000, 64));
+        assert!(c.servers[0].result_cache("weather").is_none());
+        // Another file: another fingerprint, so entries of the old one are unreachable.
+        let edited = load(&with_tool(&tool("", r#"{"scope":"public","ttlMs":60001}"#))).unwrap();
+        assert_ne!(edited.servers[0].result_cache("t").unwrap().fingerprint, caching.fingerprint);
+        let personal = tool(r#","headers":{"X-User":"{principal.subject}"}"#, public);
+        assert!(err(&with_tool(&personal)).contains("reads the caller's identity ({principal.…}), so one caller's result must never answer another: use \"scope\": \"principal\""), "{}", err(&with_tool(&personal)));
+        assert!(load(&with_tool(&tool(r#","headers":{"X-User":"{principal.subject}"}"#, principal))).is_ok());
+        let token = tool("", public).replace(r#""cache""#, r#""forwardUpstreamToken":true,"cache""#);
+        assert!(err(&with_tool(&token)).contains("forwards the caller's upstream token"));
+        assert!(err(&with_tool(&tool(r#","headers":{"X-Trace":"{meta.trace}"}"#, principal))).contains("reads the request's _meta"));
+        assert!(err(&with_tool(&tool("", r#"{"scope":"public","ttlMs":10}"#))).starts_with("servers[0].tools[1].cache.results.ttlMs: must be 1000"));
+        assert!(err(&with_tool(&tool("", r#"{"scope":"everyone","ttlMs":60000}"#))).contains("unknown variant `everyone`"));
+        let server_level = r#"{"servers":[{"name":"s","version":"1","cache":{"results":{"scope":"public","ttlMs":1000}}}]}"#;
+        assert!(err(server_level).starts_with("servers[0].cache.results: results are cached per tool"));
+    }
+
+    #[test]
+    fn a_resource_narrows_its_reads_hint() {
+        let c = load(r#"{"servers":[{"name":"s","version":"1","cache":{"ttlMs":60000},"resources":[{"uri":"file:///a","name":"a","text":"A","cache":{"ttlMs":5000,"scope":"private"}},{"uri":"file:///b","name":"b","text":"B","cache":{"ttlMs":999999}}],"resourceTemplates":[{"uriTemplate":"doc://{id}","name":"d","http":{"url":"https://api.example.com/d/{id}"},"cache":{"ttlMs":2000}}]}]}"#).unwrap();
+        let s = &c.servers[0];
+        let hint = |uri| { let h = s.read_cache(uri); (h.ttl_ms, h.scope) };
+        use crate::cache::CacheScope::{Private, Public};
+        assert_eq!((hint("file:///a"), hint("file:///b"), hint("doc://7"), hint("other:x")), ((5000, Private), (60000, Public), (2000, Public), (60000, Public)));
     }
 
     #[test]

@@ -365,6 +365,20 @@ pub struct CacheConfig {
     pub ttl_ms: Option<u64>,
     #[serde(default)]
     pub scope: Option<CacheScope>,
+    /// A tool's only: its results kept at the edge and served again (`docs/caching.md`).
+    #[serde(default)]
+    pub results: Option<ResultsCacheConfig>,
+}
+
+/// A tool's results kept in the Workers Cache API: for everyone (`public`) or per principal
+/// (`principal`), `ttlMs` long, results up to `maxBytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResultsCacheConfig {
+    pub scope: crate::cache::ResultScope,
+    pub ttl_ms: u64,
+    #[serde(default)]
+    pub max_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -1069,6 +1083,10 @@ pub struct ResourceConfig {
     pub blob: Option<String>,
     #[serde(default)]
     pub http: Option<HttpConfig>,
+    /// This resource's say in the cache hint of its `resources/read` (2026-07-28): it narrows
+    /// the server's.
+    #[serde(default)]
+    pub cache: Option<CacheConfig>,
 }
 
 /// Resources whose URIs match an RFC 6570 template; each read is fetched with `http`, whose
@@ -1088,6 +1106,9 @@ pub struct ResourceTemplateConfig {
     /// Values offered by `completion/complete` for each URI variable.
     #[serde(default)]
     pub completions: BTreeMap<String, Vec<String>>,
+    /// The cache hint of the reads it matches; narrows the server's.
+    #[serde(default)]
+    pub cache: Option<CacheConfig>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -33,6 +33,17 @@ pub struct Scope<'a> {
     /// `Some` when `{connection.access_token}` may be used (a tool's or an upstream's
     /// `auth.connection`); set once a template names it.
     pub connection: Option<&'a std::cell::Cell<bool>>,
+    /// Set once a template names `principal.*` or `meta.*`: a tool's result cache needs to
+    /// know whether its results differ by caller or by request (`cache.results`).
+    pub reads: Option<&'a std::cell::Cell<Reads>>,
+}
+
+/// What a tool's templates read besides its arguments: the caller's identity, the request's
+/// `_meta`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reads {
+    pub principal: bool,
+    pub meta: bool,
 }
 
 impl Scope<'_> {
@@ -43,6 +54,10 @@ impl Scope<'_> {
     /// Checks a template's variables and records the secrets it uses.
     pub fn check(&self, template: &Template, field: &str, secrets: &mut Vec<String>) -> Result<(), ConfigError> {
         for var in template.variables() {
+            if let Some(reads) = self.reads {
+                let seen = reads.get();
+                reads.set(Reads { principal: seen.principal || var.starts_with("principal."), meta: seen.meta || var.starts_with("meta.") });
+            }
             if let Some(name) = var.strip_prefix("env.") {
                 if name.contains('.') || name.starts_with(|c: char| c.is_ascii_digit()) {
                     return Err(self.error(field, format!("invalid secret name {var:?} in template")));

@@ -22,7 +22,7 @@ fn listing(fields: &[(&str, Option<&String>)]) -> Value {
 
 /// A configured resource compiled.
 pub fn resource(r: &ResourceConfig, path: &str, route_params: &[String]) -> Result<Resource, ConfigError> {
-    let scope = Scope { path, arguments: &[], route_params, meta: false, meta_auth: false, principal: false, upstream_token: false, connection: None };
+    let scope = Scope { path, arguments: &[], route_params, meta: false, meta_auth: false, principal: false, upstream_token: false, connection: None, reads: None };
     if !r.uri.contains(':') {
         return Err(scope.error("uri", format!("{:?} is not an absolute URI", r.uri)));
     }
@@ -51,7 +51,7 @@ pub fn resource_template(r: &ResourceTemplateConfig, path: &str, route_params: &
         // Reads match URIs against the template, which needs separated simple expressions.
         return Err(ConfigError::at(format!("{path}.uriTemplate"), "only literals and simple {var} expressions separated by literals can be matched"));
     }
-    let scope = Scope { path, arguments: &variables, route_params, meta: false, meta_auth: false, principal: false, upstream_token: false, connection: None };
+    let scope = Scope { path, arguments: &variables, route_params, meta: false, meta_auth: false, principal: false, upstream_token: false, connection: None, reads: None };
     let request = super::request::request(&r.http, &scope, "http")?;
     for name in r.completions.keys() {
         if !variables.contains(name) {
@@ -78,7 +78,7 @@ pub fn resource_template(r: &ResourceTemplateConfig, path: &str, route_params: &
 /// A configured prompt compiled.
 pub fn prompt(p: &PromptConfig, path: &str) -> Result<Prompt, ConfigError> {
     let names: Vec<String> = p.arguments.iter().map(|a| a.name.clone()).collect();
-    let scope = Scope { path, arguments: &names, route_params: &[], meta: false, meta_auth: false, principal: false, upstream_token: false, connection: None };
+    let scope = Scope { path, arguments: &names, route_params: &[], meta: false, meta_auth: false, principal: false, upstream_token: false, connection: None, reads: None };
     if p.name.is_empty() {
         return Err(scope.error("name", "must not be empty"));
     }

@@ -35,7 +35,8 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
         .map(|p| p.keys().cloned().collect())
         .unwrap_or_default();
     let used = std::cell::Cell::new(false);
-    let scope = Scope { path, arguments: &arguments, route_params, meta: true, meta_auth: t.forward_meta_auth, principal: true, upstream_token: t.forward_upstream_token, connection: t.auth.as_ref().map(|_| &used) };
+    let reads = std::cell::Cell::new(super::request::Reads::default());
+    let scope = Scope { path, arguments: &arguments, route_params, meta: true, meta_auth: t.forward_meta_auth, principal: true, upstream_token: t.forward_upstream_token, connection: t.auth.as_ref().map(|_| &used), reads: Some(&reads) };
     let mut request = super::request::request(&t.http, &scope, "http")?;
     if let Some(retry) = &t.retry {
         let hinted = t.annotations.as_ref().and_then(|a| a.get("idempotentHint")) == Some(&Value::Bool(true));
@@ -74,6 +75,9 @@ pub fn tool(t: ToolConfig, path: &str, route_params: &[String], max_reply_bytes:
     }
     if deferral == Some(Deferral::Queued) && t.sse.close_after_ms.is_some() {
         return Err(at("sse.closeAfterMs", "a queued tool's result already arrives later; leave closeAfterMs out".into()));
+    }
+    if let Some(results) = t.cache.and_then(|c| c.results) {
+        results_cache(&results, &t, deferral.is_some(), reads.get()).map_err(|(field, why)| at(field, why))?;
     }
     let task_support = t.task_support.unwrap_or(if deferral.is_some() { crate::tools::TaskSupport::Optional } else { crate::tools::TaskSupport::Forbidden });
     if t.input_before_task && task_support == crate::tools::TaskSupport::Forbidden {
@@ -132,6 +136,43 @@ fn tags(tags: &[String], path: &str) -> Result<(), ConfigError> {
         Some(i) => Err(ConfigError::at(format!("{path}.tags[{i}]"), format!("must be 1 to {MAX_TAG_CHARS} characters, not blank"))),
         None => Ok(()),
     }
+}
+
+/// Refuses a tool result cache that could answer one caller with another's result, or one
+/// request with another's: a `public` entry of a tool whose request depends on who calls
+/// (`principal.*`, their upstream token, a per-user connection, their `_meta` credentials), and
+/// any entry of a tool whose request reads the request's `_meta` (not part of the key).
+fn results_cache(results: &super::model::ResultsCacheConfig, t: &ToolConfig, deferred: bool, reads: super::request::Reads) -> Result<(), (&'static str, String)> {
+    const FIELD: &str = "cache.results";
+    if !(1_000..=86_400_000).contains(&results.ttl_ms) {
+        return Err(("cache.results.ttlMs", "must be 1000 to 86400000 (one day)".into()));
+    }
+    if results.max_bytes.is_some_and(|b| b == 0 || b > 10 * 1024 * 1024) {
+        return Err(("cache.results.maxBytes", "must be 1 to 10485760".into()));
+    }
+    if deferred {
+        return Err((FIELD, "only direct tools' results may be cached; this one is queued or callback".into()));
+    }
+    if reads.meta {
+        return Err((FIELD, "this tool's request reads the request's _meta ({meta.…}), which is not part of a cached result's key: its results cannot be cached".into()));
+    }
+    if results.scope == crate::cache::ResultScope::Public {
+        let personal = if reads.principal {
+            Some("reads the caller's identity ({principal.…})")
+        } else if t.forward_upstream_token {
+            Some("forwards the caller's upstream token")
+        } else if t.auth.is_some() {
+            Some("uses a per-user connection (auth.connection)")
+        } else if t.forward_meta_auth {
+            Some("forwards the caller's _meta credentials")
+        } else {
+            None
+        };
+        if let Some(why) = personal {
+            return Err((FIELD, format!("this tool {why}, so one caller's result must never answer another: use \"scope\": \"principal\", not \"public\"")));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -349,3 +390,4 @@ mod rendered {
         assert_eq!(compile_error(json!({"http": {"url": "https://x.test/{meta.auth.key}"}})), "tools[0].http.url: \"meta.auth.key\" needs \"forwardMetaAuth\": true on the tool");
     }
 }
+

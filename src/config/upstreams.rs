@@ -66,7 +66,7 @@ fn upstream(u: &UpstreamConfig, path: &str, field: &str, route_params: &[String]
     let http = json!({"url": u.url, "headers": u.headers, "bodyType": "none", "timeoutMs": u.timeout_ms, "maxRedirects": 0}).to_string();
     let http = serde_json::from_slice(http.as_bytes()).map_err(|e| at("url", e.to_string()))?;
     let used = std::cell::Cell::new(false);
-    let scope = Scope { path, arguments: &[], route_params, meta: false, meta_auth: false, principal: true, upstream_token: u.forward_upstream_token, connection: u.auth.as_ref().map(|_| &used) };
+    let scope = Scope { path, arguments: &[], route_params, meta: false, meta_auth: false, principal: true, upstream_token: u.forward_upstream_token, connection: u.auth.as_ref().map(|_| &used), reads: None };
     let request = request(&http, &scope, field)?;
     Ok(Source {
         name: u.name.clone(),

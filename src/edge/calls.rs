@@ -321,15 +321,28 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
             None => error_result(format!("The tool {name:?} is {}, which needs a session.", deferral.name())),
         }), None);
     }
-    let mut http = call.http.clone();
+    // A tool whose results are kept: a fresh one answers, a stale one is revalidated.
+    // (One path to `finished` for all three: each of its uses is compiled in full.)
+    let kept = crate::edge::apart(crate::edge::results_cache::Kept::open(ctx, name, &call.arguments, &call.http)).await;
+    let mut fresh = kept.as_ref().and_then(crate::edge::results_cache::Kept::fresh);
+    let mut http = kept.as_ref().map_or_else(|| call.http.clone(), |k| k.request(&call.http));
     let mut last = Outcome::Ok;
-    for _ in 0..MAX_ROUNDS {
+    for round in 0..MAX_ROUNDS {
         let reader = LineReader::new(false, call.progress_token.clone(), ctx.session.log_level.clone(), secrets.clone());
         let span = ctx.home.and(call.http.trace.as_ref()).filter(|c| c.sampled()).map(|c| c.span_id);
-        let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader }, secrets, span };
-        let began = crate::edge::now_ms();
-        let (event, outcome) = upstream::perform_tool(&http, reading).await;
-        measured.upstream_since(began);
+        let hit = fresh.take();
+        // Only a first answer from the upstream is kept: one after the client's input depends on it.
+        let kept = kept.as_ref().filter(|_| round == 0 && hit.is_none());
+        let reading = ToolReading { plan: &plan, out: ctx.out, reader: if ctx.progress_update { reader.with_progress_update() } else { reader }, secrets, span, etag: kept.map(|k| &k.etag) };
+        let (event, outcome) = match hit {
+            Some(hit) => (Event::Result(hit), Outcome::Ok),
+            None => {
+                let began = crate::edge::now_ms();
+                let performed = upstream::perform_tool(&http, reading).await;
+                measured.upstream_since(began);
+                performed
+            }
+        };
         last = outcome;
         match event {
             // 2026-07-28: no requests to the client; the result asks, and the retry answers.
@@ -346,7 +359,13 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
                 Ok(answers) => http = call.http.follow_up(follow_up_body(&call.arguments, &input, &answers)),
                 Err(why) => return (finished(error_result(why)), Some(Outcome::Client)),
             },
-            Event::Result(result) => return (finished(result), Some(outcome)),
+            Event::Result(result) => {
+                let (result, outcome) = match kept {
+                    Some(kept) => crate::edge::apart(kept.after(reply::finalize(result, &plan, true), outcome)).await,
+                    None => (result, outcome),
+                };
+                return (finished(result), Some(outcome));
+            }
             Event::Error(error) => return (jsonrpc::failure_object(&call.id, error), Some(outcome)),
             Event::Notify(_) => {}
         }

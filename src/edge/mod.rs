@@ -45,6 +45,7 @@ mod object;
 mod outbox;
 mod redaction;
 mod rescue;
+mod results_cache;
 mod streams;
 mod telemetry;
 mod upstream;

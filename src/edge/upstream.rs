@@ -45,14 +45,20 @@ pub struct ToolReading<'a> {
     /// The call's span in its session's object, when sampled: each progress line forwarded is
     /// one of its events.
     pub span: Option<crate::trace::SpanId>,
+    /// Where a successful reply's `ETag` goes, for a tool whose results are kept.
+    pub etag: Option<&'a std::cell::RefCell<Option<String>>>,
 }
 
 /// Makes a tool call and returns how it ended: a result, or a request for client input; and
 /// the exchange's outcome, for the health figures.
 pub async fn perform_tool(call: &HttpCall, reading: ToolReading<'_>) -> (Event, Outcome) {
     let (plan, secrets) = (reading.plan, reading.secrets);
+    let etag = reading.etag;
     let ended = exchange(call, async |response| {
         let head = ReplyHead::of(&response);
+        if let (Some(etag), true) = (etag, (200..300).contains(&response.status())) {
+            etag.replace(Some(reply_etag(&response)).filter(|e| !e.is_empty()));
+        }
         let media = head.content_type.as_deref().map(media_type).unwrap_or_default();
         let streamed = is_ndjson_type(&media) || media == "text/event-stream";
         if !streamed || !(200..300).contains(&response.status()) || head.refused().is_some() {
@@ -260,6 +266,12 @@ pub(crate) async fn fetch(call: &HttpCall, signal: &AbortSignal) -> Result<Respo
 
 pub(crate) fn header(response: &Response, name: &str) -> Option<String> {
     response.headers().get(name).ok().flatten()
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen(module = "/src/edge/results_cache.js")]
+extern "C" {
+    /// The reply's `ETag` header, or empty: for a tool whose results are kept.
+    fn reply_etag(response: &Response) -> String;
 }
 
 /// The reply headers a read needs, from one `headers` object.

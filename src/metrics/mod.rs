@@ -83,10 +83,27 @@ pub enum Counter {
     ConnectionTokenReads,
     /// A connection's token refreshed at its provider (before expiry, or after an upstream's 401).
     ConnectionRefreshes,
+    /// A tool call answered from the tool's kept result (`cache.results`), fresh.
+    ToolCacheHits,
+    /// A call of a tool that keeps results that went upstream for a new result.
+    ToolCacheMisses,
+    /// A stale kept result the upstream confirmed (304 to `If-None-Match`), served again.
+    ToolCacheRevalidations,
 }
 
 impl Counter {
-    pub const ALL: [Counter; 7] = [Counter::OauthGrantsIssued, Counter::OauthGrantsRefused, Counter::SigninFailures, Counter::OtlpSpansDropped, Counter::OtlpPointsDropped, Counter::ConnectionTokenReads, Counter::ConnectionRefreshes];
+    pub const ALL: [Counter; 10] = [
+        Counter::OauthGrantsIssued,
+        Counter::OauthGrantsRefused,
+        Counter::SigninFailures,
+        Counter::OtlpSpansDropped,
+        Counter::OtlpPointsDropped,
+        Counter::ConnectionTokenReads,
+        Counter::ConnectionRefreshes,
+        Counter::ToolCacheHits,
+        Counter::ToolCacheMisses,
+        Counter::ToolCacheRevalidations,
+    ];
 
     /// The metric's family name (without `_total`) and its help text.
     pub fn family(self) -> (&'static str, &'static str) {
@@ -98,6 +115,9 @@ impl Counter {
             Counter::OtlpPointsDropped => ("mcp_edge_otlp_points_dropped", "OTLP metric points dropped: collector unreachable."),
             Counter::ConnectionTokenReads => ("mcp_edge_connection_token_reads", "Connection tokens read from their principal's Durable Object (an isolate's cache miss)."),
             Counter::ConnectionRefreshes => ("mcp_edge_connection_refreshes", "Connection tokens refreshed at their provider."),
+            Counter::ToolCacheHits => ("mcp_edge_tool_cache_hits", "Tool calls answered from a kept result (cache.results)."),
+            Counter::ToolCacheMisses => ("mcp_edge_tool_cache_misses", "Calls of tools that keep results that went upstream for a new result."),
+            Counter::ToolCacheRevalidations => ("mcp_edge_tool_cache_revalidations", "Stale kept results an upstream confirmed with 304, served again."),
         }
     }
 }

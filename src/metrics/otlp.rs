@@ -174,9 +174,9 @@ mod tests {
         t.record(&Call { server: "srv", tool: "echo", principal: "", outcome: Outcome::Ok, duration_ms: Some(15), upstream_ms: Some(10) });
         let bytes = protobuf(&Source::mcp_edge("edge"), &t, Times { start_ns: 1, now_ns: 2 });
         let text = String::from_utf8_lossy(&bytes);
-        // 1 call, 2 histograms, 7 counters, 2 gauges and 5 task states.
-        assert_eq!(points(&t), 17);
-        for name in ["mcp_edge_tool_calls", "mcp.server.operation.duration", "mcp_edge.upstream.duration", "mcp_edge_oauth_grants_issued", "mcp_edge_otlp_points_dropped", "mcp_edge_connection_token_reads", "mcp_edge_connection_refreshes", "mcp_edge_sessions_open", "mcp_edge_tasks", "input_required", "gen_ai.tool.name", "edge"] {
+        // 1 call, 2 histograms, 10 counters, 2 gauges and 5 task states.
+        assert_eq!(points(&t), 20);
+        for name in ["mcp_edge_tool_calls", "mcp.server.operation.duration", "mcp_edge.upstream.duration", "mcp_edge_oauth_grants_issued", "mcp_edge_otlp_points_dropped", "mcp_edge_connection_token_reads", "mcp_edge_connection_refreshes", "mcp_edge_tool_cache_hits", "mcp_edge_tool_cache_revalidations", "mcp_edge_sessions_open", "mcp_edge_tasks", "input_required", "gen_ai.tool.name", "edge"] {
             assert!(text.contains(name), "{name}");
         }
     }

@@ -67,6 +67,9 @@ pub(super) struct Lists {
     resources: Vec<Value>,
     templates: Vec<Value>,
     prompts: Vec<Value>,
+    /// The cache hints its `tools/list` pages and its other lists' pages carried (SEP-2549):
+    /// they narrow ours (`add`).
+    hints: [Option<crate::cache::CacheHint>; 2],
 }
 
 thread_local! {
@@ -226,12 +229,14 @@ pub(super) async fn read(call: &HttpCall, server: &Server, source: &Source) -> R
     // a call then asks the client behind, if it declared the capability.
     let link = open(call, source.transport, &json!({"sampling": {}, "elicitation": {}, "roots": {}}), server.max_reply_bytes, &crate::edge::redaction::current()).await?;
     let offers = |what: &str| link.capabilities.get(what).is_some_and(|c| !c.is_null());
+    let (tools_hint, others_hint) = (Cell::new(None), Cell::new(None));
     let lists = async {
         Ok::<Lists, String>(Lists {
-            tools: if offers("tools") { list(call, &link, server, Method::ToolsList, "tools").await? } else { Vec::new() },
-            resources: if offers("resources") { list(call, &link, server, Method::ResourcesList, "resources").await? } else { Vec::new() },
-            templates: if offers("resources") { list(call, &link, server, Method::ResourcesTemplatesList, "resourceTemplates").await? } else { Vec::new() },
-            prompts: if offers("prompts") { list(call, &link, server, Method::PromptsList, "prompts").await? } else { Vec::new() },
+            tools: if offers("tools") { list(call, &link, server, (Method::ToolsList, "tools"), &tools_hint).await? } else { Vec::new() },
+            resources: if offers("resources") { list(call, &link, server, (Method::ResourcesList, "resources"), &others_hint).await? } else { Vec::new() },
+            templates: if offers("resources") { list(call, &link, server, (Method::ResourcesTemplatesList, "resourceTemplates"), &others_hint).await? } else { Vec::new() },
+            prompts: if offers("prompts") { list(call, &link, server, (Method::PromptsList, "prompts"), &others_hint).await? } else { Vec::new() },
+            hints: [tools_hint.get(), others_hint.get()],
         })
     }
     .await;
@@ -246,8 +251,9 @@ pub(super) fn down(f: Failure) -> String {
     }
 }
 
-/// Every page of one list (`method`, whose result holds the array `field`).
-async fn list(call: &HttpCall, link: &super::Link, server: &Server, method: Method, field: &str) -> Result<Vec<Value>, String> {
+/// Every page of one list (`method`, whose result holds the array `field`); the pages' cache
+/// hints narrow `hint`.
+async fn list(call: &HttpCall, link: &super::Link, server: &Server, (method, field): (Method, &str), hint: &Cell<Option<crate::cache::CacheHint>>) -> Result<Vec<Value>, String> {
     let mut listed = Vec::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
@@ -260,6 +266,9 @@ async fn list(call: &HttpCall, link: &super::Link, server: &Server, method: Meth
         };
         let items = page.get(field).and_then(Value::as_array).ok_or_else(|| format!("its {method} result has no {field} array"))?;
         listed.extend(items.iter().cloned());
+        if let Some(theirs) = page.as_object().and_then(crate::cache::upstream_hint) {
+            hint.set(Some(hint.get().map_or(theirs, |h| h.and(theirs))));
+        }
         cursor = page.get("nextCursor").and_then(Value::as_str).map(str::to_string);
         if cursor.is_none() {
             return Ok(listed);
@@ -314,7 +323,16 @@ pub fn merged(base: Arc<Catalog>) -> Arc<Catalog> {
 
 /// `source`'s lists among `server`'s tools, resources and prompts; what is left out, in `skipped`.
 pub(super) fn add(server: &mut Server, index: usize, source: &Source, lists: &Lists, skipped: &mut Vec<String>) {
-    let (tools, why) = crate::catalog::mcp::tools(source, index, &lists.tools, &|n| server.tools.iter().any(|t| t.name == n), server.max_reply_bytes);
+    let (mut tools, why) = crate::catalog::mcp::tools(source, index, &lists.tools, &|n| server.tools.iter().any(|t| t.name == n), server.max_reply_bytes);
+    // An upstream's own hints narrow ours (SEP-2549): its tools' list narrows `tools/list` for
+    // whoever sees its tools; its other lists' narrow the server's.
+    let [tools_hint, others_hint] = lists.hints;
+    if let Some(hint) = tools_hint {
+        tools.iter_mut().for_each(|t| t.cache = Some(server.cache.and(hint)));
+    }
+    if let Some(hint) = others_hint {
+        server.cache = server.cache.and(hint);
+    }
     server.tools.extend(tools);
     skipped.extend(why);
     // Resources and prompts have no roles to gate them: a gated upstream gives tools only.

@@ -30,7 +30,13 @@ pub fn decorate(server: &Server, session: &crate::session::Session, method: Meth
     if !stateless_revision(session) {
         return result;
     }
-    complete(result, server, method.cacheable().then_some(server.cache))
+    // A read's hint is its resource's own, when it sets one (the URI its contents name).
+    let uri = || result.get("contents")?.get(0)?.get("uri")?.as_str();
+    let hint = match method {
+        Method::ResourcesRead => uri().map_or(server.cache, |uri| server.read_cache(uri)),
+        _ => server.cache,
+    };
+    complete(result, server, method.cacheable().then_some(hint))
 }
 
 pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

@@ -19,7 +19,8 @@ pub fn complete(result: Value, server: &Server, cache: Option<CacheHint>) -> Val
     };
     object.insert("resultType".into(), json!("complete"));
     stamp_server(&mut object, server);
-    if let Some(hint) = cache {
+    // An upstream's own hint (a passed-on list or read) narrows ours: never widened.
+    if let Some(hint) = cache.map(|ours| crate::cache::combined(ours, &object)) {
         object.insert("ttlMs".into(), json!(hint.ttl_ms));
         object.insert("cacheScope".into(), json!(hint.scope.as_str()));
     }
