@@ -10,6 +10,8 @@
 //! - `personal.rs`: the lists of sources reached with each user's own token, kept per principal,
 //!   and the connect tool of a user who has not connected.
 //! - `legacy.rs`: the 2024-11-05 HTTP+SSE transport, for upstreams that speak nothing newer.
+//! - `watch.rs`: an upstream's own stream, held while a client listens: its resource updates
+//!   and list changes.
 //!
 //! The one import circle of this folder: this file is one exchange with an upstream MCP server
 //! (`open`, `post`, `close`, `Reply`, `Failure`), which `call`, `discovery` and `legacy` build on,
@@ -20,6 +22,7 @@ pub mod call;
 pub mod discovery;
 mod legacy;
 pub mod personal;
+pub mod watch;
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -188,7 +191,7 @@ async fn whole(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on:
 }
 
 /// An SSE reply, read as it arrives, until the answer to `id`.
-async fn stream(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>) -> Result<Reply, Failure> {
+pub(super) async fn stream(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>) -> Result<Reply, Failure> {
     use futures::StreamExt;
     let mut chunks = worker::Response::from(response).stream().map_err(|e| Failure::Down(format!("its stream could not be read: {e}"), Outcome::Network))?;
     let mut reader = SseReader::default();

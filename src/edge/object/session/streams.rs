@@ -164,10 +164,12 @@ impl McpSession {
         let (env, storage, ending) = (self.env.clone(), self.raw_storage.clone(), session.clone());
         let keepalive = server.keepalive_ms;
         let server = server.clone();
+        let (uris, lists, id) = (session.subscriptions.clone(), !session.lists.is_empty(), session.listen_id.clone());
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             if writer.send_line(&crate::edge::redaction::seal(ack)).await {
-                writer.keep_alive(keepalive).await;
+                let keep = std::pin::pin!(writer.keep_alive(keepalive));
+                watch_while(&env, &server, &writer, keep, &uris, lists, id.as_ref(), None).await;
             }
             *standalone.borrow_mut() = None;
             // Best effort: the alarm retries the cleanup should this fail.
@@ -224,6 +226,8 @@ impl McpSession {
             let busy = BusyGuard::enter(&self.busy, &self.last_activity);
             let keepalive = server.keepalive_ms;
             let outbox = self.outbox.clone();
+            self.subscribed.replace(session.subscriptions.clone());
+            let (subscribed, env, server) = (self.subscribed.clone(), self.env.clone(), server.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let _busy = busy;
                 if let Some(retry) = retry {
@@ -243,11 +247,62 @@ impl McpSession {
                     return;
                 }
                 // Comments keep proxies from closing an idle stream, and show when the client left.
-                writer.keep_alive(keepalive).await;
+                let mut keep = std::pin::pin!(writer.keep_alive(keepalive));
+                // The upstreams' streams are watched for what the session subscribes to now,
+                // and watched anew when that changes. Not for list changes: every session with
+                // its GET open would hold a session of each upstream (`docs/upstreams.md`).
+                loop {
+                    let uris = subscribed.borrow().clone();
+                    if watch_while(&env, &server, &writer, keep.as_mut(), &uris, false, None, Some(&subscribed)).await {
+                        break;
+                    }
+                }
                 *standalone.borrow_mut() = None;
             });
         }
         let headers = session_headers(session_id, Some(Framing::Sse))?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
+}
+
+/// Watches the upstreams' own streams for a client's stream (`writer`): those that own one of
+/// `uris`, and with `lists` every upstream (an upstream may announce a list change only on its
+/// own stream), not those reached with each user's own token. Updates go out tagged with a
+/// listen stream's `id`. Until the client leaves (`keep` ends: true), or `subscribed` no longer
+/// holds `uris` (false); then the upstream sessions held for it end.
+async fn watch_while(env: &worker::Env, server: &Server, writer: &writer::LineWriter, keep: std::pin::Pin<&mut impl std::future::Future<Output = ()>>, uris: &[String], lists: bool, id: Option<&serde_json::Value>, subscribed: Option<&std::cell::RefCell<Vec<String>>>) -> bool {
+    use futures::future::{select, Either, LocalBoxFuture};
+    let mut watched = crate::protocol::subscriptions::owners(server, uris);
+    if lists {
+        for at in 0..server.upstreams.len() {
+            if !watched.iter().any(|(i, _)| *i == at) {
+                watched.push((at, Vec::new()));
+            }
+        }
+    }
+    watched.retain(|(at, _)| server.upstreams.get(*at).is_some_and(|s| s.connection.is_none()));
+    let held = crate::edge::mcp::watch::Held::default();
+    let deliver = |uri: String| -> LocalBoxFuture<'_, ()> {
+        let line = crate::protocol::resources::updated(&uri);
+        let line = match id {
+            Some(id) => crate::protocol::subscriptions::tag(&line, id),
+            None => line,
+        };
+        Box::pin(async move {
+            writer.send_line(&crate::edge::redaction::seal(line)).await;
+        })
+    };
+    let watching = async {
+        futures::future::join_all(watched.iter().map(|(source, uris)| crate::edge::mcp::watch::watch(env, server, *source, uris, &deliver, &held))).await;
+        futures::future::pending::<()>().await;
+    };
+    let changed = async {
+        let Some(subscribed) = subscribed else { return futures::future::pending().await };
+        while *subscribed.borrow() == uris {
+            worker::Delay::from(Duration::from_millis(1000)).await;
+        }
+    };
+    let left = matches!(select(keep, std::pin::pin!(select(std::pin::pin!(watching), std::pin::pin!(changed)))).await, Either::Left(_));
+    crate::edge::mcp::watch::end(&held).await;
+    left
 }

@@ -1,0 +1,131 @@
+//! An upstream MCP server's own stream, held for a client that listens: an upstream session
+//! opened for it, `resources/subscribe` there for each of the client's URIs that upstream owns,
+//! and the upstream's `GET` stream read for `notifications/resources/updated` of those URIs
+//! (handed to the client's stream) and for list changes (its lists read again at once, so the
+//! registry tells every listening client). A stream that breaks off, or is refused, is opened
+//! again after a backoff (`changes::backoff_ms`); one that lasts is opened anew every
+//! [`HOLD_MS`], so no fetch outlives a bound. The holder (the listen stream's object) drops
+//! the watch when its client leaves, and ends the upstream sessions it opened (`DELETE`), which
+//! ends their subscriptions.
+
+use std::cell::RefCell;
+
+use futures::future::LocalBoxFuture;
+use serde_json::{json, Value};
+use worker::Env;
+
+use super::{close, next_id, open, post, Link, Reply};
+use crate::catalog::Server;
+use crate::method::Method;
+use crate::upstream::mcp::reader::Message;
+use crate::upstream::mcp::{self as protocol, Transport};
+use crate::upstream::HttpCall;
+
+/// One hold of the upstream's stream lasts at most this long; then it is opened again.
+const HOLD_MS: u64 = 240_000;
+
+/// Where an update for one URI goes: the client's stream.
+pub type Deliver<'a> = &'a dyn Fn(String) -> LocalBoxFuture<'a, ()>;
+
+/// The upstream sessions a watch holds open now, to end when the client leaves.
+pub type Held = RefCell<Vec<(HttpCall, Link)>>;
+
+/// Watches `uris` of the upstream `source` of `server` until dropped. A legacy (HTTP+SSE)
+/// upstream has no stream to hold beside a request: nothing is watched there.
+pub async fn watch(env: &Env, server: &Server, source: usize, uris: &[String], deliver: Deliver<'_>, held: &Held) {
+    let Some(upstream) = server.upstreams.get(source).filter(|s| s.transport == Transport::StreamableHttp) else { return };
+    let mut failures = 0u32;
+    loop {
+        let began = crate::edge::now_ms();
+        if let Err(why) = hold(env, server, source, uris, deliver, held).await {
+            worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: its stream for resource updates broke off", "server": server.name, "upstream": upstream.name, "error": why}).to_string()));
+        }
+        // A hold that lasted was no failure: open again at once.
+        failures = if crate::edge::now_ms().saturating_sub(began) >= HOLD_MS { 0 } else { failures.saturating_add(1) };
+        let wait = if failures == 0 { 0 } else { crate::upstream::mcp::changes::backoff_ms(failures - 1) };
+        worker::Delay::from(std::time::Duration::from_millis(wait)).await;
+    }
+}
+
+/// One hold: a session, the subscriptions, the stream read until it ends.
+async fn hold(env: &Env, server: &Server, source: usize, uris: &[String], deliver: Deliver<'_>, held: &Held) -> Result<(), String> {
+    let upstream = server.upstreams.get(source).ok_or("no upstream any more")?;
+    let secrets = crate::edge::redaction::current();
+    let call = super::discovery::base_call(env, server, upstream)?;
+    let link = open(&call, Transport::StreamableHttp, &json!({}), server.max_reply_bytes, &secrets).await.map_err(super::discovery::down)?;
+    held.borrow_mut().push((call.clone(), link.clone()));
+    let ended = async {
+        for uri in uris {
+            let id = next_id();
+            let subscribe = protocol::request(id, Method::ResourcesSubscribe, Some(json!({"uri": uri})));
+            match post(&call, Some(&link), subscribe, Some(id), 64 * 1024, None, &secrets).await.map_err(super::discovery::down)?.0 {
+                Reply::Answer(Ok(_)) | Reply::Accepted => {}
+                // Its stream is still held: its other URIs, and its list changes.
+                Reply::Answer(Err(e)) => worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: it refused a resource subscription", "server": server.name, "upstream": call_name(server, source), "uri": uri, "error": crate::upstream::mcp::reader::error_text(&e)}).to_string())),
+            }
+        }
+        listen(env, server, source, &call, &link, uris, deliver).await
+    }
+    .await;
+    held.borrow_mut().retain(|(_, l)| l.session_id != link.session_id);
+    close(&call, &link).await;
+    ended
+}
+
+/// The upstream's `GET` stream, read until it ends (or [`HOLD_MS`] has passed).
+async fn listen(env: &Env, server: &Server, source: usize, call: &HttpCall, link: &Link, uris: &[String], deliver: Deliver<'_>) -> Result<(), String> {
+    let mut get = call.clone();
+    (get.method, get.body, get.retry, get.timeout_ms) = ("GET".into(), None, None, HOLD_MS);
+    get.headers.retain(|(n, _)| !["accept", "content-type", "mcp-session-id", "mcp-protocol-version"].contains(&n.to_ascii_lowercase().as_str()));
+    get.headers.push(("Accept".into(), "text/event-stream".into()));
+    if let Some(session) = &link.session_id {
+        get.headers.push(("Mcp-Session-Id".into(), session.clone()));
+    }
+    get.headers.push(("MCP-Protocol-Version".into(), link.version.clone()));
+    let on = |message: Message| -> LocalBoxFuture<'_, ()> { Box::pin(heard(env, server, source, uris, deliver, message)) };
+    let ended = crate::edge::upstream::exchange(&get, async |response| {
+        let status = response.status();
+        if !(200..300).contains(&status) {
+            return (Err(format!("its stream answered HTTP {status}")), false);
+        }
+        (super::stream(response, None, server.max_reply_bytes, Some(&on)).await.map(|_| ()).map_err(super::discovery::down), true)
+    })
+    .await;
+    match ended {
+        Ok(read) => read,
+        Err(crate::upstream::reply::Upstream::TimedOut { .. }) => Ok(()),
+        Err(crate::upstream::reply::Upstream::Failed(why)) => Err(format!("its stream could not be opened: {why}")),
+        Err(_) => Err("its stream could not be opened".into()),
+    }
+}
+
+/// One message of the upstream's stream.
+async fn heard(env: &Env, server: &Server, source: usize, uris: &[String], deliver: Deliver<'_>, message: Message) {
+    let Message::Notification { method, params } = message else { return };
+    match Method::parse(&method) {
+        Some(Method::ResourcesUpdated) => {
+            if let Some(uri) = params.get("uri").and_then(Value::as_str).filter(|u| uris.iter().any(|w| w == u)) {
+                deliver(uri.to_string()).await;
+            }
+        }
+        Some(Method::ToolsListChanged | Method::ResourcesListChanged | Method::PromptsListChanged) => {
+            if let Some(upstream) = server.upstreams.get(source) {
+                super::discovery::stale(server, upstream);
+                super::discovery::refresh(env).await;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Ends the upstream sessions a dropped watch held.
+pub async fn end(held: &Held) {
+    let ending = held.take();
+    for (call, link) in &ending {
+        close(call, link).await;
+    }
+}
+
+fn call_name(server: &Server, source: usize) -> &str {
+    server.upstreams.get(source).map_or("", |s| s.name.as_str())
+}
