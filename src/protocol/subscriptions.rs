@@ -37,8 +37,21 @@ fn listen(params: Option<&Value>) -> ListenParams {
 pub fn honored(server: &Server, params: Option<&Value>) -> Vec<String> {
     let filter = listen(params).notifications;
     let requested = filter.get("resourceSubscriptions").and_then(Value::as_array);
-    let mut uris: Vec<String> = requested.into_iter().flatten().filter_map(Value::as_str).filter(|u| super::resources::exists(server, u) && reported(server, u)).map(str::to_string).collect();
-    uris.dedup();
+    let mut uris: Vec<String> = Vec::new();
+    let mut upstreams = 0;
+    for uri in requested.into_iter().flatten().filter_map(Value::as_str) {
+        if uris.iter().any(|u| u == uri) || !super::resources::exists(server, uri) || !reported(server, uri) {
+            continue;
+        }
+        // Those of upstreams, as many as are watched there.
+        if owner(server, uri).is_some() {
+            upstreams += 1;
+            if upstreams > MAX_WATCHED_URIS {
+                continue;
+            }
+        }
+        uris.push(uri.to_string());
+    }
     uris
 }
 
@@ -70,12 +83,11 @@ pub fn honored_lists(server: &Server, params: Option<&Value>) -> Vec<String> {
 pub const MAX_WATCHED_URIS: usize = 64;
 
 /// The URIs owned by upstream MCP servers among `uris`, grouped by upstream (its index in the
-/// server's `upstreams`), at most [`MAX_WATCHED_URIS`] in all. A URI of no upstream (the
+/// server's `upstreams`), the first [`MAX_WATCHED_URIS`] of them. A URI of no upstream (the
 /// server's own, or none) is not there.
 pub fn owners(server: &Server, uris: &[String]) -> Vec<(usize, Vec<String>)> {
     let mut owned: Vec<(usize, Vec<String>)> = Vec::new();
-    for uri in uris.iter().take(MAX_WATCHED_URIS) {
-        let Some(owner) = owner(server, uri) else { continue };
+    for (uri, owner) in uris.iter().filter_map(|u| owner(server, u).map(|o| (u, o))).take(MAX_WATCHED_URIS) {
         match owned.iter_mut().find(|(i, _)| *i == owner) {
             Some((_, list)) => list.push(uri.clone()),
             None => owned.push((owner, vec![uri.clone()])),

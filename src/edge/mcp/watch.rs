@@ -24,6 +24,9 @@ use crate::upstream::HttpCall;
 /// One hold of the upstream's stream lasts at most this long; then it is opened again.
 const HOLD_MS: u64 = 240_000;
 
+/// Why a hold ended when the upstream answers its `GET` with 405: it serves no stream.
+const NO_STREAM: &str = "it serves no stream (405)";
+
 /// Where an update for one URI goes: the client's stream.
 pub type Deliver<'a> = &'a dyn Fn(String) -> LocalBoxFuture<'a, ()>;
 
@@ -37,7 +40,12 @@ pub async fn watch(env: &Env, server: &Server, source: usize, uris: &[String], d
     let mut failures = 0u32;
     loop {
         let began = crate::edge::now_ms();
-        if let Err(why) = hold(env, server, source, uris, deliver, held).await {
+        let held_now = hold(env, server, source, uris, deliver, held).await;
+        // An upstream that serves no stream has nothing to watch for as long as this one lasts.
+        if held_now.as_ref().err().is_some_and(|why| why == NO_STREAM) {
+            return futures::future::pending().await;
+        }
+        if let Err(why) = held_now {
             worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: its stream for resource updates broke off", "server": server.name, "upstream": upstream.name, "error": why}).to_string()));
         }
         // A hold that lasted was no failure: open again at once.
@@ -54,19 +62,7 @@ async fn hold(env: &Env, server: &Server, source: usize, uris: &[String], delive
     let call = super::discovery::base_call(env, server, upstream)?;
     let link = open(&call, Transport::StreamableHttp, &json!({}), server.max_reply_bytes, &secrets).await.map_err(super::discovery::down)?;
     held.borrow_mut().push((call.clone(), link.clone()));
-    let ended = async {
-        for uri in uris {
-            let id = next_id();
-            let subscribe = protocol::request(id, Method::ResourcesSubscribe, Some(json!({"uri": uri})));
-            match post(&call, Some(&link), subscribe, Some(id), 64 * 1024, None, &secrets).await.map_err(super::discovery::down)?.0 {
-                Reply::Answer(Ok(_)) | Reply::Accepted => {}
-                // Its stream is still held: its other URIs, and its list changes.
-                Reply::Answer(Err(e)) => worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: it refused a resource subscription", "server": server.name, "upstream": call_name(server, source), "uri": uri, "error": crate::upstream::mcp::reader::error_text(&e)}).to_string())),
-            }
-        }
-        listen(env, server, source, &call, &link, uris, deliver).await
-    }
-    .await;
+    let ended = listen(env, server, source, &call, &link, uris, deliver).await;
     held.borrow_mut().retain(|(_, l)| l.session_id != link.session_id);
     close(&call, &link).await;
     ended
@@ -85,8 +81,16 @@ async fn listen(env: &Env, server: &Server, source: usize, call: &HttpCall, link
     let on = |message: Message| -> LocalBoxFuture<'_, ()> { Box::pin(heard(env, server, source, uris, deliver, message)) };
     let ended = crate::edge::upstream::exchange(&get, async |response| {
         let status = response.status();
+        if status == 405 {
+            return (Err(NO_STREAM.to_string()), false);
+        }
         if !(200..300).contains(&status) {
             return (Err(format!("its stream answered HTTP {status}")), false);
+        }
+        // Subscribed once the stream is open: an update sent before would have had no stream
+        // to go to.
+        for uri in uris {
+            subscribe(server, source, call, link, uri).await;
         }
         (super::stream(response, None, server.max_reply_bytes, Some(&on)).await.map(|_| ()).map_err(super::discovery::down), true)
     })
@@ -97,6 +101,19 @@ async fn listen(env: &Env, server: &Server, source: usize, call: &HttpCall, link
         Err(crate::upstream::reply::Upstream::Failed(why)) => Err(format!("its stream could not be opened: {why}")),
         Err(_) => Err("its stream could not be opened".into()),
     }
+}
+
+/// `resources/subscribe` of `uri` in the upstream session `link`. A refusal is logged: the
+/// stream is still held, for its other URIs and its list changes.
+async fn subscribe(server: &Server, source: usize, call: &HttpCall, link: &Link, uri: &str) {
+    let id = next_id();
+    let request = protocol::request(id, Method::ResourcesSubscribe, Some(json!({"uri": uri})));
+    let why = match post(call, Some(link), request, Some(id), 64 * 1024, None, &crate::edge::redaction::current()).await {
+        Ok((Reply::Answer(Ok(_)) | Reply::Accepted, _)) => return,
+        Ok((Reply::Answer(Err(e)), _)) => crate::upstream::mcp::reader::error_text(&e),
+        Err(failure) => super::discovery::down(failure),
+    };
+    worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: it refused a resource subscription", "server": server.name, "upstream": call_name(server, source), "uri": uri, "error": why}).to_string()));
 }
 
 /// One message of the upstream's stream.
