@@ -169,7 +169,7 @@ impl McpSession {
             let _busy = busy;
             if writer.send_line(&crate::edge::redaction::seal(ack)).await {
                 let keep = std::pin::pin!(writer.keep_alive(keepalive));
-                watch_while(&env, &server, &writer, keep, &uris, lists, id.as_ref(), None).await;
+                watch_while(&env, &server, &writer, keep, &uris, Holder::Listen { id: id.as_ref(), lists }).await;
             }
             *standalone.borrow_mut() = None;
             // Best effort: the alarm retries the cleanup should this fail.
@@ -253,7 +253,7 @@ impl McpSession {
                 // its GET open would hold a session of each upstream (`docs/upstreams.md`).
                 loop {
                     let uris = subscribed.borrow().clone();
-                    if watch_while(&env, &server, &writer, keep.as_mut(), &uris, false, None, Some(&subscribed)).await {
+                    if watch_while(&env, &server, &writer, keep.as_mut(), &uris, Holder::Get(&subscribed)).await {
                         break;
                     }
                 }
@@ -265,12 +265,25 @@ impl McpSession {
     }
 }
 
+/// The client's stream that watches upstreams.
+enum Holder<'a> {
+    /// A listen stream: its subscription id, and whether it takes list changes.
+    Listen { id: Option<&'a serde_json::Value>, lists: bool },
+    /// A session's GET stream, watching what the session subscribes to now.
+    Get(&'a std::cell::RefCell<Vec<String>>),
+}
+
 /// Watches the upstreams' own streams for a client's stream (`writer`): those that own one of
-/// `uris`, and with `lists` every upstream (an upstream may announce a list change only on its
-/// own stream), not those reached with each user's own token. Updates go out tagged with a
-/// listen stream's `id`. Until the client leaves (`keep` ends: true), or `subscribed` no longer
-/// holds `uris` (false); then the upstream sessions held for it end.
-async fn watch_while(env: &worker::Env, server: &Server, writer: &writer::LineWriter, keep: std::pin::Pin<&mut impl std::future::Future<Output = ()>>, uris: &[String], lists: bool, id: Option<&serde_json::Value>, subscribed: Option<&std::cell::RefCell<Vec<String>>>) -> bool {
+/// `uris`, and for a listen stream that takes list changes every upstream (an upstream may
+/// announce one only on its own stream), not those reached with each user's own token. Updates
+/// go out tagged with a listen stream's id. Until the client leaves (`keep` ends: true), or a
+/// GET stream's session no longer subscribes to `uris` (false); then the upstream sessions held
+/// for it end.
+async fn watch_while(env: &worker::Env, server: &Server, writer: &writer::LineWriter, keep: std::pin::Pin<&mut impl std::future::Future<Output = ()>>, uris: &[String], holder: Holder<'_>) -> bool {
+    let (id, lists, subscribed) = match holder {
+        Holder::Listen { id, lists } => (id, lists, None),
+        Holder::Get(subscribed) => (None, false, Some(subscribed)),
+    };
     use futures::future::{select, Either, LocalBoxFuture};
     let mut watched = crate::protocol::subscriptions::owners(server, uris);
     if lists {
