@@ -2,6 +2,7 @@
 // mcp-edge's clients. The upstream is the official TypeScript SDK's McpServer over its
 // Streamable HTTP transport (one McpServer per session, sharing one set of tools and notes), with
 // a tool that registers another tool (and says so on the call's own stream, as FastMCP does),
+// beside a FastMCP 4 server (PyPI `fastmcp`, tests/e2e/fastmcp_upstream.py) whose tool adds a tool,
 // resources that can be subscribed to, and a hook of the test's own that changes a note or adds
 // a tool from outside any call. Clients: a 2026-07-28 client written as raw requests
 // (`subscriptions/listen`, as tests/e2e/revision.test.mjs does) and the SDK's 2025-11-25 client,
@@ -19,7 +20,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { isInitializeRequest, SubscribeRequestSchema, UnsubscribeRequestSchema, ToolListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { post, sseEvents, startMiniflare } from './harness.mjs';
+import { spawn } from 'node:child_process';
+import { post, root, sseEvents, startMiniflare } from './harness.mjs';
+import { fastmcp } from './clients.mjs';
+import { freePort } from './mcp_servers.mjs';
 
 /** The upstream: the SDK's McpServer, a session each, on 127.0.0.1. */
 async function startUpstream() {
@@ -27,6 +31,8 @@ async function startUpstream() {
   const grown = [];
   const subscribed = new Map();
   const deleted = [];
+  // Each session's GET streams open now.
+  const open = new Map();
   const text = (name) => ({ content: [{ type: 'text', text: name }] });
   const addTool = (server, name) => server.registerTool(name, { description: `grown ${name}`, inputSchema: {} }, async () => text(name));
   function build(id) {
@@ -104,6 +110,10 @@ async function startUpstream() {
       return transport.handleRequest(req, res, body);
     }
     const entry = sessions.get(sid);
+    if (entry && req.method === 'GET') {
+      open.set(sid, (open.get(sid) ?? 0) + 1);
+      res.once('close', () => open.set(sid, open.get(sid) - 1));
+    }
     if (!entry) return res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
     if (req.method === 'DELETE') deleted.push(sid);
     return entry.transport.handleRequest(req, res, body);
@@ -113,8 +123,8 @@ async function startUpstream() {
   return {
     url: `${base}/mcp`,
     deleted,
-    /** How many sessions are subscribed to `uri` now. */
-    subscribers: (uri) => [...subscribed.values()].filter((s) => s.has(uri)).length,
+    /** How many sessions are subscribed to `uri` now, with their stream open (where its updates go). */
+    subscribers: (uri) => [...subscribed].filter(([sid, s]) => s.has(uri) && open.get(sid) > 0).length,
     update: async (uri) => (await (await fetch(`${base}/hook/update?uri=${encodeURIComponent(uri)}`)).json()).sent,
     grow: (name) => fetch(`${base}/hook/grow?name=${name}`),
     drop: () => fetch(`${base}/hook/drop`),
@@ -122,11 +132,27 @@ async function startUpstream() {
   };
 }
 
+/** The FastMCP 4 server (tests/e2e/fastmcp_upstream.py) on a free port; resolves once it answers. */
+async function startFastmcp() {
+  const port = await freePort();
+  const child = spawn(fastmcp(), [join(root, 'tests', 'e2e', 'fastmcp_upstream.py'), String(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  for (let i = 0; i < 300; i++) {
+    const up = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'GET' }).then(() => true, () => false);
+    if (up) return { url: `http://127.0.0.1:${port}/mcp`, close: async () => { child.kill(); await exited; } };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.kill();
+  throw new Error('the FastMCP server did not start');
+}
+
 let upstream;
+let fast;
 let worker;
 let mcpUrl;
 before(async () => {
   upstream = await startUpstream();
+  fast = await startFastmcp();
   const config = {
     servers: [
       {
@@ -136,7 +162,10 @@ before(async () => {
         privateUpstreams: ['127.0.0.1'],
         sessions: { keepaliveMs: 1000 },
         // Read once an hour: what a client hears of changes comes from the upstream, not a timer.
-        upstreams: [{ name: 'sdk', url: upstream.url, prefix: 'up_', catalogTtlSeconds: 3600 }],
+        upstreams: [
+          { name: 'sdk', url: upstream.url, prefix: 'up_', catalogTtlSeconds: 3600 },
+          { name: 'fastmcp', url: fast.url, prefix: 'fm_', catalogTtlSeconds: 3600 },
+        ],
       },
     ],
   };
@@ -148,6 +177,7 @@ before(async () => {
 after(async () => {
   await worker?.mf.dispose();
   await upstream?.close();
+  await fast?.close();
 });
 
 const VERSION = '2026-07-28';
@@ -291,6 +321,24 @@ test('a list change an upstream announces during a call: passed on the call\'s s
   assert.ok(at >= 0 && at < answered, JSON.stringify(replies));
   assert.deepEqual(replies[answered].result.content, [{ type: 'text', text: 'grew delta' }]);
   assert.ok((await toolNames()).includes('up_delta'));
+});
+
+test('FastMCP 4, a tool that adds a tool: the client is told on the call\'s stream, and lists the new tool straight after the result', async () => {
+  const client = new Client({ name: 'sdk-client', version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(mcpUrl));
+  let told = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => { told += 1; });
+  try {
+    assert.ok(!(await client.listTools()).tools.some((t) => t.name === 'fm_epsilon'));
+    const result = await client.callTool({ name: 'fm_grow', arguments: { name: 'epsilon' } });
+    assert.equal(result.content[0].text, 'grew epsilon');
+    assert.ok(told >= 1, 'told before the result');
+    const listed = (await client.listTools()).tools;
+    assert.ok(listed.some((t) => t.name === 'fm_epsilon'), listed.map((t) => t.name).join());
+    assert.deepEqual((await client.callTool({ name: 'fm_epsilon', arguments: {} })).content, [{ type: 'text', text: 'epsilon' }]);
+  } finally {
+    await client.close();
+  }
 });
 
 test('a 2025-11-25 client\'s GET stream carries the updates of an upstream resource it subscribed to', async () => {

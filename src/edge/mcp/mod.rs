@@ -116,7 +116,8 @@ pub fn next_id() -> u64 {
 pub type Relay<'a> = &'a dyn Fn(Message) -> LocalBoxFuture<'a, ()>;
 
 /// POSTs `body` (a request with `id`, or a notification or answer with none) in `link`'s session,
-/// and reads the reply until the answer to `id`. Messages that come first go to `on` (none:
+/// and reads the reply until the answer to `id` (an empty `body`: `GET`s the session's stream,
+/// and reads it to its end). Messages that come first go to `on` (none:
 /// dropped). Returns the reply and the session id the upstream named, if it named one. `secrets`
 /// are redacted from the excerpt of a failed reply before it is cut.
 pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>, secrets: &Redactor) -> Result<(Reply, Option<String>), Failure> {
@@ -124,12 +125,16 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
         return legacy::post(base, &legacy.stream, &legacy.endpoint, body, id, max_bytes, on).await.map(|reply| (reply, None));
     }
     let mut call = base.clone();
-    call.method = "POST".into();
-    call.body = Some(body);
+    // No body: the session's own stream (`GET`), which `watch` holds.
+    let get = body.is_empty();
+    call.method = if get { "GET" } else { "POST" }.into();
+    call.body = (!get).then_some(body);
     call.retry = None;
     call.headers.retain(|(n, _)| !["content-type", "accept", "mcp-session-id", "mcp-protocol-version"].contains(&n.to_ascii_lowercase().as_str()));
-    call.headers.push(("Content-Type".into(), "application/json".into()));
-    call.headers.push(("Accept".into(), "application/json, text/event-stream".into()));
+    if !get {
+        call.headers.push(("Content-Type".into(), "application/json".into()));
+    }
+    call.headers.push(("Accept".into(), if get { "text/event-stream" } else { "application/json, text/event-stream" }.into()));
     if let Some(link) = link {
         if let Some(session) = &link.session_id {
             call.headers.push(("Mcp-Session-Id".into(), session.clone()));
@@ -191,7 +196,7 @@ async fn whole(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on:
 }
 
 /// An SSE reply, read as it arrives, until the answer to `id`.
-pub(super) async fn stream(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>) -> Result<Reply, Failure> {
+async fn stream(response: web_sys::Response, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>) -> Result<Reply, Failure> {
     use futures::StreamExt;
     let mut chunks = worker::Response::from(response).stream().map_err(|e| Failure::Down(format!("its stream could not be read: {e}"), Outcome::Network))?;
     let mut reader = SseReader::default();

@@ -14,7 +14,8 @@ use futures::future::LocalBoxFuture;
 use serde_json::{json, Value};
 use worker::Env;
 
-use super::{close, next_id, open, post, Link, Reply};
+use super::{close, next_id, open, post, Failure, Link, Reply};
+use crate::health::Outcome;
 use crate::catalog::Server;
 use crate::method::Method;
 use crate::upstream::mcp::reader::Message;
@@ -68,38 +69,23 @@ async fn hold(env: &Env, server: &Server, source: usize, uris: &[String], delive
     ended
 }
 
-/// The upstream's `GET` stream, read until it ends (or [`HOLD_MS`] has passed).
+/// The upstream's `GET` stream, read until it ends (or [`HOLD_MS`] has passed), and the
+/// subscriptions beside it: the stream is asked for first, as an update sent before it is open
+/// would have nowhere to go.
 async fn listen(env: &Env, server: &Server, source: usize, call: &HttpCall, link: &Link, uris: &[String], deliver: Deliver<'_>) -> Result<(), String> {
     let mut get = call.clone();
-    (get.method, get.body, get.retry, get.timeout_ms) = ("GET".into(), None, None, HOLD_MS);
-    get.headers.retain(|(n, _)| !["accept", "content-type", "mcp-session-id", "mcp-protocol-version"].contains(&n.to_ascii_lowercase().as_str()));
-    get.headers.push(("Accept".into(), "text/event-stream".into()));
-    if let Some(session) = &link.session_id {
-        get.headers.push(("Mcp-Session-Id".into(), session.clone()));
-    }
-    get.headers.push(("MCP-Protocol-Version".into(), link.version.clone()));
+    get.timeout_ms = HOLD_MS;
     let on = |message: Message| -> LocalBoxFuture<'_, ()> { Box::pin(heard(env, server, source, uris, deliver, message)) };
-    let ended = crate::edge::upstream::exchange(&get, async |response| {
-        let status = response.status();
-        if status == 405 {
-            return (Err(NO_STREAM.to_string()), false);
-        }
-        if !(200..300).contains(&status) {
-            return (Err(format!("its stream answered HTTP {status}")), false);
-        }
-        // Subscribed once the stream is open: an update sent before would have had no stream
-        // to go to.
+    let secrets = crate::edge::redaction::current();
+    let subscribing = async {
         for uri in uris {
             subscribe(server, source, call, link, uri).await;
         }
-        (super::stream(response, None, server.max_reply_bytes, Some(&on)).await.map(|_| ()).map_err(super::discovery::down), true)
-    })
-    .await;
-    match ended {
-        Ok(read) => read,
-        Err(crate::upstream::reply::Upstream::TimedOut { .. }) => Ok(()),
-        Err(crate::upstream::reply::Upstream::Failed(why)) => Err(format!("its stream could not be opened: {why}")),
-        Err(_) => Err("its stream could not be opened".into()),
+    };
+    match futures::future::join(post(&get, Some(link), String::new(), None, server.max_reply_bytes, Some(&on), &secrets), subscribing).await.0 {
+        Ok(_) | Err(Failure::Down(_, Outcome::Timeout)) => Ok(()),
+        Err(Failure::Down(_, Outcome::Upstream(405))) => Err(NO_STREAM.to_string()),
+        Err(failure) => Err(super::discovery::down(failure)),
     }
 }
 

@@ -226,7 +226,10 @@ impl McpSession {
             let busy = BusyGuard::enter(&self.busy, &self.last_activity);
             let keepalive = server.keepalive_ms;
             let outbox = self.outbox.clone();
-            self.subscribed.replace(session.subscriptions.clone());
+            // As the session is now, not as this request read it: a `resources/subscribe`
+            // served while the GET waited for the registry has changed it since.
+            let now = self.session_for(server, None).await.map_or_else(|_| session.subscriptions.clone(), |s| s.subscriptions);
+            self.subscribed.replace(now);
             let (subscribed, env, server) = (self.subscribed.clone(), self.env.clone(), server.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let _busy = busy;
