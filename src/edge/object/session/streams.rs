@@ -252,13 +252,17 @@ impl McpSession {
                 // Comments keep proxies from closing an idle stream, and show when the client left.
                 let mut keep = std::pin::pin!(writer.keep_alive(keepalive));
                 // The upstreams' streams are watched for what the session subscribes to now,
-                // and watched anew when that changes. Not for list changes: every session with
+                // and watched anew when that changes (looked at every second). Not for list changes: every session with
                 // its GET open would hold a session of each upstream (`docs/upstreams.md`).
-                loop {
+                while !server.upstreams.is_empty() {
                     let uris = subscribed.borrow().clone();
                     if watch_while(&env, &server, &writer, keep.as_mut(), &uris, Holder::Get(&subscribed)).await {
                         break;
                     }
+                }
+                // A server without upstreams has nothing to watch: until the client leaves.
+                if server.upstreams.is_empty() {
+                    keep.await;
                 }
                 *standalone.borrow_mut() = None;
             });
