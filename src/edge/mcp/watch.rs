@@ -37,7 +37,9 @@ pub type Held = RefCell<Vec<(HttpCall, Link)>>;
 /// Watches `uris` of the upstream `source` of `server` until dropped. A legacy (HTTP+SSE)
 /// upstream has no stream to hold beside a request: nothing is watched there.
 pub async fn watch(env: &Env, server: &Server, source: usize, uris: &[String], deliver: Deliver<'_>, held: &Held) {
-    let Some(upstream) = server.upstreams.get(source).filter(|s| s.transport == Transport::StreamableHttp) else { return };
+    if !server.upstreams.get(source).is_some_and(|s| s.transport == Transport::StreamableHttp) {
+        return;
+    }
     let mut failures = 0u32;
     loop {
         let began = crate::edge::now_ms();
@@ -47,7 +49,7 @@ pub async fn watch(env: &Env, server: &Server, source: usize, uris: &[String], d
             return futures::future::pending().await;
         }
         if let Err(why) = held_now {
-            worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: its stream for resource updates broke off", "server": server.name, "upstream": upstream.name, "error": why}).to_string()));
+            warn(server, source, "its stream for resource updates broke off", &why);
         }
         // A hold that lasted was no failure: open again at once.
         failures = if crate::edge::now_ms().saturating_sub(began) >= HOLD_MS { 0 } else { failures.saturating_add(1) };
@@ -99,7 +101,7 @@ async fn subscribe(server: &Server, source: usize, call: &HttpCall, link: &Link,
         Ok((Reply::Answer(Err(e)), _)) => crate::upstream::mcp::reader::error_text(&e),
         Err(failure) => super::discovery::down(failure),
     };
-    worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": "upstream MCP server: it refused a resource subscription", "server": server.name, "upstream": call_name(server, source), "uri": uri, "error": why}).to_string()));
+    warn(server, source, "it refused a resource subscription", &format!("{uri}: {why}"));
 }
 
 /// One message of the upstream's stream.
@@ -129,6 +131,8 @@ pub async fn end(held: &Held) {
     }
 }
 
-fn call_name(server: &Server, source: usize) -> &str {
-    server.upstreams.get(source).map_or("", |s| s.name.as_str())
+/// Logs what went wrong with the upstream `source`'s stream.
+fn warn(server: &Server, source: usize, what: &str, why: &str) {
+    let upstream = server.upstreams.get(source).map_or("", |s| s.name.as_str());
+    worker::console_warn!("{}", crate::edge::redaction::line(json!({"message": format!("upstream MCP server: {what}"), "server": server.name, "upstream": upstream, "error": why}).to_string()));
 }

@@ -286,7 +286,7 @@ enum Holder<'a> {
 /// go out tagged with a listen stream's id. Until the client leaves (`keep` ends: true), or a
 /// GET stream's session no longer subscribes to `uris` (false); then the upstream sessions held
 /// for it end.
-async fn watch_while(env: &worker::Env, server: &Server, writer: &writer::LineWriter, keep: std::pin::Pin<&mut impl std::future::Future<Output = ()>>, uris: &[String], holder: Holder<'_>) -> bool {
+async fn watch_while(env: &worker::Env, server: &Server, writer: &writer::LineWriter, keep: std::pin::Pin<&mut dyn std::future::Future<Output = ()>>, uris: &[String], holder: Holder<'_>) -> bool {
     let (id, lists, subscribed) = match holder {
         Holder::Listen { id, lists } => (id, lists, None),
         Holder::Get(subscribed) => (None, false, Some(subscribed)),
