@@ -34,11 +34,11 @@ pub type Deliver<'a> = &'a dyn Fn(String) -> LocalBoxFuture<'a, ()>;
 /// The upstream sessions a watch holds open now, to end when the client leaves.
 pub type Held = RefCell<Vec<(HttpCall, Link)>>;
 
-/// Watches `uris` of the upstream `source` of `server` until dropped. A legacy (HTTP+SSE)
-/// upstream has no stream to hold beside a request: nothing is watched there.
+/// Watches `uris` of the upstream `source` of `server` until dropped: it never ends. A legacy
+/// (HTTP+SSE) upstream has no stream to hold beside a request: nothing is watched there.
 pub async fn watch(env: &Env, server: &Server, source: usize, uris: &[String], deliver: Deliver<'_>, held: &Held) {
     if !server.upstreams.get(source).is_some_and(|s| s.transport == Transport::StreamableHttp) {
-        return;
+        return futures::future::pending().await;
     }
     let mut failures = 0u32;
     loop {

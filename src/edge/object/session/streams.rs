@@ -312,10 +312,15 @@ async fn watch_while(env: &worker::Env, server: &Server, writer: &writer::LineWr
             writer.send_line(&crate::edge::redaction::seal(line)).await;
         })
     };
-    let watching = async {
-        futures::future::join_all(watched.iter().map(|(source, uris)| crate::edge::mcp::watch::watch(env, server, *source, uris, &deliver, &held))).await;
-        futures::future::pending::<()>().await;
-    };
+    // Each watch runs until dropped (none ends): polled side by side, with no `join_all`,
+    // whose machinery for many futures would be code of its own in the module.
+    let mut watches: Vec<LocalBoxFuture<'_, ()>> = watched.iter().map(|(source, uris)| Box::pin(crate::edge::mcp::watch::watch(env, server, *source, uris, &deliver, &held)) as LocalBoxFuture<'_, ()>).collect();
+    let watching = futures::future::poll_fn(|cx| {
+        for watch in &mut watches {
+            let _ = watch.as_mut().poll(cx);
+        }
+        std::task::Poll::<()>::Pending
+    });
     let changed = async {
         let Some(subscribed) = subscribed else { return futures::future::pending().await };
         while *subscribed.borrow() == uris {
