@@ -6,7 +6,8 @@
 //! | `subscriptions/listen` | [`ListenParams`] | [`honored`] and [`honored_lists`], then [`acknowledged`] (the edge opens the stream) |
 //!
 //! What the method table gives it: see [`PROPERTIES`]. A session's `resources/subscribe` is in
-//! `resources`.
+//! `resources`. Which upstream MCP server owns each URI a stream listens to, to watch it there:
+//! [`owners`].
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -36,8 +37,21 @@ fn listen(params: Option<&Value>) -> ListenParams {
 pub fn honored(server: &Server, params: Option<&Value>) -> Vec<String> {
     let filter = listen(params).notifications;
     let requested = filter.get("resourceSubscriptions").and_then(Value::as_array);
-    let mut uris: Vec<String> = requested.into_iter().flatten().filter_map(Value::as_str).filter(|u| super::resources::exists(server, u)).map(str::to_string).collect();
-    uris.dedup();
+    let mut uris: Vec<String> = Vec::new();
+    let mut upstreams = 0;
+    for uri in requested.into_iter().flatten().filter_map(Value::as_str) {
+        if uris.iter().any(|u| u == uri) || !super::resources::exists(server, uri) || !reported(server, uri) {
+            continue;
+        }
+        // Those of upstreams, as many as are watched there.
+        if owner(server, uri).is_some() {
+            upstreams += 1;
+            if upstreams > MAX_WATCHED_URIS {
+                continue;
+            }
+        }
+        uris.push(uri.to_string());
+    }
     uris
 }
 
@@ -62,6 +76,43 @@ pub fn honored_lists(server: &Server, params: Option<&Value>) -> Vec<String> {
     let filter = listen(params).notifications;
     let asked = |m: &Method| filter.get(filter_name(*m)).and_then(Value::as_bool) == Some(true);
     LIST_NOTIFICATIONS.iter().filter(|m| asked(m)).map(|m| m.name().to_string()).collect()
+}
+
+/// At most this many URIs of one listen stream are watched upstream: each is a
+/// `resources/subscribe` in the upstream session held for it.
+pub const MAX_WATCHED_URIS: usize = 64;
+
+/// The URIs owned by upstream MCP servers among `uris`, grouped by upstream (its index in the
+/// server's `upstreams`), the first [`MAX_WATCHED_URIS`] of them. A URI of no upstream (the
+/// server's own, or none) is not there.
+pub fn owners(server: &Server, uris: &[String]) -> Vec<(usize, Vec<String>)> {
+    let mut owned: Vec<(usize, Vec<String>)> = Vec::new();
+    for (uri, owner) in uris.iter().filter_map(|u| owner(server, u).map(|o| (u, o))).take(MAX_WATCHED_URIS) {
+        match owned.iter_mut().find(|(i, _)| *i == owner) {
+            Some((_, list)) => list.push(uri.clone()),
+            None => owned.push((owner, vec![uri.clone()])),
+        }
+    }
+    owned
+}
+
+/// The upstream MCP server that owns `uri`, if one does.
+fn owner(server: &Server, uri: &str) -> Option<usize> {
+    let listed = server.resources.iter().find(|r| r.uri == uri).map(|r| match r.source {
+        crate::catalog::ResourceSource::Mcp(i) => Some(i),
+        _ => None,
+    });
+    match listed {
+        Some(owner) => owner,
+        None => server.resource_templates.iter().find(|t| t.matches(uri).is_some()).and_then(|t| t.mcp),
+    }
+}
+
+/// Whether updates of `uri` can reach a stream: a resource of the server's own (announced on
+/// its notify route), or of an upstream whose stream mcp-edge can hold (Streamable HTTP, reached
+/// with the deployment's credentials, not each user's).
+fn reported(server: &Server, uri: &str) -> bool {
+    owner(server, uri).is_none_or(|i| server.upstreams.get(i).is_some_and(|s| s.transport == crate::upstream::mcp::Transport::StreamableHttp && s.connection.is_none()))
 }
 
 /// The first message on the stream: what the server agreed to send.
@@ -114,6 +165,21 @@ mod tests {
             tag(&super::super::resources::updated("file:///a"), &json!("s1")),
             r#"{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/subscriptionId":"s1"}}}"#
         );
+    }
+
+    #[test]
+    fn uris_are_grouped_by_the_upstream_that_owns_them() {
+        let mut server = crate::config::load(r#"{"servers":[{"name":"s","version":"1","resources":[{"uri":"file:///own","name":"own","text":"x"}],"upstreams":[{"name":"a","url":"https://a.example/mcp","prefix":"a_"},{"name":"b","url":"https://b.example/mcp","prefix":"b_"}]}]}"#).unwrap().servers.remove(0).as_ref().clone();
+        let source = |i: usize| server.upstreams.get(i).unwrap().clone();
+        let (a, b) = (source(0), source(1));
+        let (listed, _) = crate::catalog::mcp::resources(&a, 0, &[json!({"uri": "a://one", "name": "one"}), json!({"uri": "a://two", "name": "two"})], &|_| false);
+        server.resources.extend(listed);
+        let (templates, _) = crate::catalog::mcp::templates(&b, 1, &[json!({"uriTemplate": "b://item/{id}", "name": "item"})]);
+        server.resource_templates.extend(templates);
+        let uris: Vec<String> = ["a://one", "file:///own", "b://item/7", "a://two", "nope://x"].iter().map(|u| u.to_string()).collect();
+        assert_eq!(owners(&server, &uris), vec![(0, vec!["a://one".to_string(), "a://two".to_string()]), (1, vec!["b://item/7".to_string()])]);
+        let many: Vec<String> = (0..100).map(|i| format!("b://item/{i}")).collect();
+        assert_eq!(owners(&server, &many).first().map(|(_, u)| u.len()), Some(MAX_WATCHED_URIS));
     }
 
     #[test]

@@ -24,6 +24,7 @@ export function installClients() {
   for (const sdk of N8N_SDKS) n8nNode(sdk);
   for (const version of PYTHON_SDKS) pythonSdk(version);
   n8nTrigger();
+  fastmcp();
 }
 
 /** n8n-nodes-mcp with n8n-workflow 1.110.0 (newer ones need a native addon); `sdk` forces the SDK. */
@@ -47,6 +48,21 @@ export function pythonSdk(version) {
     run('python3', ['-m', 'venv', dir], root);
     run(python, ['-m', 'pip', 'install', '--quiet', `mcp==${version}`], root);
     writeFileSync(join(dir, 'installed'), version);
+  }
+  return python;
+}
+
+/** The FastMCP release (PyPI `fastmcp`) an upstream of tests/e2e/listen_fanin.test.mjs runs on. */
+export const FASTMCP = '4.1.6';
+
+/** A venv with `fastmcp==FASTMCP`; returns its python. */
+export function fastmcp() {
+  const dir = join(cache, `python-fastmcp-${FASTMCP}`);
+  const python = join(dir, 'bin', 'python');
+  if (!existsSync(join(dir, 'installed'))) {
+    run('python3', ['-m', 'venv', dir], root);
+    run(python, ['-m', 'pip', 'install', '--quiet', `fastmcp==${FASTMCP}`], root);
+    writeFileSync(join(dir, 'installed'), FASTMCP);
   }
   return python;
 }

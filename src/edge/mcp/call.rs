@@ -370,14 +370,15 @@ async fn relay(ctx: &CallContext<'_>, call: &PendingCall, source: &Source, link:
                     let level = params.get("level").and_then(Value::as_str).unwrap_or("info");
                     ctx.session.log_level.is_some() && crate::logging::passes(ctx.session.log_level.as_deref(), level)
                 }
-                // Read again now, so that the clients listening are told (`discovery`).
+                // Read again before the call's result is released, so that a list the client
+                // asks for after it is the new one; the registry tells the clients listening
+                // (`discovery`). Passed on: the client may list at once.
                 Some(Method::ToolsListChanged | Method::ResourcesListChanged | Method::PromptsListChanged) => {
                     super::discovery::stale(ctx.server, source);
-                    if let Some(home) = ctx.home {
-                        let env = home.env.clone();
-                        wasm_bindgen_futures::spawn_local(async move { super::discovery::refresh(&env).await });
+                    if let Some(env) = ctx.home.map(|home| home.env.clone()).or_else(crate::edge::kept_env) {
+                        super::discovery::refresh(&env).await;
                     }
-                    false
+                    true
                 }
                 _ => false,
             };

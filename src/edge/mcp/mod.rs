@@ -10,6 +10,8 @@
 //! - `personal.rs`: the lists of sources reached with each user's own token, kept per principal,
 //!   and the connect tool of a user who has not connected.
 //! - `legacy.rs`: the 2024-11-05 HTTP+SSE transport, for upstreams that speak nothing newer.
+//! - `watch.rs`: an upstream's own stream, held while a client listens: its resource updates
+//!   and list changes.
 //!
 //! The one import circle of this folder: this file is one exchange with an upstream MCP server
 //! (`open`, `post`, `close`, `Reply`, `Failure`), which `call`, `discovery` and `legacy` build on,
@@ -20,6 +22,7 @@ pub mod call;
 pub mod discovery;
 mod legacy;
 pub mod personal;
+pub mod watch;
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -124,7 +127,8 @@ pub fn next_id() -> u64 {
 pub type Relay<'a> = &'a dyn Fn(Message) -> LocalBoxFuture<'a, ()>;
 
 /// POSTs `body` (a request with `id`, or a notification or answer with none) in `link`'s session,
-/// and reads the reply until the answer to `id`. Messages that come first go to `on` (none:
+/// and reads the reply until the answer to `id` (an empty `body`: `GET`s the session's stream,
+/// and reads it to its end). Messages that come first go to `on` (none:
 /// dropped). Returns the reply and the session id the upstream named, if it named one. `secrets`
 /// are redacted from the excerpt of a failed reply before it is cut.
 pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option<u64>, max_bytes: u64, on: Option<Relay<'_>>, secrets: &Redactor) -> Result<(Reply, Option<String>), Failure> {
@@ -132,17 +136,21 @@ pub async fn post(base: &HttpCall, link: Option<&Link>, body: String, id: Option
         return legacy::post(base, &legacy.stream, &legacy.endpoint, body, id, max_bytes, on).await.map(|reply| (reply, None));
     }
     let mut call = base.clone();
-    call.method = "POST".into();
+    // No body: the session's own stream (`GET`), which `watch` holds.
+    let get = body.is_empty();
+    call.method = if get { "GET" } else { "POST" }.into();
     // 2026-07-28: the body's method and name, mirrored in headers.
     let mirrored = match link {
-        Some(link) if link.version == crate::versions::STATELESS_VERSION => crate::protocol::mrtr::stateless_headers(&body),
+        Some(link) if !get && link.version == crate::versions::STATELESS_VERSION => crate::protocol::mrtr::stateless_headers(&body),
         _ => Vec::new(),
     };
-    call.body = Some(body);
+    call.body = (!get).then_some(body);
     call.retry = None;
     call.headers.retain(|(n, _)| !["content-type", "accept", "mcp-session-id", "mcp-protocol-version"].contains(&n.to_ascii_lowercase().as_str()));
-    call.headers.push(("Content-Type".into(), "application/json".into()));
-    call.headers.push(("Accept".into(), "application/json, text/event-stream".into()));
+    if !get {
+        call.headers.push(("Content-Type".into(), "application/json".into()));
+    }
+    call.headers.push(("Accept".into(), if get { "text/event-stream" } else { "application/json, text/event-stream" }.into()));
     if let Some(link) = link {
         if let Some(session) = &link.session_id {
             call.headers.push(("Mcp-Session-Id".into(), session.clone()));

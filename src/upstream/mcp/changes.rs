@@ -2,6 +2,7 @@
 //! server's registry keeps (one object, whichever isolate read), and the list notifications a
 //! newer read with other digests calls for. Isolates read on their own schedules, so a read is
 //! compared with the newest kept, by when it began: an older read arriving late changes nothing.
+//! And how long a watch of an upstream's stream that broke off waits to open again.
 
 use serde_json::{json, Value};
 
@@ -50,6 +51,12 @@ impl Read {
     }
 }
 
+/// How long a watch waits before it opens again after `failures` failures in a row: 1 s, then
+/// doubling, at most a minute.
+pub fn backoff_ms(failures: u32) -> u64 {
+    1000u64.saturating_mul(1 << failures.min(6)).min(60_000)
+}
+
 /// A short digest of lists as the upstream gave them (its order and fields included).
 fn digest(lists: &[&[Value]]) -> String {
     use sha2::{Digest, Sha256};
@@ -94,6 +101,11 @@ mod tests {
         let newest = read(20, &[json!({"name": "b"})], &[]);
         assert_eq!(read(10, &[json!({"name": "a"})], &[]).changes(Some(&newest)), None);
         assert_eq!(read(20, &[json!({"name": "a"})], &[]).changes(Some(&newest)), None);
+    }
+
+    #[test]
+    fn a_watch_backs_off_up_to_a_minute() {
+        assert_eq!([0, 1, 2, 5, 6, 30].map(backoff_ms), [1000, 2000, 4000, 32_000, 60_000, 60_000]);
     }
 
     #[test]

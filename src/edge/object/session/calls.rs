@@ -142,6 +142,7 @@ impl McpSession {
             self.save(&session).await?;
         }
         if session.subscriptions != before.subscriptions {
+            self.subscribed.replace(session.subscriptions.clone());
             registry::record(&self.env, server, server_index, &object_name(&session.id, &session.principal), &session.subscriptions).await?;
         }
         Ok((session, actions))

@@ -71,6 +71,8 @@ pub struct McpSession {
     /// The standalone GET stream (or a legacy session's event stream), if one is open:
     /// server-initiated messages go there.
     standalone: Rc<RefCell<Option<Rc<writer::LineWriter>>>>,
+    /// The URIs the session subscribes to now, which the open GET stream watches upstream.
+    subscribed: Rc<RefCell<Vec<String>>>,
     /// The storage, for tasks that outlive the request that started them.
     raw_storage: Rc<DurableObjectStorage>,
     /// The MCP Tasks running here, and the requests waiting for their results.
@@ -101,6 +103,7 @@ impl DurableObject for McpSession {
             env,
             cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(), waiters: Waiters::default(), receipts: Receipts::default(),
             standalone: Rc::default(),
+            subscribed: Rc::default(),
             running: tasks::Running::default(),
             slots: super::limits::Slots::default(),
         }

@@ -164,10 +164,12 @@ impl McpSession {
         let (env, storage, ending) = (self.env.clone(), self.raw_storage.clone(), session.clone());
         let keepalive = server.keepalive_ms;
         let server = server.clone();
+        let (uris, lists, id) = (session.subscriptions.clone(), !session.lists.is_empty(), session.listen_id.clone());
         wasm_bindgen_futures::spawn_local(async move {
             let _busy = busy;
             if writer.send_line(&crate::edge::redaction::seal(ack)).await {
-                writer.keep_alive(keepalive).await;
+                let keep = std::pin::pin!(writer.keep_alive(keepalive));
+                watch_while(&env, &server, &writer, keep, &uris, Holder::Listen { id: id.as_ref(), lists }).await;
             }
             *standalone.borrow_mut() = None;
             // Best effort: the alarm retries the cleanup should this fail.
@@ -224,6 +226,11 @@ impl McpSession {
             let busy = BusyGuard::enter(&self.busy, &self.last_activity);
             let keepalive = server.keepalive_ms;
             let outbox = self.outbox.clone();
+            // As the session is now, not as this request read it: a `resources/subscribe`
+            // served while the GET waited for the registry has changed it since.
+            let now = self.session_for(server, None).await.map_or_else(|_| session.subscriptions.clone(), |s| s.subscriptions);
+            self.subscribed.replace(now);
+            let (subscribed, env, server) = (self.subscribed.clone(), self.env.clone(), server.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let _busy = busy;
                 if let Some(retry) = retry {
@@ -243,11 +250,84 @@ impl McpSession {
                     return;
                 }
                 // Comments keep proxies from closing an idle stream, and show when the client left.
-                writer.keep_alive(keepalive).await;
+                let mut keep = std::pin::pin!(writer.keep_alive(keepalive));
+                // The upstreams' streams are watched for what the session subscribes to now,
+                // and watched anew when that changes (looked at every second). Not for list changes: every session with
+                // its GET open would hold a session of each upstream (`docs/upstreams.md`).
+                while !server.upstreams.is_empty() {
+                    let uris = subscribed.borrow().clone();
+                    if watch_while(&env, &server, &writer, keep.as_mut(), &uris, Holder::Get(&subscribed)).await {
+                        break;
+                    }
+                }
+                // A server without upstreams has nothing to watch: until the client leaves.
+                if server.upstreams.is_empty() {
+                    keep.await;
+                }
                 *standalone.borrow_mut() = None;
             });
         }
         let headers = session_headers(session_id, Some(Framing::Sse))?;
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
+}
+
+/// The client's stream that watches upstreams.
+enum Holder<'a> {
+    /// A listen stream: its subscription id, and whether it takes list changes.
+    Listen { id: Option<&'a serde_json::Value>, lists: bool },
+    /// A session's GET stream, watching what the session subscribes to now.
+    Get(&'a std::cell::RefCell<Vec<String>>),
+}
+
+/// Watches the upstreams' own streams for a client's stream (`writer`): those that own one of
+/// `uris`, and for a listen stream that takes list changes every upstream (an upstream may
+/// announce one only on its own stream), not those reached with each user's own token. Updates
+/// go out tagged with a listen stream's id. Until the client leaves (`keep` ends: true), or a
+/// GET stream's session no longer subscribes to `uris` (false); then the upstream sessions held
+/// for it end.
+async fn watch_while(env: &worker::Env, server: &Server, writer: &writer::LineWriter, keep: std::pin::Pin<&mut dyn std::future::Future<Output = ()>>, uris: &[String], holder: Holder<'_>) -> bool {
+    let (id, lists, subscribed) = match holder {
+        Holder::Listen { id, lists } => (id, lists, None),
+        Holder::Get(subscribed) => (None, false, Some(subscribed)),
+    };
+    use futures::future::{select, Either, LocalBoxFuture};
+    let mut watched = crate::protocol::subscriptions::owners(server, uris);
+    if lists {
+        for at in 0..server.upstreams.len() {
+            if !watched.iter().any(|(i, _)| *i == at) {
+                watched.push((at, Vec::new()));
+            }
+        }
+    }
+    watched.retain(|(at, _)| server.upstreams.get(*at).is_some_and(|s| s.connection.is_none()));
+    let held = crate::edge::mcp::watch::Held::default();
+    let deliver = |uri: String| -> LocalBoxFuture<'_, ()> {
+        let line = crate::protocol::resources::updated(&uri);
+        let line = match id {
+            Some(id) => crate::protocol::subscriptions::tag(&line, id),
+            None => line,
+        };
+        Box::pin(async move {
+            writer.send_line(&crate::edge::redaction::seal(line)).await;
+        })
+    };
+    // Each watch runs until dropped (none ends): polled side by side, with no `join_all`,
+    // whose machinery for many futures would be code of its own in the module.
+    let mut watches: Vec<LocalBoxFuture<'_, ()>> = watched.iter().map(|(source, uris)| Box::pin(crate::edge::mcp::watch::watch(env, server, *source, uris, &deliver, &held)) as LocalBoxFuture<'_, ()>).collect();
+    let watching = futures::future::poll_fn(|cx| {
+        for watch in &mut watches {
+            let _ = watch.as_mut().poll(cx);
+        }
+        std::task::Poll::<()>::Pending
+    });
+    let changed = async {
+        let Some(subscribed) = subscribed else { return futures::future::pending().await };
+        while *subscribed.borrow() == uris {
+            worker::Delay::from(Duration::from_millis(1000)).await;
+        }
+    };
+    let left = matches!(select(keep, std::pin::pin!(select(std::pin::pin!(watching), std::pin::pin!(changed)))).await, Either::Left(_));
+    crate::edge::mcp::watch::end(&held).await;
+    left
 }
