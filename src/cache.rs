@@ -131,12 +131,12 @@ pub fn result_key(server: &str, tool: &str, caching: &ResultCaching, arguments: 
         ResultScope::Public => text.push_str("public"),
     }
     text.push('\n');
-    canonical(arguments.unwrap_or(&serde_json::Value::Null), &mut text);
+    crate::canonical::canonical(arguments.unwrap_or(&serde_json::Value::Null), &mut text);
     for part in ["\n", sent.method, " ", sent.url, "\n"] {
         text.push_str(part);
     }
     match sent.body.map(|b| (b, serde_json::from_slice::<serde_json::Value>(b.as_bytes()))) {
-        Some((_, Ok(json))) => canonical(&json, &mut text),
+        Some((_, Ok(json))) => crate::canonical::canonical(&json, &mut text),
         Some((raw, Err(_))) => text.push_str(raw),
         None => {}
     }
@@ -166,39 +166,6 @@ fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// JSON with every object's keys sorted, so the same arguments sent in another order are the
-/// same key (the crate keeps objects in the order they were written).
-pub fn canonical(value: &serde_json::Value, out: &mut String) {
-    match value {
-        serde_json::Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&serde_json::Value::String(key.clone()).to_string());
-                out.push(':');
-                if let Some(v) = map.get(key) {
-                    canonical(v, out);
-                }
-            }
-            out.push('}');
-        }
-        serde_json::Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
 
 /// Whether a tool's result may be kept: a success (not `isError`) no larger than the limit.
 pub fn keepable(result: &serde_json::Value, text_len: usize, max_bytes: u64) -> bool {

@@ -63,6 +63,7 @@
 //! - [`method`]: the typed method table: every method by its wire name, with its properties.
 //! - [`routes`]: route patterns with `{param}` segments.
 //! - [`cache`]: the 2026-07-28 cache hint of a result.
+//! - [`canonical`]: canonical JSON, for digests that ignore member order.
 //! - [`cel`]: the subset of CEL that access rules are written in, parsed and evaluated over JSON.
 //! - [`access`]: access rules: allow and deny rules over the caller, the entry, the arguments and
 //!   the time, deciding lists without arguments and calls with them.
@@ -93,6 +94,7 @@ pub mod audit;
 pub mod auth;
 pub mod base64;
 pub mod cache;
+pub mod canonical;
 pub mod cel;
 pub mod catalog;
 pub mod config;

@@ -51,48 +51,12 @@ pub fn definition(tool: &Value) -> Value {
     Value::Object(out)
 }
 
-/// `value` as canonical JSON: object keys sorted, no whitespace (so the upstream's key order
-/// or spacing does not change a fingerprint).
-pub fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            // Insertion sort: objects are small, and a library sort would be code of its own in
-            // the module for this one use.
-            let mut keys: Vec<(&String, &Value)> = Vec::with_capacity(map.len());
-            for entry in map {
-                let at = keys.iter().position(|(k, _)| *k > entry.0).unwrap_or(keys.len());
-                keys.insert(at, entry);
-            }
-            out.push('{');
-            for (i, (key, value)) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                canonical(value, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
 
 /// A definition's fingerprint: SHA-256, in hex, of the canonical JSON of its fingerprinted fields.
 pub fn fingerprint(tool: &Value) -> String {
     use sha2::{Digest, Sha256};
     let mut text = String::new();
-    canonical(&definition(tool), &mut text);
+    crate::canonical::canonical(&definition(tool), &mut text);
     crate::hex::encode(&Sha256::digest(text.as_bytes()))
 }
 
@@ -215,9 +179,6 @@ mod tests {
             c[field] = json!("x");
             assert_ne!(fingerprint(&a), fingerprint(&c), "{field}");
         }
-        let mut text = String::new();
-        canonical(&json!({"b": [1, {"d": "\"", "c": null}], "a": true}), &mut text);
-        assert_eq!(text, r#"{"a":true,"b":[1,{"c":null,"d":"\""}]}"#);
     }
 
     #[test]

@@ -93,23 +93,9 @@ pub fn relayed_args(params: &Value) -> String {
 
 /// A digest of the arguments that ignores member order: a retry may serialize them anew.
 pub fn args_digest(arguments: &Value) -> String {
-    crate::hex::encode(&Sha256::digest(canonical(arguments).as_bytes()))
+    crate::hex::encode(&Sha256::digest(crate::canonical::text(arguments).as_bytes()))
 }
 
-fn canonical(value: &Value) -> String {
-    match value {
-        Value::Object(members) => {
-            // Owned keys: the module sorts strings in one place (a sort of `&String` would be
-            // another copy of it).
-            let mut keys: Vec<String> = members.keys().cloned().collect();
-            keys.sort_unstable();
-            let inner: Vec<String> = keys.iter().map(|k| format!("{}:{}", json!(k), members.get(k).map(canonical).unwrap_or_default())).collect();
-            format!("{{{}}}", inner.join(","))
-        }
-        Value::Array(items) => format!("[{}]", items.iter().map(canonical).collect::<Vec<_>>().join(",")),
-        other => other.to_string(),
-    }
-}
 
 /// The `InputRequiredResult` for the requests the client can answer, or the error naming the
 /// capabilities it lacks when it can answer none.
