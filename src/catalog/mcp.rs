@@ -64,7 +64,12 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
             tags: Vec::new(),
             cache: None,
             mcp: Some(Target { source: index, name: name.to_string() }),
-            task_support: TaskSupport::Forbidden,
+            // As the upstream says: a task-augmented call is passed to it (`edge::mcp::call`).
+            task_support: match entry.pointer("/execution/taskSupport").and_then(Value::as_str) {
+                Some("optional") => TaskSupport::Optional,
+                Some("required") => TaskSupport::Required,
+                _ => TaskSupport::Forbidden,
+            },
             input_before_task: false,
             trace: crate::tools::TraceContent::default(),
             curation: None,
