@@ -74,7 +74,15 @@ pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target, sec
         Ok(Ok(result)) => (Answer::Result(crate::upstream::reply::passthrough(unstamped(result))), Outcome::Ok),
         // A 2026-07-28 upstream that the client cannot answer: the client is told as it would be.
         Ok(Err(error)) if relaying.is_some() && error.get("code").and_then(Value::as_i64) == Some(crate::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY) => {
-            let names = error.pointer("/data/requiredCapabilities").and_then(Value::as_object).map(|c| c.keys().cloned().collect()).unwrap_or_default();
+            // An extension is named under `extensions` (`extensions/<name>`), as mcp-edge names its own.
+            let required = error.pointer("/data/requiredCapabilities").and_then(Value::as_object).cloned().unwrap_or_default();
+            let names = required
+                .iter()
+                .flat_map(|(name, value)| match value.as_object().filter(|_| name == "extensions") {
+                    Some(extensions) => extensions.keys().map(|e| format!("extensions/{e}")).collect(),
+                    None => vec![name.clone()],
+                })
+                .collect();
             (Answer::AsIs(Err(crate::error::Error::MissingClientCapability(names))), Outcome::Client)
         }
         // A protocol error (unknown tool, invalid arguments): the model reads it as the tool's error.
