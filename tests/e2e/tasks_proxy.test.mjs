@@ -4,7 +4,7 @@
 // signed for its principal; tasks/get, tasks/update and tasks/cancel go to that upstream with its
 // own id. Real parts: an HTTP service on 127.0.0.1 that answers slowly, a first mcp-edge whose two
 // servers run it as task-capable tools (the upstreams `a` and `b`), and a second mcp-edge, with
-// bearer tokens, in front of both.
+// bearer tokens, in front of both. A 2025-11-25 session's task of the same tool is the proxy's own.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -165,4 +165,21 @@ test('abuse: another principal\'s task, a forged namespace, another upstream\'s,
   // None of it touched the task: its principal still reaches it, to its end.
   const got = await ended(taskId);
   assert.equal(got.result.status, 'completed', JSON.stringify(got));
+});
+
+test('a 2025-11-25 session\'s task of an upstream\'s tool is one of the proxy\'s own', async () => {
+  const url = new URL('/mcp', proxy.url);
+  const rpc = async (body, headers = {}) => {
+    const res = await post(url, { jsonrpc: '2.0', ...body }, { ...BOT, ...headers });
+    return { res, body: res.status === 202 ? null : await res.json() };
+  };
+  const init = await rpc({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tasks-proxy-test', version: '1' } } });
+  assert.deepEqual(init.body.result.capabilities.tasks?.requests, { tools: { call: {} } }, JSON.stringify(init.body.result.capabilities));
+  const session = { 'mcp-session-id': init.res.headers.get('mcp-session-id'), 'mcp-protocol-version': '2025-11-25' };
+  await rpc({ method: 'notifications/initialized' }, session);
+  const created = await rpc({ id: 2, method: 'tools/call', params: { name: 'a_work', arguments: { n: 6 }, task: { ttl: 60000 } } }, session);
+  const { taskId } = created.body.result.task;
+  assert.doesNotMatch(taskId, /^a\./, 'an id of the proxy\'s own');
+  const result = await rpc({ id: 3, method: 'tasks/result', params: { taskId } }, session);
+  assert.deepEqual(JSON.parse(result.body.result.content[0].text), { worked: { n: 6 }, at: '/a?ms=400' }, JSON.stringify(result.body));
 });
