@@ -11,6 +11,10 @@
 //! way, and its state rides inside ours; one that speaks a session-based revision asks during
 //! the call, which then stops (cancelled there), and is made again with the client's answers,
 //! each request answered by its key (its method and a digest of its params).
+//!
+//! Tasks (the 2026-07-28 extension): a 2026-07-28 upstream runs its tool as a task for a client
+//! that declares the extension; its task id reaches the client namespaced and signed
+//! (`tasks::upstream_id`), and the client's `tasks/*` with that id come back here (`forward`).
 
 use std::cell::RefCell;
 
