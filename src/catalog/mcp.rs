@@ -65,7 +65,12 @@ pub fn tools(source: &Source, index: usize, listed: &[Value], taken: &dyn Fn(&st
             tags: Vec::new(),
             cache: None,
             mcp: Some(Target { source: index, name: name.to_string() }),
-            task_support: TaskSupport::Forbidden,
+            // As the upstream says: a task-augmented call is passed to it (`edge::mcp::call`).
+            task_support: match entry.pointer("/execution/taskSupport").and_then(Value::as_str) {
+                Some("optional") => TaskSupport::Optional,
+                Some("required") => TaskSupport::Required,
+                _ => TaskSupport::Forbidden,
+            },
             input_before_task: false,
             trace: crate::tools::TraceContent::default(),
             curation: None,
@@ -211,7 +216,7 @@ mod tests {
         let listed = vec![
             json!({"name": "echo", "title": "Echo", "description": "Echoes.", "inputSchema": {"type": "object", "properties": {"m": {"type": "string"}}}, "annotations": {"readOnlyHint": true}}),
             json!({"name": "hidden", "inputSchema": {"type": "object"}}),
-            json!({"name": "bare"}),
+            json!({"name": "bare", "execution": {"taskSupport": "required"}}),
             json!({"name": "bad schema", "inputSchema": []}),
             json!({"name": "mine", "inputSchema": {"type": "object"}}),
             json!({"description": "no name"}),
@@ -221,6 +226,7 @@ mod tests {
         assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["up_echo", "up_bare"]);
         assert_eq!(tools[0].listing, json!({"name": "up_echo", "title": "Echo", "description": "Echoes.", "inputSchema": {"type": "object", "properties": {"m": {"type": "string"}}}, "annotations": {"readOnlyHint": true}}));
         assert_eq!(tools[1].input_schema, json!({"type": "object"}));
+        assert_eq!((tools[0].task_support, tools[1].task_support), (TaskSupport::Forbidden, TaskSupport::Required), "as the upstream says");
         assert_eq!(tools[0].mcp, Some(Target { source: 2, name: "echo".into() }));
         assert_eq!(tools[0].roles, ["staff"]);
         assert_eq!(tools[0].reply.mode, ResultMode::Passthrough);

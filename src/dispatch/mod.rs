@@ -123,6 +123,9 @@ fn session_request(server: &Server, session: &mut Session, req: &Request, env: &
             if !crate::tasks::declared(&session.client_capabilities) {
                 return Err(crate::tasks::undeclared());
             }
+            if let Some(action) = upstream_task(server, req, env, method)? {
+                return Ok(action);
+            }
             return task_request(req, method);
         }
         Method::TasksGet | Method::TasksResult | Method::TasksList | Method::TasksCancel if !stateless_revision(session) && crate::tasks::offered(server, &session.protocol_version) => {
@@ -169,6 +172,20 @@ fn visible_uri(server: &Server, env: &Environment<'_>, apps: bool, params: resou
 fn task_request(req: &Request, method: Method) -> Result<Action, Error> {
     let call = protocol::tasks::TaskCall::parse(method, req.params.as_ref()).ok_or_else(|| Error::MethodNotFound(method.to_string()))??;
     Ok(Action::Task(Box::new(TaskRequest { id: req.id.clone(), call })))
+}
+
+/// 2026-07-28: a task of an upstream MCP server (its id namespaced and signed for this principal,
+/// `tasks::upstream_id`): the request goes to that upstream, with the upstream's own id. Any other
+/// id is looked up among mcp-edge's own tasks.
+fn upstream_task(server: &Server, req: &Request, env: &Environment<'_>, method: Method) -> Result<Option<Action>, Error> {
+    let (Some(key), Some(id)) = ((env.secret)(crate::signing::SIGNING_KEY), req.params.as_ref().and_then(|p| p.get("taskId")).and_then(Value::as_str)) else { return Ok(None) };
+    let names = server.upstreams.iter().map(|s| s.name.as_str());
+    let Some((source, theirs)) = crate::tasks::upstream_task(key.as_bytes(), server.route.as_str(), &env.principal.id, names, id) else { return Ok(None) };
+    let mut req = req.clone();
+    if let Some(params) = req.params.as_mut().and_then(Value::as_object_mut) {
+        params.insert("taskId".into(), Value::String(theirs.to_string()));
+    }
+    upstream(server, &req, env, source, method, id.to_string()).map(Some)
 }
 
 /// `notifications/progress` for a call that carries a progress token.

@@ -149,6 +149,11 @@ fn task(server: &Server, session: &Session, params: &CallParams, tool: &crate::t
     if !crate::tasks::offered(server, &session.protocol_version) {
         return Ok(None);
     }
+    // 2026-07-28: an upstream MCP server's tool is the upstream's to run as a task, its id
+    // namespaced on the way back (`edge::mcp::call`).
+    if stateless_revision(session) && tool.mcp.is_some() {
+        return Ok(None);
+    }
     if stateless_revision(session) {
         return match (tool.task_support, crate::tasks::declared(&session.client_capabilities)) {
             (Support::Forbidden, _) => Ok(None),

@@ -22,6 +22,28 @@ pub fn undeclared() -> Error {
     Error::MissingClientCapability(vec![format!("extensions/{EXTENSION}")])
 }
 
+/// What signs the id of an upstream's task (`upstream_id`).
+const UPSTREAM_TASK: &str = "upstream-task";
+
+/// A task of an upstream MCP server as mcp-edge's clients see it: `<upstream>.<its id>.<signature>`,
+/// the signature (HMAC, `signing`) binding the server, the principal, the upstream and its id.
+/// The upstream sees one caller, mcp-edge: the signature is what keeps one principal's task from
+/// another, and a client from naming an upstream (or an id) it was not given.
+pub fn upstream_id(key: &[u8], server: &str, principal: &str, upstream: &str, id: &str) -> String {
+    let mac = crate::signing::sign(key, UPSTREAM_TASK, &format!("{server}\n{principal}\n{upstream}\n{id}"));
+    format!("{upstream}.{id}.{mac}")
+}
+
+/// The upstream (its index among `upstreams`) and its own id of a task id `upstream_id` made for
+/// this server and principal; `None` for any other id (one of mcp-edge's own tasks, or a forgery).
+pub fn upstream_task<'a, 'n>(key: &[u8], server: &str, principal: &str, upstreams: impl Iterator<Item = &'n str>, id: &'a str) -> Option<(usize, &'a str)> {
+    let (named, mac) = id.rsplit_once('.')?;
+    upstreams.enumerate().find_map(|(index, name)| {
+        let theirs = named.strip_prefix(name)?.strip_prefix('.')?;
+        crate::signing::signed(key, UPSTREAM_TASK, &format!("{server}\n{principal}\n{name}\n{theirs}"), mac).then_some((index, theirs))
+    })
+}
+
 /// A task waiting for the client's input (the Tasks extension's `input_required`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -159,6 +181,21 @@ mod tests {
         assert_eq!(params, json!({"name": "slow", "arguments": {"x": 1}, "inputResponses": {"a": {"action": "accept"}, "b": {"roots": []}}, "requestState": "s1"}));
         assert_eq!((task.status, task.input.is_none()), (Status::Working, true));
         assert_eq!(task.answer(json!({"a": {}}).as_object().unwrap(), NOW + 4), None, "nothing to answer while working");
+    }
+
+    #[test]
+    fn an_upstream_task_id_names_its_upstream_and_is_bound_to_the_principal() {
+        let names = || ["a", "conf.x", "b"].into_iter();
+        let id = upstream_id(b"k", "/mcp", "alice", "conf.x", "t.1");
+        assert_eq!(upstream_task(b"k", "/mcp", "alice", names(), &id), Some((1, "t.1")));
+        assert_eq!(upstream_task(b"k", "/mcp", "bob", names(), &id), None, "another principal's");
+        assert_eq!(upstream_task(b"k", "/other", "alice", names(), &id), None, "another server's");
+        assert_eq!(upstream_task(b"other key", "/mcp", "alice", names(), &id), None);
+        let forged = id.replacen("conf.x.", "b.", 1);
+        assert_eq!(upstream_task(b"k", "/mcp", "alice", names(), &forged), None, "another upstream's prefix");
+        let other = id.replacen("t.1", "t.2", 1);
+        assert_eq!(upstream_task(b"k", "/mcp", "alice", names(), &other), None, "another id");
+        assert_eq!(upstream_task(b"k", "/mcp", "alice", names(), "3f9a0c"), None, "an id of mcp-edge's own");
     }
 
     #[test]

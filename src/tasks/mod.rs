@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::tools::TaskSupport as Support;
 
 mod extension;
-pub use extension::{declared, undeclared, Waiting, EXTENSION};
+pub use extension::{declared, undeclared, upstream_id, upstream_task, Waiting, EXTENSION};
 
 /// The `_meta` key that ties a message to its task.
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";

@@ -11,6 +11,10 @@
 //! way, and its state rides inside ours; one that speaks a session-based revision asks during
 //! the call, which then stops (cancelled there), and is made again with the client's answers,
 //! each request answered by its key (its method and a digest of its params).
+//!
+//! Tasks (the 2026-07-28 extension): a 2026-07-28 upstream runs its tool as a task for a client
+//! that declares the extension; its task id reaches the client namespaced and signed
+//! (`tasks::upstream_id`), and the client's `tasks/*` with that id come back here (`forward`).
 
 use std::cell::RefCell;
 
@@ -38,7 +42,12 @@ fn relayed(ctx: &CallContext<'_>) -> Value {
         return json!({});
     }
     let declared = &ctx.session.client_capabilities;
-    let relayed: serde_json::Map<String, Value> = ["sampling", "elicitation", "roots"].iter().filter_map(|c| declared.get(*c).map(|v| (c.to_string(), v.clone()))).collect();
+    let mut relayed: serde_json::Map<String, Value> = ["sampling", "elicitation", "roots"].iter().filter_map(|c| declared.get(*c).map(|v| (c.to_string(), v.clone()))).collect();
+    // The Tasks extension: a 2026-07-28 upstream runs its tools as tasks for the client, whose
+    // ids come back namespaced (`namespaced`).
+    if stateless && crate::tasks::declared(declared) {
+        relayed.insert("extensions".into(), json!({crate::tasks::EXTENSION: {}}));
+    }
     Value::Object(relayed)
 }
 
@@ -64,10 +73,20 @@ pub async fn run(ctx: &CallContext<'_>, call: &PendingCall, target: &Target, sec
         return (Answer::AsIs(asked), Outcome::Ok);
     }
     match answer {
+        // The Tasks extension: the upstream's task, under an id of mcp-edge's.
+        Ok(Ok(result)) if relaying.is_some() && result.get("resultType").and_then(Value::as_str) == Some("task") => (Answer::AsIs(Ok(namespaced(call, source, result))), Outcome::Ok),
         Ok(Ok(result)) => (Answer::Result(crate::upstream::reply::passthrough(unstamped(result))), Outcome::Ok),
         // A 2026-07-28 upstream that the client cannot answer: the client is told as it would be.
         Ok(Err(error)) if relaying.is_some() && error.get("code").and_then(Value::as_i64) == Some(crate::error::code::MISSING_REQUIRED_CLIENT_CAPABILITY) => {
-            let names = error.pointer("/data/requiredCapabilities").and_then(Value::as_object).map(|c| c.keys().cloned().collect()).unwrap_or_default();
+            // An extension is named under `extensions` (`extensions/<name>`), as mcp-edge names its own.
+            let required = error.pointer("/data/requiredCapabilities").and_then(Value::as_object).cloned().unwrap_or_default();
+            let names = required
+                .iter()
+                .flat_map(|(name, value)| match value.as_object().filter(|_| name == "extensions") {
+                    Some(extensions) => extensions.keys().map(|e| format!("extensions/{e}")).collect(),
+                    None => vec![name.clone()],
+                })
+                .collect();
             (Answer::AsIs(Err(crate::error::Error::MissingClientCapability(names))), Outcome::Client)
         }
         // A protocol error (unknown tool, invalid arguments): the model reads it as the tool's error.
@@ -191,16 +210,31 @@ pub async fn forward(ctx: &CallContext<'_>, call: &PendingCall, source: usize, m
     let relaying = Relaying::new(ctx, call);
     // Its params as the client sent them, for a 2026-07-28 upstream (which gets the protocol's
     // `_meta` anew); without what only 2026-07-28 carries, for one that speaks a session-based revision.
-    let session_params = mrtr::session_params(params);
+    // A task's request (2026-07-28 only) goes as it came, `tasks/update`'s answers with it.
+    let task = matches!(method, Method::TasksGet | Method::TasksUpdate | Method::TasksCancel);
+    let session_params = if task { params.clone() } else { mrtr::session_params(params) };
     let request = |id: u64| protocol::request(id, method, Some(session_params.clone()));
     let answer = in_session(ctx, call, source, &request, secrets, relaying.as_ref()).await;
     if let Some(asked) = relaying.as_ref().and_then(|r| r.input_required(ctx, &answer)) {
         return (asked.map_err(|e| serde_json::to_value(e.to_object()).unwrap_or_default()), Outcome::Ok);
     }
     match answer {
+        Ok(answer) if task => (answer.map(|r| namespaced(call, source, unstamped(r))), Outcome::Ok),
         Ok(answer) => (answer.map(unstamped), Outcome::Ok),
         Err((why, outcome)) => (Err(json!({"code": -32603, "message": format!("The upstream MCP server {:?} failed: {why}.", source.name)})), outcome),
     }
+}
+
+/// An upstream's task (a `CreateTaskResult`, or `tasks/get`'s answer) with the id its client
+/// knows it by: namespaced by the upstream and signed for the principal (`tasks::upstream_id`).
+fn namespaced(call: &PendingCall, source: &Source, mut result: Value) -> Value {
+    if let (Some(binding), Some(task)) = (&call.mrtr, result.as_object_mut()) {
+        if let Some(id) = task.get("taskId").and_then(Value::as_str) {
+            let ours = crate::tasks::upstream_id(&binding.key, &binding.server, &binding.principal, &source.name, id);
+            task.insert("taskId".into(), Value::String(ours));
+        }
+    }
+    result
 }
 
 /// Where a session's object keeps an upstream session: this, the server's route, a line break,
