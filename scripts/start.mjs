@@ -3,21 +3,56 @@
 //!
 //! The configuration is mcp-edge.json, or the file MCP_EDGE_CONFIG names. wrangler reloads the
 //! Worker when it is saved (no cargo run), and rebuilds the wasm when a Rust source changes.
-//! Arguments after `--` go to wrangler dev: `npm start -- --var NAME:value`.
+//! Arguments after `--` go to wrangler dev: `npm start -- --var NAME:value`. wrangler serves a
+//! copy of the configuration with its MCP Apps' template files read in (a Worker reads no files),
+//! written anew when the file or one of its templates is saved (docs/apps.md).
 //! `ADMIN_TOKEN=… npm start` turns the admin API on: the token reaches the Worker as the secret
 //! MCP_EDGE_ADMIN_TOKEN, through an env file only this user can read (wrangler prints a --var's
 //! value in its banner, and any user sees a process's arguments).
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { root, setup } from './setup.mjs';
 import { build } from './build.mjs';
 import { wranglerConfigFor } from './wrangler-config.mjs';
 import { startDemoUpstream } from '../examples/default/upstream.mjs';
+import { inlineApps } from '../cli/apps.mjs';
 
 setup();
 build();
 const config = resolve(process.env.MCP_EDGE_CONFIG ?? join(root, 'mcp-edge.json'));
+
+/** The file wrangler serves: a copy of `config` under .mcp-edge/ with its apps' templates read
+ *  in, kept in step by polling the file and each template it names (a template added while
+ *  `npm start` runs is read in too). */
+function served(config) {
+  const copy = join(root, '.mcp-edge', `served-${createHash('sha256').update(config).digest('hex').slice(0, 12)}.json`);
+  let watched = [];
+  const templates = (text) => {
+    try {
+      return (JSON.parse(text).servers ?? []).flatMap((s) => (s?.tools ?? []).map((t) => t?.app?.template).filter((t) => typeof t === 'string')).map((t) => resolve(dirname(config), t));
+    } catch {
+      return [];
+    }
+  };
+  const write = () => {
+    const text = readFileSync(config, 'utf8');
+    try {
+      writeFileSync(copy, inlineApps(text, config));
+    } catch (e) {
+      // The Worker then serves what it had; the fault is said here, where the file is read.
+      console.error(`[start] ${config}: ${e.message}`);
+    }
+    for (const file of watched) unwatchFile(file, write);
+    watched = templates(text);
+    for (const file of watched) watchFile(file, { interval: 500 }, write);
+  };
+  mkdirSync(join(root, '.mcp-edge'), { recursive: true });
+  write();
+  watchFile(config, { interval: 500 }, write);
+  return copy;
+}
 const port = Number(process.env.PORT || 8787);
 const upstreamPort = Number(process.env.DEMO_UPSTREAM_PORT || 8788);
 const upstream = await startDemoUpstream(upstreamPort);
@@ -40,7 +75,7 @@ if (process.env.ADMIN_TOKEN) {
 const wrangler = spawn(
   join(root, 'node_modules', '.bin', 'wrangler'),
   [
-    'dev', '--config', wranglerConfigFor(config), '--ip', '127.0.0.1', '--port', String(port), '--var', `DEMO_UPSTREAM_URL:http://127.0.0.1:${upstreamPort}`,
+    'dev', '--config', wranglerConfigFor(served(config)), '--ip', '127.0.0.1', '--port', String(port), '--var', `DEMO_UPSTREAM_URL:http://127.0.0.1:${upstreamPort}`,
     // Local: the DNS-rebinding Host check applies whatever a request claims (src/policy.rs).
     '--var', 'MCP_EDGE_LOCAL:1', '--show-interactive-dev-session=false',
     ...secrets,

@@ -1,11 +1,12 @@
 // The README promise: `npm start` serves the shipped default configuration with `wrangler dev`,
 // and a new user's first three steps work against it. Then an edit of the configuration is
-// served by the running `npm start`, with no cargo run and no restart.
+// served by the running `npm start`, with no cargo run and no restart, and so is an MCP App's
+// template file.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { root, lines } from './harness.mjs';
@@ -63,6 +64,34 @@ test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up s
     assert.deepEqual(names, ['echo', 'get_current_time', 'shout']);
     const after = output.slice(before).join('');
     assert.ok(!after.includes('[setup] worker-build') && !after.includes('Compiling'), `the edit ran a Rust build:\n${after}`);
+
+    // An MCP App from a template file beside the configuration (docs/apps.md): read in by
+    // `npm start` when the configuration names it, and again when the template is saved.
+    const template = join(dirname(config), 'shout.html');
+    writeFileSync(template, '<!doctype html><p>first</p>');
+    edited.servers[0].tools.find((t) => t.name === 'shout').app = { template: 'shout.html' };
+    writeFileSync(config, JSON.stringify(edited, null, 2));
+    const app = `ui://${edited.servers[0].name}/shout`;
+    const read = async () => {
+      const host = new Client({ name: 'host', version: '1.0.0' }, { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } });
+      await host.connect(new StreamableHTTPClientTransport(url));
+      try {
+        return (await host.readResource({ uri: app })).contents[0]?.text;
+      } catch {
+        return undefined;
+      } finally {
+        await host.close();
+      }
+    };
+    const until = async (want) => {
+      const deadline = Date.now() + 60_000;
+      let got;
+      while (Date.now() < deadline && (got = await read()) !== want) await new Promise((r) => setTimeout(r, 500));
+      return got;
+    };
+    assert.equal(await until('<!doctype html><p>first</p>'), '<!doctype html><p>first</p>');
+    writeFileSync(template, '<!doctype html><p>second</p>');
+    assert.equal(await until('<!doctype html><p>second</p>'), '<!doctype html><p>second</p>', 'a saved template is served without a restart');
   } finally {
     await stop();
   }
