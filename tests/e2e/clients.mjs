@@ -40,16 +40,21 @@ export function n8nNode(sdk) {
   return dir;
 }
 
-/** A venv with the Python SDK `mcp==version`; returns its python. */
-export function pythonSdk(version) {
-  const dir = join(cache, `python-mcp-${version}`);
+/** A venv under .mcp-edge/ with the PyPI package `name==version`; returns its python. */
+function venv(name, version) {
+  const dir = join(cache, `python-${name}-${version}`);
   const python = join(dir, 'bin', 'python');
   if (!existsSync(join(dir, 'installed'))) {
     run('python3', ['-m', 'venv', dir], root);
-    run(python, ['-m', 'pip', 'install', '--quiet', `mcp==${version}`], root);
+    run(python, ['-m', 'pip', 'install', '--quiet', `${name}==${version}`], root);
     writeFileSync(join(dir, 'installed'), version);
   }
   return python;
+}
+
+/** A venv with the Python SDK `mcp==version`; returns its python. */
+export function pythonSdk(version) {
+  return venv('mcp', version);
 }
 
 /** The FastMCP release (PyPI `fastmcp`) an upstream of tests/e2e/listen_fanin.test.mjs runs on. */
@@ -57,14 +62,7 @@ export const FASTMCP = '4.1.6';
 
 /** A venv with `fastmcp==FASTMCP`; returns its python. */
 export function fastmcp() {
-  const dir = join(cache, `python-fastmcp-${FASTMCP}`);
-  const python = join(dir, 'bin', 'python');
-  if (!existsSync(join(dir, 'installed'))) {
-    run('python3', ['-m', 'venv', dir], root);
-    run(python, ['-m', 'pip', 'install', '--quiet', `fastmcp==${FASTMCP}`], root);
-    writeFileSync(join(dir, 'installed'), FASTMCP);
-  }
-  return python;
+  return venv('fastmcp', FASTMCP);
 }
 
 /** The @n8n/n8n-nodes-langchain release whose MCP Server Trigger the tests serve. */
