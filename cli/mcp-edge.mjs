@@ -14,7 +14,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inlineApps } from './apps.mjs';
+import { inlineApps, keepInlined } from './apps.mjs';
 import { check } from './check.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -175,14 +175,16 @@ async function checkFile(file = configFile()) {
 /** wrangler's arguments for a configuration whose apps name template files (docs/apps.md): the
  *  Worker reads no files, so the configuration with the templates read in is written beside
  *  wrangler.toml (`.mcp-edge.apps.json`), and a copy of the toml naming it
- *  (`.wrangler.apps.toml`) is what wrangler is given. Other configurations: as they are. */
-function withApps(args) {
+ *  (`.wrangler.apps.toml`) is what wrangler is given; `live` (dev) writes it again whenever the
+ *  file or a template is saved. Other configurations: as they are. */
+function withApps(args, live = false) {
   const file = configFile();
   if (!existsSync(file)) return args;
   const text = readFileSync(file, 'utf8');
   const inlined = inlineApps(text, file);
   if (inlined === text || !existsSync('wrangler.toml')) return args;
-  writeFileSync('.mcp-edge.apps.json', inlined);
+  if (live) keepInlined(file, '.mcp-edge.apps.json');
+  else writeFileSync('.mcp-edge.apps.json', inlined);
   const toml = readFileSync('wrangler.toml', 'utf8').replace(/^(\s*"mcp-edge-config"\s*=\s*)"[^"]+"/m, '$1"./.mcp-edge.apps.json"');
   writeFileSync('.wrangler.apps.toml', toml);
   return ['--config', '.wrangler.apps.toml', ...args];
@@ -320,8 +322,8 @@ switch (command) {
     const rest = i >= 0 ? [...args.slice(0, i), ...args.slice(i + 2)] : args;
     // wrangler watches what it bundles, mcp-edge.json included, and reloads the Worker on a save.
     // MCP_EDGE_LOCAL: the DNS-rebinding Host check applies whatever a request claims.
-    // With apps' templates, the file read in is served: restart to pick up an edit.
-    wrangler(['dev', '--ip', '127.0.0.1', '--port', port, '--var', 'MCP_EDGE_LOCAL:1', '--show-interactive-dev-session=false', ...withApps(rest)]);
+    // With apps' templates, the file read in is served, written again on each save.
+    wrangler(['dev', '--ip', '127.0.0.1', '--port', port, '--var', 'MCP_EDGE_LOCAL:1', '--show-interactive-dev-session=false', ...withApps(rest, true)]);
     break;
   }
   case 'deploy':

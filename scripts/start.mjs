@@ -11,46 +11,25 @@
 //! value in its banner, and any user sees a process's arguments).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, unwatchFile, watchFile, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { root, setup } from './setup.mjs';
 import { build } from './build.mjs';
 import { wranglerConfigFor } from './wrangler-config.mjs';
 import { startDemoUpstream } from '../examples/default/upstream.mjs';
-import { inlineApps } from '../cli/apps.mjs';
+import { keepInlined } from '../cli/apps.mjs';
 
 setup();
 build();
 const config = resolve(process.env.MCP_EDGE_CONFIG ?? join(root, 'mcp-edge.json'));
 
 /** The file wrangler serves: a copy of `config` under .mcp-edge/ with its apps' templates read
- *  in, kept in step by polling the file and each template it names (a template added while
- *  `npm start` runs is read in too). */
+ *  in, kept in step with the file and its templates (a template added while `npm start` runs is
+ *  read in too). */
 function served(config) {
-  const copy = join(root, '.mcp-edge', `served-${createHash('sha256').update(config).digest('hex').slice(0, 12)}.json`);
-  let watched = [];
-  const templates = (text) => {
-    try {
-      return (JSON.parse(text).servers ?? []).flatMap((s) => (s?.tools ?? []).map((t) => t?.app?.template).filter((t) => typeof t === 'string')).map((t) => resolve(dirname(config), t));
-    } catch {
-      return [];
-    }
-  };
-  const write = () => {
-    const text = readFileSync(config, 'utf8');
-    try {
-      writeFileSync(copy, inlineApps(text, config));
-    } catch (e) {
-      // The Worker then serves what it had; the fault is said here, where the file is read.
-      console.error(`[start] ${config}: ${e.message}`);
-    }
-    for (const file of watched) unwatchFile(file, write);
-    watched = templates(text);
-    for (const file of watched) watchFile(file, { interval: 500 }, write);
-  };
   mkdirSync(join(root, '.mcp-edge'), { recursive: true });
-  write();
-  watchFile(config, { interval: 500 }, write);
+  const copy = join(root, '.mcp-edge', `served-${createHash('sha256').update(config).digest('hex').slice(0, 12)}.json`);
+  keepInlined(config, copy);
   return copy;
 }
 const port = Number(process.env.PORT || 8787);
