@@ -75,6 +75,24 @@ fn app_only(tool: &Value) -> bool {
     tool.pointer("/_meta/ui/visibility").and_then(Value::as_array).is_some_and(|v| !v.iter().any(|s| s.as_str() == Some("model")))
 }
 
+/// Whether a client sees a listed tool: one only an app may call is for clients that declared
+/// the extension (`declared`), in a list, a catalog's search and its descriptions alike.
+pub fn sees(declared: bool, tool: &Value) -> bool {
+    declared || !app_only(tool)
+}
+
+/// A listed tool as a client without the extension sees it: no `_meta.ui`, nor the legacy key.
+pub fn without_ui(tool: &mut Map<String, Value>) {
+    let emptied = tool.get_mut("_meta").and_then(Value::as_object_mut).is_some_and(|meta| {
+        meta.remove("ui");
+        meta.remove(LEGACY_KEY);
+        meta.is_empty()
+    });
+    if emptied {
+        tool.remove("_meta");
+    }
+}
+
 /// A list result as a client that did not declare the extension sees it: no `ui://` resources or
 /// templates, no tool only an app may call, no `_meta.ui` on the others (the spec's servers
 /// offer UI only to hosts that render it; the tools' results still carry their text).
@@ -89,17 +107,8 @@ pub fn for_client(declared: bool, method: Method, result: &mut Value) {
     let Some(items) = result.get_mut(field).and_then(Value::as_array_mut) else { return };
     match method {
         Method::ToolsList => {
-            items.retain(|t| !app_only(t));
-            for tool in items.iter_mut().filter_map(Value::as_object_mut) {
-                let emptied = tool.get_mut("_meta").and_then(Value::as_object_mut).is_some_and(|meta| {
-                    meta.remove("ui");
-                    meta.remove(LEGACY_KEY);
-                    meta.is_empty()
-                });
-                if emptied {
-                    tool.remove("_meta");
-                }
-            }
+            items.retain(|t| sees(false, t));
+            items.iter_mut().filter_map(Value::as_object_mut).for_each(without_ui);
         }
         _ => items.retain(|r| !r.get("uri").or_else(|| r.get("uriTemplate")).and_then(Value::as_str).is_some_and(is_ui)),
     }

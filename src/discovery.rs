@@ -17,13 +17,14 @@ use crate::upstream::reply;
 const SUMMARY_CHARS: usize = 200;
 
 /// `search_tools`: the tools the principal may see that have every tag asked for (in any case)
-/// and match the query, best first, up to the limit; `total` counts them all.
-pub fn search(server: &Server, index: &Index, gate: &Gate<'_>, args: &Value) -> Value {
+/// and match the query, best first, up to the limit; `total` counts them all. `apps`: whether
+/// the client declared MCP Apps (a tool only an app may call is found by those alone).
+pub fn search(server: &Server, index: &Index, gate: &Gate<'_>, apps: bool, args: &Value) -> Value {
     let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
     let tags: Vec<String> = args.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_lowercase).collect();
     // The schema allows only whole numbers from 1 to 100; `2.0` is one too.
     let limit = args.get("limit").and_then(Value::as_f64).map_or(DEFAULT_LIMIT, |l| l as usize);
-    let keep = |tool: &Tool| gate.sees(tool) && tags.iter().all(|tag| tool.tags.iter().any(|own| own.to_lowercase() == *tag));
+    let keep = |tool: &Tool| gate.sees(tool) && crate::apps::sees(apps, &tool.listing) && tags.iter().all(|tag| tool.tags.iter().any(|own| own.to_lowercase() == *tag));
     let found = index.search(&server.tools, query, keep);
     let entries: Vec<Value> = found.iter().take(limit).map(|tool| entry(tool)).collect();
     reply::structured_result(json!({"tools": entries, "total": found.len()}))
@@ -45,16 +46,22 @@ fn entry(tool: &Tool) -> Value {
     Value::Object(entry)
 }
 
-/// `describe_tool`: the tool's entry as a plain `tools/list` lists it, with its tags. A tool the
-/// principal may not see is as unknown as one that does not exist.
-pub fn describe(server: &Server, gate: &Gate<'_>, args: &Value) -> Value {
+/// `describe_tool`: the tool's entry as a plain `tools/list` lists it to this client (`apps`: it
+/// declared MCP Apps), with its tags. A tool the principal may not see is as unknown as one that
+/// does not exist.
+pub fn describe(server: &Server, gate: &Gate<'_>, apps: bool, args: &Value) -> Value {
     let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
-    let Some(tool) = server.tool(name).filter(|t| gate.sees(t)) else {
+    let Some(tool) = server.tool(name).filter(|t| gate.sees(t) && crate::apps::sees(apps, &t.listing)) else {
         return reply::error_result(format!("unknown tool {name:?}: search_tools finds this server's tools and their names"));
     };
     let mut definition = tool.listing.clone();
-    if let (false, Some(fields)) = (tool.tags.is_empty(), definition.as_object_mut()) {
-        fields.insert("tags".into(), json!(tool.tags));
+    if let Some(fields) = definition.as_object_mut() {
+        if !apps {
+            crate::apps::without_ui(fields);
+        }
+        if !tool.tags.is_empty() {
+            fields.insert("tags".into(), json!(tool.tags));
+        }
     }
     reply::structured_result(definition)
 }
@@ -131,6 +138,18 @@ mod tests {
         assert_eq!(called_tool(&catalog(), Some(&params)), Some("pulls_list"));
         assert_eq!(called_tool(&server("list", ""), Some(&params)), Some("call_tool"));
         assert_eq!(called_tool(&catalog(), Some(&json!({"name": "search_tools"}))), Some("search_tools"));
+    }
+
+    #[test]
+    fn a_description_shows_a_tool_s_app_only_to_a_client_that_declared_mcp_apps() {
+        let text = r#"{"servers": [{"name": "gh", "version": "1", "toolDiscovery": "catalog", "tools": [{"name": "report", "app": {"html": "<p>x</p>"}, "http": {"url": "https://api.test/r"}}]}]}"#;
+        let server = crate::config::load(text).unwrap().servers.remove(0).as_ref().clone();
+        let anyone = crate::auth::Principal::anonymous();
+        let gate = server.gate(&anyone, 0);
+        let described = |apps: bool| describe(&server, &gate, apps, &json!({"name": "report"}))["structuredContent"].clone();
+        assert_eq!(described(true).pointer("/_meta/ui/resourceUri"), Some(&json!("ui://gh/report")));
+        assert_eq!(described(false).get("_meta"), None, "no _meta.ui for a client without the extension");
+        assert_eq!(described(false)["name"], "report");
     }
 
     #[test]

@@ -112,9 +112,10 @@ fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, re
     if let Some(why) = invalid(&meta.input_schema(), &arguments) {
         return refuse(session, req, meta.name(), &why);
     }
+    let apps = crate::apps::declared(&session.client_capabilities);
     let result = match meta {
-        MetaTool::Search => discovery::search(server, index, &server.gate(env.principal, env.now_ms), &arguments),
-        MetaTool::Describe => discovery::describe(server, &server.gate(env.principal, env.now_ms), &arguments),
+        MetaTool::Search => discovery::search(server, index, &server.gate(env.principal, env.now_ms), apps, &arguments),
+        MetaTool::Describe => discovery::describe(server, &server.gate(env.principal, env.now_ms), apps, &arguments),
         MetaTool::Call => {
             let inner = discovery::inner_call(req);
             let params = super::params(inner.params.as_ref())?;
