@@ -240,7 +240,9 @@ pub fn classify(value: &Value) -> Option<Event> {
     })
 }
 
-fn input_request(key: &str, input: &Value) -> Option<InputRequest> {
+/// One request for the client's input, as an HTTP upstream's `input`/`inputs` or an upstream MCP
+/// server's `inputRequests` entry names it: a method the client may be asked, with params.
+pub fn input_request(key: &str, input: &Value) -> Option<InputRequest> {
     let method = input.get("method").and_then(Value::as_str).and_then(Method::parse).filter(|m| m.client_capability().is_some())?;
     let params = input.get("params").filter(|p| p.is_object())?;
     Some(InputRequest { key: key.to_string(), method, params: params.clone() })

@@ -191,13 +191,7 @@ fn upstream_ask(result: &Value) -> Option<InputAsk> {
         Some(Value::String(s)) => Value::String(s.clone()),
         Some(_) => return None,
     };
-    let requests = requests
-        .iter()
-        .map(|(key, r)| {
-            let method = r.get("method").and_then(Value::as_str).and_then(Method::parse).filter(|m| m.client_capability().is_some())?;
-            Some(InputRequest { key: key.clone(), method, params: r.get("params").filter(|p| p.is_object())?.clone() })
-        })
-        .collect::<Option<Vec<_>>>()?;
+    let requests = requests.iter().map(|(key, r)| crate::upstream::stream::input_request(key, r)).collect::<Option<Vec<_>>>()?;
     Some(InputAsk { requests, keyed: true, state: json!({"state": state}) })
 }
 
