@@ -163,7 +163,7 @@ fn segment(out: &mut String, text: &str) {
 /// Lowercase hex SHA-256.
 fn sha256_hex(text: &str) -> String {
     use sha2::{Digest, Sha256};
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::hex::encode(&Sha256::digest(text.as_bytes()))
 }
 
 

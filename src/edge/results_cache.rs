@@ -84,7 +84,7 @@ impl<'a> Kept<'a> {
         let now = crate::edge::now_ms();
         if let (Outcome::Upstream(304), Some(stored)) = (outcome, self.stored.as_ref().filter(|s| !s.etag.is_empty())) {
             crate::edge::health::count(Counter::ToolCacheRevalidations, 1, self.object);
-            self.put(&stored.result, &stored.etag, now).await;
+            self.put(&stored.result.to_string(), &stored.etag, now).await;
             return (hinted(stored.result.clone(), cache::served_hint(self.caching, 0)), Outcome::Ok);
         }
         crate::edge::health::count(Counter::ToolCacheMisses, 1, self.object);
@@ -98,13 +98,14 @@ impl<'a> Kept<'a> {
             return (result, outcome);
         }
         let etag = self.etag.borrow().clone().unwrap_or_default();
-        self.put(&result, &etag, now).await;
+        self.put(&text, &etag, now).await;
         (hinted(result, cache::served_hint(self.caching, 0)), outcome)
     }
 
-    async fn put(&self, result: &Value, etag: &str, now: u64) {
+    /// Keeps `text`, a result's JSON.
+    async fn put(&self, text: &str, etag: &str, now: u64) {
         let keep_seconds = keep_ms(self.caching, etag).div_ceil(1000);
-        kept_put(&self.key, &result.to_string(), etag, now as f64, keep_seconds as f64).await;
+        kept_put(&self.key, text, etag, now as f64, keep_seconds as f64).await;
     }
 }
 
