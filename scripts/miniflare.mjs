@@ -38,6 +38,8 @@ export function serveWorker({ dir, config, bindings, port = 0, persist = false, 
     },
     durableObjectsPersist: persist,
     ratelimits,
+    // Code mode's programs run in Dynamic Workers from this binding (wrangler.toml's worker_loaders).
+    workerLoaders: { LOADER: {} },
     ...(analyticsEngineDatasets ? { analyticsEngineDatasets } : {}),
     // Local, whatever a request claims: the Host check always applies (src/policy.rs at_edge). A
     // test of the edge's trust sets it to '' in `bindings`.
