@@ -84,6 +84,10 @@ test('a thrown error names its line and column, guards spliced into the line or 
   assert.deepEqual((await run(spliced)).outcome, { logs: [], dropped: 0, error: { message: 'RangeError: too far: 6', ...column(spliced, 'new RangeError') } });
   // A value that is not an Error.
   assert.deepEqual((await run('throw "plain"')).outcome, { logs: [], dropped: 0, error: { message: 'plain' } });
+  // Lines as JavaScript counts them: \r\n, \r and \u2028 end a line too.
+  const breaks = 'const a = 1;\r\nconst b = 2;\rconst c = 3;\u2028for (const x of [1]) { throw new Error("third") }';
+  assert.deepEqual((await run(breaks)).outcome.error, { message: 'third', line: 4, column: 30 });
+  assert.deepEqual((await run('let a;\r\nlet b;\rlet c = ;')).prepared, { message: 'Unexpected token', line: 3, column: 9 });
 });
 
 test('a failed tool call is an error naming the tool and the line', async () => {
@@ -96,6 +100,12 @@ test('a failed tool call is an error naming the tool and the line', async () => 
   // The program may catch it, and sees the tool's name.
   const caught = await run('try { await tools.fails() } catch (e) { return [e.message, e.tool] }');
   assert.equal(caught.outcome.value, '["tool fails: upstream said no (502)","fails"]');
+  // The stub's own failure, or an answer that is not JSON, is the tool's error too.
+  assert.deepEqual((await run('await tools.throws()')).outcome.error, { message: 'tool throws: the host failed', tool: 'throws', line: 1, column: 1 });
+  assert.match((await run('await tools.garbled()')).outcome.error.message, /^tool garbled: SyntaxError: Unexpected token/);
+  // After a budget is spent, a program that caught the error calls no tool.
+  const after = await run('try { for (;;) {} } catch {}\nawait tools.echo({ late: true })');
+  assert.deepEqual([after.outcome.error.message, after.calls], [STEPS, []]);
   // An unknown tool is the host's answer; a non-JSON argument never leaves the isolate.
   assert.equal((await run('await tools.nope()')).outcome.error.message, 'tool nope: no tool named nope');
   const bigint = await run('await tools.echo({ n: 1n })');

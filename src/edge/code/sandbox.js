@@ -167,13 +167,15 @@ function randomHex() {
   return s;
 }
 
+/** Where each line starts, counting line breaks as acorn and V8 do: \r\n, \n, \r, \u2028, \u2029. */
+const BREAK = /\r\n?|[\n\u2028\u2029]/g;
 function lineStarts(text) {
   const starts = [0];
-  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  for (const m of text.matchAll(BREAK)) starts.push(m.index + m[0].length);
   return starts;
 }
 
-/** 1-based line, 0-based column of an offset. acorn counts \r\n, \r, \u2028 too; these are rare. */
+/** 1-based line, 0-based column of an offset. */
 function position(pos, starts) {
   let lo = 0;
   let hi = starts.length - 1;
@@ -188,7 +190,7 @@ function position(pos, starts) {
 /** A refusal at an offset of the wrapped text, placed in the code's own lines. */
 function refusal(message, pos, starts, code) {
   const { line, column } = position(pos, starts);
-  const codeLines = code.split('\n');
+  const codeLines = code.split(BREAK);
   if (line < 2) return { error: { message, line: 1, column: 1 } };
   if (line - 1 > codeLines.length) {
     // The wrapper's closing line: the code ended early (an unclosed brace, say).
@@ -687,17 +689,27 @@ export default {
       error: (...args) => record('error: ', args),
     };
 
+    const toolError = (name, why) => {
+      const e = new ErrorCtor('tool ' + name + ': ' + why);
+      defineProperty(e, 'tool', data(name));
+      apply(weakSet, toolOf, [e, name]);
+      return e;
+    };
     const callTool = async (name, args) => {
+      // No call once a budget is spent: a program that caught the error goes no further.
+      charge(0);
       const argsText = stringify(args ?? {});
       if (typeof argsText !== 'string') throw new TypeErr('tool ' + name + ': the arguments are not JSON');
-      const reply = parseJson(await stub.call(name, argsText));
+      let reply;
+      try {
+        reply = parseJson(await stub.call(name, argsText));
+      } catch (e) {
+        throw toolError(name, describe(e).message);
+      }
       const failed = reply !== null && typeof reply === 'object' && hasOwn(reply, 'error');
       if (failed) {
         const why = reply.error;
-        const e = new ErrorCtor('tool ' + name + ': ' + (typeof why === 'string' ? why : stringify(why)));
-        defineProperty(e, 'tool', { __proto__: null, value: name, writable: true, enumerable: false, configurable: true });
-        apply(weakSet, toolOf, [e, name]);
-        throw e;
+        throw toolError(name, typeof why === 'string' ? why : stringify(why));
       }
       return reply !== null && typeof reply === 'object' && hasOwn(reply, 'ok') ? reply.ok : undefined;
     };

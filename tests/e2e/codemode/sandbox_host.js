@@ -9,6 +9,10 @@ const TABLE = {
   echo: (args) => ({ ok: args }),
   'odd-name': () => ({ ok: 'odd' }),
   fails: () => ({ error: 'upstream said no (502)' }),
+  throws: () => {
+    throw new Error('the host failed');
+  },
+  garbled: () => 'not JSON',
 };
 
 class Tools extends RpcTarget {
@@ -20,7 +24,8 @@ class Tools extends RpcTarget {
     this.calls.push([name, argsText]);
     const answer = TABLE[name];
     if (!answer) return JSON.stringify({ error: `no tool named ${name}` });
-    return JSON.stringify(answer(JSON.parse(argsText)));
+    const reply = answer(JSON.parse(argsText));
+    return typeof reply === 'string' ? reply : JSON.stringify(reply);
   }
 }
 
