@@ -4,13 +4,14 @@
 // budget's error while the same workerd keeps serving; escapes are refused.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
-import { root } from './harness.mjs';
 import { prepare } from '../../src/edge/code/sandbox.js';
 
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LIMITS = { steps: 200000, memoryBytes: 32 << 20, logLines: 20, logBytes: 4000, resultBytes: 100000 };
 const STEPS = `the program ran more than ${LIMITS.steps} steps (loop iterations and function calls)`;
 const MEMORY = `the program allocated more than ${LIMITS.memoryBytes} bytes (arrays, strings and buffers)`;
@@ -137,6 +138,22 @@ test('runaway loops and recursion end with the step error, and workerd keeps ser
     assert.equal(outcome.value, undefined, code);
     assert.equal(typeof outcome.error.line, 'number', code);
   }
+  // A built-in's walk costs steps by its length: one call over a huge sparse array or array-like
+  // ends before it starts (71 s of indexOf otherwise), and a loop of calls over a big one ends too.
+  const walks = [
+    'const a = [];\na.length = 2 ** 32 - 1;\nreturn a.indexOf(1)',
+    'const big = new Array(1e6).fill(0);\nfor (;;) big.includes(1)',
+    'const s = "x".repeat(1e7);\nfor (;;) s.indexOf("y")',
+    'const t = new Uint8Array(1e7);\nfor (;;) t.indexOf(1)',
+    'const s = JSON.stringify(new Array(1e5).fill(1));\nfor (;;) JSON.parse(s)',
+  ];
+  for (const code of walks) assert.equal((await run(code)).outcome.error?.message, STEPS, code);
+  // An array-like is copied first, charged by its length; a length getter is read once.
+  assert.equal((await run('return Array.prototype.lastIndexOf.call({ length: 2 ** 32 }, 1)')).outcome.error?.message, MEMORY);
+  assert.equal((await run('let n = 0;\nreturn Array.prototype.indexOf.call({ get length() { return n++ ? 2 ** 32 : 1 } }, 1)')).outcome.value, '-1');
+  // Generic methods still work on array-likes, on a copy; those that change their array refuse one.
+  assert.equal((await run('return Array.prototype.map.call({ length: 2, 0: "a", 1: "b" }, (x) => x + x)')).outcome.value, '["aa","bb"]');
+  assert.equal((await run('return Array.prototype.reverse.call({ length: 1, 0: 1 })')).outcome.error?.message, 'TypeError: a program may change only arrays with this method');
   const loop = 'const a = 1;\nwhile (true) {}';
   assert.deepEqual((await run(loop)).outcome.error, { message: STEPS, line: 2, column: 15 });
   // Plain deep recursion meets V8's stack limit first: an error too, caught by no one.
@@ -161,8 +178,9 @@ test('memory exhaustion ends with the memory error, and workerd keeps serving', 
     'const big = "x".repeat(1e6);\nconst keep = [];\nfor (;;) keep.push(Array.from(big))',
     'const b = new ArrayBuffer(8, { maxByteLength: 2 ** 32 });\nb.resize(2 ** 32)',
   ];
+  // Steps plenty, so that memory is what runs out (built-ins' work counts as steps too).
   for (const code of programs) {
-    const { outcome, hostError } = await run(code);
+    const { outcome, hostError } = await run(code, { ...LIMITS, steps: 1e8 });
     assert.equal(hostError, undefined, code);
     assert.equal(outcome.error?.message, MEMORY, code);
   }

@@ -12,17 +12,28 @@
 // backstop; the guards make the common runaway programs end with an error the model can act on,
 // everywhere.
 //
+// Steps: one per loop iteration and function call of the program's own code, and one per 32
+// elements or characters a built-in walks (arrays, strings, typed arrays, JSON), so a loop of
+// `indexOf` over a big array ends too. Memory: bytes charged by the bulk allocators (the Array,
+// ArrayBuffer, typed array, Map and Set constructors, and the methods that copy or grow: Array.from,
+// concat, fill, join, push, splice, slice/map/filter through their species constructor, repeat,
+// padStart/padEnd, split, match, the case and replace methods, Object.keys/values/entries/assign,
+// JSON.stringify) and by spread, which the instrumentation wraps.
+//
 // What the budgets do not cover, honestly:
-// - CPU spent inside one built-in call: a catastrophic regular expression, or
-//   `Array.prototype.indexOf.call({ length: 2 ** 53 - 1 }, 0)`, is one step. Only `cpuMs` ends it.
-// - Memory that no wrapped allocator makes: array and object literals, spread (`[...a, ...a]`),
-//   string concatenation (ropes up to V8's longest string, 2**29 characters), `Object.assign`,
-//   `structuredClone`, `TextEncoder`, `Map`/`Set` growth, closures. Each costs at least one step
-//   per allocation or is bounded by data already charged, except concatenation, which can double a
-//   string in one step; the string methods that flatten a rope into a new string (`toUpperCase`,
-//   `replace`, `split`, ...) charge what they return.
+// - CPU inside one built-in beyond its length: a catastrophic regular expression
+//   (`/(a+)+$/.test('a'.repeat(30) + 'b')`), RegExp.prototype.exec called directly on a long
+//   string in a loop, and flattening a rope string built by concatenation. Only `cpuMs` ends these.
+// - Memory that no wrapped allocator makes: array and object literals, string concatenation
+//   (ropes up to V8's longest string, 2**29 characters, cheap until flattened), closures, objects
+//   made one by one, structuredClone, TextEncoder, atob/btoa, Response and Blob bodies, Map and
+//   Set growth through set/add. Each costs a step at least, so the steps budget bounds them by the
+//   program's own size, except concatenation, which doubles a string in one step; the string
+//   methods that flatten a rope into a new string charge what they return.
 // - The budget is of bytes allocated, not bytes alive: nothing is given back when garbage is
 //   collected, so a program that builds and drops many large arrays runs out too.
+// - A promise that never settles holds the call until the caller's wall-time limit (workerd ends
+//   it at once when nothing else is pending: "code had hung").
 
 import { parse } from 'acorn';
 
@@ -255,6 +266,15 @@ export function props(x) {
   else if (typeof x === 'string') charge(x.length * 16);
   return x;
 }
+// A built-in's work on n elements or characters, as steps: one per 32 (a loop iteration of the
+// program's own costs about as much as a built-in's 32).
+export function work(n) {
+  if (n > 64) {
+    steps += n / 32;
+    if (steps > STEPS) spend('the program ran more than ' + STEPS + ' steps (loop iterations and function calls)');
+  }
+  if (spent !== '') throw new RangeErr(spent);
+}
 export function failure() { return spent; }
 export function failureStack() { return where; }
 `;
@@ -267,7 +287,7 @@ function runnerSource(limits, columns) {
     logBytes: int(limits.logBytes, 'logBytes'),
     resultBytes: int(limits.resultBytes, 'resultBytes'),
   };
-  return `import { charge, failure, failureStack } from './${GUARD}';
+  return `import { charge, failure, failureStack, work } from './${GUARD}';
 import program from './${PROGRAM}';
 const LIMITS = ${JSON.stringify(settings)};
 const COLUMNS = ${JSON.stringify(columns)};
@@ -281,7 +301,8 @@ ${RUNNER_BODY}`;
 // adds to Object.prototype (\`then\`, \`get\`) is never read from them.
 const RUNNER_BODY = String.raw`
 const G = globalThis;
-const { apply, construct, defineProperty, getOwnPropertyDescriptor, getPrototypeOf } = Reflect;
+const { apply, construct, defineProperty, getOwnPropertyDescriptor, getPrototypeOf, ownKeys } = Reflect;
+const log2 = Math.log2;
 const ObjectKeys = Object.keys;
 const hasOwn = Object.hasOwn;
 const RangeErr = RangeError;
@@ -380,6 +401,7 @@ function guardConstructor(name, cost, after) {
 
 const ArrayCtor = Array;
 const ArrayProxy = guardConstructor('Array', (args) => (args.length === 1 && typeof args[0] === 'number' ? args[0] : args.length) * WORD);
+const arrayFromOriginal = ArrayCtor.from;
 wrap(ArrayCtor, 'from', (from) => function from_(items) {
   const n = lengthOf(items);
   charge(n * WORD);
@@ -538,6 +560,56 @@ for (const name of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array'
     },
   );
 }
+// ---- Built-ins' work counted as steps: a call that walks an array, a string or a typed array costs
+// steps by its length, so \`for (;;) big.indexOf(x)\` ends like any loop, and a huge length (a
+// sparse array's, or an array-like's) ends before the walk starts. Called on something that is not
+// an array, a generic array method works on a copy made by the charged Array.from (which reads the
+// length once: a getter cannot show the meter one length and the method another); a method that
+// changes its array refuses such a receiver.
+const copy = (v) => apply(arrayFromOriginal, ArrayProxy, [v]);
+const MUTATORS = ['copyWithin', 'fill', 'pop', 'push', 'reverse', 'shift', 'sort', 'splice', 'unshift'];
+const FREE = ['constructor', 'at', 'push', 'pop', 'keys', 'values', 'entries', 'toString', 'toLocaleString', 'charAt', 'charCodeAt', 'codePointAt', 'valueOf', 'slice', 'substring', 'substr', 'subarray', 'isWellFormed'];
+function meter(proto, receiver, lengthOfThis) {
+  const keys = ownKeys(proto);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (typeof key !== 'string' || apply(arrayIncludes, FREE, [key])) continue;
+    const d = getOwnPropertyDescriptor(proto, key);
+    if (d === undefined || typeof d.value !== 'function') continue;
+    const sorts = key === 'sort' || key === 'toSorted';
+    const mutates = apply(arrayIncludes, MUTATORS, [key]);
+    wrap(proto, key, (f) => function () {
+      const self = receiver(this, mutates);
+      const n = lengthOfThis(self);
+      work(sorts && n > 1 ? n * log2(n) : n);
+      return apply(f, self, arguments);
+    });
+  }
+}
+const arrayIncludes = AP.includes;
+meter(AP, (self, mutates) => {
+  if (isArray(self) || self === null || self === undefined) return self;
+  if (mutates) throw new TypeErr('a program may change only arrays with this method');
+  return copy(self);
+}, lengthOf);
+meter(SP, (self) => (typeof self === 'string' || self === null || self === undefined ? self : StringCtor(self)), lengthOf);
+const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
+const typedLength = getOwnPropertyDescriptor(TypedArrayPrototype, 'length').get;
+meter(TypedArrayPrototype, (self) => self, (self) => {
+  try {
+    return apply(typedLength, self, []);
+  } catch {
+    return 0;
+  }
+});
+for (const name of ['parse', 'stringify']) {
+  wrap(JSON, name, (f) => function () {
+    const out = apply(f, this, arguments);
+    work(name === 'parse' ? lengthOf(arguments[0]) : lengthOf(out));
+    return out;
+  });
+}
+
 // No use to a program, and each a way around the budget or the thread: WebAssembly's memories,
 // shared buffers, and Atomics.wait.
 for (const name of ['WebAssembly', 'SharedArrayBuffer', 'Atomics']) delete G[name];
