@@ -177,6 +177,11 @@ test('memory exhaustion ends with the memory error, and workerd keeps serving', 
     'let s = "ab";\nfor (let i = 0; i < 27; i++) s += s;\nconst keep = [];\nfor (;;) keep.push(s.toUpperCase())',
     'const big = "x".repeat(1e6);\nconst keep = [];\nfor (;;) keep.push(Array.from(big))',
     'const b = new ArrayBuffer(8, { maxByteLength: 2 ** 32 });\nb.resize(2 ** 32)',
+    // Species turned off (an own constructor: undefined) still charges the copy.
+    'const big = new Array(100000).fill(0);\nbig.constructor = undefined;\nconst keep = [];\nfor (;;) keep.push(big.slice())',
+    'delete Array.prototype.constructor;\nconst big = new Array(100000).fill(0);\nconst keep = [];\nfor (;;) keep.push(big.filter(Boolean.bind(null, 1)))',
+    'const t = new Float64Array(1e5);\nt.constructor = undefined;\nconst keep = [];\nfor (;;) keep.push(t.slice())',
+    'const b = new ArrayBuffer(1e6);\nb.constructor = undefined;\nconst keep = [];\nfor (;;) keep.push(b.slice(0))',
   ];
   // Steps plenty, so that memory is what runs out (built-ins' work counts as steps too).
   for (const code of programs) {

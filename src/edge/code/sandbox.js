@@ -302,6 +302,9 @@ ${RUNNER_BODY}`;
 const RUNNER_BODY = String.raw`
 const G = globalThis;
 const { apply, construct, defineProperty, getOwnPropertyDescriptor, getPrototypeOf, ownKeys } = Reflect;
+const reflectGet = Reflect.get;
+const SPECIES = Symbol.species;
+const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
 const log2 = Math.log2;
 const ObjectKeys = Object.keys;
 const hasOwn = Object.hasOwn;
@@ -371,13 +374,18 @@ function wrap(owner, name, make) {
   defineProperty(owner, name, data(make(original)));
 }
 /** A constructor behind a proxy that charges first; its prototype's constructor is the proxy too,
- *  so [].constructor and species lookups (map, filter, slice, splice) construct through it. */
+ *  so [].constructor reaches no allocator uncharged. Its Symbol.species reads as undefined, so the
+ *  methods that would construct through it (slice, map, filter, splice) make a plain one, which
+ *  they charge themselves: species can be turned off anyway (an own constructor: undefined). */
 function guardConstructor(name, cost, after) {
   const C = G[name];
   if (typeof C !== 'function') return;
   let P;
   const handler = {
     __proto__: null,
+    get(target, key, receiver) {
+      return key === SPECIES ? undefined : reflectGet(target, key, receiver);
+    },
     apply(target, self, args) {
       const n = cost(args);
       charge(n);
@@ -457,11 +465,14 @@ wrap(AP, 'splice', (splice) => function splice_() {
   if (arguments.length > 2) charge((arguments.length - 2) * WORD);
   return apply(splice, this, arguments);
 });
-wrap(AP, 'flat', (flat) => function flat_() {
-  const out = apply(flat, this, arguments);
-  charge(lengthOf(out) * WORD);
-  return out;
-});
+// The methods that make a new array of what they produce: charged after, by its length.
+for (const name of ['slice', 'map', 'filter', 'flat', 'flatMap', 'splice']) {
+  wrap(AP, name, (f) => function () {
+    const out = apply(f, this, arguments);
+    charge(lengthOf(out) * WORD);
+    return out;
+  });
+}
 
 const SP = String.prototype;
 wrap(SP, 'repeat', (repeat) => function repeat_(count) {
@@ -542,6 +553,18 @@ wrap(ArrayBuffer.prototype, 'transfer', (f) => function transfer(newLength) {
   charge(newLength === undefined ? 0 : +newLength);
   return apply(f, this, arguments);
 });
+wrap(ArrayBuffer.prototype, 'slice', (f) => function slice() {
+  const out = apply(f, this, arguments);
+  charge(apply(bufferByteLength, out, []));
+  return out;
+});
+for (const name of ['slice', 'map', 'filter', 'toReversed', 'toSorted', 'with']) {
+  wrap(TypedArrayPrototype, name, (f) => function () {
+    const out = apply(f, this, arguments);
+    charge(apply(typedByteLength, out, []));
+    return out;
+  });
+}
 for (const name of ['Int8Array', 'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float16Array', 'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array']) {
   const C = G[name];
   if (typeof C !== 'function') continue;
@@ -593,7 +616,6 @@ meter(AP, (self, mutates) => {
   return copy(self);
 }, lengthOf);
 meter(SP, (self) => (typeof self === 'string' || self === null || self === undefined ? self : StringCtor(self)), lengthOf);
-const TypedArrayPrototype = getPrototypeOf(Uint8Array.prototype);
 const typedLength = getOwnPropertyDescriptor(TypedArrayPrototype, 'length').get;
 meter(TypedArrayPrototype, (self) => self, (self) => {
   try {
