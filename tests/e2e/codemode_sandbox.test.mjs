@@ -107,6 +107,12 @@ test('a failed tool call is an error naming the tool and the line', async () => 
   // After a budget is spent, a program that caught the error calls no tool.
   const after = await run('try { for (;;) {} } catch {}\nawait tools.echo({ late: true })');
   assert.deepEqual([after.outcome.error.message, after.calls], [STEPS, []]);
+  // At most toolCalls calls, when the limits say.
+  const many = await run('for (let i = 0; ; i++) await tools.echo({ i })', { ...LIMITS, toolCalls: 3 });
+  assert.deepEqual([many.outcome.error.message, many.calls.length], ['RangeError: the program made more than 3 tool calls', 3]);
+  // A timer left behind calls no tool once the run has ended.
+  const late = await run('setTimeout(async () => { try { await tools.echo({ late: 1 }) } catch (e) { console.log(e.message) } }, 0);\nreturn 1');
+  assert.deepEqual([late.outcome.value, late.calls], ['1', []]);
   // An unknown tool is the host's answer; a non-JSON argument never leaves the isolate.
   assert.equal((await run('await tools.nope()')).outcome.error.message, 'tool nope: no tool named nope');
   const bigint = await run('await tools.echo({ n: 1n })');

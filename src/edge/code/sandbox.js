@@ -55,7 +55,8 @@ const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFu
 /**
  * The Dynamic Worker's code for one program, or why the program cannot run.
  * code: the body of an async function that receives `tools` (and `console`) and returns a JSON value.
- * limits: { steps, memoryBytes, logLines, logBytes, resultBytes }
+ * limits: { steps, memoryBytes, logLines, logBytes, resultBytes, toolCalls? } (toolCalls: at most
+ *   that many calls through `tools`, when given)
  * Returns { mainModule, modules } (a WorkerCode's fields), or { error: { message, line, column } }
  * for a program that cannot run (line and column in the code as sent, 1-based).
  */
@@ -286,6 +287,7 @@ function runnerSource(limits, columns) {
     logLines: int(limits.logLines, 'logLines'),
     logBytes: int(limits.logBytes, 'logBytes'),
     resultBytes: int(limits.resultBytes, 'resultBytes'),
+    toolCalls: limits.toolCalls === undefined ? -1 : int(limits.toolCalls, 'toolCalls'),
   };
   return `import { charge, failure, failureStack, work } from './${GUARD}';
 import program from './${PROGRAM}';
@@ -789,9 +791,14 @@ export default {
       apply(weakSet, toolOf, [e, name]);
       return e;
     };
+    let calls = 0;
+    let ended = false;
     const callTool = async (name, args) => {
-      // No call once a budget is spent: a program that caught the error goes no further.
+      // No call once a budget is spent: a program that caught the error goes no further. Nor once
+      // the run has ended (a timer left behind), nor past the number of calls allowed.
       charge(0);
+      if (ended) throw new ErrorCtor('tool ' + name + ': the program has ended');
+      if (LIMITS.toolCalls >= 0 && ++calls > LIMITS.toolCalls) throw new RangeErr('the program made more than ' + LIMITS.toolCalls + ' tool calls');
       const argsText = stringify(args ?? {});
       if (typeof argsText !== 'string') throw new TypeErr('tool ' + name + ': the arguments are not JSON');
       let reply;
@@ -854,6 +861,7 @@ export default {
       error = plain({ __proto__: null, message: spent, line: at?.line, column: at?.column });
       value = undefined;
     }
+    ended = true;
     return plain({ __proto__: null, value, logs, dropped, error });
   },
 };
