@@ -256,7 +256,17 @@ test('tampering with globals changes neither the result nor the budgets', async 
     'Array.from = (x) => x; Array.prototype.fill = function () { return this };\nconst keep = [];\nfor (;;) keep.push(new Array(1e6))',
   ];
   for (const code of reach) assert.equal((await run(code)).outcome.error?.message, MEMORY, code);
-  assert.equal((await run('return [typeof WebAssembly, typeof SharedArrayBuffer, typeof Atomics]')).outcome.value, '["undefined","undefined","undefined"]');
+  const gone = ['WebAssembly', 'SharedArrayBuffer', 'Atomics', 'Response', 'Request', 'Blob', 'ReadableStream', 'DecompressionStream', 'CompressionStream', 'HTMLRewriter', 'caches', 'MessageChannel'];
+  const kinds = await run(`return ${JSON.stringify(gone)}.map((n) => typeof globalThis[n] + typeof Object.getPrototypeOf(globalThis)[n])`);
+  assert.deepEqual(JSON.parse(kinds.outcome.value), gone.map(() => 'undefinedundefined'));
+  // Text and copies made from what the program holds are charged too.
+  const made = [
+    'const b = new Uint8Array(1e6);\nconst d = new TextDecoder();\nconst keep = [];\nfor (;;) keep.push(d.decode(b))',
+    'const s = "x".repeat(1e6);\nconst keep = [];\nfor (;;) keep.push(new TextEncoder().encode(s))',
+    'const big = new Array(1e5).fill(1);\nconst keep = [];\nfor (;;) keep.push(structuredClone(big))',
+    'const codes = new Array(60000).fill(65);\nconst keep = [];\nfor (;;) keep.push(String.fromCharCode.apply(null, codes))',
+  ];
+  for (const code of made) assert.equal((await run(code, { ...LIMITS, steps: 1e8 })).outcome.error?.message, MEMORY, code);
   await stillServing();
 });
 

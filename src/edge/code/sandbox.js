@@ -18,7 +18,10 @@
 // ArrayBuffer, typed array, Map and Set constructors, and the methods that copy or grow: Array.from,
 // concat, fill, join, push, splice, slice/map/filter through their species constructor, repeat,
 // padStart/padEnd, split, match, the case and replace methods, Object.keys/values/entries/assign,
-// JSON.stringify) and by spread, which the instrumentation wraps.
+// JSON.stringify, TextEncoder/TextDecoder, atob/btoa, String.fromCharCode, structuredClone) and
+// by spread, which the instrumentation wraps. The web platform's bodies, blobs, streams (and so
+// DecompressionStream), HTMLRewriter, message channels and the cache are removed from the global
+// scope; WebAssembly, SharedArrayBuffer and Atomics too.
 //
 // What the budgets do not cover, honestly:
 // - CPU inside one built-in beyond its length: a catastrophic regular expression
@@ -26,8 +29,8 @@
 //   string in a loop, and flattening a rope string built by concatenation. Only `cpuMs` ends these.
 // - Memory that no wrapped allocator makes: array and object literals, string concatenation
 //   (ropes up to V8's longest string, 2**29 characters, cheap until flattened), closures, objects
-//   made one by one, structuredClone, TextEncoder, atob/btoa, Response and Blob bodies, Map and
-//   Set growth through set/add. Each costs a step at least, so the steps budget bounds them by the
+//   made one by one, structuredClone below its top level, Map and Set growth through set/add,
+//   Intl's formatters. Each costs a step at least, so the steps budget bounds them by the
 //   program's own size, except concatenation, which doubles a string in one step; the string
 //   methods that flatten a rope into a new string charge what they return.
 // - The budget is of bytes allocated, not bytes alive: nothing is given back when garbage is
@@ -634,9 +637,54 @@ for (const name of ['parse', 'stringify']) {
   });
 }
 
+// Text and bytes made from what the program holds: charged by what they make.
+wrap(TextDecoder.prototype, 'decode', (f) => function decode() {
+  const out = apply(f, this, arguments);
+  charge(lengthOf(out) * CHAR);
+  return out;
+});
+wrap(TextEncoder.prototype, 'encode', (f) => function encode_() {
+  const out = apply(f, this, arguments);
+  charge(apply(typedByteLength, out, []));
+  return out;
+});
+for (const owner of [G, StringCtor]) {
+  for (const name of owner === G ? ['atob', 'btoa'] : ['fromCharCode', 'fromCodePoint', 'raw']) {
+    wrap(owner, name, (f) => function () {
+      const out = apply(f, this, arguments);
+      charge(lengthOf(out) * CHAR);
+      return out;
+    });
+  }
+}
+// A copy of a value: charged by its top level (an array's length, a buffer's bytes, an object's keys).
+wrap(G, 'structuredClone', (f) => function structuredClone(value) {
+  let n = 0;
+  if (typeof value === 'string') n = value.length * CHAR;
+  else if (isBuffer(value)) n = apply(bufferByteLength, value, []);
+  else if (value !== null && typeof value === 'object') {
+    try {
+      n = apply(typedByteLength, value, []);
+    } catch {
+      n = (isArray(value) ? value.length : ObjectKeys(value).length * 2) * WORD;
+    }
+  }
+  charge(n);
+  return apply(f, this, arguments);
+});
+
 // No use to a program, and each a way around the budget or the thread: WebAssembly's memories,
-// shared buffers, and Atomics.wait.
-for (const name of ['WebAssembly', 'SharedArrayBuffer', 'Atomics']) delete G[name];
+// shared buffers and Atomics.wait; bodies, blobs and streams (DecompressionStream turns a few bytes
+// into a gigabyte no allocator wrapped here sees); HTML rewriting; message channels; the cache.
+// workerd's own classes sit on the global object's prototype, V8's on the global object.
+// fetch and WebSocket stay: with globalOutbound null the platform refuses them itself.
+const REMOVED = /^(WebAssembly|SharedArrayBuffer|Atomics|Request|Response|Blob|File|FormData|HTMLRewriter|WebSocketPair|EventSource|MessageChannel|MessagePort|caches)$|Stream/;
+for (let o = G; o !== null && o !== Object.prototype; o = getPrototypeOf(o)) {
+  const keys = ownKeys(o);
+  for (let i = 0; i < keys.length; i++) {
+    if (typeof keys[i] === 'string' && REMOVED.test(keys[i])) delete o[keys[i]];
+  }
+}
 
 // ---- Errors: a frame in program.js mapped back to the code's own line and column.
 
