@@ -12,7 +12,8 @@
 // backstop; the guards make the common runaway programs end with an error the model can act on,
 // everywhere.
 //
-// Steps: one per loop iteration and function call of the program's own code, and one per 32
+// Steps: one per loop iteration and function call of the program's own code, 64 per caught
+// exception, and one per 32
 // elements or characters a built-in walks (arrays, strings, typed arrays, JSON), so a loop of
 // `indexOf` over a big array ends too. Memory: bytes charged by the bulk allocators (the Array,
 // ArrayBuffer, typed array, Map and Set constructors, and the methods that copy or grow: Array.from,
@@ -35,6 +36,8 @@
 //   methods that flatten a rope into a new string charge what they return.
 // - The budget is of bytes allocated, not bytes alive: nothing is given back when garbage is
 //   collected, so a program that builds and drops many large arrays runs out too.
+// - The Dynamic Worker must run without `nodejs_compat`: its Buffer and process would be
+//   allocators and globals nothing here wraps.
 // - A promise that never settles holds the call until the caller's wall-time limit (workerd ends
 //   it at once when nothing else is pending: "code had hung").
 
@@ -131,6 +134,9 @@ export function prepare(code, limits) {
         close(source.end, ')');
       }
     }
+    // A caught exception costs microseconds (a stack overflow's, caught at each of 10,000 frames and
+    // recursed into again, far more than a loop iteration): each catch counts as 64 steps.
+    if (type === 'CatchClause') open(node.body.start + 1, guard + '_c();');
     if (LOOPS.has(type)) wrapBody(node.body);
     else if (FUNCTIONS.has(type)) {
       if (node.body.type === 'BlockStatement') open(node.body.start + 1, call);
@@ -163,7 +169,7 @@ export function prepare(code, limits) {
   }
   out += text.slice(last);
 
-  const program = `import { step as ${guard}, spread as ${guard}_s, props as ${guard}_p } from './${GUARD}'; export default ${out};\n`;
+  const program = `import { step as ${guard}, caught as ${guard}_c, spread as ${guard}_s, props as ${guard}_p } from './${GUARD}'; export default ${out};\n`;
   return {
     mainModule: RUNNER,
     modules: {
@@ -244,6 +250,11 @@ function spend(message) {
 }
 export function step() {
   if (++steps > STEPS) spend('the program ran more than ' + STEPS + ' steps (loop iterations and function calls)');
+  if (spent !== '') throw new RangeErr(spent);
+}
+export function caught() {
+  steps += 64;
+  if (steps > STEPS) spend('the program ran more than ' + STEPS + ' steps (loop iterations and function calls)');
   if (spent !== '') throw new RangeErr(spent);
 }
 export function charge(n) {
