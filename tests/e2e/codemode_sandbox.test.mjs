@@ -248,6 +248,9 @@ test('tampering with globals changes neither the result nor the budgets', async 
   assert.deepEqual((await run(replaced)).outcome.error, { message: 'the result is 150002 bytes, more than the limit 100000' });
   const setters = 'for (const k of ["line", "column", "message", "tool", "value", "logs", "error"]) Object.defineProperty(Object.prototype, k, { __proto__: null, set() {}, get() { return "forged" } });\nconsole.log("kept");\nthrow new Error("real")';
   assert.deepEqual((await run(setters)).outcome, { logs: ['kept'], dropped: 0, error: { message: 'real', line: 3, column: 7 } });
+  // Numbered properties on Object.prototype do not reach the runner's column map.
+  const numbered = 'for (let i = 0; i < 10; i++) Object.prototype[i] = { length: 1e12 };\nthrow new Error("at two")';
+  assert.deepEqual((await run(numbered)).outcome.error, { message: 'at two', line: 2, column: 7 });
   // The original allocators stay out of reach, so the budget holds.
   const reach = [
     'const A = Reflect.getPrototypeOf([]).constructor;\nconst keep = [];\nfor (;;) keep.push(A(15000))',

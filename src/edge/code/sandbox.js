@@ -14,14 +14,14 @@
 //
 // Steps: one per loop iteration and function call of the program's own code, 64 per caught
 // exception, one per 8 elements or characters a built-in walks (arrays, strings, typed arrays) and
-// one per character of JSON parsed or written, so a loop of `indexOf` over a big array ends too. Memory: bytes charged by the bulk allocators (the Array,
-// ArrayBuffer, typed array, Map and Set constructors, and the methods that copy or grow: Array.from,
-// concat, fill, join, push, splice, slice/map/filter through their species constructor, repeat,
-// padStart/padEnd, split, match, the case and replace methods, Object.keys/values/entries/assign,
-// JSON.stringify, TextEncoder/TextDecoder, atob/btoa, String.fromCharCode, structuredClone) and
-// by spread, which the instrumentation wraps. The web platform's bodies, blobs, streams (and so
-// DecompressionStream), HTMLRewriter, message channels and the cache are removed from the global
-// scope; WebAssembly, SharedArrayBuffer and Atomics too.
+// one per character of JSON parsed or written, so a loop of `indexOf` over a big array ends too.
+// Memory: bytes charged by the bulk allocators (the Array, ArrayBuffer, typed array, Map and Set
+// constructors, and the methods that copy or grow: Array.from, concat, fill, join, push, splice,
+// slice, map, filter, flat, repeat, padStart/padEnd, split, match, the case and replace methods,
+// Object.keys/values/entries/assign, JSON.stringify, TextEncoder/TextDecoder, atob/btoa,
+// String.fromCharCode, structuredClone) and by spread, which the instrumentation wraps. The web
+// platform's bodies, blobs, streams (and so DecompressionStream), HTMLRewriter, message channels
+// and the cache are removed from the global scope; WebAssembly, SharedArrayBuffer and Atomics too.
 //
 // What the budgets do not cover, honestly:
 // - CPU inside one built-in beyond its length: a catastrophic regular expression
@@ -708,8 +708,9 @@ function locate(stack) {
   const line = +m[1] - 1;
   let col = +m[2] - 1;
   if (line < 1) return undefined;
-  const inserted = COLUMNS[line];
-  if (inserted !== undefined) {
+  // Own entries only: the program may have put numbered properties on Object.prototype.
+  if (hasOwn(COLUMNS, line)) {
+    const inserted = COLUMNS[line];
     let shift = 0;
     for (let i = 0; i < inserted.length; i++) {
       const at = inserted[i][0] + shift;
