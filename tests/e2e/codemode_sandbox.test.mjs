@@ -183,6 +183,9 @@ test('memory exhaustion ends with the memory error, and workerd keeps serving', 
     'let s = "ab";\nfor (let i = 0; i < 27; i++) s += s;\nconst keep = [];\nfor (;;) keep.push(s.toUpperCase())',
     'const big = "x".repeat(1e6);\nconst keep = [];\nfor (;;) keep.push(Array.from(big))',
     'const b = new ArrayBuffer(8, { maxByteLength: 2 ** 32 });\nb.resize(2 ** 32)',
+    // Literals evaluated in a loop.
+    `const keep = [];\nfor (;;) keep.push([${'0, '.repeat(100)}0])`,
+    `const keep = [];\nfor (let i = 0; ; i++) keep[i] = { ${Array.from({ length: 50 }, (_, i) => `k${i}: i`).join(', ')} }`,
     // Species turned off (an own constructor: undefined) still charges the copy.
     'const big = new Array(100000).fill(0);\nbig.constructor = undefined;\nconst keep = [];\nfor (;;) keep.push(big.slice())',
     'delete Array.prototype.constructor;\nconst big = new Array(100000).fill(0);\nconst keep = [];\nfor (;;) keep.push(big.filter(Boolean.bind(null, 1)))',
