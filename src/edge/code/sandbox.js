@@ -19,7 +19,8 @@
 // constructors, and the methods that copy or grow: Array.from, concat, fill, join, push, splice,
 // slice, map, filter, flat, repeat, padStart/padEnd, split, match, the case and replace methods,
 // Object.keys/values/entries/assign, JSON.stringify, TextEncoder/TextDecoder, atob/btoa,
-// String.fromCharCode, structuredClone) and by spread, which the instrumentation wraps. The web
+// String.fromCharCode, structuredClone), and by spread and array and object literals, which the
+// instrumentation wraps. The web
 // platform's bodies, blobs, streams (and so DecompressionStream), HTMLRewriter, message channels
 // and the cache are removed from the global scope; WebAssembly, SharedArrayBuffer and Atomics too.
 //
@@ -27,12 +28,14 @@
 // - CPU inside one built-in beyond its length: a catastrophic regular expression
 //   (`/(a+)+$/.test('a'.repeat(30) + 'b')`), RegExp.prototype.exec called directly on a long
 //   string in a loop, and flattening a rope string built by concatenation. Only `cpuMs` ends these.
-// - Memory that no wrapped allocator makes: array and object literals, string concatenation
-//   (ropes up to V8's longest string, 2**29 characters, cheap until flattened), closures, objects
-//   made one by one, structuredClone below its top level, Map and Set growth through set/add,
-//   Intl's formatters. Each costs a step at least, so the steps budget bounds them by the
-//   program's own size, except concatenation, which doubles a string in one step; the string
-//   methods that flatten a rope into a new string charge what they return.
+// - Memory that no wrapped allocator makes: empty literals, closures, class instances, an array
+//   grown by index (`a[i] = x`), string concatenation (ropes up to V8's longest string, 2**29
+//   characters, cheap until flattened), structuredClone below its top level, Map and Set growth
+//   through set/add, Intl's formatters. Each costs a step, so the steps budget bounds them (about
+//   50 to 100 bytes a step: with 10 million steps, under a gigabyte, which workerd's 1.4 GB heap
+//   survives), except concatenation, which doubles a string in one step; the string methods that
+//   flatten a rope into a new string charge what they return, but a rope flattened by indexing
+//   or comparing is not charged.
 // - The budget is of bytes allocated, not bytes alive: nothing is given back when garbage is
 //   collected, so a program that builds and drops many large arrays runs out too.
 // - The Dynamic Worker must run without `nodejs_compat`: its Buffer and process would be
