@@ -209,6 +209,8 @@ test('the log is bounded: lines cut, at most logLines lines and logBytes bytes, 
   // Bytes: three lines of 1,500 bytes do not fit in 4,000; nothing after a dropped line is kept.
   const bytes = await run('for (let i = 0; i < 3; i++) console.log("é".repeat(750)); console.log("short")');
   assert.deepEqual(bytes.outcome, { logs: ['é'.repeat(750), 'é'.repeat(750)], dropped: 2 });
+  const kinds = await run('console.info(1); console.debug(2); console.dir({ a: 1 }); console.table([1]); console.trace("t"); console.assert(1 === 2, "no"); console.assert(true, "yes")');
+  assert.deepEqual(kinds.outcome.logs, ['1', '2', '{"a": 1}', '[1]', 'trace: t', 'error: Assertion failed: no']);
   // An endless flood ends with the step error, its log still bounded.
   const endless = await run('for (;;) console.log("again")');
   assert.equal(endless.outcome.logs.length, 20);

@@ -839,7 +839,7 @@ export default {
         return;
       }
       let line = prefix;
-      for (let i = 0; i < args.length; i++) line += (i ? ' ' : '') + show(args[i]);
+      for (let i = 0; i < args.length && line.length <= LINE; i++) line += (i ? ' ' : '') + show(args[i]);
       line = cut(line, LINE);
       const n = utf8(line);
       if (bytes + n > LIMITS.logBytes) {
@@ -854,8 +854,14 @@ export default {
       log: (...args) => record('', args),
       info: (...args) => record('', args),
       debug: (...args) => record('', args),
+      dir: (...args) => record('', args),
+      table: (...args) => record('', args),
+      trace: (...args) => record('trace: ', args),
       warn: (...args) => record('warn: ', args),
       error: (...args) => record('error: ', args),
+      assert: (ok, ...args) => {
+        if (!ok) record('error: Assertion failed: ', args);
+      },
     };
 
     const toolError = (name, why) => {
