@@ -152,6 +152,8 @@ test('runaway loops and recursion end with the step error, and workerd keeps ser
     'const s = "x".repeat(1e7);\nfor (;;) s.indexOf("y")',
     'const t = new Uint8Array(1e7);\nfor (;;) t.indexOf(1)',
     'const s = JSON.stringify(new Array(1e5).fill(1));\nfor (;;) JSON.parse(s)',
+    'const big = new Array(1e6).fill(1);\nfor (;;) big.values().forEach(Math.abs)',
+    'const big = new Array(1e6).fill(1);\nfor (;;) [...big]',
   ];
   for (const code of walks) assert.equal((await run(code)).outcome.error?.message, STEPS, code);
   // An array-like is copied first, charged by its length; a length getter is read once.
@@ -264,15 +266,18 @@ test('tampering with globals changes neither the result nor the budgets', async 
     'Array.from = (x) => x; Array.prototype.fill = function () { return this };\nconst keep = [];\nfor (;;) keep.push(new Array(1e6))',
   ];
   for (const code of reach) assert.equal((await run(code)).outcome.error?.message, MEMORY, code);
-  const gone = ['WebAssembly', 'SharedArrayBuffer', 'Atomics', 'Response', 'Request', 'Blob', 'ReadableStream', 'DecompressionStream', 'CompressionStream', 'HTMLRewriter', 'caches', 'MessageChannel'];
+  const gone = ['WebAssembly', 'SharedArrayBuffer', 'Atomics', 'structuredClone', 'Response', 'Request', 'Blob', 'ReadableStream', 'DecompressionStream', 'CompressionStream', 'HTMLRewriter', 'caches', 'MessageChannel'];
   const kinds = await run(`return ${JSON.stringify(gone)}.map((n) => typeof globalThis[n] + typeof Object.getPrototypeOf(globalThis)[n])`);
   assert.deepEqual(JSON.parse(kinds.outcome.value), gone.map(() => 'undefinedundefined'));
   // Text and copies made from what the program holds are charged too.
   const made = [
     'const b = new Uint8Array(1e6);\nconst d = new TextDecoder();\nconst keep = [];\nfor (;;) keep.push(d.decode(b))',
     'const s = "x".repeat(1e6);\nconst keep = [];\nfor (;;) keep.push(new TextEncoder().encode(s))',
-    'const big = new Array(1e5).fill(1);\nconst keep = [];\nfor (;;) keep.push(structuredClone(big))',
     'const codes = new Array(60000).fill(65);\nconst keep = [];\nfor (;;) keep.push(String.fromCharCode.apply(null, codes))',
+    'const big = new Array(1e5).fill(1);\nconst keep = [];\nfor (;;) keep.push(new Set(big.keys()))',
+    'const big = new Array(1e5).fill(1);\nconst keep = [];\nfor (;;) keep.push(big.values().toArray())',
+    'const big = new Array(1e5).fill(1);\nconst keep = [];\nfor (;;) keep.push(Promise.all(big.values()))',
+    'const big = new Array(1e5).fill(["k", 1]).map(([k, v], i) => [k + i, v]);\nconst keep = [];\nfor (;;) keep.push(Object.fromEntries(big))',
   ];
   for (const code of made) assert.equal((await run(code, { ...LIMITS, steps: 1e8 })).outcome.error?.message, MEMORY, code);
   await stillServing();

@@ -19,10 +19,12 @@
 // constructors, and the methods that copy or grow: Array.from, concat, fill, join, push, splice,
 // slice, map, filter, flat, repeat, padStart/padEnd, split, match, the case and replace methods,
 // Object.keys/values/entries/assign, JSON.stringify, TextEncoder/TextDecoder, atob/btoa,
-// String.fromCharCode, structuredClone), and by spread and array and object literals, which the
+// String.fromCharCode, Promise.all and its kin, Object.fromEntries and groupBy, iterator helpers'
+// toArray), and by spread and array and object literals, which the
 // instrumentation wraps. The web
 // platform's bodies, blobs, streams (and so DecompressionStream), HTMLRewriter, message channels
-// and the cache are removed from the global scope; WebAssembly, SharedArrayBuffer and Atomics too.
+// and the cache are removed from the global scope; WebAssembly, SharedArrayBuffer, Atomics and
+// structuredClone too.
 //
 // What the budgets do not cover, honestly:
 // - CPU inside one built-in beyond its length: a catastrophic regular expression
@@ -30,8 +32,7 @@
 //   string in a loop, and flattening a rope string built by concatenation. Only `cpuMs` ends these.
 // - Memory that no wrapped allocator makes: empty literals, closures, class instances, an array
 //   grown by index (`a[i] = x`), string concatenation (ropes up to V8's longest string, 2**29
-//   characters, cheap until flattened), structuredClone below its top level, Map and Set growth
-//   through set/add, Intl's formatters. Each costs a step, so the steps budget bounds them (about
+//   characters, cheap until flattened), Map and Set growth through set/add, Intl's formatters. Each costs a step, so the steps budget bounds them (about
 //   50 to 100 bytes a step: with 10 million steps, under a gigabyte, which workerd's 1.4 GB heap
 //   survives), except concatenation, which doubles a string in one step; the string methods that
 //   flatten a rope into a new string charge what they return, but a rope flattened by indexing
@@ -280,11 +281,13 @@ export function charge(n) {
 export function spread(x) {
   if (typeof x === 'string' || isArray(x)) {
     charge(x.length * 8);
+    work(x.length);
     return x;
   }
   if (x === null || typeof x !== 'object' || typeof x[ITERATOR] !== 'function') return x;
   const a = arrayFrom(x);
   charge(a.length * 8);
+  work(a.length);
   return a;
 }
 export function props(x) {
@@ -315,7 +318,7 @@ function runnerSource(limits, columns) {
     resultBytes: int(limits.resultBytes, 'resultBytes'),
     toolCalls: limits.toolCalls === undefined ? -1 : int(limits.toolCalls, 'toolCalls'),
   };
-  return `import { charge, failure, failureStack, work } from './${GUARD}';
+  return `import { charge, failure, failureStack, step, work } from './${GUARD}';
 import program from './${PROGRAM}';
 const LIMITS = ${JSON.stringify(settings)};
 const COLUMNS = ${JSON.stringify(columns)};
@@ -444,6 +447,7 @@ wrap(ArrayCtor, 'from', (from) => function from_(items) {
   const out = apply(from, this === ArrayProxy ? ArrayCtor : this, arguments);
   const m = lengthOf(out);
   if (m > n) charge((m - n) * WORD);
+  work(m);
   return out;
 });
 const AP = ArrayCtor.prototype;
@@ -544,12 +548,65 @@ wrap(Reflect, 'ownKeys', (f) => function ownKeys() {
   charge(lengthOf(out) * WORD);
   return out;
 });
+// A Set or Map made from an iterable: charged by what it holds, its length known only after.
 for (const name of ['Set', 'Map']) {
-  guardConstructor(name, (args) => {
-    const a = args[0];
-    return (a !== null && typeof a === 'object' ? lengthOf(a) : 0) * 4 * WORD;
+  const size = getOwnPropertyDescriptor(G[name].prototype, 'size').get;
+  guardConstructor(
+    name,
+    (args) => {
+      const a = args[0];
+      return (a !== null && typeof a === 'object' ? lengthOf(a) : 0) * 4 * WORD;
+    },
+    (out, n) => {
+      const m = apply(size, out, []);
+      if (m * 4 * WORD > n) charge(m * 4 * WORD - n);
+      work(m);
+    },
+  );
+}
+// Promise combinators make a promise and two functions an element: an iterable that is not an
+// array is made one first (by the charged Array.from), so its length is known.
+for (const name of ['all', 'allSettled', 'any', 'race']) {
+  wrap(Promise, name, (f) => function (items) {
+    const list = isArray(items) || items === null || typeof items !== 'object' ? items : copy(items);
+    const n = lengthOf(list);
+    charge(n * 16 * WORD);
+    work(n * 8);
+    return apply(f, this, [list]);
   });
 }
+for (const [owner, name] of [[Object, 'fromEntries'], [Object, 'groupBy'], [G.Map, 'groupBy']]) {
+  wrap(owner, name, (f) => function (items) {
+    const list = isArray(items) || items === null || typeof items !== 'object' ? items : copy(items);
+    const n = lengthOf(list);
+    charge(n * 4 * WORD);
+    work(n * 8);
+    const args = [list];
+    for (let i = 1; i < arguments.length; i++) args[i] = arguments[i];
+    return apply(f, this, args);
+  });
+}
+// Iterator helpers: a callback, even a built-in one, counts a step a call; toArray is charged.
+const IteratorPrototype = G.Iterator ? G.Iterator.prototype : getPrototypeOf(getPrototypeOf([][Symbol.iterator]()));
+for (const name of ['map', 'filter', 'flatMap', 'forEach', 'some', 'every', 'find', 'reduce']) {
+  wrap(IteratorPrototype, name, (f) => function (fn) {
+    const args = [];
+    for (let i = 0; i < arguments.length; i++) args[i] = arguments[i];
+    if (typeof fn === 'function') {
+      args[0] = function () {
+        step();
+        return apply(fn, this, arguments);
+      };
+    }
+    return apply(f, this, args);
+  });
+}
+wrap(IteratorPrototype, 'toArray', (f) => function toArray() {
+  const out = apply(f, this, arguments);
+  charge(lengthOf(out) * WORD);
+  work(lengthOf(out));
+  return out;
+});
 wrap(JSON, 'stringify', (f) => function stringify_() {
   const out = apply(f, this, arguments);
   if (typeof out === 'string') charge(out.length * CHAR);
@@ -559,6 +616,7 @@ for (const name of ['keys', 'values', 'entries', 'getOwnPropertyNames']) {
   wrap(Object, name, (f) => function () {
     const out = apply(f, this, arguments);
     charge(lengthOf(out) * WORD * (name === 'entries' ? 4 : 1));
+    work(lengthOf(out));
     return out;
   });
 }
@@ -681,28 +739,13 @@ for (const owner of [G, StringCtor]) {
     });
   }
 }
-// A copy of a value: charged by its top level (an array's length, a buffer's bytes, an object's keys).
-wrap(G, 'structuredClone', (f) => function structuredClone(value) {
-  let n = 0;
-  if (typeof value === 'string') n = value.length * CHAR;
-  else if (isBuffer(value)) n = apply(bufferByteLength, value, []);
-  else if (value !== null && typeof value === 'object') {
-    try {
-      n = apply(typedByteLength, value, []);
-    } catch {
-      n = (isArray(value) ? value.length : ObjectKeys(value).length * 2) * WORD;
-    }
-  }
-  charge(n);
-  return apply(f, this, arguments);
-});
-
 // No use to a program, and each a way around the budget or the thread: WebAssembly's memories,
-// shared buffers and Atomics.wait; bodies, blobs and streams (DecompressionStream turns a few bytes
+// shared buffers and Atomics.wait; structuredClone (a deep copy no charge could size before it is
+// made: JSON.parse(JSON.stringify(x)) is charged); bodies, blobs and streams (DecompressionStream turns a few bytes
 // into a gigabyte no allocator wrapped here sees); HTML rewriting; message channels; the cache.
 // workerd's own classes sit on the global object's prototype, V8's on the global object.
 // fetch and WebSocket stay: with globalOutbound null the platform refuses them itself.
-const REMOVED = /^(WebAssembly|SharedArrayBuffer|Atomics|Request|Response|Blob|File|FormData|HTMLRewriter|WebSocketPair|EventSource|MessageChannel|MessagePort|caches)$|Stream/;
+const REMOVED = /^(WebAssembly|SharedArrayBuffer|Atomics|structuredClone|Request|Response|Blob|File|FormData|HTMLRewriter|WebSocketPair|EventSource|MessageChannel|MessagePort|caches)$|Stream/;
 for (let o = G; o !== null && o !== Object.prototype; o = getPrototypeOf(o)) {
   const keys = ownKeys(o);
   for (let i = 0; i < keys.length; i++) {
