@@ -836,7 +836,10 @@ function show(v) {
         return;
     }
     if (v === null) return put('null');
-    if (typeof v.toJSON === 'function') return walk(v.toJSON(), depth);
+    if (typeof v.toJSON === 'function') {
+      const json = v.toJSON();
+      if (json !== v) return walk(json, depth + 1);
+    }
     if (typeof v.message === 'string' && typeof v.name === 'string') return put(v.name + ': ' + v.message);
     if (depth > 4) return put(isArray(v) ? '[…]' : '{…}');
     if (isArray(v)) {
