@@ -838,7 +838,7 @@ function show(v) {
     if (v === null) return put('null');
     if (typeof v.toJSON === 'function') {
       const json = v.toJSON();
-      if (json !== v) return walk(json, depth + 1);
+      if (json !== v) return walk(json, depth);
     }
     if (typeof v.message === 'string' && typeof v.name === 'string') return put(v.name + ': ' + v.message);
     if (depth > 4) return put(isArray(v) ? '[…]' : '{…}');
