@@ -68,9 +68,9 @@ test('a program calls tools, logs, and returns JSON text', async () => {
 });
 
 test('a syntax error is placed in the code as sent', async () => {
-  assert.deepEqual((await run('const a = 1;\nconst b = ;\nreturn a')).prepared, { message: 'Unexpected token', line: 2, column: 11 });
+  assert.deepEqual((await run('const a = 1;\nconst b = ;\nreturn a')).prepared, { message: 'SyntaxError: Unexpected token', line: 2, column: 11 });
   // An unclosed block ends at the code's end.
-  assert.deepEqual((await run('if (x) {\n  y();')).prepared, { message: 'Unexpected token', line: 2, column: 7 });
+  assert.deepEqual((await run('if (x) {\n  y();')).prepared, { message: 'SyntaxError: Unexpected token', line: 2, column: 7 });
   // Code that closes the function it is the body of, to run at the module's top level.
   assert.deepEqual((await run('}); globalThis.x = 1; (function () {')).prepared, { message: 'the code is not the body of one function', line: 1, column: 1 });
   assert.deepEqual(prepare('return 1', LIMITS).mainModule, 'runner.js');
@@ -88,7 +88,7 @@ test('a thrown error names its line and column, guards spliced into the line or 
   // Lines as JavaScript counts them: \r\n, \r and \u2028 end a line too.
   const breaks = 'const a = 1;\r\nconst b = 2;\rconst c = 3;\u2028for (const x of [1]) { throw new Error("third") }';
   assert.deepEqual((await run(breaks)).outcome.error, { message: 'third', line: 4, column: 30 });
-  assert.deepEqual((await run('let a;\r\nlet b;\rlet c = ;')).prepared, { message: 'Unexpected token', line: 3, column: 9 });
+  assert.deepEqual((await run('let a;\r\nlet b;\rlet c = ;')).prepared, { message: 'SyntaxError: Unexpected token', line: 3, column: 9 });
 });
 
 test('a failed tool call is an error naming the tool and the line', async () => {

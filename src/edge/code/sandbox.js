@@ -77,7 +77,7 @@ export function prepare(code, limits) {
     ast = parse(text, { ecmaVersion: 'latest', sourceType: 'module' });
   } catch (e) {
     const at = typeof e.pos === 'number' ? e.pos : 0;
-    return refusal(String(e.message).replace(/ \(\d+:\d+\)$/, ''), at, lines, code);
+    return refusal('SyntaxError: ' + String(e.message).replace(/ \(\d+:\d+\)$/, ''), at, lines, code);
   }
   // The program must be the one function expression it was wrapped in: code such as
   // `}); f(); (function () {` parses, but as three statements.
