@@ -1,0 +1,808 @@
+//! A tool's JSON Schemas as TypeScript: the declaration of one member of the `tools` object a
+//! code-mode program receives, `name(args: {...}): Promise<...>;`, with the schemas' titles,
+//! descriptions and constraints as doc comments. A model writes its calls against these, so a
+//! declaration may be wider than the schema (a constraint TypeScript cannot say becomes a doc
+//! line, a construct it cannot say becomes `unknown /* why */`) but never narrower: every value
+//! the schema accepts has the declared type. Each tool's text is bounded in depth and size, so a
+//! hostile schema (a cycle of `$ref`s, thousands of levels, an enum of a million values) costs
+//! at most that. Hand-written on `push_str`: a library for this pulls a formatter and a
+//! `$ref` resolver the Worker has no room for (docs/code-mode.md, "Declarations").
+
+use serde_json::{Map, Value};
+
+/// Bytes of one tool's declaration past which each type still to be written is
+/// `unknown /* too large */` (the longest GitHub tool, whole, takes about this much).
+const BUDGET: usize = 48 * 1024;
+/// Levels of schema nesting written; a deeper one is `unknown /* too deep */`.
+const MAX_DEPTH: usize = 24;
+/// Members of an `enum` listed; a longer one is the union of its members' JSON types.
+const MAX_ENUM: usize = 256;
+/// Characters of a description kept in a doc comment.
+const MAX_DOC: usize = 1_500;
+/// Characters of a `default` (as JSON) kept in a doc comment.
+const MAX_DEFAULT: usize = 200;
+
+/// One tool as a member of the `tools` object a program receives: a doc comment from its
+/// description (and what its output schema says it returns), then
+/// `name(args: {...}): Promise<...>;`, each input property with its own doc comment. The promise
+/// resolves to the tool's `structuredContent`, typed from `output_schema`; without one it is
+/// `unknown`. A name that is not an identifier is quoted (`"weird-name"(args: ...)`, called as
+/// `tools["weird-name"](...)`).
+pub fn declare(name: &str, description: Option<&str>, input_schema: &Value, output_schema: Option<&Value>) -> String {
+    let mut out = String::new();
+    member(&mut out, 0, name, description, input_schema, output_schema);
+    out
+}
+
+/// The whole block for several tools: `declare const tools: {\n  ...members...\n};`.
+pub fn declare_all<'a>(tools: impl IntoIterator<Item = (&'a str, Option<&'a str>, &'a Value, Option<&'a Value>)>) -> String {
+    let mut out = String::from("declare const tools: {\n");
+    for (name, description, input, output) in tools {
+        member(&mut out, 1, name, description, input, output);
+        out.push('\n');
+    }
+    out.push_str("};");
+    out
+}
+
+fn member<'a>(out: &mut String, indent: usize, name: &str, description: Option<&str>, input: &'a Value, output: Option<&'a Value>) {
+    let start = out.len();
+    push_indent(out, indent);
+    let mut doc = String::new();
+    if let Some(description) = description {
+        push_line(&mut doc, "");
+        push_clipped(&mut doc, description.trim(), MAX_DOC);
+    }
+    if let Some(returned) = output.and_then(Value::as_object) {
+        let title = returned.get("title").and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty());
+        let text = returned.get("description").and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty());
+        if title.is_some() || text.is_some() {
+            if !doc.is_empty() {
+                doc.push('\n');
+            }
+            doc.push_str("@returns ");
+            doc.push_str(title.unwrap_or_default());
+            if let (Some(_), Some(_)) = (title, text) {
+                doc.push_str(": ");
+            }
+            push_clipped(&mut doc, text.unwrap_or_default(), MAX_DOC);
+        }
+    }
+    push_doc(out, indent, &doc);
+    push_key(out, name);
+    out.push_str("(args: ");
+    let mut writer = Writer { out, start, root: input, open: vec![input] };
+    writer.ty(input, indent, 0);
+    writer.out.push_str("): Promise<");
+    match output {
+        Some(output) => {
+            writer.root = output;
+            writer.open = vec![output];
+            writer.ty(output, indent, 0);
+        }
+        None => writer.out.push_str("unknown"),
+    }
+    writer.out.push_str(">;");
+}
+
+/// How a written type binds, for the parentheses its context needs: `A | B` inside `[]` or `&`
+/// needs them, `A & B` inside `[]` does.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Atom,
+    And,
+    Or,
+}
+
+/// What a schema object says about its type, each part intersected with the others (JSON
+/// Schema's keywords all apply at once).
+#[derive(Clone, Copy)]
+enum Part<'a> {
+    Ref(&'a str),
+    /// `type`, `enum`, `const`, and the keywords that imply an object or an array.
+    Own,
+    All(&'a [Value]),
+    Union(&'a [Value]),
+    /// A keyword whose narrowing TypeScript cannot say: written as `unknown` with why.
+    Note(&'static str),
+}
+
+// JSON types as bits: the order of the constants is the order a union is written in.
+const STRING: u8 = 1;
+const NUMBER: u8 = 2;
+const INTEGER: u8 = 4;
+const BOOLEAN: u8 = 8;
+const OBJECT: u8 = 16;
+const ARRAY: u8 = 32;
+const NULL: u8 = 64;
+const OTHER: u8 = 128;
+
+struct Writer<'o, 'a> {
+    out: &'o mut String,
+    /// Where this tool's declaration starts in `out`, for its budget.
+    start: usize,
+    /// The schema `#` refers to.
+    root: &'a Value,
+    /// The schemas being written through a `$ref` (and the root), outermost first: one met
+    /// again inside itself is recursive, written once and then as `unknown /* recursive */`.
+    open: Vec<&'a Value>,
+}
+
+impl<'a> Writer<'_, 'a> {
+    fn over_budget(&self) -> bool {
+        self.out.len().saturating_sub(self.start) > BUDGET
+    }
+
+    /// A schema as a TypeScript type, written at the current position; `indent` is the level of
+    /// the line it starts on (an object's members go one deeper).
+    fn ty(&mut self, schema: &'a Value, indent: usize, depth: usize) -> Shape {
+        if self.over_budget() {
+            self.out.push_str("unknown /* too large */");
+            return Shape::Atom;
+        }
+        if depth > MAX_DEPTH {
+            self.out.push_str("unknown /* too deep */");
+            return Shape::Atom;
+        }
+        let object = match schema {
+            Value::Object(object) => object,
+            Value::Bool(false) => {
+                self.out.push_str("never");
+                return Shape::Atom;
+            }
+            Value::Bool(true) => {
+                self.out.push_str("unknown");
+                return Shape::Atom;
+            }
+            _ => {
+                self.out.push_str("unknown /* not a schema */");
+                return Shape::Atom;
+            }
+        };
+        let parts = parts(object);
+        let mut shape = Shape::Atom;
+        match parts.as_slice() {
+            [] => self.out.push_str("unknown"),
+            [part] => shape = self.part(*part, object, indent, depth),
+            _ => {
+                for (i, part) in parts.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(" & ");
+                    }
+                    let at = self.out.len();
+                    if self.part(*part, object, indent, depth) == Shape::Or {
+                        self.wrap(at);
+                    }
+                }
+                shape = Shape::And;
+            }
+        }
+        // OpenAPI 3.0's `nullable: true` (3.1 and JSON Schema say `"type": [..., "null"]`).
+        if !parts.is_empty() && object.get("nullable") == Some(&Value::Bool(true)) && types(object) & NULL == 0 {
+            self.out.push_str(" | null");
+            shape = Shape::Or;
+        }
+        shape
+    }
+
+    fn part(&mut self, part: Part<'a>, object: &'a Map<String, Value>, indent: usize, depth: usize) -> Shape {
+        match part {
+            Part::Ref(reference) => self.reference(reference, indent, depth),
+            Part::Own => self.own(object, indent, depth),
+            Part::All(schemas) => self.all(schemas, indent, depth),
+            Part::Union(schemas) => self.union(schemas, indent, depth),
+            Part::Note(why) => {
+                self.out.push_str(why);
+                Shape::Atom
+            }
+        }
+    }
+
+    fn wrap(&mut self, at: usize) {
+        self.out.insert(at, '(');
+        self.out.push(')');
+    }
+
+    /// `$ref` within the schema (`#`, `#/$defs/X`, `#/definitions/X`, any JSON Pointer), written
+    /// inline; a reference elsewhere is `unknown`.
+    fn reference(&mut self, reference: &str, indent: usize, depth: usize) -> Shape {
+        let Some(pointer) = reference.strip_prefix('#') else {
+            self.out.push_str("unknown /* $ref to another document */");
+            return Shape::Atom;
+        };
+        let target = if pointer.is_empty() { Some(self.root) } else if pointer.starts_with('/') { self.root.pointer(pointer) } else { None };
+        let Some(target) = target else {
+            self.out.push_str("unknown /* $ref not found */");
+            return Shape::Atom;
+        };
+        if self.open.iter().any(|open| std::ptr::eq(*open, target)) {
+            self.out.push_str("unknown /* recursive */");
+            return Shape::Atom;
+        }
+        self.open.push(target);
+        let shape = self.ty(target, indent, depth + 1);
+        self.open.pop();
+        shape
+    }
+
+    /// `allOf`: an intersection; a member that says nothing of the type (a constraint alone,
+    /// like the `pattern` the OpenAPI import adds for a format) is left out.
+    fn all(&mut self, schemas: &'a [Value], indent: usize, depth: usize) -> Shape {
+        let mut written = 0;
+        let mut last = Shape::Atom;
+        for schema in schemas {
+            let before = self.out.len();
+            if written > 0 {
+                self.out.push_str(" & ");
+            }
+            let at = self.out.len();
+            let mut shape = self.ty(schema, indent, depth + 1);
+            if self.out.get(at..) == Some("unknown") {
+                self.out.truncate(before);
+                continue;
+            }
+            if shape == Shape::Or && schemas.len() > 1 {
+                self.wrap(at);
+                shape = Shape::Atom;
+            }
+            last = shape;
+            written += 1;
+        }
+        match written {
+            0 => {
+                self.out.push_str("unknown");
+                Shape::Atom
+            }
+            1 => last,
+            _ => Shape::And,
+        }
+    }
+
+    /// `oneOf` and `anyOf`: a union (which of the members a value matches, or whether only one,
+    /// TypeScript does not say).
+    fn union(&mut self, schemas: &'a [Value], indent: usize, depth: usize) -> Shape {
+        if schemas.is_empty() {
+            self.out.push_str("never");
+            return Shape::Atom;
+        }
+        let mut last = Shape::Atom;
+        for (i, schema) in schemas.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(" | ");
+            }
+            last = self.ty(schema, indent, depth + 1);
+            if self.over_budget() && i + 1 < schemas.len() {
+                // `unknown` swallows the rest of the union anyway.
+                self.out.push_str(" | unknown /* too large */");
+                return Shape::Or;
+            }
+        }
+        if schemas.len() == 1 {
+            last
+        } else {
+            Shape::Or
+        }
+    }
+
+    /// `type`, `enum` and `const` (or the type the object and array keywords imply).
+    fn own(&mut self, object: &'a Map<String, Value>, indent: usize, depth: usize) -> Shape {
+        let types = types(object);
+        if let Some(value) = object.get("const") {
+            self.literal(value, depth);
+            return Shape::Atom;
+        }
+        if let Some(values) = object.get("enum").and_then(Value::as_array) {
+            return self.enumeration(values, types, depth);
+        }
+        let mut count = 0;
+        let mut last = Shape::Atom;
+        for bit in [STRING, NUMBER, INTEGER, BOOLEAN, OBJECT, ARRAY, NULL, OTHER] {
+            // `integer` is a `number`, written once.
+            if types & bit == 0 || (bit == INTEGER && types & NUMBER != 0) {
+                continue;
+            }
+            if count > 0 {
+                self.out.push_str(" | ");
+            }
+            count += 1;
+            last = match bit {
+                OBJECT => self.object(object, indent, depth),
+                ARRAY => self.array(object, indent, depth),
+                _ => {
+                    self.out.push_str(primitive(bit));
+                    Shape::Atom
+                }
+            };
+        }
+        if count == 1 {
+            last
+        } else {
+            Shape::Or
+        }
+    }
+
+    /// An `enum`'s members as literal types, those of the schema's `type` (when it has one); too
+    /// many (or too large to write) become the union of their JSON types.
+    fn enumeration(&mut self, values: &[Value], types: u8, depth: usize) -> Shape {
+        let start = self.out.len();
+        let fits = |value: &Value| types == 0 || types & type_of(value) != 0;
+        let mut count = 0;
+        if values.len() <= MAX_ENUM {
+            for value in values.iter().filter(|value| fits(value)) {
+                if count > 0 {
+                    self.out.push_str(" | ");
+                }
+                count += 1;
+                self.literal(value, depth);
+            }
+            if !self.over_budget() {
+                return match count {
+                    0 => {
+                        self.out.push_str("never");
+                        Shape::Atom
+                    }
+                    1 => Shape::Atom,
+                    _ => Shape::Or,
+                };
+            }
+            self.out.truncate(start);
+        }
+        let mut present = 0;
+        let mut listed = 0usize;
+        for value in values.iter().filter(|value| fits(value)) {
+            present |= type_of(value);
+            listed += 1;
+        }
+        count = 0;
+        for bit in [STRING, NUMBER, BOOLEAN, OBJECT, ARRAY, NULL] {
+            if present & bit == 0 && !(bit == NUMBER && present & INTEGER != 0) {
+                continue;
+            }
+            if count > 0 {
+                self.out.push_str(" | ");
+            }
+            count += 1;
+            self.out.push_str(primitive(bit));
+        }
+        if count == 0 {
+            self.out.push_str("never");
+        }
+        self.out.push_str(" /* one of ");
+        self.out.push_str(&listed.to_string());
+        self.out.push_str(" values */");
+        if count > 1 {
+            Shape::Or
+        } else {
+            Shape::Atom
+        }
+    }
+
+    /// A JSON value as a literal type: `"a"`, `1`, `true`, `null`, a tuple, an object type.
+    fn literal(&mut self, value: &Value, depth: usize) {
+        if depth > MAX_DEPTH || self.over_budget() {
+            self.out.push_str("unknown /* too large */");
+            return;
+        }
+        match value {
+            Value::Null => self.out.push_str("null"),
+            Value::Bool(true) => self.out.push_str("true"),
+            Value::Bool(false) => self.out.push_str("false"),
+            Value::Number(number) => self.out.push_str(&number.to_string()),
+            Value::String(text) => push_quoted(self.out, text),
+            Value::Array(items) => {
+                self.out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(", ");
+                    }
+                    self.literal(item, depth + 1);
+                }
+                self.out.push(']');
+            }
+            Value::Object(members) => {
+                self.out.push('{');
+                for (i, (key, item)) in members.iter().enumerate() {
+                    self.out.push_str(if i > 0 { "; " } else { " " });
+                    push_quoted(self.out, key);
+                    self.out.push_str(": ");
+                    self.literal(item, depth + 1);
+                }
+                self.out.push_str(if members.is_empty() { "}" } else { " }" });
+            }
+        }
+    }
+
+    /// An object type: each property with its doc comment, `?` unless required; an index
+    /// signature for `additionalProperties` (`true` or a schema) and `patternProperties`, whose
+    /// type is `unknown` beside named properties (TypeScript wants each property's type to fit
+    /// the index signature's).
+    fn object(&mut self, object: &'a Map<String, Value>, indent: usize, depth: usize) -> Shape {
+        let properties = object.get("properties").and_then(Value::as_object).filter(|p| !p.is_empty());
+        let required: Vec<&str> = object.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let additional = object.get("additionalProperties");
+        let patterns = object.get("patternProperties").and_then(Value::as_object).filter(|p| !p.is_empty());
+        let mut extra: Vec<&str> = required.iter().copied().filter(|name| !properties.is_some_and(|p| p.contains_key(*name))).collect();
+        extra.sort_unstable();
+        extra.dedup();
+        let named = properties.is_some() || !extra.is_empty();
+        let mut index = match additional {
+            Some(Value::Bool(false)) => patterns.is_some() || !named,
+            None => patterns.is_some() || !named,
+            Some(_) => true,
+        };
+        if !named && index {
+            // No named property: the index signature alone, on one line.
+            self.out.push_str("{ [key: string]: ");
+            self.index_type(additional, patterns, indent, depth);
+            self.out.push_str(" }");
+            return Shape::Atom;
+        }
+        self.out.push('{');
+        let inner = indent + 1;
+        for (name, schema) in properties.into_iter().flatten() {
+            self.out.push('\n');
+            push_indent(self.out, inner);
+            if self.over_budget() {
+                self.out.push_str("[key: string]: unknown; /* more properties: too large */");
+                index = false;
+                break;
+            }
+            self.doc(schema, inner);
+            push_key(self.out, name);
+            if !required.contains(&name.as_str()) {
+                self.out.push('?');
+            }
+            self.out.push_str(": ");
+            self.ty(schema, inner, depth + 1);
+            self.out.push(';');
+        }
+        for name in extra {
+            if self.over_budget() {
+                break;
+            }
+            self.out.push('\n');
+            push_indent(self.out, inner);
+            push_key(self.out, name);
+            self.out.push_str(": unknown;");
+        }
+        if index {
+            self.out.push('\n');
+            push_indent(self.out, inner);
+            self.out.push_str("[key: string]: unknown;");
+        }
+        self.out.push('\n');
+        push_indent(self.out, indent);
+        self.out.push('}');
+        Shape::Atom
+    }
+
+    /// The type of an object's other keys when it names none: its `additionalProperties`
+    /// (absent or `true`: `unknown`, `false`: none) or any of its `patternProperties`.
+    fn index_type(&mut self, additional: Option<&'a Value>, patterns: Option<&'a Map<String, Value>>, indent: usize, depth: usize) -> Shape {
+        let mut schemas: Vec<&'a Value> = patterns.into_iter().flat_map(|p| p.values()).collect();
+        match additional {
+            Some(Value::Bool(false)) => {}
+            Some(schema) => schemas.push(schema),
+            None if patterns.is_some() => {
+                // Keys that match no pattern may hold anything.
+                self.out.push_str("unknown");
+                return Shape::Atom;
+            }
+            None => {}
+        }
+        match schemas.as_slice() {
+            [] if additional.is_none() => {
+                self.out.push_str("unknown");
+                Shape::Atom
+            }
+            [] => {
+                self.out.push_str("never");
+                Shape::Atom
+            }
+            [schema] => self.ty(schema, indent, depth + 1),
+            _ => {
+                for (i, schema) in schemas.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push_str(" | ");
+                    }
+                    self.ty(schema, indent, depth + 1);
+                }
+                Shape::Or
+            }
+        }
+    }
+
+    /// An array type: `T[]` from `items`, or a tuple from `prefixItems` (or draft 4-7's `items`
+    /// as a list), its members past `minItems` optional, the rest from `items` (or
+    /// `additionalItems`).
+    fn array(&mut self, object: &'a Map<String, Value>, indent: usize, depth: usize) -> Shape {
+        let items = object.get("items");
+        let (prefix, rest) = match (object.get("prefixItems").and_then(Value::as_array), items) {
+            (Some(prefix), _) => (Some(prefix), items),
+            (None, Some(Value::Array(prefix))) => (Some(prefix), object.get("additionalItems")),
+            (None, _) => (None, items),
+        };
+        let Some(prefix) = prefix else {
+            self.element(rest, indent, depth);
+            self.out.push_str("[]");
+            return Shape::Atom;
+        };
+        let needed = object.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+        self.out.push('[');
+        for (i, schema) in prefix.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            let at = self.out.len();
+            if self.ty(schema, indent, depth + 1) != Shape::Atom {
+                self.wrap(at);
+            }
+            if i as u64 >= needed {
+                self.out.push('?');
+            }
+        }
+        if rest != Some(&Value::Bool(false)) {
+            if !prefix.is_empty() {
+                self.out.push_str(", ");
+            }
+            self.out.push_str("...");
+            self.element(rest, indent, depth);
+            self.out.push_str("[]");
+        }
+        self.out.push(']');
+        Shape::Atom
+    }
+
+    /// The element type of `T[]`, parenthesized when it is a union or an intersection.
+    fn element(&mut self, schema: Option<&'a Value>, indent: usize, depth: usize) {
+        match schema {
+            None => self.out.push_str("unknown"),
+            Some(schema) => {
+                let at = self.out.len();
+                if self.ty(schema, indent, depth + 1) != Shape::Atom {
+                    self.wrap(at);
+                }
+            }
+        }
+    }
+
+    /// A property's doc comment: its title, description, `@deprecated`, format, pattern, bounds
+    /// and default, each a line.
+    fn doc(&mut self, schema: &Value, indent: usize) {
+        let Some(object) = schema.as_object() else { return };
+        let mut doc = String::new();
+        for key in ["title", "description"] {
+            if let Some(text) = object.get(key).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty()) {
+                push_line(&mut doc, "");
+                push_clipped(&mut doc, text, MAX_DOC);
+            }
+        }
+        if object.get("deprecated") == Some(&Value::Bool(true)) {
+            push_line(&mut doc, "@deprecated");
+        }
+        if types(object) & (INTEGER | NUMBER) == INTEGER {
+            push_line(&mut doc, "@integer");
+        }
+        for key in ["format", "pattern"] {
+            if let Some(text) = object.get(key).and_then(Value::as_str) {
+                push_line(&mut doc, "@");
+                doc.push_str(key);
+                doc.push(' ');
+                push_clipped(&mut doc, text, MAX_DOC);
+            }
+        }
+        for key in ["minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties"] {
+            if let Some(value @ (Value::Number(_) | Value::Bool(true))) = object.get(key) {
+                push_line(&mut doc, "@");
+                doc.push_str(key);
+                if let Value::Number(number) = value {
+                    doc.push(' ');
+                    doc.push_str(&number.to_string());
+                }
+            }
+        }
+        if let Some(default) = object.get("default") {
+            let text = default.to_string();
+            push_line(&mut doc, "@default ");
+            push_clipped(&mut doc, &text, MAX_DEFAULT);
+        }
+        push_doc(self.out, indent, &doc);
+    }
+}
+
+/// The parts of a schema object that say something of its type, in the order they are written.
+fn parts(object: &Map<String, Value>) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    match object.get("$ref") {
+        Some(Value::String(reference)) => parts.push(Part::Ref(reference)),
+        Some(_) => parts.push(Part::Note("unknown /* $ref not a string */")),
+        None => {}
+    }
+    if has_own(object) {
+        parts.push(Part::Own);
+    }
+    if let Some(schemas) = object.get("allOf").and_then(Value::as_array) {
+        parts.push(Part::All(schemas));
+    }
+    for key in ["oneOf", "anyOf"] {
+        if let Some(schemas) = object.get(key).and_then(Value::as_array) {
+            parts.push(Part::Union(schemas));
+        }
+    }
+    match object.get("not") {
+        // `{"not": {}}` is the OpenAPI import's spelling of `false`: no value.
+        Some(Value::Bool(true)) => parts.push(Part::Note("never")),
+        Some(Value::Object(not)) if not.is_empty() => parts.push(Part::Note("never")),
+        Some(_) => parts.push(Part::Note("unknown /* not: narrower than this says */")),
+        None => {}
+    }
+    if object.contains_key("if") && (object.contains_key("then") || object.contains_key("else")) {
+        parts.push(Part::Note("unknown /* if/then/else: narrower than this says */"));
+    }
+    for key in ["$dynamicRef", "$recursiveRef"] {
+        if object.contains_key(key) {
+            parts.push(Part::Note("unknown /* dynamic $ref */"));
+        }
+    }
+    parts
+}
+
+/// Whether `type`, `enum`, `const` or a keyword that implies an object or an array is there.
+fn has_own(object: &Map<String, Value>) -> bool {
+    ["type", "enum", "const"].iter().any(|key| object.contains_key(*key)) || implied(object) != 0
+}
+
+/// The object and array keywords imply their type when `type` is absent (the OpenAPI import
+/// reads a schema with `properties` as an object too).
+fn implied(object: &Map<String, Value>) -> u8 {
+    let mut types = 0;
+    if ["properties", "additionalProperties", "patternProperties"].iter().any(|key| object.contains_key(*key)) {
+        types |= OBJECT;
+    }
+    if ["items", "prefixItems"].iter().any(|key| object.contains_key(*key)) {
+        types |= ARRAY;
+    }
+    types
+}
+
+/// The schema's `type` as bits (one name or a list); an unknown name sets `OTHER`. Without
+/// `type`, what `implied` says (nothing, if `enum` or `const` says it instead).
+fn types(object: &Map<String, Value>) -> u8 {
+    let bit = |name: &str| match name {
+        "string" => STRING,
+        "number" => NUMBER,
+        "integer" => INTEGER,
+        "boolean" => BOOLEAN,
+        "object" => OBJECT,
+        "array" => ARRAY,
+        "null" => NULL,
+        _ => OTHER,
+    };
+    match object.get("type") {
+        Some(Value::String(name)) => bit(name),
+        Some(Value::Array(names)) if !names.is_empty() => names.iter().map(|name| name.as_str().map_or(OTHER, bit)).fold(0, |all, one| all | one),
+        Some(_) => OTHER,
+        None if object.contains_key("enum") || object.contains_key("const") => 0,
+        None => implied(object),
+    }
+}
+
+/// The JSON type of a value as a bit (a whole number is an `integer` and a `number`).
+fn type_of(value: &Value) -> u8 {
+    match value {
+        Value::Null => NULL,
+        Value::Bool(_) => BOOLEAN,
+        Value::Number(number) if number.is_i64() || number.is_u64() || number.as_f64().is_some_and(|f| f.fract() == 0.0) => NUMBER | INTEGER,
+        Value::Number(_) => NUMBER,
+        Value::String(_) => STRING,
+        Value::Array(_) => ARRAY,
+        Value::Object(_) => OBJECT,
+    }
+}
+
+fn primitive(bit: u8) -> &'static str {
+    match bit {
+        STRING => "string",
+        NUMBER | INTEGER => "number",
+        BOOLEAN => "boolean",
+        NULL => "null",
+        OBJECT => "{ [key: string]: unknown }",
+        ARRAY => "unknown[]",
+        _ => "unknown /* unsupported type */",
+    }
+}
+
+fn push_indent(out: &mut String, indent: usize) {
+    for _ in 0..indent {
+        out.push_str("  ");
+    }
+}
+
+/// A member name as written: bare when it is an identifier, else a quoted string. `new` is
+/// quoted too: `new(...)` would declare a constructor.
+fn push_key(out: &mut String, name: &str) {
+    let mut chars = name.chars();
+    let identifier = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if identifier && name != "new" {
+        out.push_str(name);
+    } else {
+        push_quoted(out, name);
+    }
+}
+
+/// A string literal, escaped as JSON does (and U+2028/U+2029, which older engines end a line at).
+fn push_quoted(out: &mut String, text: &str) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str("\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(char::from_digit(((c as u32) >> shift) & 0xf, 16).unwrap_or('0'));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Starts a line of a doc comment's text with `line`.
+fn push_line(doc: &mut String, line: &str) {
+    if !doc.is_empty() {
+        doc.push('\n');
+    }
+    doc.push_str(line);
+}
+
+/// `text` cut to `max` characters, the cut marked with an ellipsis.
+fn push_clipped(doc: &mut String, text: &str, max: usize) {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => {
+            doc.push_str(text.get(..at).unwrap_or_default());
+            doc.push('…');
+        }
+        None => doc.push_str(text),
+    }
+}
+
+/// A doc comment of `text` (nothing when it is empty), ending where the next line's text starts:
+/// `/** one line */`, or a `/** ... */` block. A `*/` in the text is written `*\/`, so no text
+/// ends the comment early.
+fn push_doc(out: &mut String, indent: usize, text: &str) {
+    if text.trim().is_empty() {
+        return;
+    }
+    let mut lines = text.lines().map(str::trim_end);
+    if let (Some(line), None) = (lines.next(), lines.next()) {
+        out.push_str("/** ");
+        push_comment(out, line.trim_start());
+        out.push_str(" */\n");
+    } else {
+        out.push_str("/**");
+        for line in text.lines().map(str::trim_end) {
+            out.push('\n');
+            push_indent(out, indent);
+            out.push_str(if line.is_empty() { " *" } else { " * " });
+            push_comment(out, line);
+        }
+        out.push('\n');
+        push_indent(out, indent);
+        out.push_str(" */\n");
+    }
+    push_indent(out, indent);
+}
+
+fn push_comment(out: &mut String, text: &str) {
+    let mut pieces = text.split("*/");
+    out.push_str(pieces.next().unwrap_or_default());
+    for piece in pieces {
+        out.push_str("*\\/");
+        out.push_str(piece);
+    }
+}
