@@ -19,6 +19,8 @@ const MAX_DEPTH: usize = 24;
 const MAX_ENUM: usize = 256;
 /// Characters of a description kept in a doc comment.
 const MAX_DOC: usize = 1_500;
+/// Bytes of a property name written; a longer one is left to the index signature.
+const MAX_NAME: usize = 1_000;
 /// Characters of a `default` (as JSON) kept in a doc comment.
 const MAX_DEFAULT: usize = 200;
 
@@ -140,11 +142,11 @@ impl<'a> Writer<'_, 'a> {
             self.out.push_str("unknown /* too large */");
             return Shape::Atom;
         }
-        if depth > MAX_DEPTH {
-            self.out.push_str("unknown /* too deep */");
-            return Shape::Atom;
-        }
         let object = match schema {
+            Value::Object(_) if depth > MAX_DEPTH => {
+                self.out.push_str("unknown /* too deep */");
+                return Shape::Atom;
+            }
             Value::Object(object) => object,
             Value::Bool(false) => {
                 self.out.push_str("never");
@@ -231,6 +233,10 @@ impl<'a> Writer<'_, 'a> {
         let mut written = 0;
         let mut last = Shape::Atom;
         for schema in schemas {
+            // A member left out only widens the intersection.
+            if written > 0 && self.over_budget() {
+                break;
+            }
             let before = self.out.len();
             if written > 0 {
                 self.out.push_str(" & ");
@@ -288,8 +294,7 @@ impl<'a> Writer<'_, 'a> {
     fn own(&mut self, object: &'a Map<String, Value>, indent: usize, depth: usize) -> Shape {
         let types = types(object);
         if let Some(value) = object.get("const") {
-            self.literal(value, depth);
-            return Shape::Atom;
+            return self.enumeration(std::slice::from_ref(value), 0, depth);
         }
         if let Some(values) = object.get("enum").and_then(Value::as_array) {
             return self.enumeration(values, types, depth);
@@ -328,14 +333,18 @@ impl<'a> Writer<'_, 'a> {
         let fits = |value: &Value| types == 0 || types & type_of(value) != 0;
         let mut count = 0;
         if values.len() <= MAX_ENUM {
+            let mut whole = true;
             for value in values.iter().filter(|value| fits(value)) {
                 if count > 0 {
                     self.out.push_str(" | ");
                 }
                 count += 1;
-                self.literal(value, depth);
+                whole = self.literal(value, depth);
+                if !whole {
+                    break;
+                }
             }
-            if !self.over_budget() {
+            if whole {
                 return match count {
                     0 => {
                         self.out.push_str("never");
@@ -366,10 +375,13 @@ impl<'a> Writer<'_, 'a> {
         }
         if count == 0 {
             self.out.push_str("never");
+        } else if listed > 1 {
+            self.out.push_str(" /* one of ");
+            self.out.push_str(&listed.to_string());
+            self.out.push_str(" values */");
+        } else {
+            self.out.push_str(" /* a value too large to write */");
         }
-        self.out.push_str(" /* one of ");
-        self.out.push_str(&listed.to_string());
-        self.out.push_str(" values */");
         if count > 1 {
             Shape::Or
         } else {
@@ -378,24 +390,32 @@ impl<'a> Writer<'_, 'a> {
     }
 
     /// A JSON value as a literal type: `"a"`, `1`, `true`, `null`, a tuple, an object type.
-    fn literal(&mut self, value: &Value, depth: usize) {
+    /// False when it is too deep or too large to write whole (what was written is then
+    /// incomplete, for the caller to take back).
+    fn literal(&mut self, value: &Value, depth: usize) -> bool {
         if depth > MAX_DEPTH || self.over_budget() {
-            self.out.push_str("unknown /* too large */");
-            return;
+            return false;
         }
         match value {
             Value::Null => self.out.push_str("null"),
             Value::Bool(true) => self.out.push_str("true"),
             Value::Bool(false) => self.out.push_str("false"),
             Value::Number(number) => self.out.push_str(&number.to_string()),
-            Value::String(text) => push_quoted(self.out, text),
+            Value::String(text) => {
+                push_quoted(self.out, text);
+                if self.over_budget() {
+                    return false;
+                }
+            }
             Value::Array(items) => {
                 self.out.push('[');
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
                         self.out.push_str(", ");
                     }
-                    self.literal(item, depth + 1);
+                    if !self.literal(item, depth + 1) {
+                        return false;
+                    }
                 }
                 self.out.push(']');
             }
@@ -405,11 +425,14 @@ impl<'a> Writer<'_, 'a> {
                     self.out.push_str(if i > 0 { "; " } else { " " });
                     push_quoted(self.out, key);
                     self.out.push_str(": ");
-                    self.literal(item, depth + 1);
+                    if !self.literal(item, depth + 1) {
+                        return false;
+                    }
                 }
                 self.out.push_str(if members.is_empty() { "}" } else { " }" });
             }
         }
+        true
     }
 
     /// An object type: each property with its doc comment, `?` unless required; an index
@@ -418,14 +441,15 @@ impl<'a> Writer<'_, 'a> {
     /// the index signature's).
     fn object(&mut self, object: &'a Map<String, Value>, indent: usize, depth: usize) -> Shape {
         let properties = object.get("properties").and_then(Value::as_object).filter(|p| !p.is_empty());
-        let required: Vec<&str> = object.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let mut required: Vec<&str> = object.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
         let additional = object.get("additionalProperties");
         let patterns = object.get("patternProperties").and_then(Value::as_object).filter(|p| !p.is_empty());
         let mut extra: Vec<&str> = required.iter().copied().filter(|name| !properties.is_some_and(|p| p.contains_key(*name))).collect();
         extra.sort_unstable();
         extra.dedup();
+        required.sort_unstable();
         let named = properties.is_some() || !extra.is_empty();
-        let mut index = match additional {
+        let index = match additional {
             Some(Value::Bool(false)) => patterns.is_some() || !named,
             None => patterns.is_some() || !named,
             Some(_) => true,
@@ -439,17 +463,19 @@ impl<'a> Writer<'_, 'a> {
         }
         self.out.push('{');
         let inner = indent + 1;
+        // What is left out (past the budget, or a name too long to write) the index signature
+        // still admits, as `unknown`.
+        let mut left_out = false;
         for (name, schema) in properties.into_iter().flatten() {
+            if self.over_budget() || name.len() > MAX_NAME {
+                left_out = true;
+                continue;
+            }
             self.out.push('\n');
             push_indent(self.out, inner);
-            if self.over_budget() {
-                self.out.push_str("[key: string]: unknown; /* more properties: too large */");
-                index = false;
-                break;
-            }
             self.doc(schema, inner);
             push_key(self.out, name);
-            if !required.contains(&name.as_str()) {
+            if required.binary_search(&name.as_str()).is_err() {
                 self.out.push('?');
             }
             self.out.push_str(": ");
@@ -457,7 +483,8 @@ impl<'a> Writer<'_, 'a> {
             self.out.push(';');
         }
         for name in extra {
-            if self.over_budget() {
+            if self.over_budget() || name.len() > MAX_NAME {
+                left_out = true;
                 break;
             }
             self.out.push('\n');
@@ -465,10 +492,10 @@ impl<'a> Writer<'_, 'a> {
             push_key(self.out, name);
             self.out.push_str(": unknown;");
         }
-        if index {
+        if index || left_out {
             self.out.push('\n');
             push_indent(self.out, inner);
-            self.out.push_str("[key: string]: unknown;");
+            self.out.push_str(if left_out { "[key: string]: unknown; /* more properties: too large */" } else { "[key: string]: unknown;" });
         }
         self.out.push('\n');
         push_indent(self.out, indent);
@@ -505,6 +532,10 @@ impl<'a> Writer<'_, 'a> {
                     if i > 0 {
                         self.out.push_str(" | ");
                     }
+                    if self.over_budget() {
+                        self.out.push_str("unknown /* too large */");
+                        break;
+                    }
                     self.ty(schema, indent, depth + 1);
                 }
                 Shape::Or
@@ -528,8 +559,15 @@ impl<'a> Writer<'_, 'a> {
             return Shape::Atom;
         };
         let needed = object.get("minItems").and_then(Value::as_u64).unwrap_or(0);
+        let start = self.out.len();
         self.out.push('[');
         for (i, schema) in prefix.iter().enumerate() {
+            if self.over_budget() {
+                // A tuple cut short would refuse the longer arrays the schema accepts.
+                self.out.truncate(start);
+                self.out.push_str("unknown[] /* too large */");
+                return Shape::Atom;
+            }
             if i > 0 {
                 self.out.push_str(", ");
             }
@@ -804,5 +842,376 @@ fn push_comment(out: &mut String, text: &str) {
     for piece in pieces {
         out.push_str("*\\/");
         out.push_str(piece);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A schema's type alone, as an argument or a result would have it.
+    fn ty(schema: &Value) -> String {
+        let mut out = String::new();
+        Writer { out: &mut out, start: 0, root: schema, open: vec![schema] }.ty(schema, 0, 0);
+        out
+    }
+
+    /// A result type of `declare` (the part inside `Promise<...>`).
+    fn result(schema: Value) -> String {
+        let text = declare("t", None, &json!({"type": "object", "properties": {}}), Some(&schema));
+        text.split_once("): Promise<").and_then(|(_, t)| t.strip_suffix(">;")).unwrap().to_string()
+    }
+
+    #[test]
+    fn primitive_types() {
+        assert_eq!(ty(&json!({"type": "string"})), "string");
+        assert_eq!(ty(&json!({"type": "number"})), "number");
+        assert_eq!(ty(&json!({"type": "integer"})), "number");
+        assert_eq!(ty(&json!({"type": "boolean"})), "boolean");
+        assert_eq!(ty(&json!({"type": "null"})), "null");
+        assert_eq!(ty(&json!({"type": ["integer", "number", "string"]})), "string | number");
+        assert_eq!(ty(&json!({})), "unknown");
+        assert_eq!(ty(&json!(true)), "unknown");
+        assert_eq!(ty(&json!(false)), "never");
+        assert_eq!(ty(&json!({"description": "a constraint alone", "minLength": 2})), "unknown");
+        assert_eq!(ty(&json!(42)), "unknown /* not a schema */");
+    }
+
+    #[test]
+    fn unknown_types_are_unknown_never_a_guess() {
+        assert_eq!(ty(&json!({"type": "file"})), "unknown /* unsupported type */");
+        assert_eq!(ty(&json!({"type": ["string", "date"]})), "string | unknown /* unsupported type */");
+        assert_eq!(ty(&json!({"type": 7})), "unknown /* unsupported type */");
+    }
+
+    #[test]
+    fn enums_and_consts_are_literal_types() {
+        assert_eq!(ty(&json!({"type": "string", "enum": ["open", "closed"]})), r#""open" | "closed""#);
+        assert_eq!(ty(&json!({"enum": [1, -2.5, true, null, "x"]})), r#"1 | -2.5 | true | null | "x""#);
+        // The members of another type than the schema's cannot be values.
+        assert_eq!(ty(&json!({"type": "integer", "enum": [1, 1.5, "1"]})), "1");
+        assert_eq!(ty(&json!({"type": "string", "enum": [1]})), "never");
+        assert_eq!(ty(&json!({"type": ["string", "null"], "enum": ["a", null]})), r#""a" | null"#);
+        assert_eq!(ty(&json!({"const": "v1"})), r#""v1""#);
+        assert_eq!(ty(&json!({"const": {"a": [1, "b"], "c": {}}})), r#"{ "a": [1, "b"]; "c": {} }"#);
+        assert_eq!(ty(&json!({"enum": ["say \"hi\"\n", "a\\b", "\u{2028}*/"]})), r#""say \"hi\"\n" | "a\\b" | "\u2028*/""#);
+    }
+
+    #[test]
+    fn nullable_both_spellings() {
+        assert_eq!(ty(&json!({"type": ["string", "null"]})), "string | null");
+        assert_eq!(ty(&json!({"type": "string", "nullable": true})), "string | null");
+        assert_eq!(ty(&json!({"type": ["string", "null"], "nullable": true})), "string | null");
+        assert_eq!(ty(&json!({"nullable": true, "allOf": [{"$ref": "#/$defs/A"}], "$defs": {"A": {"type": "boolean"}}})), "boolean | null");
+        // Nothing to make nullable: `unknown` already is.
+        assert_eq!(ty(&json!({"nullable": true})), "unknown");
+    }
+
+    #[test]
+    fn unions_and_intersections() {
+        assert_eq!(ty(&json!({"oneOf": [{"type": "string"}, {"type": "integer"}]})), "string | number");
+        assert_eq!(ty(&json!({"anyOf": [{"type": "string"}, {"type": "null"}]})), "string | null");
+        assert_eq!(ty(&json!({"anyOf": []})), "never");
+        assert_eq!(
+            ty(&json!({"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}, {"type": "object", "properties": {"b": {"type": "number"}}}]})),
+            "{\n  a: string;\n} & {\n  b?: number;\n}"
+        );
+        // A union inside an intersection keeps its parentheses.
+        assert_eq!(ty(&json!({"allOf": [{"anyOf": [{"type": "string"}, {"type": "number"}]}, {"type": "string"}]})), "(string | number) & string");
+        assert_eq!(ty(&json!({"type": "string", "anyOf": [{"const": "a"}, {"const": "b"}]})), r#"string & ("a" | "b")"#);
+        // The OpenAPI import's pattern for a format, alone in an allOf member, says no type.
+        assert_eq!(ty(&json!({"type": "string", "allOf": [{"pattern": "^a"}]})), "string & unknown");
+        assert_eq!(ty(&json!({"allOf": [{"type": "string"}, {"pattern": "^a"}]})), "string");
+    }
+
+    #[test]
+    fn objects_required_optional_quoted_and_documented() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "owner": {"type": "string", "description": "The account owner.", "minLength": 1},
+                "per-page": {"type": "integer", "default": 30, "maximum": 100},
+                "new": {"type": "boolean", "deprecated": true},
+                "a\"b*/": {"type": "string", "format": "date-time", "pattern": "^x*/$"},
+                "$ok_1": {"title": "T", "type": "string"}
+            },
+            "required": ["owner", "missing", "missing"]
+        });
+        let expected = "{
+  /**
+   * The account owner.
+   * @minLength 1
+   */
+  owner: string;
+  /**
+   * @integer
+   * @maximum 100
+   * @default 30
+   */
+  \"per-page\"?: number;
+  /** @deprecated */
+  \"new\"?: boolean;
+  /**
+   * @format date-time
+   * @pattern ^x*\\/$
+   */
+  \"a\\\"b*/\"?: string;
+  /** T */
+  $ok_1?: string;
+  missing: unknown;
+}";
+        assert_eq!(ty(&schema), expected);
+    }
+
+    #[test]
+    fn additional_and_pattern_properties() {
+        assert_eq!(ty(&json!({"type": "object"})), "{ [key: string]: unknown }");
+        assert_eq!(ty(&json!({"type": "object", "additionalProperties": false})), "{ [key: string]: never }");
+        assert_eq!(ty(&json!({"type": "object", "additionalProperties": {"type": "integer"}})), "{ [key: string]: number }");
+        assert_eq!(ty(&json!({"additionalProperties": true})), "{ [key: string]: unknown }");
+        assert_eq!(ty(&json!({"type": "object", "patternProperties": {"^a": {"type": "string"}}, "additionalProperties": false})), "{ [key: string]: string }");
+        assert_eq!(ty(&json!({"type": "object", "patternProperties": {"^a": {"type": "string"}}, "additionalProperties": {"type": "number"}})), "{ [key: string]: string | number }");
+        // Keys no pattern matches may hold anything.
+        assert_eq!(ty(&json!({"type": "object", "patternProperties": {"^a": {"type": "string"}}})), "{ [key: string]: unknown }");
+        // Beside named properties, the index signature is `unknown`: TypeScript wants each
+        // property's type to fit it.
+        assert_eq!(ty(&json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": {"type": "number"}})), "{\n  a?: string;\n  [key: string]: unknown;\n}");
+        assert_eq!(ty(&json!({"type": "object", "properties": {"a": {"type": "string"}}, "additionalProperties": false})), "{\n  a?: string;\n}");
+        assert_eq!(ty(&json!({"type": "object", "properties": {"a": false}})), "{\n  a?: never;\n}");
+        assert_eq!(
+            ty(&json!({"type": ["object", "null"], "properties": {"a": {"type": "object", "properties": {"b": {"type": "string"}}}}})),
+            "{\n  a?: {\n    b?: string;\n  };\n} | null"
+        );
+    }
+
+    #[test]
+    fn arrays_and_tuples() {
+        assert_eq!(ty(&json!({"type": "array", "items": {"type": "string"}})), "string[]");
+        assert_eq!(ty(&json!({"type": "array"})), "unknown[]");
+        assert_eq!(ty(&json!({"items": {"type": ["string", "null"]}})), "(string | null)[]");
+        assert_eq!(ty(&json!({"type": "array", "items": {"type": "array", "items": {"enum": ["a", "b"]}}})), r#"("a" | "b")[][]"#);
+        assert_eq!(ty(&json!({"type": "array", "items": false})), "never[]");
+        assert_eq!(ty(&json!({"type": "array", "prefixItems": [{"type": "string"}, {"type": ["number", "null"]}], "minItems": 1})), "[string, (number | null)?, ...unknown[]]");
+        assert_eq!(ty(&json!({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "number"}, "minItems": 1})), "[string, ...number[]]");
+        assert_eq!(ty(&json!({"type": "array", "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false, "minItems": 2})), "[string, number]");
+        // Draft 4-7's tuples.
+        assert_eq!(ty(&json!({"type": "array", "items": [{"type": "string"}], "additionalItems": false})), "[string?]");
+        assert_eq!(ty(&json!({"type": "array", "items": [{"type": "string"}], "additionalItems": {"type": "boolean"}})), "[string?, ...boolean[]]");
+    }
+
+    #[test]
+    fn local_refs_inline_and_cycles_stop() {
+        let defs = json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/Name"}, "b": {"$ref": "#/definitions/Count"}, "c": {"$ref": "#/properties/a"}, "d": {"$ref": "#/$defs/a~1b"}},
+            "$defs": {"Name": {"type": "string"}, "a/b": {"type": "boolean"}},
+            "definitions": {"Count": {"type": "integer"}}
+        });
+        assert_eq!(ty(&defs), "{\n  a?: string;\n  b?: number;\n  c?: string;\n  d?: boolean;\n}");
+        // A recursive type is written once, then `unknown` where it repeats.
+        let tree = json!({"$ref": "#/$defs/Node", "$defs": {"Node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}});
+        assert_eq!(ty(&tree), "{\n  children?: unknown /* recursive */[];\n}");
+        assert_eq!(ty(&json!({"type": "object", "properties": {"self": {"$ref": "#"}}})), "{\n  self?: unknown /* recursive */;\n}");
+        // Two definitions that refer to each other.
+        let pair = json!({"$ref": "#/$defs/A", "$defs": {"A": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/B"}]}, "B": {"type": "array", "items": {"$ref": "#/$defs/A"}}}});
+        assert_eq!(ty(&pair), "null | unknown /* recursive */[]");
+        assert_eq!(ty(&json!({"$ref": "https://example.com/schema.json"})), "unknown /* $ref to another document */");
+        assert_eq!(ty(&json!({"$ref": "other.json#/A"})), "unknown /* $ref to another document */");
+        assert_eq!(ty(&json!({"$ref": "#/$defs/Missing"})), "unknown /* $ref not found */");
+        assert_eq!(ty(&json!({"$ref": "#anchor"})), "unknown /* $ref not found */");
+        assert_eq!(ty(&json!({"$ref": 3})), "unknown /* $ref not a string */");
+        // A `$ref` beside other keywords applies with them (2019-09 and later).
+        assert_eq!(ty(&json!({"$ref": "#/$defs/S", "type": "string", "$defs": {"S": {"enum": ["a", 1]}}})), r#"("a" | 1) & string"#);
+    }
+
+    #[test]
+    fn what_typescript_cannot_say_is_unknown_with_why() {
+        assert_eq!(ty(&json!({"not": {"type": "string"}})), "unknown /* not: narrower than this says */");
+        assert_eq!(ty(&json!({"type": "string", "not": {"const": ""}})), "string & unknown /* not: narrower than this says */");
+        assert_eq!(ty(&json!({"not": {}})), "never");
+        assert_eq!(ty(&json!({"if": {"type": "string"}, "then": {"minLength": 1}, "else": {"type": "number"}})), "unknown /* if/then/else: narrower than this says */");
+        // `if` alone changes nothing.
+        assert_eq!(ty(&json!({"type": "string", "if": {"minLength": 1}})), "string");
+        assert_eq!(ty(&json!({"$dynamicRef": "#node"})), "unknown /* dynamic $ref */");
+    }
+
+    #[test]
+    fn a_member_with_its_doc_comment_and_result() {
+        let input = json!({"type": "object", "properties": {"q": {"type": "string", "description": "What to find."}}, "required": ["q"]});
+        let output = json!({"title": "Found", "description": "The matches.", "type": "object", "properties": {"total": {"type": "integer"}}, "required": ["total"]});
+        assert_eq!(
+            declare("search_issues", Some("Searches issues.\n\nHTTP: GET /search"), &input, Some(&output)),
+            "/**
+ * Searches issues.
+ *
+ * HTTP: GET /search
+ * @returns Found: The matches.
+ */
+search_issues(args: {
+  /** What to find. */
+  q: string;
+}): Promise<{
+  /** @integer */
+  total: number;
+}>;"
+        );
+        // Without an output schema, what the tool returns is unknown.
+        assert_eq!(declare("ping", None, &json!({"type": "object"}), None), "ping(args: { [key: string]: unknown }): Promise<unknown>;");
+        assert_eq!(declare("get-repo", Some("One line."), &json!({"type": "object", "additionalProperties": false}), None), "/** One line. */\n\"get-repo\"(args: { [key: string]: never }): Promise<unknown>;");
+        assert_eq!(result(json!({"title": "Only a title", "type": "object"})), "{ [key: string]: unknown }");
+    }
+
+    #[test]
+    fn the_block_of_several_tools() {
+        let empty = json!({"type": "object", "properties": {}});
+        let input = json!({"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]});
+        let block = declare_all([("list", Some("Lists them."), &empty, None), ("get.one", None, &input, Some(&input))]);
+        assert_eq!(
+            block,
+            "declare const tools: {
+  /** Lists them. */
+  list(args: { [key: string]: unknown }): Promise<unknown>;
+  \"get.one\"(args: {
+    id: string;
+  }): Promise<{
+    id: string;
+  }>;
+};"
+        );
+        assert_eq!(declare_all([]), "declare const tools: {\n};");
+    }
+
+    #[test]
+    fn doc_comments_cannot_be_closed_by_their_text() {
+        let input = json!({"type": "object", "properties": {"x": {"type": "string", "description": "ends */ here\r\nand /* opens", "default": "*/"}}});
+        let text = declare("t*/x", Some("a */ b\n*/"), &input, None);
+        assert_eq!(
+            text,
+            "/**
+ * a *\\/ b
+ * *\\/
+ */
+\"t*/x\"(args: {
+  /**
+   * ends *\\/ here
+   * and /* opens
+   * @default \"*\\/\"
+   */
+  x?: string;
+}): Promise<unknown>;"
+        );
+        // Outside comments and string literals, no `*/` of the input's appears.
+        let outside: String = text.split("\"t*/x\"").collect();
+        assert_eq!(outside.matches("*/").count(), 2);
+    }
+
+    #[test]
+    fn long_descriptions_are_cut() {
+        let long = "word ".repeat(1_000);
+        let text = declare("t", Some(&long), &json!({"type": "object"}), None);
+        assert!(text.len() < MAX_DOC + 200, "{}", text.len());
+        assert!(text.ends_with("word word … */\nt(args: { [key: string]: unknown }): Promise<unknown>;"), "{text}");
+    }
+
+    #[test]
+    fn deep_nesting_stops_at_the_depth_bound() {
+        // Built by hand: `json!` would serialize its nested value, 10,000 levels deep.
+        let wrap = |members: [(&str, Value); 3]| Value::Object(members.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+        let mut schema = json!({"type": "string"});
+        for _ in 0..10_000 {
+            schema = wrap([("type", json!("array")), ("items", schema), ("minItems", json!(0))]);
+        }
+        let text = ty(&schema);
+        if text != format!("unknown /* too deep */{}", "[]".repeat(MAX_DEPTH + 1)) {
+            std::mem::forget(schema);
+            panic!("{text}");
+        }
+        let mut object = json!({"type": "string"});
+        for _ in 0..10_000 {
+            object = wrap([("type", json!("object")), ("properties", wrap([("a", object), ("b", json!(true)), ("c", json!(true))])), ("required", json!(["a"]))]);
+        }
+        let text = declare("deep", None, &object, Some(&object));
+        // Dropping 10,000 levels would take the stack of a test thread (a failed assertion too).
+        std::mem::forget(schema);
+        std::mem::forget(object);
+        assert_eq!(text.matches("unknown /* too deep */").count(), 2);
+        assert!(text.len() < 10_000, "{}", text.len());
+    }
+
+    #[test]
+    fn a_chain_of_refs_and_a_self_reference_stop() {
+        let mut defs = Map::new();
+        for i in 0..10_000 {
+            defs.insert(format!("d{i}"), json!({"$ref": format!("#/$defs/d{}", i + 1)}));
+        }
+        defs.insert("d10000".into(), json!({"$ref": "#/$defs/d0"}));
+        let schema = json!({"$ref": "#/$defs/d0", "$defs": defs});
+        assert_eq!(ty(&schema), "unknown /* too deep */");
+        assert_eq!(ty(&json!({"$ref": "#"})), "unknown /* recursive */");
+        assert_eq!(ty(&json!({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})), "unknown /* recursive */");
+    }
+
+    #[test]
+    fn exponential_refs_are_bounded_by_size() {
+        // Each definition refers to the next twice: 2^30 paths, written inline.
+        let mut defs = Map::new();
+        for i in 0..30 {
+            let next = format!("#/$defs/d{}", i + 1);
+            defs.insert(format!("d{i}"), json!({"type": "object", "properties": {"left": {"$ref": next}, "right": {"$ref": next}}}));
+        }
+        defs.insert("d30".into(), json!({"type": "string"}));
+        let schema = json!({"$ref": "#/$defs/d0", "$defs": defs});
+        let text = declare("wide", None, &schema, Some(&schema));
+        assert!(text.len() < BUDGET + 8 * 1024, "{}", text.len());
+        assert!(text.contains("unknown /* too large */") || text.contains("unknown /* too deep */"));
+    }
+
+    #[test]
+    fn huge_enums_become_their_types() {
+        let values: Vec<Value> = (0..100_000).map(|i| json!(format!("v{i}"))).collect();
+        assert_eq!(ty(&json!({"type": "string", "enum": values})), "string /* one of 100000 values */");
+        let mixed: Vec<Value> = (0..1_000).map(|i| if i % 2 == 0 { json!(i) } else { json!(null) }).collect();
+        assert_eq!(ty(&json!({"enum": mixed})), "number | null /* one of 1000 values */");
+        // Few members, each too large to write: the same.
+        let big: Vec<Value> = (0..4).map(|i| json!(format!("{i}{}", "x".repeat(BUDGET / 2)))).collect();
+        assert_eq!(ty(&json!({"enum": big})), "string /* one of 4 values */");
+        assert_eq!(ty(&json!({"const": "y".repeat(BUDGET * 2)})), "string /* a value too large to write */");
+        let deep_const = (0..100).fold(json!(1), |inner, _| json!([inner]));
+        assert_eq!(ty(&json!({"const": deep_const})), "unknown[] /* a value too large to write */");
+    }
+
+    #[test]
+    fn huge_objects_and_unions_are_bounded() {
+        let mut properties = Map::new();
+        for i in 0..100_000 {
+            properties.insert(format!("p{i}"), json!({"type": "string", "description": "A property with some words."}));
+        }
+        let required: Vec<String> = (0..100_000).map(|i| format!("p{i}")).collect();
+        let schema = json!({"type": "object", "properties": properties, "required": required});
+        let text = declare("huge", None, &schema, Some(&schema));
+        assert!(text.len() < BUDGET + 8 * 1024, "{}", text.len());
+        // The budget is the tool's: the arguments took it all.
+        assert_eq!(text.matches("[key: string]: unknown; /* more properties: too large */").count(), 1);
+        assert!(text.ends_with("}): Promise<unknown /* too large */>;"));
+        let members: Vec<Value> = (0..100_000).map(|i| json!({"type": "object", "properties": {"k": {"const": i}}})).collect();
+        let text = declare("union", None, &json!({"anyOf": members}), None);
+        assert!(text.len() < BUDGET + 8 * 1024, "{}", text.len());
+        assert!(text.contains(" | unknown /* too large */): Promise<unknown>;"));
+        let all: Vec<Value> = (0..100_000).map(|i| json!({"type": "object", "properties": {"k": {"const": i}}})).collect();
+        let text = declare("all", None, &json!({"allOf": all}), None);
+        assert!(text.len() < BUDGET + 8 * 1024, "{}", text.len());
+        let tuple: Vec<Value> = (0..100_000).map(|i| json!({"const": i})).collect();
+        assert_eq!(result(json!({"type": "array", "prefixItems": tuple})), "unknown[] /* too large */");
+        let long_name = "n".repeat(MAX_NAME + 1);
+        assert_eq!(ty(&json!({"type": "object", "properties": {long_name: {"type": "string"}, "b": {"type": "string"}}})), "{\n  b?: string;\n  [key: string]: unknown; /* more properties: too large */\n}");
+    }
+
+    #[test]
+    fn names_that_are_not_identifiers_are_quoted() {
+        let schema = json!({"type": "object"});
+        for (name, written) in [("a_b$1", "a_b$1"), ("1a", "\"1a\""), ("a-b", "\"a-b\""), ("", "\"\""), ("é", "\"é\""), ("new", "\"new\""), ("delete", "delete"), ("a\"b", "\"a\\\"b\""), ("a\u{1}", "\"a\\u0001\"")] {
+            assert_eq!(declare(name, None, &schema, None), format!("{written}(args: {{ [key: string]: unknown }}): Promise<unknown>;"), "{name}");
+        }
     }
 }
