@@ -319,10 +319,14 @@ impl<'a> Writer<'_, 'a> {
                 }
             };
         }
-        if count == 1 {
-            last
-        } else {
-            Shape::Or
+        match count {
+            // An `enum` that is not a list, beside no `type`.
+            0 => {
+                self.out.push_str("unknown");
+                Shape::Atom
+            }
+            1 => last,
+            _ => Shape::Or,
         }
     }
 
@@ -876,6 +880,7 @@ mod tests {
         assert_eq!(ty(&json!(false)), "never");
         assert_eq!(ty(&json!({"description": "a constraint alone", "minLength": 2})), "unknown");
         assert_eq!(ty(&json!(42)), "unknown /* not a schema */");
+        assert_eq!(ty(&json!({"enum": "a"})), "unknown");
     }
 
     #[test]
