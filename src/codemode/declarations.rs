@@ -477,7 +477,7 @@ impl<'a> Writer<'_, 'a> {
             }
             self.out.push('\n');
             push_indent(self.out, inner);
-            self.doc(schema, inner);
+            self.doc(name, schema, inner);
             push_key(self.out, name);
             if required.binary_search(&name.as_str()).is_err() {
                 self.out.push('?');
@@ -609,12 +609,13 @@ impl<'a> Writer<'_, 'a> {
     }
 
     /// A property's doc comment: its title, description, `@deprecated`, format, pattern, bounds
-    /// and default, each a line.
-    fn doc(&mut self, schema: &Value, indent: usize) {
+    /// and default, each a line. A title that only repeats the name (Pydantic's `"title": "Per
+    /// Page"` for `per_page`) is left out.
+    fn doc(&mut self, name: &str, schema: &Value, indent: usize) {
         let Some(object) = schema.as_object() else { return };
         let mut doc = String::new();
         for key in ["title", "description"] {
-            if let Some(text) = object.get(key).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty()) {
+            if let Some(text) = object.get(key).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty() && !(key == "title" && letters(name).next().is_some() && letters(t).eq(letters(name)))) {
                 push_line(&mut doc, "");
                 push_clipped(&mut doc, text, MAX_DOC);
             }
@@ -752,6 +753,11 @@ fn primitive(bit: u8) -> &'static str {
         ARRAY => "unknown[]",
         _ => "unknown /* unsupported type */",
     }
+}
+
+/// A text's letters and digits, in lower case: what a title that repeats a name shares with it.
+fn letters(text: &str) -> impl Iterator<Item = char> + '_ {
+    text.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase())
 }
 
 fn push_indent(out: &mut String, indent: usize) {
@@ -939,7 +945,8 @@ mod tests {
                 "per-page": {"type": "integer", "default": 30, "maximum": 100},
                 "new": {"type": "boolean", "deprecated": true},
                 "a\"b*/": {"type": "string", "format": "date-time", "pattern": "^x*/$"},
-                "$ok_1": {"title": "T", "type": "string"}
+                "$ok_1": {"title": "T", "type": "string"},
+                "per_page": {"title": "Per Page", "type": "integer"}
             },
             "required": ["owner", "missing", "missing"]
         });
@@ -964,6 +971,8 @@ mod tests {
   \"a\\\"b*/\"?: string;
   /** T */
   $ok_1?: string;
+  /** @integer */
+  per_page?: number;
   missing: unknown;
 }";
         assert_eq!(ty(&schema), expected);
