@@ -92,7 +92,7 @@ test('execute: one program calls several tools and returns a value with its logs
 
 test('errors a model can act on: a syntax error, a thrown error, a failed call, each with its line', async () => {
   assert.match(await failure('const x = 1;\nreturn (x'), /^SyntaxError: Unexpected token \(line 2, column 10\)$/);
-  assert.match(await failure('const x = 1;\n\nthrow new Error("boom");'), /^Error: boom \(line 3(, column \d+)?\)$/);
+  assert.match(await failure('const x = 1;\n\nthrow new Error("boom");'), /^boom \(line 3, column 7\)$/);
   assert.match(await failure('await tools.echo({ message: "ok" });\nawait tools.fails({});'), /^The call of fails failed: .*500.* \(line 2(, column \d+)?\)$/);
   // Arguments that do not fit the schema: the tool's own refusal, named.
   assert.match(await failure('return await tools.inspect({ id: "seven" });'), /^The call of inspect failed: invalid arguments for tool "inspect": .*\(line 1/);
