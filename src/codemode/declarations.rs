@@ -614,8 +614,9 @@ impl<'a> Writer<'_, 'a> {
     fn doc(&mut self, name: &str, schema: &Value, indent: usize) {
         let Some(object) = schema.as_object() else { return };
         let mut doc = String::new();
+        let repeats_name = |title: &str| letters(name).next().is_some() && letters(title).eq(letters(name));
         for key in ["title", "description"] {
-            if let Some(text) = object.get(key).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty() && !(key == "title" && letters(name).next().is_some() && letters(t).eq(letters(name)))) {
+            if let Some(text) = object.get(key).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty() && (key != "title" || !repeats_name(t))) {
                 push_line(&mut doc, "");
                 push_clipped(&mut doc, text, MAX_DOC);
             }
