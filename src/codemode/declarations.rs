@@ -21,6 +21,9 @@ const MAX_ENUM: usize = 256;
 const MAX_DOC: usize = 1_500;
 /// Bytes of a property name written; a longer one is left to the index signature.
 const MAX_NAME: usize = 1_000;
+/// Bytes a type written through a `$ref` may take and still be written again where the same
+/// `$ref` appears once more (a larger one is written once per tool, then named).
+const MAX_REPEAT: usize = 256;
 /// Characters of a `default` (as JSON) kept in a doc comment.
 const MAX_DEFAULT: usize = 200;
 
@@ -73,13 +76,13 @@ fn member<'a>(out: &mut String, indent: usize, name: &str, description: Option<&
     push_doc(out, indent, &doc);
     push_key(out, name);
     out.push_str("(args: ");
-    let mut writer = Writer { out, start, root: input, open: vec![input] };
+    let mut writer = Writer { out, start, root: input, open: vec![(input, false)], seen: Vec::new() };
     writer.ty(input, indent, 0);
     writer.out.push_str("): Promise<");
     match output {
         Some(output) => {
             writer.root = output;
-            writer.open = vec![output];
+            writer.open = vec![(output, false)];
             writer.ty(output, indent, 0);
         }
         None => writer.out.push_str("unknown"),
@@ -126,8 +129,12 @@ struct Writer<'o, 'a> {
     /// The schema `#` refers to.
     root: &'a Value,
     /// The schemas being written through a `$ref` (and the root), outermost first: one met
-    /// again inside itself is recursive, written once and then as `unknown /* recursive */`.
-    open: Vec<&'a Value>,
+    /// again inside itself is recursive, written once and then as `unknown /* recursive: ... */`
+    /// (the flag: it was).
+    open: Vec<(&'a Value, bool)>,
+    /// The schemas written through a `$ref` so far in this tool, with the bytes each took: a
+    /// large one met again is `unknown /* as above: ... */` rather than written twice.
+    seen: Vec<(&'a Value, usize)>,
 }
 
 impl<'a> Writer<'_, 'a> {
@@ -217,14 +224,39 @@ impl<'a> Writer<'_, 'a> {
             self.out.push_str("unknown /* $ref not found */");
             return Shape::Atom;
         };
-        if self.open.iter().any(|open| std::ptr::eq(*open, target)) {
-            self.out.push_str("unknown /* recursive */");
+        if let Some(open) = self.open.iter_mut().find(|(open, _)| std::ptr::eq(*open, target)) {
+            open.1 = true;
+            self.note("unknown /* recursive: ", reference);
             return Shape::Atom;
         }
-        self.open.push(target);
+        let seen = self.seen.iter().find(|(seen, _)| std::ptr::eq(*seen, target)).map(|(_, len)| *len);
+        if seen.is_some_and(|len| len > MAX_REPEAT) {
+            self.note("unknown /* as above: ", reference);
+            return Shape::Atom;
+        }
+        let at = self.out.len();
+        self.open.push((target, false));
         let shape = self.ty(target, indent, depth + 1);
-        self.open.pop();
+        let recursive = self.open.pop().is_some_and(|(_, recursive)| recursive);
+        let len = self.out.len() - at;
+        if seen.is_none() {
+            self.seen.push((target, len));
+        }
+        // Named where it is written, for the `recursive` and `as above` notes that refer to it.
+        if recursive || len > MAX_REPEAT {
+            let mut label = String::from("/* ");
+            push_comment(&mut label, clip(reference, MAX_NAME));
+            label.push_str(" */ ");
+            self.out.insert_str(at, &label);
+        }
         shape
+    }
+
+    /// `unknown` with a note naming a `$ref` (escaped: a reference is the schema's text).
+    fn note(&mut self, note: &str, reference: &str) {
+        self.out.push_str(note);
+        push_comment(self.out, clip(reference, MAX_NAME));
+        self.out.push_str(" */");
     }
 
     /// `allOf`: an intersection; a member that says nothing of the type (a constraint alone,
@@ -614,8 +646,9 @@ impl<'a> Writer<'_, 'a> {
     fn doc(&mut self, name: &str, schema: &Value, indent: usize) {
         let Some(object) = schema.as_object() else { return };
         let mut doc = String::new();
+        let repeats_name = |title: &str| letters(name).next().is_some() && letters(title).eq(letters(name));
         for key in ["title", "description"] {
-            if let Some(text) = object.get(key).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty() && !(key == "title" && letters(name).next().is_some() && letters(t).eq(letters(name)))) {
+            if let Some(text) = object.get(key).and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty() && (key != "title" || !repeats_name(t))) {
                 push_line(&mut doc, "");
                 push_clipped(&mut doc, text, MAX_DOC);
             }
@@ -808,6 +841,14 @@ fn push_line(doc: &mut String, line: &str) {
     doc.push_str(line);
 }
 
+/// `text` cut to `max` bytes (at a character's boundary).
+fn clip(text: &str, max: usize) -> &str {
+    match text.char_indices().find(|(at, _)| *at >= max) {
+        Some((at, _)) => text.get(..at).unwrap_or(text),
+        None => text,
+    }
+}
+
 /// `text` cut to `max` characters, the cut marked with an ellipsis.
 fn push_clipped(doc: &mut String, text: &str, max: usize) {
     match text.char_indices().nth(max) {
@@ -863,7 +904,7 @@ mod tests {
     /// A schema's type alone, as an argument or a result would have it.
     fn ty(schema: &Value) -> String {
         let mut out = String::new();
-        Writer { out: &mut out, start: 0, root: schema, open: vec![schema] }.ty(schema, 0, 0);
+        Writer { out: &mut out, start: 0, root: schema, open: vec![(schema, false)], seen: Vec::new() }.ty(schema, 0, 0);
         out
     }
 
@@ -1025,11 +1066,11 @@ mod tests {
         assert_eq!(ty(&defs), "{\n  a?: string;\n  b?: number;\n  c?: string;\n  d?: boolean;\n}");
         // A recursive type is written once, then `unknown` where it repeats.
         let tree = json!({"$ref": "#/$defs/Node", "$defs": {"Node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}}});
-        assert_eq!(ty(&tree), "{\n  children?: unknown /* recursive */[];\n}");
-        assert_eq!(ty(&json!({"type": "object", "properties": {"self": {"$ref": "#"}}})), "{\n  self?: unknown /* recursive */;\n}");
+        assert_eq!(ty(&tree), "/* #/$defs/Node */ {\n  children?: unknown /* recursive: #/$defs/Node */[];\n}");
+        assert_eq!(ty(&json!({"type": "object", "properties": {"self": {"$ref": "#"}}})), "{\n  self?: unknown /* recursive: # */;\n}");
         // Two definitions that refer to each other.
         let pair = json!({"$ref": "#/$defs/A", "$defs": {"A": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/B"}]}, "B": {"type": "array", "items": {"$ref": "#/$defs/A"}}}});
-        assert_eq!(ty(&pair), "null | unknown /* recursive */[]");
+        assert_eq!(ty(&pair), "/* #/$defs/A */ null | unknown /* recursive: #/$defs/A */[]");
         assert_eq!(ty(&json!({"$ref": "https://example.com/schema.json"})), "unknown /* $ref to another document */");
         assert_eq!(ty(&json!({"$ref": "other.json#/A"})), "unknown /* $ref to another document */");
         assert_eq!(ty(&json!({"$ref": "#/$defs/Missing"})), "unknown /* $ref not found */");
@@ -1037,6 +1078,23 @@ mod tests {
         assert_eq!(ty(&json!({"$ref": 3})), "unknown /* $ref not a string */");
         // A `$ref` beside other keywords applies with them (2019-09 and later).
         assert_eq!(ty(&json!({"$ref": "#/$defs/S", "type": "string", "$defs": {"S": {"enum": ["a", 1]}}})), r#"("a" | 1) & string"#);
+    }
+
+    #[test]
+    fn a_large_definition_is_written_once_per_tool() {
+        let many: Map<String, Value> = (0..20).map(|i| (format!("field{i}"), json!({"type": "string"}))).collect();
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"$ref": "#/$defs/Big"}, "b": {"$ref": "#/$defs/Big"}, "c": {"$ref": "#/$defs/Small"}, "d": {"$ref": "#/$defs/Small"}},
+            "$defs": {"Big": {"type": "object", "properties": many}, "Small": {"enum": ["x", "y"]}}
+        });
+        let text = ty(&schema);
+        assert!(text.starts_with("{\n  a?: /* #/$defs/Big */ {\n    field0?: string;\n"), "{text}");
+        assert!(text.ends_with("  };\n  b?: unknown /* as above: #/$defs/Big */;\n  c?: \"x\" | \"y\";\n  d?: \"x\" | \"y\";\n}"), "{text}");
+        // Once per tool: a schema the arguments and the result share is written once too.
+        let text = declare("t", None, &schema, Some(&schema));
+        assert_eq!(text.matches("field0").count(), 1);
+        assert_eq!(text.matches("unknown /* as above: #/$defs/Big */").count(), 3);
     }
 
     #[test]
@@ -1162,8 +1220,11 @@ search_issues(args: {
         defs.insert("d10000".into(), json!({"$ref": "#/$defs/d0"}));
         let schema = json!({"$ref": "#/$defs/d0", "$defs": defs});
         assert_eq!(ty(&schema), "unknown /* too deep */");
-        assert_eq!(ty(&json!({"$ref": "#"})), "unknown /* recursive */");
-        assert_eq!(ty(&json!({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})), "unknown /* recursive */");
+        assert_eq!(ty(&json!({"$ref": "#"})), "unknown /* recursive: # */");
+        assert_eq!(ty(&json!({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})), "/* #/$defs/a */ unknown /* recursive: #/$defs/a */");
+        // A reference's text in a note cannot close it.
+        assert_eq!(ty(&json!({"$defs": {"a*/b": {"$ref": "#/$defs/a*~1b"}}, "$ref": "#/$defs/a*~1b"})), "/* #/$defs/a*~1b */ unknown /* recursive: #/$defs/a*~1b */");
+        assert_eq!(ty(&json!({"$defs": {"x*/": {"items": {"$ref": "#/$defs/x*~1"}}}, "$ref": "#/$defs/x*~1"})), "/* #/$defs/x*~1 */ unknown /* recursive: #/$defs/x*~1 */[]");
     }
 
     #[test]
