@@ -36,49 +36,27 @@ fn declared(tool: &Tool) -> (&str, Option<&str>, &Value, Option<&Value>) {
     (tool.name.as_str(), description, &tool.input_schema, tool.listing.get("outputSchema"))
 }
 
-/// What the program's isolate reported (`edge/code/run.js`): the returned value as JSON text,
-/// the lines it logged and how many were dropped, or its error with the line it names.
-#[derive(Debug, Default, serde::Deserialize)]
-pub struct Outcome {
-    #[serde(default)]
-    pub value: Option<String>,
-    #[serde(default)]
-    pub logs: Vec<String>,
-    #[serde(default)]
-    pub dropped: u64,
-    #[serde(default)]
-    pub error: Option<Fault>,
-}
-
-/// Why a program ended without a value: its message, the line of the code it names (1-based, as
-/// the model wrote it), and the tool whose call failed.
-#[derive(Debug, Default, serde::Deserialize)]
-pub struct Fault {
-    pub message: String,
-    #[serde(default)]
-    pub line: Option<u64>,
-    #[serde(default)]
-    pub column: Option<u64>,
-    #[serde(default)]
-    pub tool: Option<String>,
-}
-
-/// `execute`'s result: the value (as text and structured), then the logs; or, for a fault, an
-/// error result naming its line and tool, the logs after it. `max_result_bytes` is checked
-/// again here: the isolate's own check runs in code the program could have changed.
-pub fn result(outcome: Outcome, max_result_bytes: u64) -> Value {
-    let mut logs = outcome.logs;
-    if outcome.dropped > 0 {
-        logs.push(format!("… {} more lines not kept", outcome.dropped));
+/// `execute`'s result from what the program's isolate reported (`edge/code/run.js`, as JSON:
+/// `{value, logs, dropped}`, `value` the returned value as JSON text; or `{error: {message,
+/// line, column, tool}, logs, dropped}`): the value (as text and structured), then the logs; or,
+/// for a fault, an error result naming its line and tool, the logs after it. Read as a `Value`,
+/// field by field, rather than by a derived deserializer: the module's size.
+/// `max_result_bytes` is checked again here: the isolate's own check runs in code the program
+/// could have changed.
+pub fn result(outcome: &Value, max_result_bytes: u64) -> Value {
+    let mut logs: Vec<String> = outcome.get("logs").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_string).collect();
+    let dropped = outcome.get("dropped").and_then(Value::as_u64).unwrap_or(0);
+    if dropped > 0 {
+        logs.push(format!("… {dropped} more lines not kept"));
     }
-    let value = match (outcome.error, outcome.value) {
-        (Some(fault), _) => return failed(&fault, &logs),
+    let value = match (outcome.get("error"), outcome.get("value").and_then(Value::as_str)) {
+        (Some(fault), _) => return failed(fault, &logs),
         (None, Some(text)) if text.len() as u64 > max_result_bytes => {
-            return failed(&Fault { message: format!("the result is {} bytes of JSON, more than the {max_result_bytes} allowed: return less (filter, or pick fields)", text.len()), ..Fault::default() }, &logs);
+            return failed(&json!({"message": format!("the result is {} bytes, more than the limit {max_result_bytes}", text.len())}), &logs);
         }
         (None, Some(text)) => match serde_json::from_slice::<Value>(text.as_bytes()) {
             Ok(value) => value,
-            Err(_) => return failed(&Fault { message: "the result is not JSON".into(), ..Fault::default() }, &logs),
+            Err(_) => return failed(&json!({"message": "the result is not JSON"}), &logs),
         },
         (None, None) => Value::Null,
     };
@@ -92,18 +70,19 @@ pub fn result(outcome: Outcome, max_result_bytes: u64) -> Value {
     json!({"content": content, "structuredContent": structured})
 }
 
-/// A program's fault as an error result the model can act on.
-pub fn failed(fault: &Fault, logs: &[String]) -> Value {
-    // The isolate's error names the tool too (`Error: tool <name>: <why>`): said once, here.
-    let mut text = match &fault.tool {
+/// A program's fault (`{message, line, column, tool}`) as an error result the model can act on.
+fn failed(fault: &Value, logs: &[String]) -> Value {
+    let message = fault.get("message").and_then(Value::as_str).unwrap_or("the program failed");
+    // The isolate's error names the tool too (`tool <name>: <why>`): said once, here.
+    let mut text = match fault.get("tool").and_then(Value::as_str) {
         Some(tool) => {
             let named = format!("tool {tool}: ");
-            let why = fault.message.split_once(&named).map_or(fault.message.as_str(), |(_, why)| why);
+            let why = message.split_once(&named).map_or(message, |(_, why)| why);
             format!("The call of {tool} failed: {why}")
         }
-        None => fault.message.clone(),
+        None => message.to_string(),
     };
-    match (fault.line, fault.column) {
+    match (fault.get("line").and_then(Value::as_u64), fault.get("column").and_then(Value::as_u64)) {
         (Some(line), Some(column)) => text.push_str(&format!(" (line {line}, column {column})")),
         (Some(line), None) => text.push_str(&format!(" (line {line})")),
         _ => {}
@@ -114,26 +93,31 @@ pub fn failed(fault: &Fault, logs: &[String]) -> Value {
     reply::error_result(text)
 }
 
+/// A tool call the program cannot make, as the answer it receives (thrown as the call's error).
+pub fn refusal(why: &str) -> String {
+    json!({"error": why}).to_string()
+}
+
 /// A tool call's answer as the program receives it (`{"ok": value}` or `{"error": message}`,
 /// as JSON text), from the call's JSON-RPC reply: its structured content, else its text (as
 /// JSON when it is JSON), else its content as it is; an error result or a JSON-RPC error is
 /// the error, which the program sees thrown.
 pub fn answer(reply: &str) -> String {
     let Ok(message) = serde_json::from_slice::<Value>(reply.as_bytes()) else {
-        return json!({"error": "the tool's reply was not JSON"}).to_string();
+        return refusal("the tool's reply was not JSON");
     };
     if let Some(error) = message.get("error") {
         let text = error.get("message").and_then(Value::as_str).unwrap_or("error");
-        return json!({"error": text}).to_string();
+        return refusal(text);
     }
     let result = message.get("result").unwrap_or(&Value::Null);
     if result.get("resultType").and_then(Value::as_str) == Some("input_required") {
-        return json!({"error": "the tool asks the client for input, which a program cannot answer: call it directly"}).to_string();
+        return refusal("the tool asks the client for input, which a program cannot answer: call it directly");
     }
     let texts: Option<Vec<&str>> = result.get("content").and_then(Value::as_array).map(|c| c.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect());
     let text = texts.as_ref().map(|t| t.join("\n")).unwrap_or_default();
     if result.get("isError").and_then(Value::as_bool) == Some(true) {
-        return json!({"error": text}).to_string();
+        return refusal(&text);
     }
     let value = match result.get("structuredContent") {
         Some(structured) => structured.clone(),
@@ -162,16 +146,17 @@ mod tests {
 
     #[test]
     fn a_result_carries_value_and_logs_and_a_fault_its_line_and_tool() {
-        let ok = result(Outcome { value: Some("{\"n\":1}".into()), logs: vec!["hi".into()], dropped: 2, error: None }, 100);
+        let ok = result(&json!({"value": "{\"n\":1}", "logs": ["hi"], "dropped": 2}), 100);
         assert_eq!(ok, json!({"content": [{"type": "text", "text": "{\"n\":1}"}, {"type": "text", "text": "console:\nhi\n… 2 more lines not kept"}], "structuredContent": {"result": {"n": 1}, "logs": ["hi", "… 2 more lines not kept"]}}));
-        let none = result(Outcome::default(), 100);
+        let none = result(&json!({"logs": []}), 100);
         assert_eq!(none["structuredContent"], json!({"result": null, "logs": []}));
-        let big = result(Outcome { value: Some("\"0123456789\"".into()), ..Outcome::default() }, 5);
-        assert_eq!(big["content"][0]["text"], "the result is 12 bytes of JSON, more than the 5 allowed: return less (filter, or pick fields)");
-        let fault = Fault { message: "Error: HTTP 404".into(), line: Some(3), column: None, tool: Some("repos_get".into()) };
-        let failed = result(Outcome { error: Some(fault), logs: vec!["before".into()], ..Outcome::default() }, 100);
-        assert_eq!((failed["isError"].as_bool(), failed["content"][0]["text"].as_str()), (Some(true), Some("The call of repos_get failed: Error: HTTP 404 (line 3)\nconsole:\nbefore")));
-        let syntax = Fault { message: "SyntaxError: Unexpected token".into(), line: Some(2), column: Some(7), tool: None };
-        assert_eq!(result(Outcome { error: Some(syntax), ..Outcome::default() }, 100)["content"][0]["text"], "SyntaxError: Unexpected token (line 2, column 7)");
+        let big = result(&json!({"value": "\"0123456789\""}), 5);
+        assert_eq!(big["content"][0]["text"], "the result is 12 bytes, more than the limit 5");
+        let failed = result(&json!({"error": {"message": "tool repos_get: HTTP 404", "line": 3, "tool": "repos_get"}, "logs": ["before"]}), 100);
+        assert_eq!((failed["isError"].as_bool(), failed["content"][0]["text"].as_str()), (Some(true), Some("The call of repos_get failed: HTTP 404 (line 3)\nconsole:\nbefore")));
+        let syntax = json!({"error": {"message": "SyntaxError: Unexpected token", "line": 2, "column": 7}});
+        assert_eq!(result(&syntax, 100)["content"][0]["text"], "SyntaxError: Unexpected token (line 2, column 7)");
+        assert_eq!(result(&json!({"value": "{"}), 100)["content"][0]["text"], "the result is not JSON");
+        assert_eq!(result(&Value::Null, 100)["structuredContent"], json!({"result": null, "logs": []}));
     }
 }

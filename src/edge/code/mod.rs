@@ -7,14 +7,12 @@
 //! request. Dropping the call (a cancel, the deadline) closes the run: its calls in flight are
 //! dropped and every later one refused.
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
 use std::time::Duration;
 
-use futures::stream::FuturesUnordered;
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
 use serde_json::{json, Value};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -45,8 +43,17 @@ extern "C" {
     fn done(this: &Run) -> js_sys::Promise;
     #[wasm_bindgen(method)]
     fn wait(this: &Run) -> js_sys::Promise;
+    /// The next call the program made and the Worker has not taken, if any.
     #[wasm_bindgen(method)]
-    fn take(this: &Run) -> String;
+    fn take(this: &Run) -> Option<Ask>;
+    /// A call the program made, as `run.js` queues it.
+    type Ask;
+    #[wasm_bindgen(method, getter)]
+    fn id(this: &Ask) -> f64;
+    #[wasm_bindgen(method, getter)]
+    fn name(this: &Ask) -> String;
+    #[wasm_bindgen(method, getter)]
+    fn args(this: &Ask) -> String;
     #[wasm_bindgen(method)]
     fn settle(this: &Run, id: f64, answer: &str);
     #[wasm_bindgen(method)]
@@ -66,19 +73,12 @@ impl Drop for Closing {
     }
 }
 
-/// A call the program made, as `run.js` queues it.
-#[derive(serde::Deserialize)]
-struct Ask {
-    id: f64,
-    name: String,
-    args: String,
-}
-
 /// What one turn of the run brings.
 enum Step {
     Done(Result<JsValue, JsValue>),
     Asked,
-    Answered(f64, String, String),
+    /// The call at this index of those in flight answered.
+    Answered(usize, f64, String, String),
     Late,
 }
 
@@ -103,33 +103,39 @@ pub async fn execute(ctx: &CallContext<'_>, call: &PendingCall, program: &Progra
     let mut done = JsFuture::from(run.0.done());
     let mut wait = JsFuture::from(run.0.wait());
     let mut deadline = Delay::from(Duration::from_millis(limits.timeout_ms));
-    let mut calling: FuturesUnordered<Calling<'_>> = FuturesUnordered::new();
-    let mut queued: VecDeque<Ask> = VecDeque::new();
+    // The calls in flight, polled in turn: a few at most (`limits.maxCallsInFlight`), so a list
+    // does what a `FuturesUnordered` would, in less of the module.
+    let mut calling: Vec<Calling<'_>> = Vec::new();
     let mut made = 0u64;
     let at_once = ctx.server.limits.max_calls_in_flight.max(1);
     let outcome = loop {
+        // Calls wait in the run's queue while as many as may run at once are in flight.
         while calling.len() < at_once {
-            let Some(ask) = queued.pop_front() else { break };
+            let Some(ask) = run.0.take() else { break };
             if made >= limits.max_calls {
-                run.0.settle(ask.id, &json!({"error": format!("the program may make at most {} tool calls", limits.max_calls)}).to_string());
+                run.0.settle(ask.id(), &crate::codemode::refusal(&format!("the program may make at most {} tool calls", limits.max_calls)));
                 continue;
             }
             made += 1;
             let id = format!("{prefix}-{made}");
             let (ctx, program) = (&inner, program);
             calling.push(Box::pin(async move {
-                let answer = one(ctx, (call, program), id, (&ask.name, &ask.args), complete).await;
-                (ask.id, ask.name, answer)
+                let (name, args) = (ask.name(), ask.args());
+                let answer = one(ctx, (call, program), id, (&name, &args), complete).await;
+                (ask.id(), name, answer)
             }));
         }
+        let room = calling.len() < at_once;
         let step = std::future::poll_fn(|cx| {
             if let Poll::Ready(outcome) = done.poll_unpin(cx) {
                 return Poll::Ready(Step::Done(outcome));
             }
-            if let Poll::Ready(Some((id, name, answer))) = calling.poll_next_unpin(cx) {
-                return Poll::Ready(Step::Answered(id, name, answer));
+            for (i, future) in calling.iter_mut().enumerate() {
+                if let Poll::Ready((id, name, answer)) = future.as_mut().poll(cx) {
+                    return Poll::Ready(Step::Answered(i, id, name, answer));
+                }
             }
-            if wait.poll_unpin(cx).is_ready() {
+            if room && wait.poll_unpin(cx).is_ready() {
                 return Poll::Ready(Step::Asked);
             }
             if deadline.poll_unpin(cx).is_ready() {
@@ -140,14 +146,13 @@ pub async fn execute(ctx: &CallContext<'_>, call: &PendingCall, program: &Progra
         .await;
         match step {
             Step::Done(outcome) => break outcome.ok().and_then(|o| o.as_string()).unwrap_or_default(),
-            Step::Asked => {
-                queued.extend(serde_json::from_slice::<Vec<Ask>>(run.0.take().as_bytes()).unwrap_or_default());
-                wait = JsFuture::from(run.0.wait());
-            }
-            Step::Answered(id, name, answer) => {
+            Step::Asked => wait = JsFuture::from(run.0.wait()),
+            Step::Answered(i, id, name, answer) => {
+                drop(calling.swap_remove(i));
                 run.0.settle(id, &answer);
                 if let (Some(out), Some(token)) = (&outlet, &call.progress_token) {
-                    out.send(&dispatch::progress(token, 0, &format!("{name} answered; calls made: {made}"))).await;
+                    // Boxed: the send's state machine stays out of this one's.
+                    crate::edge::apart(out.send(&dispatch::progress(token, 0, &format!("{name} answered; calls made: {made}")))).await;
                 }
             }
             Step::Late => {
@@ -157,21 +162,18 @@ pub async fn execute(ctx: &CallContext<'_>, call: &PendingCall, program: &Progra
         }
     };
     run.0.close("the program has ended");
-    let outcome = serde_json::from_slice::<crate::codemode::Outcome>(outcome.as_bytes()).unwrap_or_else(|_| crate::codemode::Outcome {
-        error: Some(crate::codemode::Fault { message: "the program's isolate gave no outcome".into(), ..Default::default() }),
-        ..Default::default()
-    });
-    crate::codemode::result(outcome, limits.max_result_bytes)
+    let outcome = serde_json::from_slice::<Value>(outcome.as_bytes()).unwrap_or_else(|_| json!({"error": {"message": "the program's isolate gave no outcome"}}));
+    crate::codemode::result(&outcome, limits.max_result_bytes)
 }
 
 /// One call of the program: the caller's own `tools/call` of `name` with `args`, dispatched and
 /// carried out, its answer as the program reads it (`codemode::answer`).
 async fn one(ctx: &CallContext<'_>, (outer, program): (&PendingCall, &Program), id: String, (name, args): (&str, &str), complete: Complete) -> String {
     if ctx.server.meta_tool(name).is_some() {
-        return json!({"error": format!("{name} is code mode's own tool, which a program cannot call")}).to_string();
+        return crate::codemode::refusal(&format!("{name} is code mode's own tool, which a program cannot call"));
     }
     let Ok(arguments) = serde_json::from_slice::<Value>(args.as_bytes()) else {
-        return json!({"error": "the arguments are not JSON"}).to_string();
+        return crate::codemode::refusal("the arguments are not JSON");
     };
     let mut params = json!({"name": name, "arguments": arguments});
     if let (Some(token), Some(fields)) = (&outer.progress_token, params.as_object_mut()) {
@@ -179,7 +181,7 @@ async fn one(ctx: &CallContext<'_>, (outer, program): (&PendingCall, &Program), 
     }
     let request = Request { id: Value::String(id), method: Named::Known(Method::ToolsCall), params: Some(params) };
     let Some(env) = crate::edge::kept_env() else {
-        return json!({"error": "no environment to call the tool in"}).to_string();
+        return crate::codemode::refusal("no environment to call the tool in");
     };
     let secret = |name: &str| crate::edge::secret(&env, name);
     let lookup = |name: &str| crate::edge::connections::cached(&program.principal.id, name);
@@ -193,7 +195,7 @@ async fn one(ctx: &CallContext<'_>, (outer, program): (&PendingCall, &Program), 
             complete(ctx, &next).await.unwrap_or_else(|| jsonrpc::failure(&next.id, &crate::error::Error::Internal("the call was cancelled".into())))
         }
         Action::Reply(reply) => reply,
-        Action::Task(_) | Action::Nothing => return json!({"error": "not a tool call"}).to_string(),
+        Action::Task(_) | Action::Nothing => return crate::codemode::refusal("not a tool call"),
     };
     crate::codemode::answer(&reply)
 }

@@ -52,11 +52,9 @@ export class Run {
     return this.#waiting;
   }
 
-  /** The calls waiting, as JSON text: [{id, name, args}]. */
+  /** The first call waiting, {id, name, args}, if any. */
   take() {
-    const asks = this.#asks;
-    this.#asks = [];
-    return JSON.stringify(asks);
+    return this.#asks.shift();
   }
 
   /** Answers the call `id` with JSON text. */
