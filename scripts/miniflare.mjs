@@ -36,6 +36,8 @@ export function serveWorker({ dir, config, bindings, port = 0, persist = false, 
       'mcp-edge-tools': { maxBatchSize: 1, maxBatchTimeout: 0, maxRetries: 2, deadLetterQueue: 'mcp-edge-tools-dlq' },
       'mcp-edge-tools-dlq': { maxBatchSize: 1, maxBatchTimeout: 0 },
     },
+    // Keep in step with wrangler.toml: code mode's Worker Loader, which runs each program.
+    workerLoaders: { LOADER: {} },
     durableObjectsPersist: persist,
     ratelimits,
     ...(analyticsEngineDatasets ? { analyticsEngineDatasets } : {}),
