@@ -36,10 +36,10 @@ export function serveWorker({ dir, config, bindings, port = 0, persist = false, 
       'mcp-edge-tools': { maxBatchSize: 1, maxBatchTimeout: 0, maxRetries: 2, deadLetterQueue: 'mcp-edge-tools-dlq' },
       'mcp-edge-tools-dlq': { maxBatchSize: 1, maxBatchTimeout: 0 },
     },
-    // Keep in step with wrangler.toml: code mode's Worker Loader, which runs each program.
-    workerLoaders: { LOADER: {} },
     durableObjectsPersist: persist,
     ratelimits,
+    // Code mode's programs run in Dynamic Workers from this binding (wrangler.toml's worker_loaders).
+    workerLoaders: { LOADER: {} },
     ...(analyticsEngineDatasets ? { analyticsEngineDatasets } : {}),
     // Local, whatever a request claims: the Host check always applies (src/policy.rs at_edge). A
     // test of the edge's trust sets it to '' in `bindings`.
