@@ -189,7 +189,7 @@ await tools["issues_add-labels"]({ owner, repo, issue_number, body: { labels: ["
 await tools["reactions_create-for-issue"]({ owner, repo, issue_number, content: "eyes" });
 const events = await tools["issues_list-events"]({ owner, repo, issue_number });
 const after = await tools.issues_get({ owner, repo, issue_number });
-return { repository: repository.full_name, label: label.name, openBugs: bugs.length, oldest: { number: issue_number, title: issue.title, comments: comments.length }, comment: comment.html_url, events: events.length, labels: after.labels.map((l) => (typeof l === "string" ? l : l.name)) };`;
+return { repository: repository.full_name, label: label.name, openBugs: bugs.length, oldest: { number: issue_number, title: issue.title ?? oldest.title, comments: comments.length }, comment: comment.html_url, events: events.length, labels: (after.labels ?? oldest.labels).map((l) => (typeof l === "string" ? l : l.name)) };`;
 
 /** The searches code mode makes: a few words each, as a model asks for what the task needs. */
 export const CODE_SEARCHES = ['get a repository', 'issue labels', 'list repository issues', 'issue comments', 'issue reactions', 'issue events'];
