@@ -59,7 +59,8 @@ impl Lease {
             // An upstream MCP server's tool speaks within the upstream session the object keeps.
             CallKind::Tool(name) => server.tool(name).is_some_and(|t| t.deferral.is_none() && t.close_after_ms.is_none() && t.mcp.is_none()),
             CallKind::Resource { .. } => true,
-            CallKind::Upstream { .. } => false,
+            // A program's calls are the session's: its object runs it, where cancellations reach it.
+            CallKind::Upstream { .. } | CallKind::Program(_) => false,
         };
         // A task is answered with its handle, and kept by the object.
         // A call that waits for its user to connect asks on the object's stream.

@@ -13,6 +13,8 @@
 //! - [`dispatch`]: message + session + catalog → replies and the tool calls to make.
 //! - [`console`]: the status page at `/`: every server, its tools and how to connect a client,
 //!   and its one script, an MCP client in the browser that tries a tool.
+//! - [`codemode`]: code mode: two tools, one searching the tools as TypeScript declarations, one
+//!   running a program that calls them (its outcome as a result, its calls' answers as it reads them).
 //! - [`discovery`]: catalog mode: three tools that search the tools, describe one, call one.
 //! - [`live`]: live changes through the admin API: the layer over the bundled file, one change
 //!   applied and validated, the API's routes and errors, the versions kept.
@@ -97,6 +99,7 @@ pub mod cache;
 pub mod canonical;
 pub mod cel;
 pub mod catalog;
+pub mod codemode;
 pub mod config;
 pub mod connections;
 pub mod console;

@@ -140,7 +140,7 @@ pub fn take(include: &Include, from: &Server, into: &mut Server) -> Result<bool,
         "tool" => {
             // Only the source server's own and discovered tools: never its aliases.
             let Some(source) = from.tools.iter().find(|t| t.name == name && t.curation.is_none()) else { return Ok(false) };
-            if into.tools.iter().any(|t| t.name == served) || (into.catalog_index().is_some() && crate::tools::meta::MetaTool::named(served).is_some()) {
+            if into.tools.iter().any(|t| t.name == served) || into.meta_tool(served).is_some() {
                 return Err(fault(if include.0.contains_key("as") { "as" } else { "tool" }, format!("{served:?} is the name of another tool of this server")));
             }
             if into.stateless.is_some() && source.deferral.is_some() {

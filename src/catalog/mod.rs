@@ -150,8 +150,11 @@ pub struct Server {
     pub result_caches: Vec<(String, crate::cache::ResultCaching)>,
     /// Resources and resource templates with their own read hint, by URI or URI template.
     pub resource_caches: Vec<(String, CacheHint)>,
-    /// How clients find the tools: all listed, or searched through catalog mode's own tools.
+    /// How clients find the tools: all listed, or searched through catalog mode's own tools or
+    /// code mode's.
     pub discovery: ToolDiscovery,
+    /// What one program of code mode may take.
+    pub code: CodeLimits,
     pub tools: Vec<Tool>,
     pub resources: Vec<Resource>,
     pub resource_templates: Vec<ResourceTemplate>,
@@ -198,6 +201,8 @@ impl Server {
     pub fn relist(&mut self) {
         if let ToolDiscovery::Catalog(_) = self.discovery {
             self.discovery = ToolDiscovery::Catalog(Index::new(&self.tools));
+        } else if let ToolDiscovery::Code(_) = self.discovery {
+            self.discovery = ToolDiscovery::Code(Index::new(&self.tools));
         } else {
             self.tool_listings = self.tools.iter().map(|t| t.listing.clone()).collect();
         }
@@ -206,11 +211,22 @@ impl Server {
         self.prompt_listings = self.prompts.iter().map(|p| p.listing.clone()).collect();
     }
 
-    /// The search index of a server in catalog mode.
+    /// The search index of a server in catalog mode or code mode, whose `tools/list` lists that
+    /// mode's own tools to everyone.
     pub fn catalog_index(&self) -> Option<&Index> {
         match &self.discovery {
             ToolDiscovery::List => None,
-            ToolDiscovery::Catalog(index) => Some(index),
+            ToolDiscovery::Catalog(index) | ToolDiscovery::Code(index) => Some(index),
+        }
+    }
+
+    /// One of the tools its mode lists in place of its own, by name, with the mode's index.
+    pub fn meta_tool(&self, name: &str) -> Option<(&Index, crate::tools::meta::MetaTool)> {
+        use crate::tools::meta::MetaTool;
+        match &self.discovery {
+            ToolDiscovery::List => None,
+            ToolDiscovery::Catalog(index) => MetaTool::named(name).map(|m| (index, m)),
+            ToolDiscovery::Code(index) => MetaTool::coded(name).map(|m| (index, m)),
         }
     }
 
@@ -228,6 +244,23 @@ pub enum ToolDiscovery {
     /// `tools/list` lists the three tools of catalog mode (`discovery`), which search this
     /// index of the configured tools, describe one, and call one by name.
     Catalog(Index),
+    /// `tools/list` lists the two tools of code mode (`codemode`): one searches this index and
+    /// answers with TypeScript declarations, one runs a program that calls the tools.
+    Code(Index),
+}
+
+/// `codeMode`: what one program may take (`config::model::CodeModeConfig` says each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CodeLimits {
+    pub timeout_ms: u64,
+    pub cpu_ms: u64,
+    pub max_steps: u64,
+    pub max_memory_bytes: u64,
+    pub max_calls: u64,
+    pub max_result_bytes: u64,
+    pub max_log_lines: u64,
+    pub max_code_bytes: u64,
 }
 
 /// Limits beyond body and reply size.

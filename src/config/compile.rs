@@ -5,7 +5,7 @@ use super::model;
 use super::request::{guard, hosts};
 use super::ConfigError;
 use crate::cache::{CacheHint, CacheScope, DEFAULT_CACHE_TTL_MS};
-use crate::catalog::{Catalog, ConsoleAccess, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server, ToolDiscovery};
+use crate::catalog::{Catalog, CodeLimits, ConsoleAccess, Endpoint, Limits, Prompt, Resource, ResourceTemplate, Server, ToolDiscovery};
 use crate::tools::meta::MetaTool;
 use crate::policy::{OriginPattern, DEFAULT_ORIGINS};
 use crate::routes::RoutePattern;
@@ -104,7 +104,10 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
     let (discovery, tool_listings) = match s.tool_discovery {
         model::ToolDiscoveryConfig::List => (ToolDiscovery::List, tools.iter().map(|t| t.listing.clone()).collect()),
         model::ToolDiscoveryConfig::Catalog => (ToolDiscovery::Catalog(Index::new(&tools)), MetaTool::ALL.map(MetaTool::listing).to_vec()),
+        model::ToolDiscoveryConfig::Code => (ToolDiscovery::Code(Index::new(&tools)), MetaTool::CODE.map(MetaTool::listing).to_vec()),
     };
+    let c = &s.code_mode;
+    let code = CodeLimits { timeout_ms: c.timeout_ms, cpu_ms: c.cpu_ms, max_steps: c.max_steps, max_memory_bytes: c.max_memory_bytes, max_calls: c.max_calls, max_result_bytes: c.max_result_bytes, max_log_lines: c.max_log_lines, max_code_bytes: c.max_code_bytes };
     let (mut resources, resource_templates) = resources(&s, path, &route_params)?;
     for app in apps {
         if let Some(i) = resources.iter().position(|r| r.uri == app.uri) {
@@ -150,6 +153,7 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         result_caches,
         resource_caches,
         discovery,
+        code,
         tool_listings,
         resource_listings: resources.iter().map(|r| r.listing.clone()).collect(),
         template_listings: resource_templates.iter().map(|t| t.listing.clone()).collect(),
@@ -299,6 +303,10 @@ fn tools(configs: Vec<model::ToolConfig>, s: &model::ServerConfig, path: &str, r
         if s.tool_discovery == model::ToolDiscoveryConfig::Catalog && MetaTool::named(&t.name).is_some() {
             let names = MetaTool::ALL.map(MetaTool::name).join(", ");
             return Err(ConfigError::at(format!("{tool_path}.name"), format!("{:?} is one of catalog mode's own tools ({names}); rename it", t.name)));
+        }
+        if s.tool_discovery == model::ToolDiscoveryConfig::Code && MetaTool::coded(&t.name).is_some() {
+            let names = MetaTool::CODE.map(MetaTool::name).join(", ");
+            return Err(ConfigError::at(format!("{tool_path}.name"), format!("{:?} is one of code mode's own tools ({names}); rename it", t.name)));
         }
         let hint = t.cache.as_ref().map(|c| cache_over(cache, c));
         let app = t.app.take();

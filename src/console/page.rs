@@ -226,6 +226,10 @@ fn entries(server: &Server, index: usize, viewer: &Viewer<'_>) -> String {
         let names = crate::tools::meta::MetaTool::ALL.map(crate::tools::meta::MetaTool::name).join(", ");
         out.push_str(&format!("<p class=\"muted\">Catalog mode: clients see three tools ({}) that search, describe and call these.</p>", escape(&names)));
     }
+    if let ToolDiscovery::Code(_) = server.discovery {
+        let names = crate::tools::meta::MetaTool::CODE.map(crate::tools::meta::MetaTool::name).join(", ");
+        out.push_str(&format!("<p class=\"muted\">Code mode: clients see two tools ({}): one finds these as TypeScript declarations, one runs a program that calls them.</p>", escape(&names)));
+    }
     if tools.is_empty() {
         out.push_str("<p class=\"muted\">No tools.</p>");
     }

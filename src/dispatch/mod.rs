@@ -8,7 +8,7 @@
 #[cfg(test)]
 mod served;
 
-pub use crate::protocol::action::{Action, CallKind, Environment, PendingCall, TaskRequest};
+pub use crate::protocol::action::{Action, CallKind, Environment, PendingCall, Program, TaskRequest};
 pub use crate::protocol::meta::{decorate, stateless_revision};
 pub use crate::protocol::tools::finish;
 use crate::protocol::tools::{bindings, secret_values};

@@ -151,6 +151,11 @@ pub async fn complete(ctx: &CallContext<'_>, call: &PendingCall) -> Option<Strin
     reply
 }
 
+/// `complete`, boxed: what a program's calls are carried out with (`code::execute`).
+fn complete_boxed<'c, 'a>(ctx: &'c CallContext<'a>, call: &'c PendingCall) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + 'c>> {
+    Box::pin(complete(ctx, call))
+}
+
 async fn limited(ctx: &CallContext<'_>, call: &PendingCall) -> Option<String> {
     // In an object, a traced call has a span of its own, the hop's (`telemetry::hop`), and runs
     // as its copy whose upstream request is the span's child. One await of the call either way:
@@ -286,9 +291,13 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
         };
         return (reply, None);
     }
-    let CallKind::Tool(name) = &call.kind else {
-        let upstream = upstream::perform(&call.http, ctx.server.max_reply_bytes).await;
-        return (dispatch::finish(ctx.server, ctx.session, call, &upstream, secrets), None);
+    let name = match &call.kind {
+        CallKind::Tool(name) => name.as_str(),
+        CallKind::Program(_) => call.label(),
+        _ => {
+            let upstream = upstream::perform(&call.http, ctx.server.max_reply_bytes).await;
+            return (dispatch::finish(ctx.server, ctx.session, call, &upstream, secrets), None);
+        }
     };
     let tool = ctx.server.tool(name);
     let plan = ctx.server.reply_plan(name);
@@ -297,6 +306,10 @@ async fn run_within(ctx: &CallContext<'_>, call: &PendingCall, secrets: &Arc<Red
         measured.is_error.set(result.get("isError").and_then(Value::as_bool) == Some(true));
         jsonrpc::success(&call.id, dispatch::decorate(ctx.server, ctx.session, Method::ToolsCall, reply::finalize(result, &plan, structured)))
     };
+    // Code mode's program: its own isolate, its calls each carried out as a call of the caller's.
+    if let CallKind::Program(program) = &call.kind {
+        return (finished(crate::edge::apart(crate::edge::code::execute(ctx, call, program, complete_boxed)).await), Some(Outcome::Ok));
+    }
     // An upstream MCP server's tool: its own session, its own messages.
     if let Some(target) = tool.and_then(|t| t.mcp.as_ref()) {
         let began = crate::edge::now_ms();

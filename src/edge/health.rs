@@ -316,7 +316,7 @@ fn called_tool(server: &Server, message: &Parsed) -> Option<String> {
     }
     let params = req.params.as_ref()?;
     let mut name = params.get("name")?.as_str()?;
-    if server.catalog_index().is_some() && crate::tools::meta::MetaTool::named(name) == Some(crate::tools::meta::MetaTool::Call) {
+    if server.meta_tool(name).map(|(_, m)| m) == Some(crate::tools::meta::MetaTool::Call) {
         name = params.pointer("/arguments/name")?.as_str()?;
     }
     server.tool(name).map(|t| t.name.clone())

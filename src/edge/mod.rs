@@ -29,6 +29,7 @@
 mod audit;
 mod body;
 mod calls;
+mod code;
 mod configured;
 mod connections;
 mod context;

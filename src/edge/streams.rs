@@ -46,6 +46,24 @@ fn event_key(stream: u64, seq: u64) -> String {
     format!("ev:{stream}:{seq:010}")
 }
 
+/// A progress notification of a program's tool call as the program's own: its token, and the
+/// next of its values (a client may hold each token's values to rising); `None`: not progress.
+fn program_progress(json: &str, token: &serde_json::Value, count: &std::cell::Cell<u64>) -> Option<String> {
+    if !json.contains(crate::method::Method::Progress.name()) {
+        return None;
+    }
+    let mut message = serde_json::from_slice::<serde_json::Value>(json.as_bytes()).ok()?;
+    if message.get("method").and_then(serde_json::Value::as_str) != Some(crate::method::Method::Progress.name()) {
+        return None;
+    }
+    let params = message.get_mut("params")?.as_object_mut()?;
+    count.set(count.get() + 1);
+    params.insert("progressToken".into(), token.clone());
+    params.insert("progress".into(), count.get().into());
+    params.remove("total");
+    Some(message.to_string())
+}
+
 /// Where one stream's messages go.
 #[derive(Clone)]
 pub enum Outlet {
@@ -63,6 +81,9 @@ pub enum Outlet {
     /// Another outlet, as one call sees it: its messages are redacted with the caller's own
     /// credentials as well as the deployment's secrets (`calls::run` wraps it).
     Call { to: Box<Outlet>, secrets: Arc<Redactor> },
+    /// Another outlet, as a program's tool calls see it (`edge::code`): progress of any of them
+    /// goes out under the program's own token, `count` rising across them all.
+    Program { to: Box<Outlet>, token: serde_json::Value, count: std::rc::Rc<std::cell::Cell<u64>> },
 }
 
 impl Outlet {
@@ -95,6 +116,10 @@ impl Outlet {
                 true
             }
             Outlet::Call { to, .. } => Box::pin(to.carry(message)).await,
+            Outlet::Program { to, token, count } => match program_progress(message.as_str(), token, count) {
+                Some(progress) => Box::pin(to.carry(redaction::seal(progress))).await,
+                None => Box::pin(to.carry(message)).await,
+            },
         }
     }
 
@@ -107,7 +132,7 @@ impl Outlet {
             Outlet::Lines(writer) | Outlet::Legacy(writer) => writer.probe(always).await,
             Outlet::Sse { streams, id } => streams.probe(*id, always).await,
             Outlet::Deferred(_) | Outlet::Task { .. } => true,
-            Outlet::Call { to, .. } => Box::pin(to.probe(always)).await,
+            Outlet::Call { to, .. } | Outlet::Program { to, .. } => Box::pin(to.probe(always)).await,
         }
     }
 
@@ -124,7 +149,7 @@ impl Outlet {
                 Outlet::Sse { streams, id } => streams.comment(*id).await,
                 // The legacy event stream keeps itself alive; the others are no client's stream
                 // (a call's view of an outlet is never kept alive: its stream's owner does that).
-                Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } | Outlet::Call { .. } => futures::future::pending::<()>().await,
+                Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } | Outlet::Call { .. } | Outlet::Program { .. } => futures::future::pending::<()>().await,
             }
         }
     }
@@ -136,7 +161,7 @@ impl Outlet {
             Outlet::Sse { streams, id } => streams.finish(*id).await,
             // The event stream outlives each message: it closes with the session; a call's view
             // of an outlet is finished by the outlet's owner.
-            Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } | Outlet::Call { .. } => {}
+            Outlet::Legacy(_) | Outlet::Deferred(_) | Outlet::Task { .. } | Outlet::Call { .. } | Outlet::Program { .. } => {}
         }
     }
 }

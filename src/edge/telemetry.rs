@@ -308,11 +308,13 @@ pub fn hop(call: &crate::dispatch::PendingCall, session: &crate::session::Sessio
         CallKind::Tool(_) => crate::method::Method::ToolsCall,
         CallKind::Resource { .. } => crate::method::Method::ResourcesRead,
         CallKind::Upstream { method, .. } => *method,
+        CallKind::Program(_) => crate::method::Method::ToolsCall,
     };
     let params = match &call.kind {
         CallKind::Tool(name) => serde_json::json!({"name": name}),
         CallKind::Resource { uri, .. } => serde_json::json!({"uri": uri}),
         CallKind::Upstream { params, .. } => params.clone(),
+        CallKind::Program(_) => serde_json::json!({"name": call.label()}),
     };
     let mut span = start(&catalog.telemetry, String::new(), Kind::Internal, Some(parent));
     crate::trace::mcp::describe(&mut span, method.name(), Some(&params), Some(&call.id));

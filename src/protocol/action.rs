@@ -81,6 +81,17 @@ pub enum CallKind {
     /// A request passed on to an upstream MCP server (its index in the server's `upstreams`):
     /// `resources/read` or `prompts/get`, whose result or error comes back as it is.
     Upstream { source: usize, method: crate::method::Method, params: Value, label: String },
+    /// Code mode's `execute`: a program the edge runs in an isolate of its own.
+    Program(Box<Program>),
+}
+
+/// A program of code mode, and what its tool calls are dispatched again with: each is the
+/// caller's own `tools/call`, with the caller's principal and the request's route.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    pub code: String,
+    pub route: crate::routes::RouteParams,
+    pub principal: crate::auth::Principal,
 }
 
 impl PendingCall {
@@ -90,6 +101,7 @@ impl PendingCall {
             CallKind::Tool(name) => name,
             CallKind::Resource { uri, .. } => uri,
             CallKind::Upstream { label, .. } => label,
+            CallKind::Program(_) => crate::tools::meta::MetaTool::Execute.name(),
         }
     }
 }

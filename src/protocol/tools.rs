@@ -99,10 +99,26 @@ pub fn call(server: &Server, session: &Session, req: &Request, env: &Environment
     let params: CallParams = super::params(req.params.as_ref())?;
     // Catalog mode's own tools are only there, and only by their names: a configured tool
     // cannot take one (the configuration refuses it).
-    match server.catalog_index().zip(MetaTool::named(&params.name)) {
+    match server.meta_tool(&params.name) {
         Some((index, meta)) => catalog(server, index, meta, session, req, &params, env),
         None => tool(server, session, req, params, env),
     }
+}
+
+/// Code mode's `execute`: the program, with what its tool calls are dispatched again with (the
+/// caller and the route), run by the edge in an isolate of its own (`edge::code`). It runs as a
+/// task when the client asks, as a tool with `taskSupport: optional` would.
+fn program(server: &Server, session: &Session, req: &Request, params: &CallParams, arguments: Value, env: &Environment<'_>) -> Result<Action, Error> {
+    let code = arguments.get("code").and_then(Value::as_str).unwrap_or_default();
+    let limits = &server.code;
+    if code.len() as u64 > limits.max_code_bytes {
+        return refuse(session, req, MetaTool::Execute.name(), &format!("the code is {} bytes, more than the {} this server accepts", code.len(), limits.max_code_bytes));
+    }
+    let task = task(server, session, params, (crate::tools::TaskSupport::Optional, false, false), MetaTool::Execute.name())?;
+    let program = crate::protocol::action::Program { code: code.to_string(), route: env.route.clone(), principal: env.principal.clone() };
+    let http = crate::upstream::HttpCall { method: String::new(), url: String::new(), headers: Vec::new(), body: None, timeout_ms: limits.timeout_ms, redirects: Default::default(), retry: None, private_upstreams: Vec::new(), trace: None };
+    let progress_token = params.progress_token();
+    Ok(Action::Call(Box::new(PendingCall { id: req.id.clone(), kind: CallKind::Program(Box::new(program)), arguments, http, progress_token, redact: Vec::new(), mrtr: None, task, connection: None })))
 }
 
 /// A call of one of catalog mode's tools: searching and describing answer from the catalog;
@@ -121,6 +137,8 @@ fn catalog(server: &Server, index: &Index, meta: MetaTool, session: &Session, re
             let params = super::params(inner.params.as_ref())?;
             return tool(server, session, &inner, params, env);
         }
+        MetaTool::Declare => crate::codemode::search(server, index, &server.gate(env.principal, env.now_ms), apps, &arguments),
+        MetaTool::Execute => return program(server, session, req, params, arguments, env),
     };
     let structured = at_least(&session.protocol_version, "2025-06-18");
     let result = reply::finalize(result, &ReplyPlan::map(server.max_reply_bytes), structured);
@@ -144,7 +162,9 @@ fn app_call<'a>(server: &'a Server, name: &str) -> Option<&'a crate::tools::Tool
 /// `inputResponses`) is no task: its questions come back as an `InputRequiredResult`, and the
 /// retry that answers them makes the task. Elsewhere `params.task` is ignored, as the spec has
 /// it for servers without the capability.
-fn task(server: &Server, session: &Session, params: &CallParams, tool: &crate::tools::Tool) -> Result<Option<crate::tasks::Ask>, Error> {
+/// `(support, input_before_task, relayed)`: the tool's task support, its `inputBeforeTask`, and
+/// whether an upstream MCP server runs it.
+fn task(server: &Server, session: &Session, params: &CallParams, (support, input_before_task, relayed): (crate::tools::TaskSupport, bool, bool), name: &str) -> Result<Option<crate::tasks::Ask>, Error> {
     use crate::tasks::Ask;
     use crate::tools::TaskSupport as Support;
     if !crate::tasks::offered(server, &session.protocol_version) {
@@ -152,20 +172,20 @@ fn task(server: &Server, session: &Session, params: &CallParams, tool: &crate::t
     }
     // 2026-07-28: an upstream MCP server's tool is the upstream's to run as a task, its id
     // namespaced on the way back (`edge::mcp::call`).
-    if stateless_revision(session) && tool.mcp.is_some() {
+    if stateless_revision(session) && relayed {
         return Ok(None);
     }
     if stateless_revision(session) {
-        return match (tool.task_support, crate::tasks::declared(&session.client_capabilities)) {
+        return match (support, crate::tasks::declared(&session.client_capabilities)) {
             (Support::Forbidden, _) => Ok(None),
-            (_, true) if tool.input_before_task && params.input_responses.is_none() => Ok(None),
+            (_, true) if input_before_task && params.input_responses.is_none() => Ok(None),
             (_, true) => Ok(Some(Ask { ttl_ms: None })),
             (Support::Required, false) => Err(crate::tasks::undeclared()),
             (Support::Optional, false) => Ok(None),
         };
     }
     let task = crate::tasks::asked(params.task.as_ref()).map(|ttl_ms| Ask { ttl_ms });
-    tool.task_support.admit(&tool.name, task.is_some())?;
+    support.admit(name, task.is_some())?;
     Ok(task)
 }
 
@@ -194,7 +214,7 @@ fn tool(server: &Server, session: &Session, req: &Request, params: CallParams, e
     // A tool the caller may not use answers exactly like one that does not exist.
     let gate = server.gate(env.principal, env.now_ms);
     let tool = server.tool(&params.name).or_else(|| app_call(server, &params.name)).filter(|t| gate.sees(t)).ok_or_else(|| Error::InvalidParams(format!("unknown tool {:?}", params.name)))?;
-    let task = task(server, session, &params, tool)?;
+    let task = task(server, session, &params, (tool.task_support, tool.input_before_task, tool.mcp.is_some()), &tool.name)?;
     if let Some(why) = invalid(&tool.input_schema, &arguments) {
         return refuse(session, req, &tool.name, &why);
     }
@@ -316,7 +336,7 @@ pub fn finish(server: &Server, session: &Session, call: &PendingCall, upstream: 
             jsonrpc::success(&call.id, decorate(server, session, Method::ToolsCall, reply::finalize(reply::to_result(upstream, &plan, secrets), &plan, structured)))
         }
         // Carried out by the edge's MCP client, never through an HTTP reply.
-        CallKind::Upstream { .. } => jsonrpc::failure(&call.id, &Error::Internal("an upstream MCP request has no HTTP reply".into())),
+        CallKind::Upstream { .. } | CallKind::Program(_) => jsonrpc::failure(&call.id, &Error::Internal("an upstream MCP request or a program has no HTTP reply".into())),
         CallKind::Resource { uri, mime_type } => match resources::from_reply(uri, mime_type.as_deref(), upstream) {
             Ok(result) => jsonrpc::success(&call.id, decorate(server, session, Method::ResourcesRead, result)),
             Err(error) => jsonrpc::failure(&call.id, &error),

@@ -30,7 +30,8 @@ pub fn offered(server: &crate::catalog::Server, version: &str) -> bool {
         "2025-11-25" => server.stateless.is_none(),
         v => v == crate::versions::STATELESS_VERSION,
     };
-    revision && server.tools.iter().any(|t| t.task_support != Support::Forbidden)
+    // Code mode's `execute` may run as a task, whatever its tools allow.
+    revision && (matches!(server.discovery, crate::catalog::ToolDiscovery::Code(_)) || server.tools.iter().any(|t| t.task_support != Support::Forbidden))
 }
 
 /// The `tasks` capability of `initialize`.

@@ -1,6 +1,6 @@
-//! Catalog mode's own three tools as `tools/list` shows them: their names, input and output
-//! schemas, and listings. The configuration lists them in a catalog-mode server's place;
-//! `discovery` answers their calls.
+//! Catalog mode's own three tools and code mode's own two as `tools/list` shows them: their
+//! names, input and output schemas, and listings. The configuration lists them in such a
+//! server's place; `discovery` answers catalog mode's calls, `codemode` code mode's.
 
 use serde_json::{json, Value};
 
@@ -10,27 +10,40 @@ pub const DEFAULT_LIMIT: usize = 20;
 #[cfg(test)]
 const MAX_LIMIT: u64 = 100;
 
-/// Catalog mode's own tools, in the order `tools/list` lists them.
+/// Catalog mode's own tools and code mode's, each mode's in the order `tools/list` lists them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MetaTool {
     Search,
     Describe,
     Call,
+    /// Code mode's `search`: the matches as TypeScript declarations.
+    Declare,
+    /// Code mode's `execute`: a program run against the tools.
+    Execute,
 }
 
 impl MetaTool {
     pub const ALL: [MetaTool; 3] = [MetaTool::Search, MetaTool::Describe, MetaTool::Call];
+    pub const CODE: [MetaTool; 2] = [MetaTool::Declare, MetaTool::Execute];
 
     pub fn name(self) -> &'static str {
         match self {
             MetaTool::Search => "search_tools",
             MetaTool::Describe => "describe_tool",
             MetaTool::Call => "call_tool",
+            MetaTool::Declare => "search",
+            MetaTool::Execute => "execute",
         }
     }
 
+    /// One of catalog mode's tools by name.
     pub fn named(name: &str) -> Option<MetaTool> {
         MetaTool::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// One of code mode's tools by name.
+    pub fn coded(name: &str) -> Option<MetaTool> {
+        MetaTool::CODE.into_iter().find(|m| m.name() == name)
     }
 
     /// Its arguments' schema, enforced like any tool's. Written as JSON text, parsed when asked:
@@ -40,6 +53,8 @@ impl MetaTool {
             MetaTool::Search => r#"{"type":"object","properties":{"query":{"type":"string","description":"What the tool should do, in a few words, e.g. \"list issues of a repository\". Leave it out to browse."},"tags":{"type":"array","items":{"type":"string"},"description":"Only tools that have every one of these tags."},"limit":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"At most this many tools."}},"additionalProperties":false}"#,
             MetaTool::Describe => r#"{"type":"object","properties":{"name":{"type":"string","description":"A tool's name, exactly as search_tools returned it."}},"required":["name"],"additionalProperties":false}"#,
             MetaTool::Call => r#"{"type":"object","properties":{"name":{"type":"string","description":"A tool's name, exactly as search_tools returned it."},"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema (from describe_tool) asks."}},"required":["name"],"additionalProperties":false}"#,
+            MetaTool::Declare => r#"{"type":"object","properties":{"query":{"type":"string","description":"What the tools should do, in a few words, e.g. \"list issues of a repository\". Leave it out to browse."},"tags":{"type":"array","items":{"type":"string"},"description":"Only tools that have every one of these tags."},"limit":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"At most this many tools."}},"additionalProperties":false}"#,
+            MetaTool::Execute => r#"{"type":"object","properties":{"code":{"type":"string","minLength":1,"description":"The body of an async JavaScript function that receives `tools` (as search declares it) and returns a JSON value, e.g. `const r = await tools.repos_get({owner: \"o\", repo: \"r\"}); return r.id;`. console.log lines come back too."}},"required":["code"],"additionalProperties":false}"#,
         })
     }
 
@@ -63,10 +78,25 @@ impl MetaTool {
                 "Calls a tool by name with its arguments, and returns that tool's own result. Find the name with \
                  search_tools and the arguments it takes with describe_tool.",
             ),
+            MetaTool::Declare => (
+                "Search tools",
+                "Finds this server's tools by what they do, and answers with their TypeScript declarations: each is an \
+                 async method of the `tools` object that execute's code receives, with typed arguments and result. \
+                 Search first, then write one program for execute that does the whole task. Best matches come first; \
+                 without query and tags, lists the tools in their configured order.",
+            ),
+            MetaTool::Execute => (
+                "Run a program",
+                "Runs JavaScript against this server's tools and returns its result: `code` is the body of an async \
+                 function that receives `tools` (as search declares them), awaits their calls, and returns a JSON value. \
+                 Chain and filter the calls in the code rather than calling execute many times. It runs in a sandbox \
+                 without network access, with bounded time and memory; console.log lines come back with the result, \
+                 and an error names its line and the tool that failed.",
+            ),
         };
         let annotations = match self {
-            MetaTool::Search | MetaTool::Describe => json!({"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}),
-            MetaTool::Call => json!({"readOnlyHint": false, "openWorldHint": true}),
+            MetaTool::Search | MetaTool::Describe | MetaTool::Declare => json!({"readOnlyHint": true, "idempotentHint": true, "openWorldHint": false}),
+            MetaTool::Call | MetaTool::Execute => json!({"readOnlyHint": false, "openWorldHint": true}),
         };
         let mut listing = json!({"name": self.name(), "title": title, "description": description, "inputSchema": self.input_schema()});
         if let (Some(schema), Some(fields)) = (self.output_schema(), listing.as_object_mut()) {
@@ -74,6 +104,10 @@ impl MetaTool {
         }
         if let Some(fields) = listing.as_object_mut() {
             fields.insert("annotations".into(), annotations);
+            // A program may run long: a client may run it as a task.
+            if self == MetaTool::Execute {
+                fields.insert("execution".into(), json!({"taskSupport": "optional"}));
+            }
         }
         listing
     }
@@ -83,6 +117,8 @@ impl MetaTool {
         Some(parse(match self {
             MetaTool::Search => r#"{"type":"object","properties":{"tools":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name"]}},"total":{"type":"integer","minimum":0}},"required":["tools","total"]}"#,
             MetaTool::Describe => r#"{"type":"object","properties":{"name":{"type":"string"},"title":{"type":"string"},"description":{"type":"string"},"inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"annotations":{"type":"object"},"tags":{"type":"array","items":{"type":"string"}}},"required":["name","inputSchema"]}"#,
+            MetaTool::Declare => r#"{"type":"object","properties":{"tools":{"type":"array","items":{"type":"string"}},"total":{"type":"integer","minimum":0}},"required":["tools","total"]}"#,
+            MetaTool::Execute => r#"{"type":"object","properties":{"result":{"description":"What the code returned."},"logs":{"type":"array","items":{"type":"string"}}},"required":["logs"]}"#,
             MetaTool::Call => return None,
         }))
     }
@@ -99,7 +135,7 @@ mod tests {
 
     #[test]
     fn the_schemas_are_json_and_name_the_limits() {
-        for tool in MetaTool::ALL {
+        for tool in MetaTool::ALL.into_iter().chain(MetaTool::CODE) {
             assert!(tool.input_schema().is_object(), "{tool:?}");
             assert_ne!(tool.output_schema(), Some(Value::Null), "{tool:?}");
         }
