@@ -22,10 +22,12 @@
 //! call). Ratios are of one run.
 //!
 //!   node bench/codemode.mjs [build dir]   (build/ by default; `npm run bench` passes build-bench)
-//!   CODEMODE_ROUNDS=5 CODEMODE_SECONDS=3   the execute-cost rounds
+//!   CODEMODE_ROUNDS=5 CODEMODE_SECONDS=3   the execute-cost rounds; CODEMODE_COST=0 skips them
+//!   CODEMODE_MODES=list,catalog,code,code-untyped   the task's modes (code-untyped: code mode
+//!                                        on an import without output schemas); empty skips it
 //!
 //! `npm run bench` runs both after the cache's (BENCH_CODEMODE=0 skips them).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -203,7 +205,7 @@ return { repository: repository.full_name, label: label.name, openBugs: bugs.len
  */
 export const CODE_SEARCHES = [...new Set(STEPS.map((s) => s.query))].map((query) => ({ query, limit: 3 }));
 
-async function codeMode(ledger) {
+async function codeMode(ledger, label = 'code mode (`search`, then one `execute`)') {
   const tools = await ledger.list();
   if (tools.map((t) => t.name).join() !== 'search,execute') throw new Error(`code mode lists ${tools.map((t) => t.name)}`);
   const declared = new Set();
@@ -211,7 +213,7 @@ async function codeMode(ledger) {
   const missing = [...new Set(STEPS.map((s) => s.tool))].filter((t) => !declared.has(t));
   if (missing.length) throw new Error(`code mode's searches did not declare ${missing.join(', ')}`);
   const result = await ledger.call('execute', { code: PROGRAM });
-  return { ...ledger.row('code mode (`search`, then one `execute`)'), answer: valueOf(result) };
+  return { ...ledger.row(label), answer: valueOf(result) };
 }
 
 /** Serves `file` with the build in `dir`; the SDK client connected to its one server. */
@@ -223,14 +225,21 @@ async function served(dir, file, parsed) {
 }
 
 /** The ten-step task in each mode; `modes` chooses (code mode needs the core's code mode). */
-export async function codeModeTask({ dir = join(root, 'build'), modes = ['list', 'catalog', 'code'] } = {}) {
+export async function codeModeTask({ dir = join(root, 'build'), modes = ['list', 'catalog', 'code', 'code-untyped'] } = {}) {
   installFixtures();
   mkdirSync(scratch, { recursive: true });
   const { encode } = await import(pathToFileURL(join(tokenizer, 'esm', 'encoding', 'o200k_base.js')).href).catch(() => import(pathToFileURL(join(tokenizer, 'esm', 'main.js')).href));
   const prism = await startPrism(github);
   const rows = [];
   try {
-    const drivers = { list: [plainList, {}], catalog: [catalog, { catalog: true }], code: [codeMode, { code: true }] };
+    const drivers = {
+      list: [plainList, {}],
+      catalog: [catalog, { catalog: true }],
+      code: [codeMode, { code: true }],
+      // The same, imported with --no-output-schema: declarations without result types, which
+      // make most of what code mode's searches cost.
+      'code-untyped': [(ledger) => codeMode(ledger, 'code mode, imported with `--no-output-schema`'), { code: true, outputSchema: false }],
+    };
     for (const mode of modes) {
       const [drive, options] = drivers[mode];
       const { config } = await importOpenApi(github, { server: 'github', baseUrl: prism.url, ...options });
@@ -294,7 +303,9 @@ export async function executeCost({ dir = join(root, 'build'), rounds = Number(p
   const mf = serveWorker({ dir, config: file, bindings: { UPSTREAM_URL: upstream.url } });
   try {
     const base = await mf.ready;
-    const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
+    // This instance's workerd: new since it started, and alive (one that an earlier instance's
+    // dispose left exiting may still be listed).
+    const pid = childPids(process.pid, 'workerd').filter((p) => !before.has(p) && existsSync(`/proc/${p}/task`)).at(-1);
     const kinds = [];
     for (const c of COST_CALLS) {
       const url = new URL(c.path, base);
@@ -331,9 +342,11 @@ export function executeCostTable(result) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const dir = process.argv[2] ? join(process.cwd(), process.argv[2]) : undefined;
-  const modes = (process.env.CODEMODE_MODES ?? 'list,catalog,code').split(',');
-  const task = await codeModeTask({ dir, modes });
-  console.log(codeModeTable(task));
-  if (task.rows.find((r) => r.answer)) console.log(`\nThe program's answer: ${JSON.stringify(task.rows.find((r) => r.answer).answer)}`);
+  const modes = (process.env.CODEMODE_MODES ?? 'list,catalog,code,code-untyped').split(',').filter(Boolean);
+  if (modes.length) {
+    const task = await codeModeTask({ dir, modes });
+    console.log(codeModeTable(task));
+    if (task.rows.find((r) => r.answer)) console.log(`\nThe program's answer: ${JSON.stringify(task.rows.find((r) => r.answer).answer)}`);
+  }
   if (process.env.CODEMODE_COST !== '0') console.log(`\n${executeCostTable(await executeCost({ dir }))}`);
 }
