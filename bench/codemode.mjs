@@ -300,12 +300,12 @@ export async function executeCost({ dir = join(root, 'build'), rounds = Number(p
   writeFileSync(file, JSON.stringify(costConfig()));
   const upstream = await demoUpstream();
   const before = new Set(childPids(process.pid, 'workerd'));
-  const mf = serveWorker({ dir, config: file, bindings: { UPSTREAM_URL: upstream.url } });
+  // workerd's own output, kept for the report should it end early.
+  const output = [];
+  const keep = (stream) => stream.on('data', (d) => output.push(String(d)) > 200 && output.shift());
+  const mf = serveWorker({ dir, config: file, bindings: { UPSTREAM_URL: upstream.url }, handleRuntimeStdio: (stdout, stderr) => (keep(stdout), keep(stderr)) });
   try {
     const base = await mf.ready;
-    // This instance's workerd: new since it started, and alive (one that an earlier instance's
-    // dispose left exiting may still be listed).
-    const pid = childPids(process.pid, 'workerd').filter((p) => !before.has(p) && existsSync(`/proc/${p}/task`)).at(-1);
     const kinds = [];
     for (const c of COST_CALLS) {
       const url = new URL(c.path, base);
@@ -313,11 +313,19 @@ export async function executeCost({ dir = join(root, 'build'), rounds = Number(p
     }
     // Warm up each (JIT, the isolates, the sessions' objects), then take turns.
     for (const k of kinds) await wrk(k.url, { sessions: k.sessions, connections, seconds: 1, body: k.body, check: k.check });
+    // This instance's workerd: of the ones new since it started, the one that served (an earlier
+    // instance's, disposed but not yet gone, may be listed too).
+    const cpuOf = (p) => (existsSync(`/proc/${p}/task`) ? cpuNs(p) : 0);
+    const pid = childPids(process.pid, 'workerd').filter((p) => !before.has(p)).sort((a, b) => cpuOf(b) - cpuOf(a))[0];
+    const served = () => {
+      if (!existsSync(`/proc/${pid}/task`)) throw new Error(`workerd (${pid}) ended during the rounds; its last output:\n${output.join('').slice(-4000)}`);
+      return cpuNs(pid);
+    };
     for (let round = 0; round < rounds; round++) {
       for (const k of kinds) {
-        const cpu = cpuNs(pid);
+        const cpu = served();
         const r = await wrk(k.url, { sessions: k.sessions, connections, seconds, body: k.body, check: k.check });
-        k.rounds.push({ us: (cpuNs(pid) - cpu) / 1e3 / Math.max(1, r.requests), rps: r.requests / (r.duration_us / 1e6), p50: r.p50_us / 1000, bad: r.mismatches + r.non2xx });
+        k.rounds.push({ us: (served() - cpu) / 1e3 / Math.max(1, r.requests), rps: r.requests / (r.duration_us / 1e6), p50: r.p50_us / 1000, bad: r.mismatches + r.non2xx });
       }
     }
     const rows = kinds.map((k) => ({ name: k.name, us: median(k.rounds.map((r) => r.us)), usRounds: k.rounds.map((r) => Math.round(r.us)), rps: median(k.rounds.map((r) => r.rps)), p50: median(k.rounds.map((r) => r.p50)), bad: k.rounds.reduce((s, r) => s + r.bad, 0) }));
