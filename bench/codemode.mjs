@@ -293,60 +293,72 @@ export const COST_CALLS = [
   { name: '`execute`: a constant (the isolate alone)', path: '/code/mcp', body: call('execute', { code: 'return "bench-constant";' }), check: 'bench-constant' },
 ];
 
-/** CPU per call of each of COST_CALLS, in interleaved rounds on one workerd. */
-export async function executeCost({ dir = join(root, 'build'), rounds = Number(process.env.CODEMODE_ROUNDS ?? 5), seconds = Number(process.env.CODEMODE_SECONDS ?? 3), connections = 4 } = {}) {
+/**
+ * CPU per call of each of COST_CALLS, in interleaved rounds on one workerd. workerd 1.20260426
+ * can end under a sustained stream of Dynamic Workers ("tried to defer destruction during
+ * isolate shutdown", after anything from a few hundred to a few thousand executes): the round it
+ * ends in is dropped, a fresh workerd is warmed up and the rounds go on (at most `restarts`
+ * times), and the report counts the ends.
+ */
+export async function executeCost({ dir = join(root, 'build'), rounds = Number(process.env.CODEMODE_ROUNDS ?? 5), seconds = Number(process.env.CODEMODE_SECONDS ?? 3), connections = 4, restarts = 4 } = {}) {
   mkdirSync(scratch, { recursive: true });
   const file = join(scratch, 'execute-cost.json');
   writeFileSync(file, JSON.stringify(costConfig()));
   const upstream = await demoUpstream();
-  const before = new Set(childPids(process.pid, 'workerd'));
-  // workerd's own output, kept for the report should it end early.
-  const output = [];
-  const keep = (stream) => stream.on('data', (d) => output.push(String(d)) > 200 && output.shift());
-  const mf = serveWorker({ dir, config: file, bindings: { UPSTREAM_URL: upstream.url }, handleRuntimeStdio: (stdout, stderr) => (keep(stdout), keep(stderr)) });
-  try {
+  const kinds = COST_CALLS.map((c) => ({ ...c, rounds: [] }));
+  const crashes = [];
+  let executes = 0;
+  let instance;
+  /** A fresh workerd, its sessions opened and warmed up (JIT, isolates, the sessions' objects). */
+  const start = async () => {
+    const before = new Set(childPids(process.pid, 'workerd'));
+    // workerd's own output, kept for the report should it end.
+    const output = [];
+    const keep = (stream) => stream.on('data', (d) => output.push(String(d)) > 200 && output.shift());
+    const mf = serveWorker({ dir, config: file, bindings: { UPSTREAM_URL: upstream.url }, handleRuntimeStdio: (stdout, stderr) => (keep(stdout), keep(stderr)) });
     const base = await mf.ready;
-    const kinds = [];
-    for (const c of COST_CALLS) {
-      const url = new URL(c.path, base);
-      kinds.push({ ...c, url, sessions: await openSessions(url, connections), rounds: [] });
+    for (const k of kinds) {
+      k.url = new URL(k.path, base);
+      k.sessions = await openSessions(k.url, connections);
     }
-    // Warm up each (JIT, the isolates, the sessions' objects), then take turns.
     for (const k of kinds) await wrk(k.url, { sessions: k.sessions, connections, seconds: 1, body: k.body, check: k.check });
     // This instance's workerd: of the ones new since it started, the one that served (an earlier
     // instance's, disposed but not yet gone, may be listed too).
     const cpuOf = (p) => (existsSync(`/proc/${p}/task`) ? cpuNs(p) : 0);
     const pid = childPids(process.pid, 'workerd').filter((p) => !before.has(p)).sort((a, b) => cpuOf(b) - cpuOf(a))[0];
-    const alive = () => existsSync(`/proc/${pid}/task`);
-    // workerd 1.20260426 can end under a sustained stream of Dynamic Workers (seen after a few
-    // thousand executes: "tried to defer destruction during isolate shutdown"): the rounds stop
-    // there, and the report says so, with the rounds done.
-    let crash;
-    let executes = 0;
-    for (let round = 0; round < rounds && !crash; round++) {
+    return { mf, pid, output, alive: () => existsSync(`/proc/${pid}/task`) };
+  };
+  try {
+    instance = await start();
+    for (let round = 0; round < rounds; ) {
       const done = [];
       for (const k of kinds) {
-        const cpu = alive() && cpuNs(pid);
+        const cpu = instance.alive() ? cpuNs(instance.pid) : undefined;
         const r = await wrk(k.url, { sessions: k.sessions, connections, seconds, body: k.body, check: k.check });
-        if (!alive() || cpu === false) {
-          crash = { executes, round: round + 1, output: output.join('').trim().split('\n')[0].slice(0, 300) };
-          break;
-        }
+        if (cpu === undefined || !instance.alive()) break;
         if (k.path !== '/mcp') executes += r.requests;
-        done.push([k, { us: (cpuNs(pid) - cpu) / 1e3 / Math.max(1, r.requests), rps: r.requests / (r.duration_us / 1e6), p50: r.p50_us / 1000, bad: r.mismatches + r.non2xx }]);
+        done.push({ us: (cpuNs(instance.pid) - cpu) / 1e3 / Math.max(1, r.requests), rps: r.requests / (r.duration_us / 1e6), p50: r.p50_us / 1000, bad: r.mismatches + r.non2xx });
       }
-      // Only whole rounds count: each round's ratios pair its own figures.
-      if (!crash) for (const [k, figures] of done) k.rounds.push(figures);
+      if (done.length === kinds.length) {
+        // Only whole rounds count: each round's ratios pair its own figures.
+        for (const [i, figures] of done.entries()) kinds[i].rounds.push(figures);
+        round++;
+        continue;
+      }
+      crashes.push({ executes, output: instance.output.join('').trim().split('\n')[0].slice(0, 300) });
+      await instance.mf.dispose().catch(() => {});
+      if (crashes.length > restarts) break;
+      instance = await start();
     }
-    if (!kinds[0].rounds.length) return { rows: [], rounds: 0, seconds, connections, crash };
-    const rows = kinds.map((k) => ({ name: k.name, us: median(k.rounds.map((r) => r.us)), usRounds: k.rounds.map((r) => Math.round(r.us)), rps: median(k.rounds.map((r) => r.rps)), p50: median(k.rounds.map((r) => r.p50)), bad: k.rounds.reduce((s, r) => s + r.bad, 0) }));
-    // Each round's ratio over the direct call of the same round, then their median.
-    for (const [i, row] of rows.entries()) row.ratio = median(kinds[i].rounds.map((r, j) => r.us / kinds[0].rounds[j].us));
-    return { rows, rounds: kinds[0].rounds.length, seconds, connections, crash, executes };
   } finally {
-    await mf.dispose();
+    await instance?.mf.dispose().catch(() => {});
     upstream.close();
   }
+  const whole = kinds[0].rounds.length;
+  const rows = whole ? kinds.map((k) => ({ name: k.name, us: median(k.rounds.map((r) => r.us)), usRounds: k.rounds.map((r) => Math.round(r.us)), rps: median(k.rounds.map((r) => r.rps)), p50: median(k.rounds.map((r) => r.p50)), bad: k.rounds.reduce((n, r) => n + r.bad, 0) })) : [];
+  // Each round's ratio over the direct call of the same round, then their median.
+  for (const [i, row] of rows.entries()) row.ratio = median(kinds[i].rounds.map((r, j) => r.us / kinds[0].rounds[j].us));
+  return { rows, rounds: whole, seconds, connections, executes, crashes };
 }
 
 export function executeCostTable(result) {
@@ -356,7 +368,7 @@ export function executeCostTable(result) {
     '| call | CPU µs/call (rounds) | ÷ direct call | req/s | p50 ms | bad replies |',
     '|---|---|---|---|---|---|',
     ...result.rows.map((r) => `| ${r.name} | ${Math.round(r.us)} (${r.usRounds.join(', ')}) | ${r.ratio.toFixed(2)} | ${Math.round(r.rps)} | ${r.p50.toFixed(2)} | ${r.bad} |`),
-    ...(result.crash ? ['', `workerd ended in round ${result.crash.round}, after ${result.crash.executes.toLocaleString('en')} executes: ${result.crash.output || '(no output)'}`] : []),
+    ...(result.crashes.length ? ['', `workerd ended ${result.crashes.length} time${result.crashes.length > 1 ? 's' : ''} in ${result.executes.toLocaleString('en')} executes (after ${result.crashes.map((c) => c.executes.toLocaleString('en')).join(', ')} of them; each time a fresh one was warmed up and the round run again): ${result.crashes[0].output || '(no output)'}`] : []),
   ].join('\n');
 }
 
