@@ -22,8 +22,9 @@ export function workerModules(dir, config) {
 /** Starts the worker in `dir`, configured by the file `config`, with `bindings` (vars and
  *  secrets) on 127.0.0.1:`port`; `analyticsEngineDatasets`: Miniflare's local Analytics Engine
  *  bindings, `{BINDING: {dataset}}`; `wrapModules`: the bench's meter (bench/meter.mjs) puts its
- *  own entry in front of the Worker's modules. */
-export function serveWorker({ dir, config, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {}, analyticsEngineDatasets, wrapModules = (m) => m }) {
+ *  own entry in front of the Worker's modules; `workerLoaders`: the Worker Loader bindings (a test
+ *  of a deployment without one passes `{}`). */
+export function serveWorker({ dir, config, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {}, analyticsEngineDatasets, wrapModules = (m) => m, workerLoaders = { LOADER: {} } }) {
   return new Miniflare({
     modulesRoot: dir,
     modules: wrapModules(workerModules(dir, config)),
@@ -39,7 +40,7 @@ export function serveWorker({ dir, config, bindings, port = 0, persist = false, 
     durableObjectsPersist: persist,
     ratelimits,
     // Code mode's programs run in Dynamic Workers from this binding (wrangler.toml's worker_loaders).
-    workerLoaders: { LOADER: {} },
+    workerLoaders,
     ...(analyticsEngineDatasets ? { analyticsEngineDatasets } : {}),
     // Local, whatever a request claims: the Host check always applies (src/policy.rs at_edge). A
     // test of the edge's trust sets it to '' in `bindings`.

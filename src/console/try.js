@@ -280,6 +280,9 @@ async function consoleToken(path) {
         control.values = values;
       } else if (kind === 'json') {
         control = el('textarea', { id, rows: 3, spellcheck: false });
+      } else if (kind === 'string' && typeof prop.contentMediaType === 'string' && prop.contentMediaType.startsWith('text/')) {
+        // Text of many lines by nature (code mode's program: text/javascript).
+        control = el('textarea', { id, rows: 8, spellcheck: false });
       } else {
         control = el('input', { id, type: kind === 'number' || kind === 'integer' ? 'number' : 'text', spellcheck: false });
         if (kind === 'integer') control.step = '1';

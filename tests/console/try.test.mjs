@@ -323,6 +323,28 @@ test('nested objects, lists and defaults get their fields; a JSON-RPC error is s
   }
 });
 
+test('code mode: search shows TypeScript, execute runs a program typed into the form', async () => {
+  const v = await visit(server.url.origin);
+  try {
+    const panel = await panelOf(v.page, '/code/mcp');
+    await connect(panel);
+    assert.deepEqual(await panel.locator('select.tool option').allTextContents(), ['Search tools (search)', 'Run a program (execute)']);
+    await choose(panel, 'search');
+    await field(panel, 'query').fill('path and query');
+    const found = await call(panel);
+    assert.match(await found.textContent(), /declare const tools: \{/);
+    await choose(panel, 'execute');
+    assert.equal(await field(panel, 'code').evaluate((e) => e.tagName), 'TEXTAREA');
+    await field(panel, 'code').fill('const r = await tools.inspect({ id: 3 });\nconsole.log("seen", r.path);\nreturn r.path;');
+    const result = await call(panel);
+    assert.deepEqual(JSON.parse(await result.locator('pre.structured').textContent()), { result: '/inspect/3', logs: ['seen /inspect/3'] });
+    await shot(panel, 'console-try-code-mode');
+    assert.deepEqual(v.errors, []);
+  } finally {
+    await closePage(v.page);
+  }
+});
+
 test('a stateless server: no session id, and the call works', async () => {
   const v = await visit(server.url.origin);
   try {

@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { API_KEY, post, startServer } from './harness.mjs';
+import { API_KEY, post, startMiniflare, startServer } from './harness.mjs';
 
 let server;
 let codeUrl;
@@ -58,8 +58,9 @@ test('tools/list lists exactly search and execute; execute may run as a task', a
 test('search answers with TypeScript declarations of the tools the caller may see', async () => {
   await withClient(async (client) => {
     await client.listTools();
-    const found = await client.callTool({ name: 'search', arguments: { query: 'path and query' } });
-    assert.deepEqual(found.structuredContent, { tools: ['inspect'], total: 1 });
+    const found = await client.callTool({ name: 'search', arguments: { query: 'shows what the upstream saw', limit: 1 } });
+    assert.deepEqual(found.structuredContent.tools, ['inspect']);
+    assert.ok(found.structuredContent.total >= 1);
     const text = found.content[0].text;
     assert.match(text, /^declare const tools: \{/);
     assert.match(text, /inspect\(args: \{/);
@@ -90,8 +91,8 @@ test('execute: one program calls several tools and returns a value with its logs
 });
 
 test('errors a model can act on: a syntax error, a thrown error, a failed call, each with its line', async () => {
-  assert.match(await failure('const x = 1;\nreturn (x'), /^SyntaxError: .* \(line 2, column \d+\)$/);
-  assert.match(await failure('const x = 1;\n\nthrow new Error("boom");'), /^Error: boom \(line 3(, column \d+)?\)$/);
+  assert.match(await failure('const x = 1;\nreturn (x'), /^SyntaxError: Unexpected token \(line 2, column 10\)$/);
+  assert.match(await failure('const x = 1;\n\nthrow new Error("boom");'), /^boom \(line 3, column 7\)$/);
   assert.match(await failure('await tools.echo({ message: "ok" });\nawait tools.fails({});'), /^The call of fails failed: .*500.* \(line 2(, column \d+)?\)$/);
   // Arguments that do not fit the schema: the tool's own refusal, named.
   assert.match(await failure('return await tools.inspect({ id: "seven" });'), /^The call of inspect failed: invalid arguments for tool "inspect": .*\(line 1/);
@@ -101,9 +102,9 @@ test('errors a model can act on: a syntax error, a thrown error, a failed call, 
 });
 
 test('hidden tools, other servers\' tools, code mode\'s own tools and forged principals are refused', async () => {
-  assert.match(await failure('return await tools.admin_reset({});'), /^The call of admin_reset failed: unknown tool "admin_reset"/);
+  assert.match(await failure('return await tools.admin_reset({});'), /^The call of admin_reset failed: Invalid params: unknown tool "admin_reset" \(line 1, column \d+\)$/);
   // A tool of another server (the plain /mcp server has get_current_time; this one does not).
-  assert.match(await failure('return await tools.get_current_time({});'), /^The call of get_current_time failed: unknown tool "get_current_time"/);
+  assert.match(await failure('return await tools.get_current_time({});'), /^The call of get_current_time failed: Invalid params: unknown tool "get_current_time"/);
   assert.match(await failure('return await tools.execute({ code: "return 1" });'), /execute is code mode's own tool, which a program cannot call/);
   assert.match(await failure('return await tools.search({});'), /search is code mode's own tool/);
   // Whatever the program passes, the call is the caller's: extra arguments and _meta change nothing.
@@ -116,17 +117,20 @@ test('the sandbox: no network, no code from strings, no reaching the stub behind
     const tried = {};
     const attempt = async (name, f) => { try { tried[name] = "allowed: " + String(await f()); } catch (e) { tried[name] = String(e.message ?? e); } };
     await attempt("fetch", () => fetch("http://127.0.0.1:${new URL(server.upstream.url).port}/echo"));
-    await attempt("connect", async () => { const { connect } = await import("cloudflare:sockets"); const s = connect("127.0.0.1:22"); await s.opened; });
+    await attempt("connect", () => connect("127.0.0.1:22"));
     await attempt("websocket", () => new WebSocket("ws://127.0.0.1:1"));
-    await attempt("import", () => import("https://example.com/x.js"));
     await attempt("eval", () => eval("1 + 1"));
     await attempt("Function", () => (function () {}).constructor("return 1")());
     await attempt("env", () => typeof globalThis.env + typeof globalThis.API_KEY + typeof process);
     return tried;
   `);
   const tried = result.structuredContent.result;
-  for (const name of ['fetch', 'connect', 'websocket']) assert.match(tried[name], /not permitted to access the internet/, name);
-  assert.match(tried.import, /No such module/);
+  for (const name of ['fetch', 'websocket']) assert.match(tried[name], /not permitted to access the internet/, name);
+  assert.match(tried.connect, /connect is not defined/);
+  // import() of a URL, or of the sockets module, is refused before anything runs.
+  for (const target of ['https://example.com/x.js', 'cloudflare:sockets']) {
+    assert.match(await failure(`const m = await import(${JSON.stringify(target)});\nreturn 1`), /a program cannot import modules \(line 1, column \d+\)/);
+  }
   assert.match(tried.eval, /Code generation from strings disallowed/);
   assert.match(tried.Function, /Code generation from strings disallowed/);
   assert.equal(tried.env, 'allowed: undefinedundefinedundefined');
@@ -135,10 +139,34 @@ test('the sandbox: no network, no code from strings, no reaching the stub behind
 });
 
 test('bounded: a huge result and a flood of log lines', async () => {
-  assert.match(await failure('return "x".repeat(10000)'), /the result is .* more than the 4096/);
+  assert.match(await failure('return "x".repeat(10000)'), /the result is .* bytes, more than the limit 4096/);
   const flood = await execute('for (let i = 0; i < 1000; i++) console.log("line " + i); return "done"');
   assert.deepEqual(flood.structuredContent.logs, ['line 0', 'line 1', 'line 2', 'line 3', 'line 4', '… 995 more lines not kept']);
   await stillServing();
+});
+
+test('runaway programs end with an error the model can act on, and the Worker keeps serving', async () => {
+  const steps = /the program ran more than 1000000 steps/;
+  assert.match(await failure('while (true) {}'), steps);
+  assert.match(await failure('for (;;) { try { throw 1 } catch {} }'), steps);
+  assert.match(await failure('const f = () => f();\nreturn f();'), /Maximum call stack|steps/);
+  assert.match(await failure('[1].forEach(function spin() { while (1) {} });'), steps);
+  const memory = /the program allocated more than 16777216 bytes/;
+  assert.match(await failure('const a = [];\nwhile (true) a.push(new Array(1e6).fill(1));'), memory);
+  assert.match(await failure('return "x".repeat(1e9).length'), memory);
+  assert.match(await failure('let a = [1];\nfor (;;) a = a.concat(a);'), memory);
+  assert.match(await failure('let a = [1];\nfor (;;) a = [...a, ...a];'), memory);
+  // A budget spent and caught is still spent: the program cannot go on calling tools.
+  const before = server.upstream.seen.length;
+  assert.match(await failure('try { while (true) {} } catch {}\nawait tools.echo({ message: "after" });\nreturn 1'), steps);
+  assert.equal(server.upstream.seen.length, before);
+  await stillServing();
+});
+
+test('more calls than maxCalls are refused', async () => {
+  const result = await execute('let n = 0;\nfor (let i = 0; i < 25; i++) { try { await tools.echo({ message: "m" + i }); n++; } catch (e) { return { n, message: e.message } } }\nreturn n');
+  assert.equal(result.structuredContent.result.n, 20);
+  assert.match(result.structuredContent.result.message, /more than 20 tool calls/);
 });
 
 test('a promise that never settles ends, and the Worker keeps serving', async () => {
@@ -158,7 +186,7 @@ test('progress from the program\'s calls reaches the client under its token, ris
     assert.ok(progress.length >= 2, JSON.stringify(progress));
     assert.equal(progress[0].message, 'started');
     assert.deepEqual(progress.map((p) => p.progress), progress.map((_, i) => i + 1));
-    assert.match(progress.at(-1).message, /^stream_hold answered/);
+    assert.equal(progress.at(-1).message, 'stream_hold answered; calls made: 1');
   });
 });
 
@@ -213,4 +241,21 @@ test('every transport and revision: the 2026-07-28 revision without a session, a
     const lines = (await res.text()).trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(lines.at(-1).result.structuredContent, { result: 42, logs: [] });
   });
+});
+
+test('a deployment without the LOADER binding refuses execute with a clear error; search still answers', async () => {
+  const bare = await startMiniflare({ upstreamUrl: server.upstream.url, workerLoaders: {} });
+  try {
+    const client = new Client({ name: 'e2e-code', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL('/code/mcp', bare.url));
+    await client.connect(transport);
+    const result = await client.callTool({ name: 'execute', arguments: { code: 'return 1' } });
+    assert.deepEqual(result.content, [{ type: 'text', text: 'Code mode needs the Worker Loader binding LOADER, which this deployment lacks: add [[worker_loaders]] binding = "LOADER" to its wrangler configuration.' }]);
+    assert.equal(result.isError, true);
+    const found = await client.callTool({ name: 'search', arguments: { query: 'echo' } });
+    assert.equal(found.isError, undefined);
+    await client.close();
+  } finally {
+    await bare.mf.dispose();
+  }
 });

@@ -25,7 +25,7 @@ export function freshPersistDir() {
 }
 
 /** Starts Miniflare on the test build. `persist` keeps Durable Object state in a directory. */
-export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persist = false, dir = buildDir, config = testConfig, bindings = {}, analyticsEngineDatasets } = {}) {
+export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persist = false, dir = buildDir, config = testConfig, bindings = {}, analyticsEngineDatasets, workerLoaders } = {}) {
   if (!existsSync(join(dir, 'index.js'))) {
     throw new Error(`${dir} is missing: run \`npm test\`, which builds it first`);
   }
@@ -35,6 +35,7 @@ export async function startMiniflare({ upstreamUrl = 'http://127.0.0.1:9', persi
     config,
     persist,
     analyticsEngineDatasets,
+    ...(workerLoaders ? { workerLoaders } : {}),
     // The /rated/mcp test server's rate: 5 requests a minute per principal and per session.
     ratelimits: { TEST_RATE_LIMITER: { simple: { limit: 5, period: 60 } } },
     bindings: { UPSTREAM_URL: upstreamUrl, API_KEY, NOTIFY_TOKEN, CALLBACK_SIGNING_KEY, ...TOKENS, METADATA_URL: 'http://169.254.169.254', ENCODED_LOOPBACK_URL: `http://2130706433:${new URL(upstreamUrl).port || 9}`, ...bindings },

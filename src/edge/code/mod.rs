@@ -147,7 +147,7 @@ pub async fn execute(ctx: &CallContext<'_>, call: &PendingCall, program: &Progra
             Step::Answered(id, name, answer) => {
                 run.0.settle(id, &answer);
                 if let (Some(out), Some(token)) = (&outlet, &call.progress_token) {
-                    out.send(&dispatch::progress(token, 0, &format!("{name} answered ({made} calls made)"))).await;
+                    out.send(&dispatch::progress(token, 0, &format!("{name} answered; calls made: {made}"))).await;
                 }
             }
             Step::Late => {

@@ -118,7 +118,7 @@ export function start(loader, prepared, limitsText) {
 /** What `sandbox.prepare` bounds a program by, from catalog::CodeLimits as JSON. */
 export function sandbox_limits(limitsText) {
   const limits = JSON.parse(limitsText);
-  return { steps: limits.maxSteps, memoryBytes: limits.maxMemoryBytes, logLines: limits.maxLogLines, logBytes: 64 * 1024, resultBytes: limits.maxResultBytes };
+  return { steps: limits.maxSteps, memoryBytes: limits.maxMemoryBytes, logLines: limits.maxLogLines, logBytes: 64 * 1024, resultBytes: limits.maxResultBytes, toolCalls: limits.maxCalls };
 }
 
 /**
