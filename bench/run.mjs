@@ -21,6 +21,7 @@
 //!                                       BENCH_CONNECTIONS=0 skips a connection's (bench/connections.mjs)
 //!                                       BENCH_OPENAPI=0 skips Microsoft Graph's import (bench/openapi.mjs)
 //!                                       BENCH_CACHE=0 skips result caching's (bench/cache.mjs)
+//!                                       BENCH_CODEMODE=0 skips code mode's (bench/codemode.mjs)
 //!
 //! The health figures (`console.health`, on by default) cost each call a count in memory and each
 //! isolate a flush every 5 s: the `health off` rows serve the same configuration with them off,
@@ -45,6 +46,7 @@ import { governance, governanceTable } from './governance.mjs';
 import { connections, connectionsTable } from './connections.mjs';
 import { graphBench, graphTable } from './openapi.mjs';
 import { cache, cacheTable } from './cache.mjs';
+import { codeModeTask, codeModeTable, executeCost, executeCostTable } from './codemode.mjs';
 import { demoUpstream, openSessions, wrk } from './load.mjs';
 import { metricsBench, metricsTable } from './metrics.mjs';
 
@@ -298,6 +300,9 @@ const connected = process.env.BENCH_CONNECTIONS === '0' ? undefined : await conn
 const graph = process.env.BENCH_OPENAPI === '0' ? undefined : await graphBench({ dir });
 // The same call uncached and answered from kept results, paired (bench/cache.mjs); BENCH_CACHE=0 skips.
 const cached = process.env.BENCH_CACHE === '0' ? undefined : await cache({ dir });
+// The ten-step GitHub task as a plain list, a catalog and in code mode, and what `execute` costs
+// (bench/codemode.mjs); BENCH_CODEMODE=0 skips.
+const codeMode = process.env.BENCH_CODEMODE === '0' ? undefined : { task: await codeModeTask({ dir }), cost: await executeCost({ dir }) };
 upstream.close();
 
 const size = (file) => {
@@ -347,7 +352,7 @@ for (const { c, t } of loads) {
 
 const machine = { cpus: (await import('node:os')).cpus().length, model: (await import('node:os')).cpus()[0]?.model, node: process.version, seconds, rounds, threads: threadCounts };
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, tracing: traced && { ...traced, rows: traced.rows.map(({ line, ...row }) => row) }, metrics: metricsRun, governance: governed, connections: connected && { ...connected, rows: connected.rows.map(({ line, ...row }) => row) }, graph: graph && { whole: { ...graph.whole, sample: undefined }, part: { ...graph.part, sample: undefined } }, cache: cached && { ...cached, rows: cached.rows.map(({ line, ...row }) => row) } };
+const results = { date: new Date().toISOString(), machine, rows, ratios, bundles, cold, tail, metered, scale: scaled, tracing: traced && { ...traced, rows: traced.rows.map(({ line, ...row }) => row) }, metrics: metricsRun, governance: governed, connections: connected && { ...connected, rows: connected.rows.map(({ line, ...row }) => row) }, graph: graph && { whole: { ...graph.whole, sample: undefined }, part: { ...graph.part, sample: undefined } }, cache: cached && { ...cached, rows: cached.rows.map(({ line, ...row }) => row) }, codeMode };
 mkdirSync(join(root, 'bench', 'results'), { recursive: true });
 writeFileSync(join(root, 'bench', 'results', `${stamp}.json`), JSON.stringify(results, null, 2) + '\n');
 
@@ -375,6 +380,7 @@ const table = [
   ...(connected ? ['', connectionsTable(connected)] : []),
   ...(graph ? ['', graphTable(graph)] : []),
   ...(cached ? ['', cacheTable(cached)] : []),
+  ...(codeMode ? ['', codeModeTable(codeMode.task), '', executeCostTable(codeMode.cost)] : []),
   ...(metered ? ['', costTable(rows, metered)] : []),
 ].join('\n');
 writeFileSync(join(root, 'bench', 'results', `${stamp}.md`), table + '\n');

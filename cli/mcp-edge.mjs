@@ -2,7 +2,7 @@
 //! `mcp-edge`: the prebuilt Worker's command. It needs Node and npm, no Rust: the wasm and its
 //! JS ship built, and the configuration is data that wrangler bundles beside them.
 //!
-//!   mcp-edge init [dir]        a project folder: package.json, wrangler.toml, mcp-edge.json, README
+//!   mcp-edge init [dir] [--code]   a project folder: package.json, wrangler.toml, mcp-edge.json, README
 //!   mcp-edge check [file]      validates a configuration (default: the file wrangler.toml names) as the Worker would
 //!   mcp-edge dev [--port N]    serves the folder on http://127.0.0.1:N/mcp, reloading on edits
 //!   mcp-edge deploy [args]     checks the configuration, then `wrangler deploy` (args pass through)
@@ -16,6 +16,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inlineApps, keepInlined } from './apps.mjs';
 import { check } from './check.mjs';
+import { addLoader, loaderFault } from './loader.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The package (or, for contributors, the repository): `build/` holds the Worker. */
@@ -25,7 +26,8 @@ const version = JSON.parse(readFileSync(join(home, 'package.json'), 'utf8')).ver
 
 const USAGE = `mcp-edge ${version}: MCP tools from HTTP endpoints, on Cloudflare Workers
 
-  mcp-edge init [dir]        create a project folder (default: this one)
+  mcp-edge init [dir]        create a project folder (default: this one); --code adds
+                             code mode's Worker Loader binding (LOADER) to wrangler.toml
   mcp-edge check [file]      validate a configuration (default: the file wrangler.toml's
                              alias names, mcp-edge.json in a new project)
   mcp-edge dev [--port N]    serve this folder on http://127.0.0.1:N/mcp (default 8787),
@@ -61,6 +63,8 @@ skipped with the reason, and the secrets the tools need.
                          match. An operation matching any exclude is left out.
   --page-size N          tools per tools/list page (limits.toolsPageSize)
   --catalog              serve the tools as a catalog: search, describe and call by name
+  --code                 serve the tools in code mode: search them as TypeScript, and run
+                         one program that calls many (needs the LOADER binding: init --code)
   --secret-prefix TEXT   prefix of the secrets' names (default: the server's name)
   --retries N            retry idempotent tools (GET, HEAD, PUT, DELETE) up to N attempts
   --client-id [SCHEME=]ID
@@ -117,7 +121,7 @@ function projectPackage(dir) {
   return pkg;
 }
 
-function init(dir = '.') {
+function init(dir = '.', { code = false } = {}) {
   const target = resolve(dir);
   mkdirSync(target, { recursive: true });
   const pkg = projectPackage(target);
@@ -145,6 +149,12 @@ function init(dir = '.') {
     }
     console.log(`wrote ${shown}`);
   }
+  // Code mode's binding: asked for, or needed by the configuration that is there.
+  const toml = join(target, 'wrangler.toml');
+  const shownToml = join(relative(process.cwd(), target) || '.', 'wrangler.toml');
+  const config = join(target, 'mcp-edge.json');
+  const needed = code || (existsSync(config) && loaderFault(readFileSync(config, 'utf8'), target).fault);
+  if (needed && addLoader(toml)) console.log(`added code mode's Worker Loader binding (LOADER) to ${shownToml}`);
   const inside = existsSync(join(target, 'node_modules', 'mcp-edge'));
   console.log(`
 Next:${target === process.cwd() ? '' : `\n  cd ${relative(process.cwd(), target)}`}${inside ? '' : '\n  npm install'}
@@ -167,8 +177,16 @@ async function checkFile(file = configFile()) {
   } catch (e) {
     fail(`${file}: cannot read: ${e.message}`);
   }
+  // The Worker checks the configuration alone; whether the deployment gives code mode its
+  // binding is the wrangler config's to say.
+  const { fault, note } = loaderFault(text);
+  if (fault) {
+    console.error(`${file}: ${fault}`);
+    return false;
+  }
   const { ok, report } = await check(file, text, buildDir);
   (ok ? console.log : console.error)(report);
+  if (note) console.error(`note: ${note}`);
   return ok;
 }
 
@@ -229,6 +247,7 @@ async function importCommand(args) {
       flags.clientIds[at > 0 ? value.slice(0, at) : '*'] = at > 0 ? value.slice(at + 1) : value;
     } else if (arg === '--no-connections') flags.connections = false;
     else if (arg === '--catalog') flags.catalog = true;
+    else if (arg === '--code') flags.code = true;
     else if (arg === '--no-output-schema') flags.outputSchema = false;
     else if (arg === '--dry-run') flags.dryRun = true;
     else if (arg === '--replace') flags.replace = true;
@@ -276,6 +295,10 @@ async function importCommand(args) {
   log(`${flags.dryRun ? 'would add' : 'added'} to server "${server.name}" at ${server.route ?? '/mcp'}${result.created ? ' (new)' : ''}${flags.dryRun ? '' : ` in ${file}`}`);
   for (const s of skipped) log(`skipped ${s.operation}${s.operation === s.where ? '' : ` (${s.where})`}: ${s.reason}`);
   for (const n of notes) log(`note: ${n}`);
+  if (flags.code) {
+    const { fault, note } = loaderFault(text);
+    if (fault || note) log(`note: ${fault ?? note}`);
+  }
   if (secrets.length) {
     log('\nThe tools read these secrets (npx wrangler secret put NAME; for dev, NAME=value in .dev.vars):');
     for (const s of secrets) log(`  ${s.name.padEnd(28)} ${s.how} (scheme "${s.scheme}")`);
@@ -309,9 +332,13 @@ async function hashPasswordCommand() {
 
 const [command, ...args] = process.argv.slice(2);
 switch (command) {
-  case 'init':
-    init(args[0]);
+  case 'init': {
+    const code = args.includes('--code');
+    const rest = args.filter((a) => a !== '--code');
+    if (rest.some((a) => a.startsWith('-'))) fail(`unknown option ${rest.find((a) => a.startsWith('-'))}\n\n${USAGE}`);
+    init(rest[0], { code });
     break;
+  }
   case 'check':
     process.exitCode = (await checkFile(args[0])) ? 0 : 1;
     break;

@@ -15,6 +15,7 @@ const FILTER_KINDS = ['tag', 'operation', 'path', 'method'];
  * `{ config, server, added, replaced: [names], skipped: [{operation, reason}], secrets: [{name, how}], notes }`.
  */
 export async function importOpenApi(source, options = {}, config = { servers: [] }) {
+  if (options.catalog && options.code) throw new Error('--catalog and --code are two ways of serving the tools: choose one');
   const { doc, version } = await readDocument(source);
   const include = parseFilters(options.include ?? []);
   const exclude = parseFilters(options.exclude ?? []);
@@ -87,6 +88,7 @@ export async function importOpenApi(source, options = {}, config = { servers: []
 
   if (options.pageSize) server.limits = { ...server.limits, toolsPageSize: options.pageSize };
   if (options.catalog) server.toolDiscovery = 'catalog';
+  if (options.code) server.toolDiscovery = 'code';
   if (created) {
     const host = literalHost(baseUrl);
     if (host && isLocal(host)) server.privateUpstreams = [host.replace(/^\[|\]$/g, '')];

@@ -1,11 +1,13 @@
 // GitHub's REST description (npm @octokit/openapi, about 1,200 operations) end to end: the whole
 // document imported, served, listed by following cursors, a fixed sample of its tools called
 // through the official SDK client with Prism validating every request; and the same tools as a
-// catalog, whose call_tool makes the same requests.
+// catalog, whose call_tool makes the same requests; and in code mode, where one execute does a
+// ten-step task (bench/codemode.mjs's) with every request valid.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { github } from './fixtures.mjs';
 import { callEach, classify, faults, importCommand, listAll, serve, startPrism } from './harness.mjs';
+import { PROGRAM, STEPS } from '../../bench/codemode.mjs';
 
 /**
  * The sample: every 5th tool in the document's order, from the first. OPENAPI_GITHUB_EVERY=1
@@ -71,6 +73,55 @@ test("GitHub's description as a catalog: three tools listed; search, describe, a
     const kinds = classify(await callEach(proxied, sample, prism));
     assert.deepEqual(faults([...kinds.invalid, ...kinds.other, ...kinds.reply]), []);
     assert.ok(kinds.accepted.length > 0);
+  } finally {
+    await server.stop();
+  }
+});
+
+test("GitHub's description in code mode (--code): search declares the task's tools, and one execute does its ten steps, each request valid for Prism", async () => {
+  const { config, parsed } = importCommand(github, ['--base-url', prism.url, '--server', 'github', '--code']);
+  assert.equal(parsed.servers[0].toolDiscovery, 'code');
+  // GitHub's own examples for these two leave out properties their schemas require (the bench
+  // imports them the same way).
+  for (const tool of parsed.servers[0].tools) if (['repos_get', 'issues_get'].includes(tool.name)) delete tool.outputSchema;
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(config, JSON.stringify(parsed));
+  const server = await serve(config, parsed);
+  try {
+    const { tools } = await server.client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['search', 'execute']);
+    const found = await server.client.callTool({ name: 'search', arguments: { query: 'list repository issues', limit: 3 } });
+    assert.ok(found.structuredContent.tools.includes('issues_list-for-repo'), JSON.stringify(found.structuredContent));
+    assert.match(found.content[0].text, /^declare const tools: \{/);
+    assert.match(found.content[0].text, /issues_list-for-repo"?\(args/);
+
+    const before = prism.requests.length;
+    const result = await server.client.callTool({ name: 'execute', arguments: { code: PROGRAM } }, undefined, { timeout: 120_000 });
+    assert.equal(result.isError, undefined, JSON.stringify(result.content));
+    assert.deepEqual(result.structuredContent.result, {
+      repository: 'octocat/Hello-World',
+      label: 'bug',
+      openBugs: 1,
+      oldest: { number: 1347, title: 'Found a bug', comments: 1 },
+      comment: 'https://github.com/octocat/Hello-World/issues/1347#issuecomment-1',
+      events: 1,
+      labels: ['bug'],
+    });
+    const made = prism.requests.slice(before);
+    assert.equal(made.length, STEPS.length);
+    assert.deepEqual(made.map((r) => `${r.method} ${r.url.split('?')[0]}`), [
+      'GET /repos/octocat/Hello-World',
+      'GET /repos/octocat/Hello-World/labels/bug',
+      'GET /repos/octocat/Hello-World/issues',
+      'GET /repos/octocat/Hello-World/issues/1347',
+      'GET /repos/octocat/Hello-World/issues/1347/comments',
+      'POST /repos/octocat/Hello-World/issues/1347/comments',
+      'POST /repos/octocat/Hello-World/issues/1347/labels',
+      'POST /repos/octocat/Hello-World/issues/1347/reactions',
+      'GET /repos/octocat/Hello-World/issues/1347/events',
+      'GET /repos/octocat/Hello-World/issues/1347',
+    ]);
+    for (const r of made) assert.deepEqual(r.violations.filter((v) => v.severity !== 'Warning' && v.location?.[0] !== 'response'), [], `${r.method} ${r.url}`);
   } finally {
     await server.stop();
   }

@@ -317,6 +317,17 @@ test('into an existing server: its tools and settings kept, names made unique or
   assert.deepEqual(twice.config.servers[0].tools.map((t) => t.name), ['list', 'list_2', 'list_3']);
 });
 
+test('--code serves the tools in code mode; with --catalog too, nothing is imported', async () => {
+  const file = join(folder, 'code.json');
+  writeFileSync(file, JSON.stringify(api({ '/l': { get: { operationId: 'list', responses: ok } } })));
+  const r = await importOpenApi(file, { server: 's', code: true });
+  assert.equal(r.config.servers[0].toolDiscovery, 'code');
+  assert.deepEqual(r.added.map((t) => t.name), ['list']);
+  const config = { servers: [] };
+  await assert.rejects(importOpenApi(file, { server: 's', code: true, catalog: true }, config), /--catalog and --code are two ways of serving the tools: choose one/);
+  assert.deepEqual(config, { servers: [] });
+});
+
 test('a document from a URL, in YAML: a relative server URL resolves against it; a missing one is a clear error', async () => {
   const yaml = `openapi: 3.0.3
 info: {title: Remote, version: '1'}
