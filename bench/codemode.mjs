@@ -295,10 +295,11 @@ export const COST_CALLS = [
 
 /**
  * CPU per call of each of COST_CALLS, in interleaved rounds on one workerd. workerd 1.20260426
- * can end under a sustained stream of Dynamic Workers ("tried to defer destruction during
- * isolate shutdown", after anything from a few hundred to a few thousand executes): the round it
- * ends in is dropped, a fresh workerd is warmed up and the rounds go on (at most `restarts`
- * times), and the report counts the ends.
+ * ended under a sustained stream of Dynamic Workers ("tried to defer destruction during isolate
+ * shutdown", once in a few thousand executes) while src/edge/code/run.js disposed each
+ * program's entrypoint stub; not in 15,000 executes since it stopped. Should it end again, the
+ * round it ends in is dropped, a fresh workerd is warmed up and the rounds go on (at most
+ * `restarts` times), and the report counts the ends.
  */
 export async function executeCost({ dir = join(root, 'build'), rounds = Number(process.env.CODEMODE_ROUNDS ?? 5), seconds = Number(process.env.CODEMODE_SECONDS ?? 3), connections = 4, restarts = 4 } = {}) {
   mkdirSync(scratch, { recursive: true });

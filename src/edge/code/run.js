@@ -30,7 +30,6 @@ export class Run {
   #wake = null;
   #waiting = null;
   #closed = null;
-  #entrypoint = null;
 
   /** A tool call of the program: JSON text of `{ok}` or `{error}`, once answered. */
   ask(name, args) {
@@ -71,9 +70,6 @@ export class Run {
     for (const resolve of this.#answers.values()) resolve(JSON.stringify({ error: why }));
     this.#answers.clear();
     this.#asks = [];
-    try {
-      this.#entrypoint?.[Symbol.dispose]?.();
-    } catch {}
   }
 
   /** The outcome, as JSON text: {value, logs, dropped} or {error: {message, line, column, tool}, logs}. */
@@ -100,8 +96,7 @@ export class Run {
         env: {},
         limits: { cpuMs: limits.cpuMs },
       });
-      this.#entrypoint = worker.getEntrypoint();
-      return JSON.stringify(shape(await this.#entrypoint.run({ tools: new Tools(this) }), limits));
+      return JSON.stringify(shape(await worker.getEntrypoint().run({ tools: new Tools(this) }), limits));
     } catch (e) {
       return JSON.stringify({ error: { message: 'the program\'s isolate ended: ' + String(e?.message ?? e).slice(0, 1000) } });
     }
