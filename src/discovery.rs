@@ -20,18 +20,18 @@ const SUMMARY_CHARS: usize = 200;
 /// and match the query, best first, up to the limit; `total` counts them all. `apps`: whether
 /// the client declared MCP Apps (a tool only an app may call is found by those alone).
 pub fn search(server: &Server, index: &Index, gate: &Gate<'_>, apps: bool, args: &Value) -> Value {
-    let (found, total) = found(server, index, gate, apps, args);
+    let (found, total) = found(server, index, gate, apps, args, DEFAULT_LIMIT);
     let entries: Vec<Value> = found.iter().map(|tool| entry(tool)).collect();
     reply::structured_result(json!({"tools": entries, "total": total}))
 }
 
 /// What a search (`query`, `tags`, `limit`: catalog mode's and code mode's) finds, best first,
-/// up to its limit, and how many match in all.
-pub fn found<'s>(server: &'s Server, index: &Index, gate: &Gate<'_>, apps: bool, args: &Value) -> (Vec<&'s Tool>, usize) {
+/// up to its limit (`default` when it names none), and how many match in all.
+pub fn found<'s>(server: &'s Server, index: &Index, gate: &Gate<'_>, apps: bool, args: &Value, default: usize) -> (Vec<&'s Tool>, usize) {
     let query = args.get("query").and_then(Value::as_str).unwrap_or_default();
     let tags: Vec<String> = args.get("tags").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_lowercase).collect();
     // The schema allows only whole numbers from 1 to 100; `2.0` is one too.
-    let limit = args.get("limit").and_then(Value::as_f64).map_or(DEFAULT_LIMIT, |l| l as usize);
+    let limit = args.get("limit").and_then(Value::as_f64).map_or(default, |l| l as usize);
     let keep = |tool: &Tool| gate.sees(tool) && crate::apps::sees(apps, &tool.listing) && tags.iter().all(|tag| tool.tags.iter().any(|own| own.to_lowercase() == *tag));
     let mut found = index.search(&server.tools, query, keep);
     let total = found.len();

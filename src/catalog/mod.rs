@@ -249,9 +249,8 @@ pub enum ToolDiscovery {
     Code(Index),
 }
 
-/// `codeMode`: what one program may take (`config::model::CodeModeConfig` says each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
+/// `codeMode`: what one program may take (docs/code-mode.md, "Limits", says each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CodeLimits {
     pub timeout_ms: u64,
     pub cpu_ms: u64,

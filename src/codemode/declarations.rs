@@ -76,13 +76,14 @@ fn member<'a>(out: &mut String, indent: usize, name: &str, description: Option<&
     push_doc(out, indent, &doc);
     push_key(out, name);
     out.push_str("(args: ");
-    let mut writer = Writer { out, start, root: input, open: vec![(input, false)], seen: Vec::new() };
+    let mut writer = Writer { out, start, root: input, open: vec![(input, false)], seen: Vec::new(), terse: false, at: "", written: Vec::new() };
     writer.ty(input, indent, 0);
     writer.out.push_str("): Promise<");
     match output {
         Some(output) => {
             writer.root = output;
             writer.open = vec![(output, false)];
+            writer.terse = true;
             writer.ty(output, indent, 0);
         }
         None => writer.out.push_str("unknown"),
@@ -135,6 +136,15 @@ struct Writer<'o, 'a> {
     /// The schemas written through a `$ref` so far in this tool, with the bytes each took: a
     /// large one met again is `unknown /* as above: ... */` rather than written twice.
     seen: Vec<(&'a Value, usize)>,
+    /// Writing a result: its properties without doc comments, and an object type met again
+    /// (an OpenAPI import writes each `$ref` out, so GitHub's issue holds its user type four
+    /// times) named by the property it was first written at. A program reads a few fields of a
+    /// result, and a whole one costs the model more tokens than the calls code mode saves.
+    terse: bool,
+    /// The property being written, and the object types a result has written, each with the
+    /// property it was written at.
+    at: &'a str,
+    written: Vec<(&'a Value, &'a str)>,
 }
 
 impl<'a> Writer<'_, 'a> {
@@ -153,6 +163,16 @@ impl<'a> Writer<'_, 'a> {
             Value::Object(_) if depth > MAX_DEPTH => {
                 self.out.push_str("unknown /* too deep */");
                 return Shape::Atom;
+            }
+            Value::Object(object) if self.terse && object.contains_key("properties") => {
+                if let Some((_, at)) = self.written.iter().find(|(written, _)| same(written, schema, 0)) {
+                    self.out.push_str("unknown /* the type of ");
+                    push_comment(self.out, at);
+                    self.out.push_str(" above */");
+                    return Shape::Atom;
+                }
+                self.written.push((schema, self.at));
+                object
             }
             Value::Object(object) => object,
             Value::Bool(false) => {
@@ -477,13 +497,17 @@ impl<'a> Writer<'_, 'a> {
     /// the index signature's).
     fn object(&mut self, object: &'a Map<String, Value>, indent: usize, depth: usize) -> Shape {
         let properties = object.get("properties").and_then(Value::as_object).filter(|p| !p.is_empty());
-        let mut required: Vec<&str> = object.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let required: Vec<&str> = object.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
         let additional = object.get("additionalProperties");
         let patterns = object.get("patternProperties").and_then(Value::as_object).filter(|p| !p.is_empty());
-        let mut extra: Vec<&str> = required.iter().copied().filter(|name| !properties.is_some_and(|p| p.contains_key(*name))).collect();
-        extra.sort_unstable();
-        extra.dedup();
-        required.sort_unstable();
+        // In the order `required` names them, each once. (No sort: a sort of `&str` is some 6 KB
+        // of the module, and these lists are short.)
+        let mut extra: Vec<&str> = Vec::new();
+        for name in required.iter().copied().filter(|name| !properties.is_some_and(|p| p.contains_key(*name))) {
+            if !extra.contains(&name) {
+                extra.push(name);
+            }
+        }
         let named = properties.is_some() || !extra.is_empty();
         let index = match additional {
             Some(Value::Bool(false)) => patterns.is_some() || !named,
@@ -511,10 +535,11 @@ impl<'a> Writer<'_, 'a> {
             push_indent(self.out, inner);
             self.doc(name, schema, inner);
             push_key(self.out, name);
-            if required.binary_search(&name.as_str()).is_err() {
+            if !required.contains(&name.as_str()) {
                 self.out.push('?');
             }
             self.out.push_str(": ");
+            self.at = name;
             self.ty(schema, inner, depth + 1);
             self.out.push(';');
         }
@@ -644,7 +669,7 @@ impl<'a> Writer<'_, 'a> {
     /// and default, each a line. A title that only repeats the name (Pydantic's `"title": "Per
     /// Page"` for `per_page`) is left out.
     fn doc(&mut self, name: &str, schema: &Value, indent: usize) {
-        let Some(object) = schema.as_object() else { return };
+        let Some(object) = schema.as_object().filter(|_| !self.terse) else { return };
         let mut doc = String::new();
         let repeats_name = |title: &str| letters(name).next().is_some() && letters(title).eq(letters(name));
         for key in ["title", "description"] {
@@ -887,6 +912,20 @@ fn push_doc(out: &mut String, indent: usize, text: &str) {
     push_indent(out, indent);
 }
 
+/// Whether two schemas are the same, looked into at most `MAX_DEPTH` deep (deeper ones count as
+/// different): `==` on a hostile schema's thousands of levels would overflow the stack.
+fn same(a: &Value, b: &Value, depth: usize) -> bool {
+    if std::ptr::eq(a, b) {
+        return true;
+    }
+    match (a, b) {
+        _ if depth > MAX_DEPTH => false,
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w, depth + 1))),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(v, w)| same(v, w, depth + 1)),
+        _ => a == b,
+    }
+}
+
 fn push_comment(out: &mut String, text: &str) {
     let mut pieces = text.split("*/");
     out.push_str(pieces.next().unwrap_or_default());
@@ -898,13 +937,14 @@ fn push_comment(out: &mut String, text: &str) {
 
 #[cfg(test)]
 mod tests {
+
     use super::*;
     use serde_json::json;
 
     /// A schema's type alone, as an argument or a result would have it.
     fn ty(schema: &Value) -> String {
         let mut out = String::new();
-        Writer { out: &mut out, start: 0, root: schema, open: vec![(schema, false)], seen: Vec::new() }.ty(schema, 0, 0);
+        Writer { out: &mut out, start: 0, root: schema, open: vec![(schema, false)], seen: Vec::new(), terse: false, at: "", written: Vec::new() }.ty(schema, 0, 0);
         out
     }
 
@@ -1124,10 +1164,14 @@ search_issues(args: {
   /** What to find. */
   q: string;
 }): Promise<{
-  /** @integer */
   total: number;
 }>;"
         );
+        // A result's properties go without doc comments, and an object type met again in it is
+        // named by the property it was first written at.
+        let user = json!({"type": "object", "properties": {"login": {"type": "string", "description": "The handle."}}, "required": ["login"]});
+        let issue = json!({"type": "object", "properties": {"user": user, "assignee": {"anyOf": [user, {"type": "null"}]}}, "required": ["user"]});
+        assert_eq!(result(issue), "{\n  user: {\n    login: string;\n  };\n  assignee?: unknown /* the type of user above */ | null;\n}");
         // Without an output schema, what the tool returns is unknown.
         assert_eq!(declare("ping", None, &json!({"type": "object"}), None), "ping(args: { [key: string]: unknown }): Promise<unknown>;");
         assert_eq!(declare("get-repo", Some("One line."), &json!({"type": "object", "additionalProperties": false}), None), "/** One line. */\n\"get-repo\"(args: { [key: string]: never }): Promise<unknown>;");

@@ -16,7 +16,7 @@ use crate::upstream::reply;
 /// `search`: the matches' declarations as the result's text, their names and the count of all
 /// matches as its structured content.
 pub fn search(server: &Server, index: &Index, gate: &Gate<'_>, apps: bool, args: &Value) -> Value {
-    let (found, total) = crate::discovery::found(server, index, gate, apps, args);
+    let (found, total) = crate::discovery::found(server, index, gate, apps, args, crate::tools::meta::CODE_DEFAULT_LIMIT);
     let text = if found.is_empty() {
         format!("// No tool matches; {} of this server's tools are yours to search. Try other words, or no query to browse.", server.tools.iter().filter(|t| gate.sees(t)).count())
     } else {
@@ -82,13 +82,18 @@ fn failed(fault: &Value, logs: &[String]) -> Value {
         }
         None => message.to_string(),
     };
-    match (fault.get("line").and_then(Value::as_u64), fault.get("column").and_then(Value::as_u64)) {
-        (Some(line), Some(column)) => text.push_str(&format!(" (line {line}, column {column})")),
-        (Some(line), None) => text.push_str(&format!(" (line {line})")),
-        _ => {}
+    if let Some(line) = fault.get("line").and_then(Value::as_u64) {
+        text.push_str(" (line ");
+        text.push_str(&line.to_string());
+        if let Some(column) = fault.get("column").and_then(Value::as_u64) {
+            text.push_str(", column ");
+            text.push_str(&column.to_string());
+        }
+        text.push(')');
     }
     if !logs.is_empty() {
-        text.push_str(&format!("\nconsole:\n{}", logs.join("\n")));
+        text.push_str("\nconsole:\n");
+        text.push_str(&logs.join("\n"));
     }
     reply::error_result(text)
 }

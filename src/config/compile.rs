@@ -106,8 +106,7 @@ fn compile_server(mut s: model::ServerConfig, path: &str) -> Result<Server, Conf
         model::ToolDiscoveryConfig::Catalog => (ToolDiscovery::Catalog(Index::new(&tools)), MetaTool::ALL.map(MetaTool::listing).to_vec()),
         model::ToolDiscoveryConfig::Code => (ToolDiscovery::Code(Index::new(&tools)), MetaTool::CODE.map(MetaTool::listing).to_vec()),
     };
-    let c = &s.code_mode;
-    let code = CodeLimits { timeout_ms: c.timeout_ms, cpu_ms: c.cpu_ms, max_steps: c.max_steps, max_memory_bytes: c.max_memory_bytes, max_calls: c.max_calls, max_result_bytes: c.max_result_bytes, max_log_lines: c.max_log_lines, max_code_bytes: c.max_code_bytes };
+    let code = code_limits(s.code_mode.as_ref(), &format!("{path}.codeMode"))?;
     let (mut resources, resource_templates) = resources(&s, path, &route_params)?;
     for app in apps {
         if let Some(i) = resources.iter().position(|r| r.uri == app.uri) {
@@ -291,6 +290,24 @@ fn sizes(s: &model::ServerConfig, path: &str) -> Result<Sizes, ConfigError> {
 }
 
 /// The server's tools, each with its cache hint, behind the SSRF guard.
+/// `codeMode`: each bound a whole number, its default where it is left out, no other field.
+fn code_limits(config: Option<&serde_json::Value>, path: &str) -> Result<CodeLimits, ConfigError> {
+    const FIELDS: [&str; 8] = ["timeoutMs", "cpuMs", "maxSteps", "maxMemoryBytes", "maxCalls", "maxResultBytes", "maxLogLines", "maxCodeBytes"];
+    let mut values = [60_000, 1_000, 10_000_000, 64 * 1024 * 1024, 100, 256 * 1024, 200, 64 * 1024];
+    let fields = match config {
+        None => None,
+        Some(serde_json::Value::Object(fields)) => Some(fields),
+        Some(_) => return Err(ConfigError::at(path.to_string(), "must be an object")),
+    };
+    for (name, value) in fields.into_iter().flatten() {
+        let at = format!("{path}.{name}");
+        let slot = FIELDS.iter().position(|f| f == name).and_then(|i| values.get_mut(i)).ok_or_else(|| ConfigError::at(at.clone(), format!("unknown field; expected one of {}", FIELDS.join(", "))))?;
+        *slot = value.as_u64().filter(|n| *n > 0).ok_or_else(|| ConfigError::at(at, "must be a whole number above 0"))?;
+    }
+    let [timeout_ms, cpu_ms, max_steps, max_memory_bytes, max_calls, max_result_bytes, max_log_lines, max_code_bytes] = values;
+    Ok(CodeLimits { timeout_ms, cpu_ms, max_steps, max_memory_bytes, max_calls, max_result_bytes, max_log_lines, max_code_bytes })
+}
+
 /// With them, the resources of their apps.
 fn tools(configs: Vec<model::ToolConfig>, s: &model::ServerConfig, path: &str, route_params: &[String], cache: CacheHint, max_reply_bytes: u64) -> Result<(Vec<Tool>, Vec<Resource>), ConfigError> {
     let mut tools: Vec<Tool> = Vec::new();

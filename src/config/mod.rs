@@ -143,6 +143,23 @@ mod tests {
     }
 
     #[test]
+    fn code_mode_limits_default_and_refuse_what_is_not_a_bound() {
+        let server = |extra: &str| format!(r#"{{"servers":[{{"name":"s","version":"1","toolDiscovery":"code"{extra},"tools":[{TOOL}]}}]}}"#);
+        let limits = load(&server("")).unwrap().servers[0].code;
+        assert_eq!((limits.timeout_ms, limits.cpu_ms, limits.max_steps, limits.max_memory_bytes), (60_000, 1_000, 10_000_000, 64 * 1024 * 1024));
+        assert_eq!((limits.max_calls, limits.max_result_bytes, limits.max_log_lines, limits.max_code_bytes), (100, 256 * 1024, 200, 64 * 1024));
+        let set = load(&server(r#","codeMode":{"maxCalls":7,"timeoutMs":500}"#)).unwrap().servers[0].code;
+        assert_eq!((set.max_calls, set.timeout_ms, set.max_steps), (7, 500, 10_000_000));
+        assert_eq!(err(&server(r#","codeMode":{"maxCall":7}"#)), "servers[0].codeMode.maxCall: unknown field; expected one of timeoutMs, cpuMs, maxSteps, maxMemoryBytes, maxCalls, maxResultBytes, maxLogLines, maxCodeBytes");
+        assert_eq!(err(&server(r#","codeMode":{"maxCalls":-1}"#)), "servers[0].codeMode.maxCalls: must be a whole number above 0");
+        assert_eq!(err(&server(r#","codeMode":{"maxCalls":0}"#)), "servers[0].codeMode.maxCalls: must be a whole number above 0");
+        assert_eq!(err(&server(r#","codeMode":[]"#)), "servers[0].codeMode: must be an object");
+        // Code mode's own tool names are the server's: a configured tool cannot take one.
+        let taken = r#"{"servers":[{"name":"s","version":"1","toolDiscovery":"code","tools":[{"name":"execute","http":{"url":"https://api.example.com/x"}}]}]}"#;
+        assert_eq!(err(taken), "servers[0].tools[0].name: \"execute\" is one of code mode's own tools (search, execute); rename it");
+    }
+
+    #[test]
     fn result_caches_refuse_what_could_answer_one_caller_with_anothers_result() {
         let tool = |extra: &str, cache: &str| format!(r#"{{"name":"t","inputSchema":{{"type":"object","properties":{{"q":{{"type":"string"}}}}}},"http":{{"url":"https://api.example.com/x?q={{q}}"{extra}}},"cache":{{"results":{cache}}}}}"#);
         let public = r#"{"scope":"public","ttlMs":60000}"#;

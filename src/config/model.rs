@@ -432,9 +432,12 @@ pub struct ServerConfig {
     /// searches them as TypeScript declarations, one runs a program that calls them).
     #[serde(default)]
     pub tool_discovery: ToolDiscoveryConfig,
-    /// Code mode's bounds on a program (`toolDiscovery: "code"`).
+    /// Code mode's bounds on a program (`toolDiscovery: "code"`): `timeoutMs`, `cpuMs`,
+    /// `maxSteps`, `maxMemoryBytes`, `maxCalls`, `maxResultBytes`, `maxLogLines`,
+    /// `maxCodeBytes`, each a whole number (`config::compile::code_limits` reads them: a derived
+    /// deserializer would be some 2.5 KB of the module).
     #[serde(default)]
-    pub code_mode: CodeModeConfig,
+    pub code_mode: Option<Value>,
     #[serde(default)]
     pub tools: Vec<ToolConfig>,
     #[serde(default)]
@@ -526,75 +529,6 @@ pub enum ToolDiscoveryConfig {
     Code,
 }
 
-/// `codeMode`: what one program of code mode may take.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CodeModeConfig {
-    /// Wall time from the program's start to its result, its tool calls included.
-    #[serde(default = "default_code_timeout_ms")]
-    pub timeout_ms: u64,
-    /// CPU time of the program's own isolate (enforced by Cloudflare; local workerd counts steps only).
-    #[serde(default = "default_code_cpu_ms")]
-    pub cpu_ms: u64,
-    /// Loop iterations and function calls the program may make, counted in the isolate.
-    #[serde(default = "default_code_max_steps")]
-    pub max_steps: u64,
-    /// Bytes the program may allocate in bulk (arrays, strings, buffers), counted in the isolate.
-    #[serde(default = "default_code_max_memory_bytes")]
-    pub max_memory_bytes: u64,
-    /// Tool calls one program may make.
-    #[serde(default = "default_code_max_calls")]
-    pub max_calls: u64,
-    /// The returned value, as JSON.
-    #[serde(default = "default_code_max_result_bytes")]
-    pub max_result_bytes: u64,
-    /// Lines of `console` output kept; the rest are counted.
-    #[serde(default = "default_code_max_log_lines")]
-    pub max_log_lines: u64,
-    /// The largest program accepted.
-    #[serde(default = "default_code_max_code_bytes")]
-    pub max_code_bytes: u64,
-}
-
-impl Default for CodeModeConfig {
-    fn default() -> CodeModeConfig {
-        CodeModeConfig {
-            timeout_ms: default_code_timeout_ms(),
-            cpu_ms: default_code_cpu_ms(),
-            max_steps: default_code_max_steps(),
-            max_memory_bytes: default_code_max_memory_bytes(),
-            max_calls: default_code_max_calls(),
-            max_result_bytes: default_code_max_result_bytes(),
-            max_log_lines: default_code_max_log_lines(),
-            max_code_bytes: default_code_max_code_bytes(),
-        }
-    }
-}
-
-fn default_code_timeout_ms() -> u64 {
-    60_000
-}
-fn default_code_cpu_ms() -> u64 {
-    1_000
-}
-fn default_code_max_steps() -> u64 {
-    10_000_000
-}
-fn default_code_max_memory_bytes() -> u64 {
-    64 * 1024 * 1024
-}
-fn default_code_max_calls() -> u64 {
-    100
-}
-fn default_code_max_result_bytes() -> u64 {
-    256 * 1024
-}
-fn default_code_max_log_lines() -> u64 {
-    200
-}
-fn default_code_max_code_bytes() -> u64 {
-    64 * 1024
-}
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

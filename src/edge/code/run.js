@@ -78,10 +78,10 @@ export class Run {
   }
 
   /** Runs the program `sandbox.prepare` made of the code in a new isolate, bounded by `limits`
-   *  (catalog::CodeLimits as JSON). */
-  static start(loader, prepared, limitsText) {
+   *  ({cpuMs, maxLogLines, maxResultBytes}: catalog::CodeLimits'). */
+  static start(loader, prepared, limits) {
     const run = new Run();
-    run.outcome = run.#run(loader, prepared, JSON.parse(limitsText));
+    run.outcome = run.#run(loader, prepared, limits);
     return run;
   }
 
@@ -103,15 +103,14 @@ export class Run {
   }
 }
 
-/** Starts a run (`Run.start`), for the Rust side. */
-export function start(loader, prepared, limitsText) {
-  return Run.start(loader, prepared, limitsText);
+/** Starts a run (`Run.start`), for the Rust side: catalog::CodeLimits' numbers as arguments. */
+export function start(loader, prepared, cpuMs, maxLogLines, maxResultBytes) {
+  return Run.start(loader, prepared, { cpuMs, maxLogLines, maxResultBytes });
 }
 
-/** What `sandbox.prepare` bounds a program by, from catalog::CodeLimits as JSON. */
-export function sandbox_limits(limitsText) {
-  const limits = JSON.parse(limitsText);
-  return { steps: limits.maxSteps, memoryBytes: limits.maxMemoryBytes, logLines: limits.maxLogLines, logBytes: 64 * 1024, resultBytes: limits.maxResultBytes, toolCalls: limits.maxCalls };
+/** What `sandbox.prepare` bounds a program by, from catalog::CodeLimits' numbers. */
+export function sandbox_limits(steps, memoryBytes, logLines, resultBytes, toolCalls) {
+  return { steps, memoryBytes, logLines, logBytes: 64 * 1024, resultBytes, toolCalls };
 }
 
 /**
