@@ -19,7 +19,7 @@ fn shipped_configurations_are_valid() {
     assert_eq!(stdout, "mcp-edge.json: ok: mcp-edge-demo 0.1.0 on /mcp and /stream: tools echo, get_current_time\n");
     let (ok, stdout, stderr) = check("tests/e2e/config.json");
     assert!(ok, "{stderr}");
-    assert_eq!(stdout.lines().count(), 10);
+    assert_eq!(stdout.lines().count(), 11);
 }
 
 #[test]
