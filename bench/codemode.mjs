@@ -36,7 +36,7 @@ import { root } from '../scripts/setup.mjs';
 import { serveWorker } from '../scripts/miniflare.mjs';
 import { importOpenApi } from '../cli/openapi/import.mjs';
 import { github, installFixtures, tokenizer } from '../tests/openapi/fixtures.mjs';
-import { secretsOf, startPrism } from '../tests/openapi/harness.mjs';
+import { onceMore, secretsOf, startPrism } from '../tests/openapi/harness.mjs';
 import { childPids } from './proc.mjs';
 import { cpuNs, median } from './startup.mjs';
 import { demoUpstream, openSessions, wrk } from './load.mjs';
@@ -90,19 +90,6 @@ function oldestOf(value) {
 
 /** What Prism found wrong with a request (not warnings, not its own made-up reply). */
 const requestErrors = (r) => r.violations.filter((v) => v.severity !== 'Warning' && v.location?.[0] !== 'response');
-
-/**
- * fetch, sent once more when the connection it reused turns out closed before any reply (after
- * the client spent a while on a megabyte page, workerd may have closed the idle connection).
- */
-async function onceMore(url, init) {
-  try {
-    return await fetch(url, init);
-  } catch (e) {
-    if (e?.cause?.code !== 'UND_ERR_SOCKET') throw e;
-    return fetch(url, init);
-  }
-}
 
 /** The calls that find and describe tools, in catalog and code mode. */
 const DISCOVERY = ['search_tools', 'describe_tool', 'search'];

@@ -138,7 +138,7 @@ export function secretsOf(parsed) {
  * closed", before any reply): seen after the client spent a while parsing a megabyte page of
  * GitHub's tools, when workerd had closed the idle kept-alive connection meanwhile.
  */
-async function onceMore(url, init) {
+export async function onceMore(url, init) {
   try {
     return await fetch(url, init);
   } catch (e) {
