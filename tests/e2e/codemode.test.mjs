@@ -134,7 +134,19 @@ test('the sandbox: no network, no code from strings, no reaching the stub behind
   assert.match(tried.eval, /Code generation from strings disallowed/);
   assert.match(tried.Function, /Code generation from strings disallowed/);
   assert.equal(tried.env, 'allowed: undefinedundefinedundefined');
+  // `tools` is all the program holds: no prototype, no keys, and every name a tool's (the RPC
+  // stub behind it, with its own methods, stays in the runner).
   const before = server.upstream.seen.length;
+  const reach = await execute(`
+    const out = { proto: Object.getPrototypeOf(tools), keys: Object.keys(tools), then: typeof tools.then, calls: [] };
+    for (const name of ["constructor", "call", "__proto__", "dup"]) {
+      try { await tools[name]({}); out.calls.push("called"); } catch (e) { out.calls.push(e.message); }
+    }
+    return out;
+  `);
+  const got = reach.structuredContent.result;
+  assert.deepEqual([got.proto, got.keys, got.then], [null, [], 'undefined']);
+  for (const [i, name] of ['constructor', 'call', '__proto__', 'dup'].entries()) assert.match(got.calls[i], new RegExp(`unknown tool "${name}"`), name);
   assert.equal(server.upstream.seen.length, before, 'nothing reached the upstream');
 });
 
