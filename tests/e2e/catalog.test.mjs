@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startServer, post, openSession } from './harness.mjs';
+import { startServer, post, openSession, send2026 } from './harness.mjs';
 
 let server;
 let catalogUrl;
@@ -135,18 +135,7 @@ test('through call_tool: a validation error, an unknown tool, progress and an in
 });
 
 test('the 2026-07-28 revision: search and call_tool without a session', async () => {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientInfo': { name: 'e2e', version: '1' },
-    'io.modelcontextprotocol/clientCapabilities': {},
-  };
-  const send = (id, method, params) =>
-    post(catalogUrl, { jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } }, {
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(params.name ? { 'mcp-name': params.name } : {}),
-    }).then((res) => res.json());
+  const send = (id, method, params) => send2026(catalogUrl, id, method, params);
   const list = await send(1, 'tools/list', {});
   assert.deepEqual(list.result.tools.map((t) => t.name), ['search_tools', 'describe_tool', 'call_tool']);
   assert.equal(list.result.resultType, 'complete');

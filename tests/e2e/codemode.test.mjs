@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { API_KEY, post, startMiniflare, startServer } from './harness.mjs';
+import { API_KEY, post, send2026, startMiniflare, startServer } from './harness.mjs';
 
 let server;
 let codeUrl;
@@ -219,18 +219,7 @@ test('a cancel ends the program: its call in flight is dropped and it makes no m
 });
 
 test('every transport and revision: the 2026-07-28 revision without a session, and execute as a task', async () => {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientInfo': { name: 'e2e', version: '1' },
-    'io.modelcontextprotocol/clientCapabilities': {},
-  };
-  const send = (id, method, params) =>
-    post(codeUrl, { jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } }, {
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(params.name ? { 'mcp-name': params.name } : {}),
-    }).then((res) => res.json());
+  const send = (id, method, params) => send2026(codeUrl, id, method, params);
   const called = await send(1, 'tools/call', { name: 'execute', arguments: { code: 'return (await tools.echo({ message: "stateless" })).message' } });
   assert.deepEqual([called.result.resultType, called.result.structuredContent], ['complete', { result: 'stateless', logs: [] }]);
 

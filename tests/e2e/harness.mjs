@@ -86,6 +86,25 @@ export function post(url, body, headers = {}) {
   });
 }
 
+/**
+ * A 2026-07-28 request to `url` without a session: `params._meta` and the headers the revision
+ * requires (`Mcp-Method`, and `Mcp-Name` for a named params), from a client that declares no
+ * capabilities; resolves to the reply's JSON.
+ */
+export function send2026(url, id, method, params) {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'e2e', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  return post(url, { jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } }, {
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': method,
+    ...(params.name ? { 'mcp-name': params.name } : {}),
+  }).then((res) => res.json());
+}
+
 /** Initializes a session and sends `notifications/initialized`; returns the session id. */
 export async function openSession(url, protocolVersion = '2025-11-25') {
   const res = await post(url, { ...INIT, params: { ...INIT.params, protocolVersion } });
