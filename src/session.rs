@@ -127,6 +127,27 @@ impl Session {
     }
 }
 
+/// What a session id's signature is for: it makes no callback token or request state, and
+/// none of theirs makes a session id.
+const ID_PURPOSE: &str = "session";
+
+/// A self-proving session id for `principal` (`session_ids::issued_at` names its shape): the
+/// Worker checks it with the deployment's key alone, so it answers `initialize` without waiting
+/// for the session's object, and turns away a forged id, or one of another principal's, without
+/// a hop. `random` is 32 lowercase hex digits from the platform's CSPRNG.
+pub fn mint_id(key: &[u8], random: &str, issued_ms: u64, principal: &str) -> String {
+    let head = format!("{random}-{issued_ms:012x}");
+    let signature = crate::signing::sign(key, ID_PURPOSE, &format!("{head}-{principal}"));
+    format!("{head}-{signature}")
+}
+
+/// Whether `id` is a self-proving id that `mint_id` made with `key` for `principal`: its
+/// signature compared in constant time. A UUID-shaped id (an earlier build's, or a legacy
+/// session's) proves nothing; only its object can say whether it lives.
+pub fn proves(key: &[u8], id: &str, principal: &str) -> bool {
+    crate::session_ids::issued_at(id).is_some() && id.rsplit_once('-').is_some_and(|(head, signature)| crate::signing::signed(key, ID_PURPOSE, &format!("{head}-{principal}"), signature))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +211,27 @@ mod tests {
         // A later, incompatible schema is refused, not misread: the session is treated as absent.
         let incompatible: Session = serde_json::from_str(&newer.replace(r#""schema":1"#, r#""schema":2"#)).unwrap();
         assert!(!incompatible.is_compatible());
+    }
+    #[test]
+    fn a_minted_id_proves_itself_for_its_principal_only() {
+        let key = b"0123456789abcdef0123456789abcdef";
+        let id = mint_id(key, &"7".repeat(32), 1_764_000_000_123, "token:alice");
+        assert_eq!(crate::session_ids::issued_at(&id), Some(1_764_000_000_123));
+        assert!(proves(key, &id, "token:alice"));
+        // Another principal, another key, an altered part: no proof.
+        assert!(!proves(key, &id, "token:bob"));
+        assert!(!proves(key, &id, ANONYMOUS));
+        assert!(!proves(b"another key of at least 32 chars", &id, "token:alice"));
+        let later = id.replacen("-019ab", "-019ac", 1);
+        assert_ne!(later, id);
+        assert!(!proves(key, &later, "token:alice"));
+        let flipped = format!("{}{}", id.get(..id.len() - 1).unwrap(), if id.ends_with('0') { '1' } else { '0' });
+        assert!(!proves(key, &flipped, "token:alice"));
+        // A signature made for another purpose over the same text does not prove an id.
+        let (head, _) = id.rsplit_once('-').unwrap();
+        let callback = crate::signing::sign(key, "callback", &format!("{head}-token:alice"));
+        assert!(!proves(key, &format!("{head}-{callback}"), "token:alice"));
+        // UUIDs prove nothing.
+        assert!(!proves(key, "9f1c0a52-1d3e-4b8e-9a57-2a1f0d3c4b5e", "token:alice"));
     }
 }

@@ -17,6 +17,13 @@ pub fn random_id() -> Result<String, Error> {
     Ok(uuid::Builder::from_random_bytes(bytes).into_uuid().to_string())
 }
 
+/// `bytes` random bytes as lowercase hex: the random part of a self-proving session id.
+pub fn random_hex(bytes: usize) -> Result<String, Error> {
+    let mut buffer = vec![0u8; bytes];
+    getrandom::fill(&mut buffer).map_err(|e| Error::Internal(format!("no randomness for a session id: {e}")))?;
+    Ok(crate::hex::encode(&buffer))
+}
+
 /// `bytes` random bytes as base64url: ids, codes, tokens, secrets.
 pub fn random(bytes: usize) -> Result<String, Error> {
     let mut buffer = vec![0u8; bytes];

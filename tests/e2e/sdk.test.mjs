@@ -25,7 +25,7 @@ for (const [label, Client, Transport, version] of clients) {
     const transport = new Transport(server.mcpUrl);
     await client.connect(transport);
     try {
-      assert.match(transport.sessionId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.match(transport.sessionId, /^[0-9a-f]{32}-[0-9a-f]{12}-[0-9a-f]{64}$/);
       assert.deepEqual(client.getServerVersion(), { name: 'mcp-edge-test', version: '0.0.1' });
       assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false }, logging: {}, resources: { subscribe: true, listChanged: false } });
       assert.equal(transport.protocolVersion ?? version, version);

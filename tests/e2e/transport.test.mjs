@@ -21,7 +21,7 @@ test('initialize answers the negotiated version and a UUID v4 session id', async
   const res = await post(url, { jsonrpc: '2.0', id: '1', method: 'initialize', params: { protocolVersion: '2025-03-26' } });
   assert.equal(res.status, 200);
   assert.equal(res.headers.get('content-type'), 'application/json');
-  assert.match(res.headers.get('mcp-session-id'), /^[0-9a-f-]{36}$/);
+  assert.match(res.headers.get('mcp-session-id'), /^[0-9a-f]{32}-[0-9a-f]{12}-[0-9a-f]{64}$/);
   assert.deepEqual(await res.json(), {
     jsonrpc: '2.0',
     id: '1',

@@ -177,7 +177,7 @@ async fn handle(req: Incoming, env: &Env, ctx: &Context, log: &mut RequestLog) -
             let revision = crate::protocol::meta::is_stateless(req.header("mcp-protocol-version").as_deref(), None, req.header(crate::edge::http::SESSION_ID).is_some());
             let result = match (req.method(), endpoint, principal) {
                 (_, _, Err(error)) => Err(error),
-                (Method::Post, Endpoint::Mcp | Endpoint::Stream, Ok(p)) => crate::edge::apart(streamable::post(req, env, (index, &p), endpoint, params, log)).await,
+                (Method::Post, Endpoint::Mcp | Endpoint::Stream, Ok(p)) => crate::edge::apart(streamable::post(req, (env, ctx), (index, &p), endpoint, params, log)).await,
                 // Stateless servers have no session to stream to or to end.
                 (Method::Get | Method::Delete, Endpoint::Mcp, _) if server.stateless.is_some() || revision => Err(Error::MethodNotAllowed("POST, OPTIONS")),
                 (Method::Delete, Endpoint::Mcp, Ok(p)) => crate::edge::apart(streamable::delete(req, env, index, &p, log)).await,

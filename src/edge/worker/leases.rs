@@ -166,7 +166,20 @@ async fn lease_for(env: &Env, server: &Server, envelope: &Envelope) -> Result<Op
         _ => return Ok(None),
     }
     let text = reply.bytes().await?;
-    let mut lease: Lease = serde_json::from_slice(&text).map_err(|e| Error::Internal(format!("a session object's lease: {e}")))?;
+    let lease: Lease = serde_json::from_slice(&text).map_err(|e| Error::Internal(format!("a session object's lease: {e}")))?;
+    Ok(Some(keep(&envelope.session_id, lease, now)))
+}
+
+/// A lease on a session this isolate has just begun (`initialize`): its calls are served here
+/// from the start, as they would be from a lease its object granted at once.
+pub fn hold(server: &Server, session: &crate::session::Session, now: u64) {
+    if let Some(lease) = Lease::grant(session, now, server.lease_ms, server.idle_timeout_ms) {
+        keep(&session.id, lease, now);
+    }
+}
+
+/// Keeps `lease` on `session_id` in this isolate, and returns it.
+fn keep(session_id: &str, mut lease: Lease, now: u64) -> Lease {
     if !lease.serves_calls() {
         // A log level, once set, stays set, and capabilities never change: this session's
         // calls always go to its object, so the lease needs no renewal (which would cost a hop
@@ -182,7 +195,7 @@ async fn lease_for(env: &Env, server: &Server, envelope: &Envelope) -> Result<Op
         if leases.len() >= MAX_HELD {
             leases.clear();
         }
-        leases.insert(envelope.session_id.clone(), lease.clone());
+        leases.insert(session_id.to_string(), lease.clone());
     });
-    Ok(Some(lease))
+    lease
 }

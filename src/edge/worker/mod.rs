@@ -2,7 +2,7 @@
 //! line), `admission` (the Host check, the client's address, rate limits and the built-in
 //! per-address limit), the transports it serves (`streamable`: Streamable HTTP, `legacy_sse`:
 //! 2024-11-05, `stateless` and `listen`: the 2026-07-28 revision), `auth` (credentials checked
-//! before the body is read), `introspection` (the host application's answer for a credential:
+//! before the body is read), `initialize` (a session begun without waiting for its object), `introspection` (the host application's answer for a credential:
 //! for `auth`, and for sign-in at `/authorize`), `leases` (a session's plain calls served
 //! without the object hop, or forwarded), `callbacks` (where a callback tool's result arrives),
 //! `console` (the status page at `/`), `admin` (the admin API: live changes, versions), `metrics`
@@ -16,6 +16,7 @@ pub(super) mod auth;
 pub(super) mod callbacks;
 pub(super) mod console;
 pub(super) mod entry;
+pub(super) mod initialize;
 pub(super) mod introspection;
 pub(super) mod leases;
 pub(super) mod legacy_sse;

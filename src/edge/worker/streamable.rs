@@ -2,13 +2,11 @@
 //! checks headers, limits and JSON-RPC shape, then hands the body to the session's object.
 
 use crate::method::Method;
-use worker::{Env, Response};
+use worker::{Context, Env, Response};
 
 use crate::edge::body::{check_depth, read_limited};
 use crate::edge::worker::log::RequestLog;
 use crate::edge::forward::forward;
-use crate::edge::ids::random_id;
-use crate::session_ids::is_issued;
 use crate::edge::http::{failure_response, Incoming, LAST_EVENT_ID, SESSION_ID};
 use crate::envelope::{Envelope, Op};
 use crate::auth::Principal;
@@ -20,7 +18,7 @@ use crate::negotiate::{self, is_ndjson_type, media_type};
 use crate::protocol::meta;
 use crate::routes::RouteParams;
 
-pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
+pub async fn post(mut req: Incoming, (env, ctx): (&Env, &Context), (server_index, principal): (usize, &Principal), endpoint: Endpoint, params: RouteParams, log: &mut RequestLog) -> Result<Response, Error> {
     let server = served()?.servers.get(server_index).cloned().ok_or_else(|| Error::Internal("server index".into()))?;
     let server = crate::edge::mcp::personal::served(env, server, principal).await;
     let server = &server;
@@ -87,21 +85,21 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         let post = crate::edge::worker::stateless::Post { framing, progress_update, body: parsed, version, route: params, principal: principal.clone(), trace };
         return crate::edge::worker::stateless::serve(server, timeout_ms, env, post).await;
     }
-    let initialize = !parsed.batch && matches!(first, Some(Ok(Message::Request(r))) if r.method == Method::Initialize);
-    let (op, session_id) = if initialize {
-        let id = random_id()?;
-        crate::edge::object::registry::open_session(env, server, server_index, &principal.id, &id).await?;
-        (Op::Initialize, id)
-    } else {
-        let id = session_header.ok_or(Error::SessionRequired)?;
-        if !is_issued(&id) {
-            return Err(Error::SessionNotFound);
-        }
-        (Op::Message, id)
+    let initialize = match first {
+        Some(Ok(Message::Request(r))) if !parsed.batch && r.method == Method::Initialize => Some(r),
+        _ => None,
     };
-    log.session_id = Some(session_id.clone());
+    let session_id = match initialize {
+        // Named by `initialize::answer`.
+        Some(_) => String::new(),
+        None => {
+            let id = session_header.ok_or(Error::SessionRequired)?;
+            crate::edge::worker::initialize::check(env, &id, principal).await?;
+            id
+        }
+    };
     let envelope = Envelope {
-        op,
+        op: Op::Message,
         server: server_index,
         session_id,
         principal: Some(principal.clone()),
@@ -114,12 +112,15 @@ pub async fn post(mut req: Incoming, env: &Env, (server_index, principal): (usiz
         trace,
         ..Envelope::default()
     };
-    if op == Op::Message {
-        let (response, leased) = crate::edge::worker::leases::serve_or_forward(env, server, envelope, parsed, &body).await?;
-        log.lease = leased;
+    if let Some(request) = initialize {
+        let response = crate::edge::worker::initialize::answer(env, ctx, server, request, envelope).await?;
+        log.session_id = response.headers().get(SESSION_ID).ok().flatten();
         return Ok(response);
     }
-    forward(env, envelope, &body).await
+    log.session_id = Some(envelope.session_id.clone());
+    let (response, leased) = crate::edge::worker::leases::serve_or_forward(env, server, envelope, parsed, &body).await?;
+    log.lease = leased;
+    Ok(response)
 }
 
 /// How a 2026-07-28 request is to be answered, and for whom.
@@ -160,7 +161,7 @@ async fn revision(env: &Env, req: &Incoming, (server_index, server): (usize, &st
 }
 
 pub async fn delete(req: Incoming, env: &Env, server_index: usize, principal: &Principal, log: &mut RequestLog) -> Result<Response, Error> {
-    let id = session_of(&req, log)?;
+    let id = session_of(&req, env, principal, log).await?;
     crate::edge::worker::leases::forget(&id);
     forward(env, Envelope { op: Op::Delete, server: server_index, session_id: id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
@@ -171,18 +172,16 @@ pub async fn get(req: Incoming, env: &Env, server_index: usize, principal: &Prin
     if !accept.to_ascii_lowercase().contains("text/event-stream") {
         return Err(Error::NotAcceptable(accept));
     }
-    let id = session_of(&req, log)?;
+    let id = session_of(&req, env, principal, log).await?;
     let last_event_id = req.header(LAST_EVENT_ID);
     forward(env, Envelope { op: Op::Get, server: server_index, session_id: id, last_event_id, principal: Some(principal.clone()), ..Envelope::default() }, &[]).await
 }
 
 /// The session a request names, after the checks every session-bound request gets.
-fn session_of(req: &Incoming, log: &mut RequestLog) -> Result<String, Error> {
+async fn session_of(req: &Incoming, env: &Env, principal: &Principal, log: &mut RequestLog) -> Result<String, Error> {
     check_protocol_version(req)?;
     let id = req.header(SESSION_ID).ok_or(Error::SessionRequired)?;
-    if !is_issued(&id) {
-        return Err(Error::SessionNotFound);
-    }
+    crate::edge::worker::initialize::check(env, &id, principal).await?;
     log.session_id = Some(id.clone());
     Ok(id)
 }

@@ -1,4 +1,4 @@
-//! A session's beginning and end: `initialize` stores it, `DELETE` ends it, and the alarm ends
+//! A session's beginning and end: the Worker's `initialize` writes it here, `DELETE` ends it, and the alarm ends
 //! it once idle (or keeps it while tasks, deferred calls or kept replies need it).
 
 use std::time::Duration;
@@ -7,31 +7,45 @@ use worker::{Response, ResponseBuilder};
 
 use super::{Forwarded, McpSession};
 use crate::auth::object_name;
-use crate::dispatch;
-use crate::edge::http::{respond, session_headers};
+use crate::edge::http::session_headers;
 use crate::edge::object::{authority, counters, limits, registry};
 use crate::edge::live::served;
 use crate::edge::now_ms;
 use crate::error::Error;
-use crate::jsonrpc::{self, Message};
-use crate::method::Method;
-use crate::negotiate::Framing;
+use crate::session::Session;
+
+/// How often a request that outran its session's write looks for it again (in memory: the
+/// write is served by this same object).
+const BIRTH_POLL_MS: u64 = 2;
 
 impl McpSession {
-    /// `initialize`: a new session, stored, with its alarm set.
+    /// A session the Worker began (`edge::worker::initialize`), written here behind its reply:
+    /// stored, with its alarm set. Refused past the id's birth window, when a request that
+    /// waited for it may already have been told the session is not found, and after the session
+    /// ended here.
     pub(super) async fn initialize(&self, request: &Forwarded, body: &[u8]) -> Result<Response, Error> {
-        let parsed = jsonrpc::parse_body(body, false)?;
-        let Some(Ok(Message::Request(initialize))) = parsed.messages.into_iter().next() else {
-            return Err(Error::InvalidRequest(format!("{} expected", Method::Initialize.name())));
-        };
-        let server = &request.server;
-        let (reply, mut session) = dispatch::initialize(server, &initialize, request.session_id(), now_ms());
-        session.belongs_to(&request.principal);
-        self.save(&session).await?;
-        crate::edge::health::change(crate::metrics::Gauge::Sessions, 1);
-        self.state.storage().set_alarm(Duration::from_millis(server.idle_timeout_ms)).await?;
-        // Nothing to stream for initialize: JSON when the client takes it.
-        respond(if request.envelope.json_ok { Framing::Json } else { request.framing() }, request.session_id(), vec![reply], false)
+        let session: Session = serde_json::from_slice(body).map_err(|e| Error::InvalidRequest(format!("a new session: {e}")))?;
+        let window = crate::session_ids::issued_at(request.session_id()).map(|at| at.saturating_add(crate::session_ids::BIRTH_WINDOW_MS));
+        if session.id != request.session_id() || session.principal != request.principal.id || window.is_none_or(|end| now_ms() >= end) || self.ended.get() {
+            return Err(Error::SessionNotFound);
+        }
+        if self.load().await?.is_none() {
+            self.save(&session).await?;
+            crate::edge::health::change(crate::metrics::Gauge::Sessions, 1);
+            self.state.storage().set_alarm(Duration::from_millis(request.server.idle_timeout_ms)).await?;
+        }
+        Ok(ResponseBuilder::new().with_status(204).empty())
+    }
+
+    /// Waits for a self-proving session's write when a request outran it: until the session is
+    /// here, it ended here, or its birth window closed (then the request finds no session).
+    pub(super) async fn born(&self, session_id: &str) -> Result<(), Error> {
+        let Some(issued) = crate::session_ids::issued_at(session_id) else { return Ok(()) };
+        let end = issued.saturating_add(crate::session_ids::BIRTH_WINDOW_MS);
+        while !self.ended.get() && now_ms() < end && self.load().await?.is_none() {
+            worker::Delay::from(Duration::from_millis(BIRTH_POLL_MS)).await;
+        }
+        Ok(())
     }
 
     /// `DELETE`: the client ends its session.
@@ -112,6 +126,7 @@ impl McpSession {
         }
         self.outbox.ending(&session.id).await;
         *self.cached.borrow_mut() = Some(None);
+        self.ended.set(true);
         // Calls still waiting for a result end with the session; their records go with the storage.
         self.waiters.borrow_mut().clear();
         crate::edge::mcp::call::end_kept(&self.env, &self.raw_storage).await;

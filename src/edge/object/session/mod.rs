@@ -54,6 +54,8 @@ pub struct McpSession {
     env: Env,
     /// The stored session, read once per object lifetime; `None` inside means "known absent".
     cached: RefCell<Option<Option<Session>>>,
+    /// The session ended in this object's life: a request waiting for its write stops waiting.
+    ended: Cell<bool>,
     /// Requests being served, including streams still writing: a busy session never expires.
     busy: Rc<Cell<u32>>,
     /// When the last request finished. Idle time counts from here, not from its start.
@@ -101,7 +103,7 @@ impl DurableObject for McpSession {
             raw_storage,
             state,
             env,
-            cached: RefCell::new(None), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(), waiters: Waiters::default(), receipts: Receipts::default(),
+            cached: RefCell::new(None), ended: Cell::new(false), busy: Rc::new(Cell::new(0)), last_activity: Rc::new(Cell::new(0)), inputs: Inputs::default(), cancels: Cancels::default(), waiters: Waiters::default(), receipts: Receipts::default(),
             standalone: Rc::default(),
             subscribed: Rc::default(),
             running: tasks::Running::default(),
@@ -158,6 +160,9 @@ impl McpSession {
             // A session's own operations.
             Op::Initialize | Op::Message | Op::SseOpen | Op::SseMessage | Op::Listen | Op::Get | Op::Notify | Op::Delete | Op::Tasks | Op::Lease => {
                 let request = self.forwarded(envelope, signal).await?;
+                if op != Op::Initialize {
+                    self.born(request.session_id()).await?;
+                }
                 match op {
                     Op::Initialize => self.initialize(&request, body).await,
                     Op::Message => self.message(&request, body).await,
