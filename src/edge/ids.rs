@@ -4,10 +4,11 @@
 
 use crate::error::Error;
 
-/// Session ids are UUIDs we issued; anything else cannot name a session. The spec allows only
-/// visible ASCII, and a bound keeps hostile ids from reaching a Durable Object name.
+/// Whether a callback token's session object name can be one: visible ASCII, and bounded so that
+/// no hostile name reaches a Durable Object. The longest we make is 143 bytes: the prefix
+/// `session:` (8), a self-proving session id (110), a colon and a principal's digest (25).
 pub fn valid_session_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 128 && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
+    !id.is_empty() && id.len() <= 160 && id.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
 /// A UUID v4 from the platform CSPRNG.

@@ -112,3 +112,23 @@ test('a call served from a lease is cancelled by notifications/cancelled, which 
   assert.equal((await (await post(url, echo(8, 'after'), { 'mcp-session-id': sid })).json()).result.structuredContent.message, 'after');
   assert.deepEqual(await servedFromLease(sid), [true, true]);
 });
+
+test('a lease past half its life is renewed behind the reply: calls that keep coming never wait for the object', async () => {
+  const url = new URL('/mcp', server.url);
+  const sid = await openSession(url);
+  // leaseMs is 2 s: each call comes 1.2 s after the last, past the half of the lease it found.
+  for (let i = 0; i < 5; i++) {
+    if (i > 0) await sleep(1200);
+    const res = await post(url, echo(10 + i, `call ${i}`), { 'mcp-session-id': sid });
+    assert.equal((await res.json()).result.structuredContent.message, `call ${i}`);
+  }
+  // A call after a pause longer than the lease asks the object again, and waits for it.
+  await sleep(2600);
+  assert.equal((await post(url, echo(20, 'after a pause'), { 'mcp-session-id': sid })).status, 200);
+  await sleep(100);
+  const lines = server.logs
+    .filter((l) => l.startsWith('{"requestId"'))
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.sessionId === sid && e.method === 'tools/call');
+  assert.deepEqual(lines.map((e) => [e.lease === true, e.leaseAsked === true]), [[true, false], [true, false], [true, false], [true, false], [true, false], [true, true]]);
+});

@@ -122,7 +122,7 @@ test("a session id names a session's object, never another of the namespace's", 
     // A real session is served as ever.
     const init = await fetch(mcp, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(INIT) });
     const id = init.headers.get('mcp-session-id');
-    assert.match(id, /^[0-9a-f-]{36}$/);
+    assert.match(id, /^[0-9a-f]{32}-[0-9a-f]{12}-[0-9a-f]{64}$/);
     assert.equal((await send(id)).status, 200);
   } finally {
     await mf.dispose();

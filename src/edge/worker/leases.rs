@@ -7,7 +7,7 @@ use crate::method::Method;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use worker::{Env, Response};
+use worker::{Context, Env, Response};
 
 use crate::edge::calls;
 use crate::edge::health;
@@ -21,6 +21,7 @@ use crate::error::Error;
 use crate::jsonrpc::{Body, Message};
 use crate::lease::Lease;
 use crate::negotiate::Framing;
+use crate::edge::worker::log::RequestLog;
 
 /// Beyond this many leases, the lapsed ones make room.
 const MAX_HELD: usize = 4096;
@@ -31,6 +32,8 @@ thread_local! {
     /// The calls this isolate serves from leases, by session id: `notifications/cancelled`
     /// stops them, and they count against the session's in-flight limit.
     static CALLS: RefCell<HashMap<String, Cancels>> = RefCell::default();
+    /// Sessions whose lease is being renewed behind a reply: one renewal at a time.
+    static RENEWING: RefCell<std::collections::HashSet<String>> = RefCell::default();
 }
 
 /// Drops the lease on a session: a request that may change or end it is on its way to the object.
@@ -63,26 +66,28 @@ fn before_forward(session_id: &str, body: &Body) {
     }
 }
 
-/// A POST to a session: served here from its lease when one serves it (`true`), or forwarded to
-/// the session's object. The client gets what the object would answer either way.
-pub async fn serve_or_forward(env: &Env, server: &Arc<Server>, envelope: Envelope, parsed: Body, body: &[u8]) -> Result<(Response, bool), Error> {
+/// A POST to a session: served here from its lease when one serves it, or forwarded to the
+/// session's object. The client gets what the object would answer either way; the log line
+/// says which, and whether a lease was asked of the object first.
+pub async fn serve_or_forward((env, ctx): (&Env, &Context), server: &Arc<Server>, envelope: Envelope, parsed: Body, body: &[u8], log: &mut RequestLog) -> Result<Response, Error> {
     before_forward(&envelope.session_id, &parsed);
-    if let Some(response) = serve(env, server, &envelope, parsed).await? {
-        return Ok((response, true));
+    if let Some(response) = serve((env, ctx), server, &envelope, parsed, &mut log.lease_asked).await? {
+        log.lease = true;
+        return Ok(response);
     }
-    Ok((crate::edge::forward::forward(env, envelope, body).await?, false))
+    crate::edge::forward::forward(env, envelope, body).await
 }
 
 /// Serves a POST from its session's lease when the object would answer it the same way.
 /// `Ok(None)`: the object must answer it.
-async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body) -> Result<Option<Response>, Error> {
+async fn serve((env, ctx): (&Env, &Context), server: &Arc<Server>, envelope: &Envelope, body: Body, asked: &mut bool) -> Result<Option<Response>, Error> {
     let single = matches!(body.messages.as_slice(), [Ok(Message::Request(r))] if r.method.known().is_some_and(Method::lease_serves));
     // A JSON answer: the object streams only when something must, which a lease never serves.
     let json = envelope.json_ok || envelope.framing == Some(Framing::Json);
     if server.lease_ms == 0 || body.batch || !json || !single {
         return Ok(None);
     }
-    let Some(mut lease) = lease_for(env, server, envelope).await? else {
+    let Some(mut lease) = lease_for((env, ctx), server, envelope, asked).await? else {
         return Ok(None);
     };
     let Some(Ok(message)) = body.messages.into_iter().next() else {
@@ -148,26 +153,55 @@ async fn serve(env: &Env, server: &Arc<Server>, envelope: &Envelope, body: Body)
     }))
 }
 
-/// The lease this isolate holds on the envelope's session, or a new one from its object.
-async fn lease_for(env: &Env, server: &Server, envelope: &Envelope) -> Result<Option<Lease>, Error> {
+/// The lease this isolate holds on the envelope's session, or a new one from its object. A
+/// held lease past half its life is renewed behind the reply, so that a session whose calls
+/// keep coming never waits for its object.
+async fn lease_for((env, ctx): (&Env, &Context), server: &Server, envelope: &Envelope, asked: &mut bool) -> Result<Option<Lease>, Error> {
     let now = now_ms();
     let principal = envelope.principal.as_ref().map_or(crate::auth::ANONYMOUS, |p| p.id.as_str());
     let held = LEASES.with(|l| l.borrow().get(&envelope.session_id).filter(|lease| lease.holds(now, server, principal)).cloned());
-    if held.is_some() {
-        return Ok(held);
+    if let Some(lease) = held {
+        let renewing = || RENEWING.with(|r| !r.borrow_mut().insert(envelope.session_id.clone()));
+        if lease.until_ms.saturating_sub(now) < server.lease_ms / 2 && !renewing() {
+            let (env, ask, before) = (env.clone(), Envelope { op: Op::Lease, ..envelope.clone() }, lease.clone());
+            ctx.wait_until(async move {
+                let session_id = ask.session_id.clone();
+                let renewed = ask_lease(&env, ask).await;
+                RENEWING.with(|r| r.borrow_mut().remove(&session_id));
+                // Kept only if nothing dropped or replaced the lease meanwhile: a request that
+                // may change the session went to the object, whose grant may predate it.
+                if LEASES.with(|l| l.borrow().get(&session_id) == Some(&before)) {
+                    match renewed {
+                        Ok(Some(renewed)) => {
+                            keep(&session_id, renewed, now_ms());
+                        }
+                        Err(Error::SessionNotFound) => forget(&session_id),
+                        // Lapses as it would have.
+                        Ok(None) | Err(_) => {}
+                    }
+                }
+            });
+        }
+        return Ok(Some(lease));
     }
-    let ask = Envelope { op: Op::Lease, ..envelope.clone() };
+    *asked = true;
+    let Some(lease) = ask_lease(env, Envelope { op: Op::Lease, ..envelope.clone() }).await? else {
+        return Ok(None);
+    };
+    Ok(Some(keep(&envelope.session_id, lease, now)))
+}
+
+/// A lease from the session's object. `Ok(None)`: none for this session (it lives with a
+/// stream), or the object failed: the request goes to the object, which answers it either way.
+async fn ask_lease(env: &Env, ask: Envelope) -> Result<Option<Lease>, Error> {
     let mut reply = crate::edge::forward::forward(env, ask, &[]).await?;
     match reply.status_code() {
         200 => {}
         404 => return Err(Error::SessionNotFound),
-        // No lease for this session (it lives with a stream), or the object failed: the
-        // request goes to the object, which answers it either way.
         _ => return Ok(None),
     }
     let text = reply.bytes().await?;
-    let lease: Lease = serde_json::from_slice(&text).map_err(|e| Error::Internal(format!("a session object's lease: {e}")))?;
-    Ok(Some(keep(&envelope.session_id, lease, now)))
+    serde_json::from_slice(&text).map(Some).map_err(|e| Error::Internal(format!("a session object's lease: {e}")))
 }
 
 /// A lease on a session this isolate has just begun (`initialize`): its calls are served here

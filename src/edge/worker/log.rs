@@ -19,6 +19,9 @@ pub struct RequestLog {
     /// Served from the Worker's lease on the session, not by the session's object.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lease: bool,
+    /// The lease was asked of the session's object first: the request waited for that hop.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lease_asked: bool,
     pub status: u16,
     pub duration_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -118,9 +118,7 @@ pub async fn post(mut req: Incoming, (env, ctx): (&Env, &Context), (server_index
         return Ok(response);
     }
     log.session_id = Some(envelope.session_id.clone());
-    let (response, leased) = crate::edge::worker::leases::serve_or_forward(env, server, envelope, parsed, &body).await?;
-    log.lease = leased;
-    Ok(response)
+    crate::edge::worker::leases::serve_or_forward((env, ctx), server, envelope, parsed, &body, log).await
 }
 
 /// How a 2026-07-28 request is to be answered, and for whom.
