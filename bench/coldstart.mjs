@@ -10,7 +10,8 @@
 //!
 //!   node bench/coldstart.mjs            (`npm run bench` runs it too, and adds its table)
 //!   node bench/coldstart.mjs --builds build-a build-b   (two or more builds of mcp-edge, taking
-//!                                        turns with the default configuration: a change's cost)
+//!                                        turns with the default configuration: a change's cost;
+//!                                        `build-b+key`: with OAUTH_SIGNING_KEY set)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,7 +104,10 @@ export function coldStartTable({ runs, rows }) {
 /** Builds of mcp-edge (directories) side by side: each a fresh workerd per run, the builds taking
  *  turns, with the default configuration and its `initialize`. */
 export async function buildColdStarts({ dirs, upstreamUrl, runs = Number(process.env.COLD_RUNS ?? 10) }) {
-  const create = (dir) => () => serveWorker({ dir, config: join(root, 'mcp-edge.json'), bindings: { UPSTREAM_URL: upstreamUrl, DEMO_UPSTREAM_URL: upstreamUrl }, ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } } });
+  // `<dir>+key`: that build with OAUTH_SIGNING_KEY set, so that its first `initialize` signs the
+  // session id without reading the generated key from its object.
+  const signing = { OAUTH_SIGNING_KEY: 'cold-start-signing-key-0123456789abcdef' };
+  const create = (dir) => () => serveWorker({ dir: dir.replace(/\+key$/, ''), config: join(root, 'mcp-edge.json'), bindings: { UPSTREAM_URL: upstreamUrl, DEMO_UPSTREAM_URL: upstreamUrl, ...(dir.endsWith('+key') ? signing : {}) }, ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } } });
   const samples = dirs.map(() => []);
   for (let i = 0; i < runs; i++) {
     for (const [j, dir] of dirs.entries()) samples[j].push(await once(create(dir), '/mcp', INIT));

@@ -4,7 +4,10 @@
 //! configuration's. Reports throughput, p50/p99, CPU per request and workerd's resident memory
 //! (and its growth per open session).
 //!
-//!   node bench/scale.mjs          SCALE_SESSIONS (5000), SCALE_SECONDS (60), SCALE_CONNECTIONS (16)
+//!   node bench/scale.mjs          SCALE_SESSIONS (5000), SCALE_SECONDS (60), SCALE_CONNECTIONS (16),
+//!                                 SCALE_CONFIG (bench/mcp-edge.bench.json: another configuration,
+//!                                 e.g. with a longer `sessions.leaseMs`), SCALE_TOOLS=0 (skips the
+//!                                 1,000 tools)
 //!
 //! `npm run bench` runs it too (BENCH_SCALE=0 skips it) and adds its tables.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -86,7 +89,7 @@ export async function scale({ dir, sessions = Number(process.env.SCALE_SESSIONS 
 async function measureAll({ dir, upstreamUrl, sessions, seconds, connections }) {
   const results = {};
   const bench = join(root, 'bench', 'mcp-edge.bench.json');
-  const edge = await serve(dir, bench, upstreamUrl);
+  const edge = await serve(dir, process.env.SCALE_CONFIG ?? bench, upstreamUrl);
   try {
     const url = new URL('/mcp', edge.base);
     const few = await openSessions(url, 16);
@@ -103,6 +106,7 @@ async function measureAll({ dir, upstreamUrl, sessions, seconds, connections }) 
   } finally {
     await edge.mf.dispose();
   }
+  if (process.env.SCALE_TOOLS === '0') return results;
   // 1,000 tools beside the bench configuration's two: what listing and calling cost.
   mkdirSync(join(root, '.mcp-edge', 'scale'), { recursive: true });
   const file = join(root, '.mcp-edge', 'scale', '1000-tools.json');

@@ -36,6 +36,12 @@ thread_local! {
     static RENEWING: RefCell<std::collections::HashSet<String>> = RefCell::default();
 }
 
+/// Whether this isolate holds a lease on `session_id` for `principal`, lapsed or not: then the id
+/// was checked when the lease was asked for, or made here, and needs no check again.
+pub fn vouches(session_id: &str, principal: &str) -> bool {
+    LEASES.with(|l| l.borrow().get(session_id).is_some_and(|lease| lease.session.principal == principal))
+}
+
 /// Drops the lease on a session: a request that may change or end it is on its way to the object.
 pub fn forget(session_id: &str) {
     LEASES.with(|l| l.borrow_mut().remove(session_id));
