@@ -52,10 +52,12 @@ const send = (s, method, params = {}) => new Promise((resolve) => {
 for (const s of sockets) { await send(s, 'Profiler.enable'); await send(s, 'Profiler.setSamplingInterval', { interval: 100 }); await send(s, 'Profiler.start'); }
 console.error(await wrk(Number(process.env.SECS ?? 5)));
 for (const [i, s] of sockets.entries()) { const r = await send(s, 'Profiler.stop'); profiles.push(r.profile); writeFileSync(join(outDir, `isolate-${i}.cpuprofile`), JSON.stringify(r.profile)); }
-// Aggregate self time by function name.
+// Aggregate self time by function name. A sample lasts until the next one, as DevTools counts
+// it: `timeDeltas[i]` is the time since the sample before, so charging it to sample i would give
+// the first function after an idle gap the whole gap.
 for (const p of profiles) {
   const dt = {}; const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  for (let i = 0; i < p.samples.length; i++) { const n = byId.get(p.samples[i]); const k = n.callFrame.functionName || `(${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber})`; dt[k] = (dt[k] ?? 0) + (p.timeDeltas[i] ?? 0); }
+  for (let i = 0; i < p.samples.length; i++) { const n = byId.get(p.samples[i]); const k = n.callFrame.functionName || `(${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber})`; dt[k] = (dt[k] ?? 0) + (p.timeDeltas[i + 1] ?? 0); }
   const total = Object.values(dt).reduce((a, b) => a + b, 0);
   console.log('--- total ms', (total / 1000).toFixed(0));
   for (const [k, v] of Object.entries(dt).sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log((100 * v / total).toFixed(1).padStart(5), k.slice(0, 140));

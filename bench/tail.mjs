@@ -6,6 +6,9 @@
 //! mcp-edge's tail is still longer than the floor's at the same rate, the cause is its own.
 //!
 //!   node bench/tail.mjs          TAIL_RATES (200,600 calls/s), TAIL_SECONDS (10)
+//!   TAIL_WARMUP=20 TAIL_ROTATE=1 node bench/tail.mjs   (longer warm-up; the servers' order
+//!                                                       rotated at each rate, so no row always
+//!                                                       follows the same one)
 //!
 //! `npm run bench` runs it too (BENCH_TAIL=0 skips it) and adds its table.
 import { Agent, request } from 'node:http';
@@ -72,11 +75,12 @@ export async function tails({ dir, bundles, upstreamUrl, rates = (process.env.TA
       s.url = new URL(s.path, s.base);
       s.ids = s.sessions ? await openSessions(s.url, 16) : [undefined];
       // Warm up: JIT, first leases.
-      await openLoop(s.url, s.ids, 200, 3);
+      await openLoop(s.url, s.ids, 200, Number(process.env.TAIL_WARMUP ?? 3));
     }
     // The servers take turns at each rate, so a drift of the host's speed spreads over all.
-    for (const rate of rates) {
-      for (const s of servers) rows.push({ server: s.name, rate, ...(await openLoop(s.url, s.ids, rate, seconds)) });
+    for (const [i, rate] of rates.entries()) {
+      const turn = process.env.TAIL_ROTATE === '1' ? [...servers.slice(i % servers.length), ...servers.slice(0, i % servers.length)] : servers;
+      for (const s of turn) rows.push({ server: s.name, rate, ...(await openLoop(s.url, s.ids, rate, seconds)) });
     }
   } finally {
     await edge.dispose();

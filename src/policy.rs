@@ -91,9 +91,11 @@ const EDGE_PORTS: [u16; 13] = [80, 8080, 8880, 2052, 2082, 2086, 2095, 443, 2053
 /// never through a port the edge does not proxy (a browser always sends the port it connected
 /// to, `rebind.example:8787`, and a page's script cannot change `Host`).
 pub fn at_edge(local: bool, client_ip: Option<&str>, host: Option<&str>) -> bool {
-    // The default port (80, as `http://` reads it) is proxied too.
-    let proxied_port = host.and_then(authority).is_some_and(|url| url.port().is_none_or(|p| EDGE_PORTS.contains(&p)));
-    !local && client_ip.is_some_and(|ip| !ip.is_empty() && !is_loopback_ip(ip)) && proxied_port
+    // The default port (80, as `http://` reads it) is proxied too. The Host is parsed last: a
+    // local run decides without it, on every request (issue 45).
+    !local
+        && client_ip.is_some_and(|ip| !ip.is_empty() && !is_loopback_ip(ip))
+        && host.and_then(authority).is_some_and(|url| url.port().is_none_or(|p| EDGE_PORTS.contains(&p)))
 }
 
 /// A `Host` value as the one URL parser reads an authority, with nothing else in it:

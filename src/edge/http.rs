@@ -24,6 +24,22 @@ pub fn framing_headers(framing: crate::negotiate::Framing) -> Result<Headers> {
     Ok(headers)
 }
 
+thread_local! {
+    /// `Content-Type: application/json`, made once per isolate (`json_headers`).
+    static JSON_HEADERS: Option<web_sys::Headers> = framing_headers(Framing::Json).ok().map(|h| h.0);
+}
+
+/// The headers of a JSON reply without a session, shared by every such reply of the isolate:
+/// `new Response` copies its init's headers, so the shared set is never the reply's own, and
+/// nothing sets a header on it. Made per reply, they cost a `Headers` and a `set` across the
+/// wasm boundary on every stateless call (issue 45).
+pub fn json_headers() -> Result<Headers> {
+    match JSON_HEADERS.with(Option::clone) {
+        Some(shared) => Ok(Headers(shared)),
+        None => framing_headers(Framing::Json),
+    }
+}
+
 /// Headers of every answer in a session: its id, and for streams the anti-buffering set.
 pub fn session_headers(session_id: &str, framing: Option<Framing>) -> std::result::Result<Headers, Error> {
     let headers = match framing {

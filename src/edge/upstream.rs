@@ -139,6 +139,24 @@ impl Drop for AbortOnDrop {
     }
 }
 
+thread_local! {
+    /// The last URL the SSRF guard passed, the hosts it allowed, and the URL as the guard
+    /// serialized it: a tool's calls mostly go to one URL, and the guard (a WHATWG parse) is a
+    /// pure function of the first two.
+    static PASSED: std::cell::RefCell<Option<(String, Vec<String>, String)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `crate::upstream::address::check`, its verdict on the last URL it passed remembered.
+fn guarded(url: &str, allowed: &[String]) -> Result<String, String> {
+    let known = PASSED.with(|p| p.borrow().as_ref().filter(|(u, a, _)| u == url && a.as_slice() == allowed).map(|(_, _, checked)| checked.clone()));
+    if let Some(checked) = known {
+        return Ok(checked);
+    }
+    let checked = crate::upstream::address::check(url, allowed)?.as_str().to_string();
+    PASSED.with(|p| *p.borrow_mut() = Some((url.to_string(), allowed.to_vec(), checked.clone())));
+    Ok(checked)
+}
+
 /// Runs the call's attempts and `then` on the final response, all within `call.timeout_ms`
 /// (one timer for the whole call). `then` says whether it read the body to its end; if not, the
 /// fetch is aborted. `Err` carries how the exchange failed (network error, timeout, refused
@@ -173,8 +191,7 @@ async fn exchange_within<T>(call: &HttpCall, mut span: Option<&mut crate::trace:
         // The SSRF guard, for the first URL and every redirect: an expanded secret or a
         // Location header may point anywhere. The fetch is given the URL as the guard's parser
         // serialized it, so the runtime connects to the host that was checked.
-        let checked = crate::upstream::address::check(&current.url, &call.private_upstreams).map_err(Upstream::Failed)?;
-        current.url = checked.as_str().to_string();
+        current.url = guarded(&current.url, &call.private_upstreams).map_err(Upstream::Failed)?;
         made += 1;
         let controller = AbortController::new().map_err(|e| Upstream::Failed(js_text(&e)))?;
         let signal = controller.signal();

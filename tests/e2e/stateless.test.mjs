@@ -2,7 +2,10 @@
 // credentials in params._meta.auth for tools that opt in.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, post, lines } from './harness.mjs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startServer, post, lines, testConfig } from './harness.mjs';
 
 let server;
 let url;
@@ -70,4 +73,31 @@ test('GET and DELETE have no session to serve: 405', async () => {
   assert.equal((await fetch(url, { headers: { accept: 'text/event-stream' } })).status, 405);
   assert.equal((await fetch(url, { method: 'DELETE' })).status, 405);
   assert.equal((await fetch(new URL('/stateless/sse', server.url))).status, 404);
+});
+
+test('the SSRF guard remembers only what it passed, and for the hosts it was checked against', async () => {
+  // The Worker remembers the guard's verdict on the last upstream URL it passed (issue 45): a
+  // server that does not list 127.0.0.1 must still be refused the URL another server was just
+  // allowed, and the allowed server must still reach it after the refusal.
+  const config = JSON.parse(readFileSync(testConfig, 'utf8'));
+  const guarded = { ...config.servers.find((s) => s.route === '/stateless/mcp'), route: '/guarded/mcp', name: 'guarded' };
+  delete guarded.privateUpstreams;
+  config.servers.push(guarded);
+  const file = join(mkdtempSync(join(tmpdir(), 'mcp-edge-guard-')), 'config.json');
+  writeFileSync(file, JSON.stringify(config));
+  const own = await startServer({ config: file });
+  try {
+    const allowed = new URL('/stateless/mcp', own.url);
+    const refused = new URL('/guarded/mcp', own.url);
+    const echo = async (at, message) => (await (await post(at, call(9, 'echo', { message }), { 'mcp-protocol-version': '2025-06-18' })).json()).result;
+    assert.deepEqual((await echo(allowed, 'first')).structuredContent, { message: 'first' });
+    const reached = own.upstream.seen.length;
+    const result = await echo(refused, 'second');
+    assert.equal(result.isError, true);
+    assert.match(result.content[0].text, /the upstream host 127\.0\.0\.1 is a loopback address; list it in the server's privateUpstreams/);
+    assert.equal(own.upstream.seen.length, reached, 'the refused call reached the upstream');
+    assert.deepEqual((await echo(allowed, 'third')).structuredContent, { message: 'third' });
+  } finally {
+    await own.close();
+  }
 });

@@ -129,7 +129,7 @@ async fn respond(server: &Arc<Server>, deadline_ms: Option<u64>, session: &Sessi
             (true, [reply]) => crate::jsonrpc::error_code(reply).map_or(200, crate::protocol::meta::error_status),
             _ => 200,
         };
-        let headers = framing_headers(Framing::Json)?;
+        let headers = crate::edge::http::json_headers()?;
         let replies: Vec<_> = replies.into_iter().map(crate::edge::redaction::seal).collect();
         return Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, batch)));
     }
