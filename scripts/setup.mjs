@@ -118,8 +118,9 @@ function npm() {
 }
 
 export function setup({ withRust = true } = {}) {
-  npm();
+  // The CLI's install first: it runs on in the background through npm ci and the crate's build.
   if (withRust) rust();
+  npm();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
