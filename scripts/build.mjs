@@ -89,8 +89,7 @@ function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = 
   writeFileSync(join(glue, 'entry.mjs'), entryModule(readFileSync(index, 'utf8'), glue, { rescue, named }));
   mkdirSync(outDir, { recursive: true });
   const js = join(outDir, 'index.js');
-  // --log-level=error: wasm-bindgen's import object names some snippets twice, which esbuild warns of.
-  run(bin('esbuild'), [join(glue, 'entry.mjs'), '--bundle', '--format=esm', '--minify', '--external:./index_bg.wasm', '--external:cloudflare:*', '--external:mcp-edge-config', `--outfile=${js}.tmp`, '--log-level=error']);
+  run(bin('esbuild'), [join(glue, 'entry.mjs'), '--bundle', '--format=esm', '--minify', '--external:./index_bg.wasm', '--external:cloudflare:*', '--external:mcp-edge-config', `--outfile=${js}.tmp`, '--log-level=warning']);
   checkBundle(readFileSync(`${js}.tmp`, 'utf8'), { rescue, named, classes: classesOf(readFileSync(index, 'utf8')) });
   progress(`build 3/3: wasm-opt (about ${ESTIMATES.wasmOpt} s on 2 cores)`);
   wasmOpt(join(glue, 'index_bg.wasm'), join(outDir, 'index_bg.wasm.tmp'), optLevel, keepNames);
@@ -125,7 +124,11 @@ function leanGlue(glue) {
     if (found !== 1) throw new Error(`[build] wasm-bindgen's glue has ${found} of ${from}, not 1: scripts/build.mjs must follow its new shape`);
     glue = glue.replace(from, to);
   }
-  return glue;
+  // wasm-bindgen names a snippet once per `#[wasm_bindgen(module = …)]` block that imports from
+  // it, each key bound to the same module namespace: wrangler's esbuild warns at every start and
+  // reload of a duplicate key in an object literal. The first of each stays.
+  const keys = new Set();
+  return glue.replace(/^\s*("\.\/snippets\/[^"]+"): import\d+,\n/gm, (line, key) => (keys.has(key) ? '' : (keys.add(key), line)));
 }
 
 /** The module esbuild bundles: the glue behind scripts/entry.js's handlers and classes. */

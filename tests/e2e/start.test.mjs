@@ -5,7 +5,7 @@
 // Cloudflare's `request.cf` (issue 45); a file saved under src/ runs the build.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -97,7 +97,10 @@ test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up s
     // A source saved under src/ (the same text: the build finds nothing changed, and runs no cargo).
     const source = join(root, 'src', 'lib.rs');
     const saved = output.length;
+    const { atime, mtime } = statSync(source);
     writeFileSync(source, readFileSync(source));
+    // Its time back too: cargo would rebuild the crate at its next run for a newer one.
+    utimesSync(source, atime, mtime);
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline && !/\[build\] .*index_bg\.wasm: \d+ bytes/.test(output.slice(saved).join(''))) await new Promise((r) => setTimeout(r, 250));
     assert.match(output.slice(saved).join(''), /\[start\] src\/lib\.rs changed: rebuilding the Worker[^]*\[build\] .*index_bg\.wasm: \d+ bytes/);
