@@ -70,7 +70,7 @@ function libName(crateDir) {
 function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = [], keepNames = false } = {}) {
   const started = Date.now();
   const targetDir = env.CARGO_TARGET_DIR ?? process.env.CARGO_TARGET_DIR ?? join(crateDir, 'target');
-  progress(`build 1/3: cargo build of ${libName(crateDir)} (about ${ESTIMATES.cargo} s from nothing on 2 cores, less after an edit)`);
+  progress(`build 1/3: cargo build of ${libName(crateDir)}: about ${ESTIMATES.cargo} s from nothing on 2 cores, less after an edit; then about ${ESTIMATES.glue + ESTIMATES.wasmOpt} s left`);
   // WASM_BINDGEN_USE_JS_SYS: the `worker` crate's futures are js-sys's (what worker-build set).
   run('cargo', ['build', '--lib', '--release', '--target', 'wasm32-unknown-unknown'], {
     cwd: crateDir,
@@ -78,7 +78,7 @@ function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = 
   });
   progress(`cargo build done in ${seconds(started)}`);
   wasmBindgenReady();
-  progress(`build 2/3: the glue (wasm-bindgen, scripts/entry.js, esbuild; about ${ESTIMATES.glue} s)`);
+  progress(`build 2/3: the glue (wasm-bindgen, scripts/entry.js, esbuild): about ${ESTIMATES.glue + ESTIMATES.wasmOpt} s left`);
   const glue = join(targetDir, 'glue', createHash('sha256').update(resolve(outDir)).digest('hex').slice(0, 12));
   rmSync(glue, { recursive: true, force: true });
   // --experimental-reset-state-function: `__wbg_reset_state`, the fresh instance after a trap;
@@ -91,7 +91,7 @@ function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = 
   const js = join(outDir, 'index.js');
   run(bin('esbuild'), [join(glue, 'entry.mjs'), '--bundle', '--format=esm', '--minify', '--external:./index_bg.wasm', '--external:cloudflare:*', '--external:mcp-edge-config', `--outfile=${js}.tmp`, '--log-level=warning']);
   checkBundle(readFileSync(`${js}.tmp`, 'utf8'), { rescue, named, classes: classesOf(readFileSync(index, 'utf8')) });
-  progress(`build 3/3: wasm-opt (about ${ESTIMATES.wasmOpt} s on 2 cores)`);
+  progress(`build 3/3: wasm-opt: about ${ESTIMATES.wasmOpt} s left on 2 cores`);
   wasmOpt(join(glue, 'index_bg.wasm'), join(outDir, 'index_bg.wasm.tmp'), optLevel, keepNames);
   renameSync(join(outDir, 'index_bg.wasm.tmp'), join(outDir, 'index_bg.wasm'));
   renameSync(`${js}.tmp`, js);

@@ -10,8 +10,10 @@ import { dirname, join } from 'node:path';
 
 export const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
-/** What each step of a first start takes on this project's 2-core machine, in seconds (measured:
- *  docs/performance.md, "The first start"), for the estimates printed along the way. */
+/** What each step of a first start takes on an otherwise idle 2-core machine of this project's
+ *  type, in seconds, for the estimates printed along the way: rough figures, after issue 45's
+ *  account of a first start (145 s for the CLI with its default features, 98 s for the build).
+ *  A busy machine takes longer (docs/performance.md, "The first start"). */
 export const ESTIMATES = { npm: 30, wasmBindgen: 150, cargo: 170, glue: 5, wasmOpt: 45 };
 
 const started = Date.now();
@@ -77,7 +79,8 @@ function installBindgenInBackground() {
  *  installs it now. */
 export function wasmBindgenReady() {
   if (installing) {
-    if (!existsSync(installing.status)) progress(`waiting for the wasm-bindgen CLI's install (started ${seconds(installing.since)} ago, about ${ESTIMATES.wasmBindgen} s in all)`);
+    const left = Math.max(0, ESTIMATES.wasmBindgen - Math.round((Date.now() - installing.since) / 1000));
+    if (!existsSync(installing.status)) progress(`waiting for the wasm-bindgen CLI's install (started ${seconds(installing.since)} ago${left ? `, about ${left} s left` : ''})`);
     const pause = new Int32Array(new SharedArrayBuffer(4));
     while (!existsSync(installing.status)) Atomics.wait(pause, 0, 0, 500);
     const code = readFileSync(installing.status, 'utf8');
@@ -96,7 +99,7 @@ function rust() {
     run('rustup', ['target', 'add', 'wasm32-unknown-unknown']);
   }
   if (!installing && !hasBindgen()) {
-    progress(`first start: the wasm-bindgen CLI and the crate build side by side, then the glue and wasm-opt: about ${Math.round((Math.max(ESTIMATES.wasmBindgen, ESTIMATES.cargo) + ESTIMATES.glue + ESTIMATES.wasmOpt) / 60)} min on 2 cores`);
+    progress(`first start: the wasm-bindgen CLI and the crate build side by side, then the glue and wasm-opt: about ${Math.round((Math.max(ESTIMATES.wasmBindgen, ESTIMATES.npm + ESTIMATES.cargo) + ESTIMATES.glue + ESTIMATES.wasmOpt) / 60)} min on 2 cores`);
     installBindgenInBackground();
   }
 }
