@@ -64,7 +64,7 @@ test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up s
     const names = await toolNamesWhen(url, (n) => n.includes('shout'), 60_000, output);
     assert.deepEqual(names, ['echo', 'get_current_time', 'shout']);
     const after = output.slice(before).join('');
-    assert.ok(!after.includes('[setup] worker-build') && !after.includes('Compiling'), `the edit ran a Rust build:\n${after}`);
+    assert.ok(!after.includes('cargo build') && !after.includes('Compiling'), `the edit ran a Rust build:\n${after}`);
 
     // An MCP App from a template file beside the configuration (docs/apps.md): read in by
     // `npm start` when the configuration names it, and again when the template is saved.
