@@ -2,13 +2,15 @@
 //! input: the module imports it as `mcp-edge-config`, which wrangler (an alias in wrangler.toml)
 //! or Miniflare (scripts/miniflare.mjs) supplies, so an edit of the configuration never runs
 //! cargo. Skips the build when no input changed since the last one into the same directory.
+//! The steps are the project's own: cargo, the wasm-bindgen CLI (the version Cargo.lock pins),
+//! scripts/entry.js bundled with wasm-bindgen's glue by esbuild, and wasm-opt (npm's binaryen).
 //!
 //!   node scripts/build.mjs [--out-dir build]
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { root, run, setup } from './setup.mjs';
+import { ESTIMATES, progress, root, run, seconds, setup, wasmBindgenReady } from './setup.mjs';
 
 function files(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
@@ -18,7 +20,7 @@ function files(dir) {
 
 function inputsHash() {
   const hash = createHash('sha256');
-  const inputs = [...files(join(root, 'src')).sort(), 'Cargo.toml', 'Cargo.lock', '.cargo/config.toml', 'build.rs', 'scripts/build.mjs'];
+  const inputs = [...files(join(root, 'src')).sort(), 'Cargo.toml', 'Cargo.lock', '.cargo/config.toml', 'build.rs', 'scripts/build.mjs', 'scripts/entry.js'];
   for (const f of inputs) {
     const path = resolve(root, f);
     hash.update(path).update(existsSync(path) ? readFileSync(path) : '');
@@ -33,17 +35,6 @@ function cargoOptLevel() {
   return level[1];
 }
 
-/** worker-build runs esbuild with its own flags; this one adds that the configuration stays an
- *  import of the module, for wrangler or Miniflare to resolve. */
-function esbuildLeavingConfig() {
-  const dir = join(root, 'target');
-  mkdirSync(dir, { recursive: true });
-  const wrapper = join(dir, 'esbuild-leaving-config');
-  writeFileSync(wrapper, `#!/bin/sh\nexec "${join(root, 'node_modules', '.bin', 'esbuild')}" --external:mcp-edge-config "$@"\n`);
-  chmodSync(wrapper, 0o755);
-  return wrapper;
-}
-
 export function build({ outDir = 'build', testHooks = false } = {}) {
   const stamp = join(root, outDir, '.inputs');
   // MCP_EDGE_KEEP_NAMES=1 keeps function names, for CPU profiles (bench/profile.mjs).
@@ -56,131 +47,152 @@ export function build({ outDir = 'build', testHooks = false } = {}) {
     return join(root, outDir);
   }
   // A test build gets hooks: forced panics (tests/e2e/panic.test.mjs) and alarms on demand.
-  workerBuild(root, join(root, outDir), optLevel, { MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0' });
-  leanEntrypoint(join(root, outDir, 'index.js'));
-  exportCheck(join(root, outDir, 'index.js'));
-  microtasksByPromise(join(root, outDir, 'index.js'));
-  wasmOpt(join(root, outDir, 'index_bg.wasm'), optLevel, keepNames);
+  compile(root, join(root, outDir), optLevel, { env: { MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0' }, named: ['check_config'], keepNames });
   writeFileSync(stamp, hash);
   return join(root, outDir);
 }
 
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 
-/** worker-build of the crate in `crateDir` into `outDir` at `optLevel`, with the registries'
- *  copies of the tools it would download. */
-function workerBuild(crateDir, outDir, optLevel, env = {}) {
-  run('worker-build', ['--release', '--out-dir', outDir], {
-    cwd: crateDir,
-    env: { ...process.env, ...env, CARGO_PROFILE_RELEASE_OPT_LEVEL: optLevel, WASM_BINDGEN_BIN: 'wasm-bindgen', ESBUILD_BIN: esbuildLeavingConfig(), WASM_OPT_BIN: bin('wasm-opt') },
-  });
+/** The crate's library name in `crateDir`: the wasm cargo writes is named after it. */
+function libName(crateDir) {
+  const name = /^\[package\][^[]*?^name\s*=\s*"([^"]+)"/m.exec(readFileSync(join(crateDir, 'Cargo.toml'), 'utf8'))?.[1];
+  if (!name) throw new Error(`[build] ${crateDir}/Cargo.toml names no package`);
+  return name.replaceAll('-', '_');
 }
 
-/** wasm-opt runs here rather than in worker-build (Cargo.toml turns its pass off), at the level
- *  rustc built with. worker-build would keep the function names section (a sixth of the module)
- *  for stack traces; panics still log their message and source location without it, and every
- *  isolate that starts cold has less to download and compile. */
-function wasmOpt(wasm, optLevel, keepNames = false) {
-  // The feature set worker-build itself enables: --all-features would let binaryen use
-  // encodings workerd does not accept.
+/**
+ * The crate in `crateDir` built into `outDir`: the wasm (cargo), its bindings (the wasm-bindgen
+ * CLI), the entry (scripts/entry.js) bundled with them by esbuild into `index.js`, and the wasm
+ * through wasm-opt into `index_bg.wasm`. `env` adds to cargo's environment; `rescue`: the handlers
+ * run through src/edge/rescue.js; `named`: exports of the glue the bundle exports by name too.
+ */
+function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = [], keepNames = false } = {}) {
+  const started = Date.now();
+  const targetDir = env.CARGO_TARGET_DIR ?? process.env.CARGO_TARGET_DIR ?? join(crateDir, 'target');
+  progress(`build 1/3: cargo build of ${libName(crateDir)}: about ${ESTIMATES.cargo} s from nothing on 2 cores, less after an edit; then about ${ESTIMATES.glue + ESTIMATES.wasmOpt} s left`);
+  // WASM_BINDGEN_USE_JS_SYS: the `worker` crate's futures are js-sys's (what worker-build set).
+  run('cargo', ['build', '--lib', '--release', '--target', 'wasm32-unknown-unknown'], {
+    cwd: crateDir,
+    env: { ...process.env, ...env, CARGO_PROFILE_RELEASE_OPT_LEVEL: optLevel, WASM_BINDGEN_USE_JS_SYS: '1' },
+  });
+  progress(`cargo build done in ${seconds(started)}`);
+  wasmBindgenReady();
+  progress(`build 2/3: the glue (wasm-bindgen, scripts/entry.js, esbuild): about ${ESTIMATES.glue + ESTIMATES.wasmOpt} s left`);
+  const glue = join(targetDir, 'glue', createHash('sha256').update(resolve(outDir)).digest('hex').slice(0, 12));
+  rmSync(glue, { recursive: true, force: true });
+  // --experimental-reset-state-function: `__wbg_reset_state`, the fresh instance after a trap;
+  // --force-enable-abort-handler: every trap, not only a panic, reaches src/edge/rescue.js.
+  run('wasm-bindgen', [join(targetDir, 'wasm32-unknown-unknown', 'release', `${libName(crateDir)}.wasm`), '--out-dir', glue, '--out-name', 'index', '--target', 'module', '--no-typescript', '--experimental-reset-state-function', '--force-enable-abort-handler']);
+  const index = join(glue, 'index.js');
+  writeFileSync(index, leanGlue(readFileSync(index, 'utf8')));
+  writeFileSync(join(glue, 'entry.mjs'), entryModule(readFileSync(index, 'utf8'), glue, { rescue, named }));
+  mkdirSync(outDir, { recursive: true });
+  const js = join(outDir, 'index.js');
+  run(bin('esbuild'), [join(glue, 'entry.mjs'), '--bundle', '--format=esm', '--minify', '--external:./index_bg.wasm', '--external:cloudflare:*', '--external:mcp-edge-config', `--outfile=${js}.tmp`, '--log-level=warning']);
+  checkBundle(readFileSync(`${js}.tmp`, 'utf8'), { rescue, named, classes: classesOf(readFileSync(index, 'utf8')) });
+  progress(`build 3/3: wasm-opt: about ${ESTIMATES.wasmOpt} s left on 2 cores`);
+  wasmOpt(join(glue, 'index_bg.wasm'), join(outDir, 'index_bg.wasm.tmp'), optLevel, keepNames);
+  renameSync(join(outDir, 'index_bg.wasm.tmp'), join(outDir, 'index_bg.wasm'));
+  renameSync(`${js}.tmp`, js);
+  // Nothing built belongs in git.
+  writeFileSync(join(outDir, '.gitignore'), '*');
+  progress(`built ${outDir} in ${seconds(started)}`);
+}
+
+/** The classes wasm-bindgen exports (the Durable Objects among them). */
+function classesOf(glue) {
+  return [...glue.matchAll(/^export class ([\w$]+) \{/gm)].map((m) => m[1]);
+}
+
+/**
+ * wasm-bindgen's glue, as the Worker loads it: the wasm imported as the compiled module wrangler
+ * and Miniflare supply (not `import source`, which esbuild and workerd's bundler do not take),
+ * and microtasks scheduled by `then` on a resolved promise. js-sys's futures use `queueMicrotask`
+ * when the global has one; workerd's wraps every callback it is given (to carry the request's
+ * context along), which costs about 3 µs a call against 0.1 µs for `then`, and a request wakes
+ * its tasks several times. So the glue's look-up of `queueMicrotask` finds none. Promise reactions
+ * keep their request's context in workerd by themselves. Either line missing fails the build.
+ */
+function leanGlue(glue) {
+  const edits = [
+    [/^import source wasmModule from "\.\/index_bg\.wasm";$/gm, 'import wasmModule from "./index_bg.wasm";'],
+    [/(__wbg_queueMicrotask_\w+: function\(arg0\) \{\s*const ret = )arg0\.queueMicrotask;/g, '$1undefined;'],
+  ];
+  for (const [from, to] of edits) {
+    const found = glue.match(from)?.length ?? 0;
+    if (found !== 1) throw new Error(`[build] wasm-bindgen's glue has ${found} of ${from}, not 1: scripts/build.mjs must follow its new shape`);
+    glue = glue.replace(from, to);
+  }
+  // wasm-bindgen names a snippet once per `#[wasm_bindgen(module = …)]` block that imports from
+  // it, each key bound to the same module namespace: wrangler's esbuild warns at every start and
+  // reload of a duplicate key in an object literal. The first of each stays.
+  const keys = new Set();
+  return glue.replace(/^\s*("\.\/snippets\/[^"]+"): import\d+,\n/gm, (line, key) => (keys.has(key) ? '' : (keys.add(key), line)));
+}
+
+/** The module esbuild bundles: the glue behind scripts/entry.js's handlers and classes. */
+function entryModule(glue, dir, { rescue, named }) {
+  const lines = [`import * as wasm from './index.js';`, `import { entry } from ${JSON.stringify(join(root, 'scripts', 'entry.js'))};`];
+  if (rescue) {
+    // src/edge/rescue.js, where wasm-bindgen copied it (a snippets folder named by the crate's hash).
+    const found = readdirSync(join(dir, 'snippets')).map((d) => join(dir, 'snippets', d, 'src', 'edge', 'rescue.js')).filter((f) => existsSync(f));
+    if (found.length !== 1) throw new Error(`[build] wasm-bindgen's glue has ${found.length} copies of src/edge/rescue.js, not 1`);
+    lines.push(`import { rescued } from ${JSON.stringify('./' + relative(dir, found[0]))};`);
+  }
+  lines.push(`const { handlers, durableObject } = entry(wasm${rescue ? ', rescued' : ''});`, 'export default handlers;');
+  for (const name of classesOf(glue)) lines.push(`export const ${name} = durableObject(wasm.${name});`);
+  if (named.length) lines.push(`export { ${named.join(', ')} } from './index.js';`);
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * The bundle exports what the Worker's consumers take: the handler object as default, each class
+ * (wrangler.toml's Durable Object among them), and the `named` functions (`check_config`, which
+ * `mcp-edge check` calls); with the rescue and the fresh instance after a trap in it. A glue that
+ * lost one of them fails the build, rather than shipping a Worker that strands requests.
+ */
+function checkBundle(js, { rescue, named, classes }) {
+  const exported = /export\{([^}]*)\}/.exec(js)?.[1].split(',').map((e) => e.trim().split(' as ').pop()) ?? [];
+  const missing = ['default', ...classes, ...named].filter((name) => !exported.includes(name));
+  const wanted = ['Reinitializing Wasm application', '__wbg_reset_state', ...(rescue ? ['__mcpEdgeRescued='] : [])].filter((s) => !js.includes(s));
+  if (missing.length || wanted.length || /\.queueMicrotask\b/.test(js)) {
+    throw new Error(`[build] the bundle has an unexpected shape: missing exports [${missing}], missing code [${wanted}]${/\.queueMicrotask\b/.test(js) ? ', a look-up of queueMicrotask' : ''}`);
+  }
+}
+
+/** wasm-opt, at the level rustc built with, from `wasm` into `out`. Without the function names
+ *  section (a sixth of the module), which worker-build kept for stack traces: panics still log
+ *  their message and source location without it, and every isolate that starts cold has less to
+ *  download and compile. */
+function wasmOpt(wasm, out, optLevel, keepNames = false) {
+  // The feature set worker-build enabled (rustc's wasm32 defaults and the exception handling of
+  // wasm-bindgen's catch wrappers): --all-features would let binaryen use encodings workerd does
+  // not accept.
   const features = ['mutable-globals', 'sign-ext', 'nontrapping-float-to-int', 'bulk-memory', 'multivalue', 'reference-types', 'exception-handling'];
   // Code rustc built at "z" gets binaryen's -Os: its -Oz makes the module smaller but its gzip
   // larger (973,540 bytes against 972,287 at -Os, issue 42), and gzip is what the cap counts.
   // --converge runs the passes again until they change nothing: 1.2 KB of gzip off one run at
   // issue 44 (1,048,941 → 1,047,741 bytes), for about 20 s more of building.
   const level = optLevel === 'z' ? 's' : optLevel;
-  run(bin('wasm-opt'), [`-O${level}`, '--converge', keepNames ? '-g' : '--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', wasm]);
+  run(bin('wasm-opt'), [`-O${level}`, '--converge', keepNames ? '-g' : '--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', out]);
 }
 
 /** The bench's Rust floor (bench/peers/rust-floor), built as the Worker is, at its opt-level:
- *  the same wasm-opt pass and microtask scheduling, a plain handler object. Skipped when its
- *  sources did not change. */
+ *  the same glue, entry, wasm-opt pass and microtask scheduling, without the rescue. Skipped when
+ *  its sources did not change. */
 export function buildRustFloor(outDir = join(root, '.mcp-edge', 'rust-floor')) {
   const crateDir = join(root, 'bench', 'peers', 'rust-floor');
   const hash = createHash('sha256');
   for (const f of ['Cargo.toml', 'Cargo.lock', 'src/lib.rs']) hash.update(readFileSync(join(crateDir, f)));
-  // This script patches its output too.
-  hash.update(readFileSync(fileURLToPath(import.meta.url)));
+  // This script and the entry make its JS.
+  hash.update(readFileSync(fileURLToPath(import.meta.url))).update(readFileSync(join(root, 'scripts', 'entry.js')));
   const stamp = join(outDir, '.inputs');
   const digest = hash.digest('hex');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return outDir;
-  workerBuild(crateDir, outDir, '2', { CARGO_TARGET_DIR: join(root, 'target', 'rust-floor') });
-  leanEntrypoint(join(outDir, 'index.js'), { rescue: false });
-  microtasksByPromise(join(outDir, 'index.js'));
-  wasmOpt(join(outDir, 'index_bg.wasm'), '2');
+  compile(crateDir, outDir, '2', { env: { CARGO_TARGET_DIR: join(root, 'target', 'rust-floor') }, rescue: false });
   writeFileSync(stamp, digest);
   return outDir;
-}
-
-// worker-build exports the fetch handler as a `WorkerEntrypoint` class behind a Proxy, so every
-// request constructs an entrypoint, a Proxy with a dozen traps and another around `fetch`, and
-// awaits once more. A plain handler object does the same work without them: it reinstantiates the
-// module after a panic (the shim's own function), and marks a trap as critical when a call
-// throws or rejects with one. The Durable Object class keeps its Proxy, which recreates objects
-// built before a reinstantiation. When worker-build's output no longer has the expected shape,
-// its own entrypoint stays. esbuild's minified names may hold `$`, which `\w` does not match.
-function leanEntrypoint(file, { rescue = true } = {}) {
-  const js = readFileSync(file, 'utf8');
-  const reinit = js.match(/function ([\w$]+)\(\)\{[\w$]+\.criticalError&&\(console\.log\("Reinitializing Wasm application"\)/)?.[1];
-  const mark = js.match(/addEventListener\("error",[\w$]+=>\{([\w$]+)\([\w$]+\.error\)\}\)/)?.[1];
-  const entry = js.match(/var ([\w$]+)=class extends [\w$]+\{\};(?:\1\.prototype\.[\w$]+=[\w$]+;)*\1\.prototype\.fetch=function\(([\w$]+)\)\{return ([\w$]+)\.call\(this,\2,this\.env,this\.ctx\)\};(?:\1\.prototype\.queue=function\(([\w$]+)\)\{return ([\w$]+)\.call\(this,\4,this\.env,this\.ctx\)\};)?/);
-  const exported = js.match(/export\{[^}]*[{,]([\w$]+) as default\}/);
-  if (!reinit || !mark || !entry || !exported || !js.includes(`${exported[1]}=new Proxy(${entry[1]},`)) {
-    console.error('[build] worker-build output has an unexpected shape; keeping its entrypoint');
-    return;
-  }
-  const [, , , fetch, , queue] = entry;
-  // Each handler runs through src/edge/rescue.js, which answers it should the module trap (the
-  // bench's Rust floor, bench/peers/rust-floor, has no rescue).
-  const call = `try{return f(a,e,c).then(void 0,x=>{${mark}(x);throw x})}catch(x){${mark}(x);throw x}`;
-  const handlers =
-    `function __mcpEdgeRun(k,f,a,e,c){${reinit}();${rescue ? `return globalThis.__mcpEdgeRescued(k,()=>{${call}})` : call}}` +
-    `var __mcpEdgeEntry={fetch(r,e,c){return __mcpEdgeRun("fetch",${fetch},r,e,c)}${queue ? `,queue(b,e,c){return __mcpEdgeRun("queue",${queue},b,e,c)}` : ''}};`;
-  const at = exported.index;
-  const patched = js.slice(0, at) + handlers + exported[0].replace(`${exported[1]} as default`, '__mcpEdgeEntry as default') + js.slice(at + exported[0].length);
-  writeFileSync(file, rescue ? rescuedObjects(patched) : patched);
-}
-
-// The Durable Objects' methods, called through the shim's Proxy, run through
-// src/edge/rescue.js too: a trap answers a fetch with a 500 and fails an alarm, which the runtime
-// retries. The Proxy's trap for plain functions (what wasm-bindgen's methods are) is
-// `apply(b,F,C){K();try{return b.apply(F,C)}catch(R){throw G(R),R}}`, inside `get(_,s,f)`, whose
-// `s` names the method. Without that shape, the build fails: a module whose traps leave requests
-// unanswered is not one to ship.
-function rescuedObjects(js) {
-  const shape = /(get\(([\w$]+),([\w$]+),([\w$]+)\)\{.{0,400}?new Proxy\([\w$]+,\{apply\(([\w$]+),([\w$]+),([\w$]+)\)\{[\w$]+\(\);try\{return )\5\.apply\(\6,\7\)\}/;
-  const found = js.match(shape);
-  if (!found || !js.includes('__mcpEdgeRescued=')) throw new Error('[build] worker-build output has an unexpected shape: the Durable Objects cannot be rescued after a trap');
-  const [, head, , name, , fn, self, args] = found;
-  return js.replace(shape, `${head}globalThis.__mcpEdgeRescued(${name},()=>${fn}.apply(${self},${args}))}`);
-}
-
-// wasm-bindgen's futures run their woken tasks in a microtask, scheduled with `queueMicrotask`
-// when the global has one, else with `then` on a resolved promise. workerd's `queueMicrotask`
-// wraps every callback it is given (to carry the request's context along), which costs about
-// 3 µs a call against 0.1 µs for `then`, and a request wakes its tasks several times. So the
-// build makes the detection find none. Promise reactions keep their request's context in
-// workerd by themselves.
-function microtasksByPromise(file) {
-  const js = readFileSync(file, 'utf8');
-  const detect = /(__wbg_queueMicrotask_[\w$]+:function\(([\w$]+)\)\{)return \2\.queueMicrotask\}/g;
-  const found = js.match(detect) ?? [];
-  if (found.length !== 1) {
-    console.error('[build] worker-build output has an unexpected shape; microtasks keep queueMicrotask');
-    return;
-  }
-  writeFileSync(file, js.replace(detect, '$1}'));
-}
-
-// `mcp-edge check` runs this module under Node (bin/check.mjs) and calls the wasm's
-// `check_config`, which worker-build made a method of its entrypoint class only. The bundle
-// exports it by name too.
-function exportCheck(file) {
-  const js = readFileSync(file, 'utf8');
-  const local = js.match(/\.prototype\.check_config=([\w$]+)[;,]/)?.[1];
-  const exported = js.match(/export\{[^}]*\}/);
-  if (!local || !exported) throw new Error('[build] worker-build output has an unexpected shape: check_config not found');
-  writeFileSync(file, js.replace(exported[0], exported[0].replace(/\}$/, `,${local} as check_config}`)));
 }
 
 function arg(name, fallback) {

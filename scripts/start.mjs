@@ -2,7 +2,8 @@
 //! and serves MCP with `wrangler dev` on http://127.0.0.1:${PORT:-8787}/mcp.
 //!
 //! The configuration is mcp-edge.json, or the file MCP_EDGE_CONFIG names. wrangler reloads the
-//! Worker when it is saved (no cargo run), and rebuilds the wasm when a Rust source changes.
+//! Worker when it is saved (no cargo run); this script rebuilds the wasm when a file under src/
+//! changes, and wrangler reloads the Worker it built.
 //! Arguments after `--` go to wrangler dev: `npm start -- --var NAME:value`. wrangler serves a
 //! copy of the configuration with its MCP Apps' template files read in (a Worker reads no files),
 //! written anew when the file or one of its templates is saved (docs/apps.md).
@@ -11,7 +12,7 @@
 //! value in its banner, and any user sees a process's arguments).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, watch, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { root, setup } from './setup.mjs';
 import { build } from './build.mjs';
@@ -51,17 +52,55 @@ if (process.env.ADMIN_TOKEN) {
   console.error('[start] the admin API is on: /admin/api takes Authorization: Bearer $ADMIN_TOKEN, and the console\'s "Admin sign-in" takes the token');
 }
 
+/**
+ * Rebuilds the Worker (scripts/build.mjs, in its own process) when a file under src/ changes;
+ * wrangler then reloads what it serves from build/. Here rather than wrangler.toml's build
+ * command: wrangler 4.86 runs that command again as soon as its file watcher is ready, and
+ * prints that a file changed when none did.
+ */
+function rebuildOnEdit() {
+  let timer = null;
+  let building = null;
+  let again = false;
+  const rebuild = () => {
+    if (building) {
+      again = true;
+      return;
+    }
+    building = spawn(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
+    building.on('exit', (code) => {
+      building = null;
+      if (code !== 0) console.error('[start] the build failed: the Worker served is the last one built');
+      if (again) {
+        again = false;
+        rebuild();
+      }
+    });
+  };
+  watch(join(root, 'src'), { recursive: true }, (_event, file) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      console.error(`[start] src/${file} changed: rebuilding the Worker`);
+      rebuild();
+    }, 200);
+  });
+}
+rebuildOnEdit();
+
 const wrangler = spawn(
   join(root, 'node_modules', '.bin', 'wrangler'),
   [
-    'dev', '--config', wranglerConfigFor(served(config)), '--ip', '127.0.0.1', '--port', String(port), '--var', `DEMO_UPSTREAM_URL:http://127.0.0.1:${upstreamPort}`,
+    'dev', '--config', wranglerConfigFor(served(config), { build: false }), '--ip', '127.0.0.1', '--port', String(port), '--var', `DEMO_UPSTREAM_URL:http://127.0.0.1:${upstreamPort}`,
     // Local: the DNS-rebinding Host check applies whatever a request claims (src/policy.rs).
     '--var', 'MCP_EDGE_LOCAL:1', '--show-interactive-dev-session=false',
     ...secrets,
     // `npm start -- --var NAME:value`: more arguments for wrangler dev.
     ...process.argv.slice(2),
   ],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } },
+  // CLOUDFLARE_CF_FETCH_ENABLED=false: Miniflare gives requests its placeholder `request.cf`
+  // rather than fetching Cloudflare's (a machine without that route printed a stack trace at
+  // each start).
+  { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false' } },
 );
 console.error(`[start] MCP on http://127.0.0.1:${port}/mcp, configured by ${config}`);
 console.error(`[start] the console: http://127.0.0.1:${port}/${process.env.ADMIN_TOKEN ? '' : ' (to change tools live from it: ADMIN_TOKEN=<a long random value> npm start)'}`);

@@ -8,12 +8,14 @@ import { join, relative } from 'node:path';
 import { root } from './setup.mjs';
 
 /**
- * wrangler.toml with the configuration file swapped for `config`, written under .mcp-edge/:
+ * wrangler.toml with the configuration file swapped for `config`, written under .mcp-edge/ (and,
+ * with `build: false`, without its build command: wrangler then bundles build/ as it is and reloads
+ * the Worker when a file it bundles changes, the configuration among them):
  * the alias that names it and the watch list that reloads it are paths in the toml, and
  * wrangler takes no flag for the second. Each replaced line must be there as written. (The build
  * command runs in wrangler's working directory, the repository, as it does for wrangler.toml.)
  */
-export function wranglerConfigFor(config) {
+export function wranglerConfigFor(config, { build = true } = {}) {
   const toml = readFileSync(join(root, 'wrangler.toml'), 'utf8');
   const dir = join(root, '.mcp-edge');
   // wrangler joins watch_dir to the toml's folder, absolute or not.
@@ -28,9 +30,16 @@ export function wranglerConfigFor(config) {
     if (!out.includes(from)) throw new Error(`wrangler.toml has no line ${from}: scripts/wrangler-config.mjs needs it`);
     out = out.replace(from, to);
   }
+  if (!build) {
+    // `npm start` builds and watches the Rust sources itself (scripts/start.mjs): wrangler 4.86
+    // runs a custom build again as soon as its watcher is ready, and says a file changed.
+    const section = /^\[build\]\n(?:#.*\n)*command = .*\nwatch_dir = .*\n/m;
+    if (!section.test(out)) throw new Error('wrangler.toml has no [build] section of a command and a watch_dir: scripts/wrangler-config.mjs needs it');
+    out = out.replace(section, '');
+  }
   mkdirSync(dir, { recursive: true });
   // One file per configuration: tests that serve different ones run side by side.
-  const file = join(dir, `wrangler-${createHash('sha256').update(config).digest('hex').slice(0, 12)}.toml`);
+  const file = join(dir, `wrangler-${createHash('sha256').update(config).digest('hex').slice(0, 12)}${build ? '' : '-served'}.toml`);
   writeFileSync(file, `# Written by scripts/wrangler-config.mjs from wrangler.toml, for ${config}.\n${out}`);
   return file;
 }

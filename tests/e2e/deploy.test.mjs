@@ -26,7 +26,7 @@ test('wrangler deploy --dry-run after a configuration edit bundles the new file 
   assert.equal(r.status, 0, r.stderr);
   const printed = r.stdout + r.stderr;
   assert.match(printed, /\[custom build\] Running: node scripts\/build\.mjs/);
-  assert.ok(!printed.includes('worker-build') && !printed.includes('Compiling'), `the deploy built Rust:\n${printed}`);
+  assert.ok(!printed.includes('cargo build') && !printed.includes('Compiling'), `the deploy built Rust:\n${printed}`);
   assert.ok(readFileSync(join(out, 'index.js'), 'utf8').includes('deployed_tool'), 'the edited configuration is bundled');
   assert.ok(readdirSync(out).some((f) => f.endsWith('.wasm')), 'the wasm is uploaded beside it');
 });

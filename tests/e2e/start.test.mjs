@@ -1,10 +1,11 @@
 // The README promise: `npm start` serves the shipped default configuration with `wrangler dev`,
 // and a new user's first three steps work against it. Then an edit of the configuration is
 // served by the running `npm start`, with no cargo run and no restart, and so is an MCP App's
-// template file.
+// template file. Its log is quiet: no restart that no edit asked for, no stack trace of a fetch of
+// Cloudflare's `request.cf` (issue 45); a file saved under src/ runs the build.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -63,7 +64,7 @@ test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up s
     const names = await toolNamesWhen(url, (n) => n.includes('shout'), 60_000, output);
     assert.deepEqual(names, ['echo', 'get_current_time', 'shout']);
     const after = output.slice(before).join('');
-    assert.ok(!after.includes('[setup] worker-build') && !after.includes('Compiling'), `the edit ran a Rust build:\n${after}`);
+    assert.ok(!after.includes('cargo build') && !after.includes('Compiling'), `the edit ran a Rust build:\n${after}`);
 
     // An MCP App from a template file beside the configuration (docs/apps.md): read in by
     // `npm start` when the configuration names it, and again when the template is saved.
@@ -92,6 +93,21 @@ test('npm start: the SDK lists and calls echo, NDJSON streams lines, a made-up s
     assert.equal(await until('<!doctype html><p>first</p>'), '<!doctype html><p>first</p>');
     writeFileSync(template, '<!doctype html><p>second</p>');
     assert.equal(await until('<!doctype html><p>second</p>'), '<!doctype html><p>second</p>', 'a saved template is served without a restart');
+
+    // A source saved under src/ (the same text: the build finds nothing changed, and runs no cargo).
+    const source = join(root, 'src', 'lib.rs');
+    const saved = output.length;
+    const { atime, mtime } = statSync(source);
+    writeFileSync(source, readFileSync(source));
+    // Its time back too: cargo would rebuild the crate at its next run for a newer one.
+    utimesSync(source, atime, mtime);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !/\[build\] .*index_bg\.wasm: \d+ bytes/.test(output.slice(saved).join(''))) await new Promise((r) => setTimeout(r, 250));
+    assert.match(output.slice(saved).join(''), /\[start\] src\/lib\.rs changed: rebuilding the Worker[^]*\[build\] .*index_bg\.wasm: \d+ bytes/);
+
+    const log = output.join('');
+    assert.ok(!log.includes('restarting build'), `npm start restarted a build no edit asked for:\n${log}`);
+    assert.ok(!log.includes('ENOTFOUND') && !log.includes('Request.cf'), `npm start printed the request.cf fetch's failure:\n${log}`);
   } finally {
     await stop();
   }

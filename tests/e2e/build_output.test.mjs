@@ -1,0 +1,58 @@
+// The module the build writes (scripts/build.mjs, scripts/entry.js; issue 45 replaced worker-build
+// with them) exports what its consumers take, in the shape they take it: wrangler and Miniflare a
+// plain handler object and the Durable Object class, `mcp-edge check` the wasm's `check_config`.
+// Loaded in workerd, as wrangler loads it. The rescue after a trap is tests/e2e/panic.test.mjs's.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, workerModules } from '../../cli/worker.mjs';
+import { root } from './harness.mjs';
+
+const dir = join(root, 'build');
+
+test('the bundle imports no WorkerEntrypoint and schedules no microtask with queueMicrotask', () => {
+  const js = readFileSync(join(dir, 'index.js'), 'utf8');
+  const exported = /export\{([^}]*)\}/.exec(js)[1].split(',').map((e) => e.split(' as ').pop());
+  for (const name of ['default', 'McpSession', 'check_config']) assert.ok(exported.includes(name), `index.js does not export ${name}: ${exported}`);
+  assert.ok(!/import\{[^}]*WorkerEntrypoint/.test(js), 'index.js uses a WorkerEntrypoint (an object per request)');
+  assert.ok(!/\.queueMicrotask\b/.test(js), 'index.js looks queueMicrotask up: wasm-bindgen futures would use it');
+});
+
+// A worker in front of the module that reports the shapes of its exports.
+const ENTRY = `import handlers, { McpSession, check_config } from './index.js';
+export default {
+  async fetch() {
+    const methods = (o) => Object.getOwnPropertyNames(o).filter((k) => typeof o[k] === 'function').sort();
+    return Response.json({
+      plain: Object.getPrototypeOf(handlers) === Object.prototype,
+      handlers: methods(handlers),
+      session: methods(McpSession.prototype),
+      check: check_config('mcp-edge.json', '{"servers":[]}').split('\\n')[0],
+    });
+  },
+};`;
+
+test('in workerd: a plain handler object, the session class with its handlers, check_config', async () => {
+  const mf = new Miniflare({
+    modulesRoot: dir,
+    modules: [{ type: 'ESModule', path: join(dir, 'shape-entry.mjs'), contents: ENTRY }, ...workerModules(dir, '{}')],
+    compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
+    host: '127.0.0.1',
+    handleRuntimeStdio: (stdout, stderr) => {
+      stdout.resume();
+      stderr.resume();
+    },
+  });
+  try {
+    const shape = await (await mf.dispatchFetch('http://shape/')).json();
+    assert.equal(shape.plain, true);
+    assert.deepEqual(shape.handlers, ['fetch', 'queue']);
+    for (const m of ['fetch', 'alarm']) assert.ok(shape.session.includes(m), `McpSession has no ${m}: ${shape.session}`);
+    assert.ok(['ok', 'fault'].includes(shape.check), `check_config answered ${shape.check}`);
+  } finally {
+    await mf.dispose();
+  }
+});
