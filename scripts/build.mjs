@@ -185,6 +185,8 @@ export function buildRustFloor(outDir = join(root, '.mcp-edge', 'rust-floor')) {
   const crateDir = join(root, 'bench', 'peers', 'rust-floor');
   const hash = createHash('sha256');
   for (const f of ['Cargo.toml', 'Cargo.lock', 'src/lib.rs']) hash.update(readFileSync(join(crateDir, f)));
+  // Built as mcp-edge is: under the repository's .cargo/config.toml (its inline threshold) too.
+  hash.update(readFileSync(join(root, '.cargo', 'config.toml')));
   // This script and the entry make its JS.
   hash.update(readFileSync(fileURLToPath(import.meta.url))).update(readFileSync(join(root, 'scripts', 'entry.js')));
   const stamp = join(outDir, '.inputs');

@@ -39,7 +39,8 @@ function watch(onTrap) {
 /** Every waiting request and open stream hears of the trap at its next look. */
 export function trapped() {
   traps++;
-  // Whatever trapped, the next request must find a fresh instance (worker-build's shim reads this).
+  // Whatever trapped, the next request must find a fresh instance (scripts/entry.js reads this:
+  // the worker crate's own JS made this global the state object the wasm exports).
   if (globalThis.__worker_init_state) globalThis.__worker_init_state.criticalError = true;
 }
 
