@@ -7,7 +7,7 @@
 //!
 //!   node scripts/build.mjs [--out-dir build]
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ESTIMATES, progress, root, run, seconds, setup, wasmBindgenReady } from './setup.mjs';
@@ -35,7 +35,7 @@ function cargoOptLevel() {
   return level[1];
 }
 
-export function build({ outDir = 'build', testHooks = false } = {}) {
+export function build({ outDir = 'build', testHooks = false, optimize = true } = {}) {
   const stamp = join(root, outDir, '.inputs');
   // MCP_EDGE_KEEP_NAMES=1 keeps function names, for CPU profiles (bench/profile.mjs).
   const keepNames = process.env.MCP_EDGE_KEEP_NAMES === '1';
@@ -43,13 +43,22 @@ export function build({ outDir = 'build', testHooks = false } = {}) {
   // compare with bench/ab.mjs; Cargo.toml's profile.release sets the shipped one.
   const optLevel = process.env.MCP_EDGE_OPT_LEVEL ?? cargoOptLevel();
   const hash = inputsHash() + (testHooks ? '+hooks' : '') + (keepNames ? '+names' : '') + `+O${optLevel}`;
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === hash && existsSync(join(root, outDir, 'index.js'))) {
+  // The optimized build serves where an unoptimized one is asked for; not the other way round.
+  const current = existsSync(stamp) && existsSync(join(root, outDir, 'index.js')) ? readFileSync(stamp, 'utf8') : '';
+  if (current === hash || (!optimize && current === `${hash}+unoptimized`)) {
     return join(root, outDir);
   }
   // A test build gets hooks: forced panics (tests/e2e/panic.test.mjs) and alarms on demand.
-  compile(root, join(root, outDir), optLevel, { env: { MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0' }, named: ['check_config'], keepNames });
-  writeFileSync(stamp, hash);
+  compile(root, join(root, outDir), optLevel, { env: { MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0' }, named: ['check_config'], keepNames, optimize });
+  writeFileSync(stamp, optimize ? hash : `${hash}+unoptimized`);
   return join(root, outDir);
+}
+
+/** Whether `outDir` holds the release build of the current sources, wasm-opt's pass included. */
+export function optimized(outDir = 'build') {
+  const stamp = join(root, outDir, '.inputs');
+  const optLevel = process.env.MCP_EDGE_OPT_LEVEL ?? cargoOptLevel();
+  return existsSync(stamp) && readFileSync(stamp, 'utf8') === `${inputsHash()}+O${optLevel}`;
 }
 
 const bin = (name) => join(root, 'node_modules', '.bin', name);
@@ -67,7 +76,7 @@ function libName(crateDir) {
  * through wasm-opt into `index_bg.wasm`. `env` adds to cargo's environment; `rescue`: the handlers
  * run through src/edge/rescue.js; `named`: exports of the glue the bundle exports by name too.
  */
-function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = [], keepNames = false } = {}) {
+function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = [], keepNames = false, optimize = true } = {}) {
   const started = Date.now();
   const targetDir = env.CARGO_TARGET_DIR ?? process.env.CARGO_TARGET_DIR ?? join(crateDir, 'target');
   progress(`build 1/3: cargo build of ${libName(crateDir)}: about ${ESTIMATES.cargo} s from nothing on 2 cores, less after an edit; then about ${ESTIMATES.glue + ESTIMATES.wasmOpt} s left`);
@@ -91,8 +100,14 @@ function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = 
   const js = join(outDir, 'index.js');
   run(bin('esbuild'), [join(glue, 'entry.mjs'), '--bundle', '--format=esm', '--minify', '--external:./index_bg.wasm', '--external:cloudflare:*', '--external:mcp-edge-config', `--outfile=${js}.tmp`, '--log-level=warning']);
   checkBundle(readFileSync(`${js}.tmp`, 'utf8'), { rescue, named, classes: classesOf(readFileSync(index, 'utf8')) });
-  progress(`build 3/3: wasm-opt: about ${ESTIMATES.wasmOpt} s left on 2 cores`);
-  wasmOpt(join(glue, 'index_bg.wasm'), join(outDir, 'index_bg.wasm.tmp'), optLevel, keepNames);
+  if (optimize) {
+    progress(`build 3/3: wasm-opt: about ${ESTIMATES.wasmOpt} s left on 2 cores`);
+    wasmOpt(join(glue, 'index_bg.wasm'), join(outDir, 'index_bg.wasm.tmp'), optLevel, keepNames);
+  } else {
+    // `npm start`'s first build: the module as rustc and wasm-bindgen made it, which workerd runs
+    // as well; wasm-opt's follows (scripts/start.mjs).
+    copyFileSync(join(glue, 'index_bg.wasm'), join(outDir, 'index_bg.wasm.tmp'));
+  }
   renameSync(join(outDir, 'index_bg.wasm.tmp'), join(outDir, 'index_bg.wasm'));
   renameSync(`${js}.tmp`, js);
   // Nothing built belongs in git.

@@ -14,7 +14,8 @@ export const root = dirname(dirname(fileURLToPath(import.meta.url)));
  *  type, in seconds, for the estimates printed along the way: rough figures, after issue 45's
  *  account of a first start (145 s for the CLI with its default features, 98 s for the build).
  *  A busy machine takes longer (docs/performance.md, "The first start"). */
-export const ESTIMATES = { npm: 30, wasmBindgen: 150, cargo: 170, glue: 5, wasmOpt: 45 };
+// Seconds, as measured on a quiet 2-core machine (docs/performance.md, "The first start").
+export const ESTIMATES = { npm: 30, wasmBindgen: 230, cargo: 180, glue: 5, wasmOpt: 110 };
 
 const started = Date.now();
 /** `since` (a Date.now()) to now, in seconds, for the progress lines. */
@@ -99,7 +100,7 @@ function rust() {
     run('rustup', ['target', 'add', 'wasm32-unknown-unknown']);
   }
   if (!installing && !hasBindgen()) {
-    progress(`first start: the wasm-bindgen CLI and the crate build side by side, then the glue and wasm-opt: about ${Math.round((Math.max(ESTIMATES.wasmBindgen, ESTIMATES.npm + ESTIMATES.cargo) + ESTIMATES.glue + ESTIMATES.wasmOpt) / 60)} min on 2 cores`);
+    progress(`first start: the wasm-bindgen CLI and the crate build side by side, then the glue: about ${Math.round((Math.max(ESTIMATES.wasmBindgen, ESTIMATES.npm + ESTIMATES.cargo) + ESTIMATES.glue) / 60)} min on 2 cores (npm start serves then, and wasm-opt's smaller module follows about ${ESTIMATES.wasmOpt} s later)`);
     installBindgenInBackground();
   }
 }

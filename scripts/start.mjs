@@ -15,13 +15,16 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, watch, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { root, setup } from './setup.mjs';
-import { build } from './build.mjs';
+import { build, optimized } from './build.mjs';
 import { wranglerConfigFor } from './wrangler-config.mjs';
 import { startDemoUpstream } from '../examples/default/upstream.mjs';
 import { keepInlined } from '../cli/apps.mjs';
 
 setup();
-build();
+// A first start serves before wasm-opt's pass (about 2 minutes of the first start on 2 cores):
+// the Worker as rustc and wasm-bindgen built it, until the optimized one, built behind it,
+// replaces it and wrangler reloads.
+build({ optimize: false });
 const config = resolve(process.env.MCP_EDGE_CONFIG ?? join(root, 'mcp-edge.json'));
 
 /** The file wrangler serves: a copy of `config` under .mcp-edge/ with its apps' templates read
@@ -53,12 +56,13 @@ if (process.env.ADMIN_TOKEN) {
 }
 
 /**
- * Rebuilds the Worker (scripts/build.mjs, in its own process) when a file under src/ changes;
+ * Rebuilds the Worker (scripts/build.mjs, in its own process) when a file under src/ changes, and
+ * at once when `first` says why (a first start, served before wasm-opt's pass, gets that pass);
  * wrangler then reloads what it serves from build/. Here rather than wrangler.toml's build
  * command: wrangler 4.86 runs that command again as soon as its file watcher is ready, and
  * prints that a file changed when none did.
  */
-function rebuildOnEdit() {
+function rebuildOnEdit(first) {
   let timer = null;
   let building = null;
   let again = false;
@@ -77,6 +81,10 @@ function rebuildOnEdit() {
       }
     });
   };
+  if (first) {
+    console.error(`[start] ${first}`);
+    rebuild();
+  }
   watch(join(root, 'src'), { recursive: true }, (_event, file) => {
     clearTimeout(timer);
     timer = setTimeout(() => {
@@ -85,7 +93,7 @@ function rebuildOnEdit() {
     }, 200);
   });
 }
-rebuildOnEdit();
+rebuildOnEdit(optimized() ? null : 'serving the Worker before wasm-opt\'s pass, which runs now: wrangler reloads the smaller module when it is done');
 
 const wrangler = spawn(
   join(root, 'node_modules', '.bin', 'wrangler'),
