@@ -79,7 +79,7 @@ function libName(crateDir) {
 function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = [], keepNames = false, optimize = true } = {}) {
   const started = Date.now();
   const targetDir = env.CARGO_TARGET_DIR ?? process.env.CARGO_TARGET_DIR ?? join(crateDir, 'target');
-  progress(`build 1/3: cargo build of ${libName(crateDir)}: about ${ESTIMATES.cargo} s from nothing on 2 cores, less after an edit; then about ${ESTIMATES.glue + ESTIMATES.wasmOpt} s left`);
+  progress(`build 1/3: cargo build of ${libName(crateDir)}: about ${ESTIMATES.cargo} s from nothing on 2 cores, less after an edit; then about ${ESTIMATES.glue + (optimize ? ESTIMATES.wasmOpt : 0)} s left`);
   // WASM_BINDGEN_USE_JS_SYS: the `worker` crate's futures are js-sys's (what worker-build set).
   run('cargo', ['build', '--lib', '--release', '--target', 'wasm32-unknown-unknown'], {
     cwd: crateDir,
@@ -87,7 +87,7 @@ function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = 
   });
   progress(`cargo build done in ${seconds(started)}`);
   wasmBindgenReady();
-  progress(`build 2/3: the glue (wasm-bindgen, scripts/entry.js, esbuild): about ${ESTIMATES.glue + ESTIMATES.wasmOpt} s left`);
+  progress(`build 2/3: the glue (wasm-bindgen, scripts/entry.js, esbuild): about ${ESTIMATES.glue + (optimize ? ESTIMATES.wasmOpt : 0)} s left`);
   const glue = join(targetDir, 'glue', createHash('sha256').update(resolve(outDir)).digest('hex').slice(0, 12));
   rmSync(glue, { recursive: true, force: true });
   // --experimental-reset-state-function: `__wbg_reset_state`, the fresh instance after a trap;
