@@ -54,14 +54,14 @@ pub async fn answer(env: &Env, ctx: &Context, server: &Arc<Server>, request: &Re
     envelope.session_id.clone_from(&id);
     let (env, id_later) = (env.clone(), id.clone());
     ctx.wait_until(async move {
-        // The write failed: this isolate must not serve the session from its lease either.
-        // The client's next request waits out the object's window and is told to start anew.
         // Test builds only: the write arrives late, as a busy object's would.
         #[cfg(mcp_edge_test_hooks)]
         if let Some(ms) = crate::edge::secret(&env, "MCP_EDGE_TEST_BIRTH_DELAY_MS").and_then(|v| v.parse::<u64>().ok()) {
             worker::Delay::from(std::time::Duration::from_millis(ms)).await;
         }
         let written = crate::edge::forward::forward(&env, envelope, &stored).await;
+        // The write failed: this isolate must not serve the session from its lease either.
+        // The client's next request waits out the object's window and is told to start anew.
         if !matches!(&written, Ok(r) if r.status_code() == 204) {
             crate::edge::worker::leases::forget(&id_later);
             let why = written.map_or_else(|e| e.message(), |r| format!("status {}", r.status_code()));
