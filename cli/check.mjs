@@ -1,9 +1,7 @@
 //! `mcp-edge check`: validates a configuration with the Worker's own module, run in workerd
 //! through Miniflare, so it needs no Rust and says exactly what the Worker would say: the same
 //! code (`config::check`, exported as `check_config`) and the same messages.
-import { join } from 'node:path';
-import { Miniflare } from 'miniflare';
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, workerModules } from './worker.mjs';
+import { behind } from './worker.mjs';
 
 // A worker whose one route hands a file to the module's `check_config`.
 const ENTRY = `import { check_config } from './index.js';
@@ -19,21 +17,8 @@ export default {
  * the worker built in `buildDir`. Resolves to `{ ok, report }`: the servers' lines, or the fault.
  */
 export async function check(label, text, buildDir) {
-  const mf = new Miniflare({
-    modulesRoot: buildDir,
-    modules: [
-      { type: 'ESModule', path: join(buildDir, 'check-entry.mjs'), contents: ENTRY },
-      // The module imports the deployment's configuration; this run checks one passed to it.
-      ...workerModules(buildDir, '{}'),
-    ],
-    compatibilityDate: COMPATIBILITY_DATE,
-    compatibilityFlags: COMPATIBILITY_FLAGS,
-    host: '127.0.0.1',
-    handleRuntimeStdio: (stdout, stderr) => {
-      stdout.resume();
-      stderr.resume();
-    },
-  });
+  // The module imports the deployment's configuration; this run checks one passed to it.
+  const mf = behind(buildDir, 'check-entry.mjs', ENTRY);
   try {
     const res = await mf.dispatchFetch('http://check/', { method: 'POST', body: JSON.stringify({ label, text }) });
     const out = await res.text();

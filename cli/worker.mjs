@@ -3,6 +3,7 @@
 //! compatibility date. `mcp-edge check` and the repository's tests, bench and conformance runs
 //! (scripts/miniflare.mjs) load it the same way.
 import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
 
 /** The Worker's compatibility date; keep in step with wrangler.toml and the starter's. */
 export const COMPATIBILITY_DATE = '2026-04-01';
@@ -11,6 +12,13 @@ export const COMPATIBILITY_DATE = '2026-04-01';
  *  fire when its client goes away, which the session objects' streams watch. */
 export const COMPATIBILITY_FLAGS = ['enable_request_signal'];
 
+/** Reads and drops workerd's output: an unread pipe fills up (one log line per request) and then
+ *  blocks workerd itself. */
+export function drain(stdout, stderr) {
+  stdout.resume();
+  stderr.resume();
+}
+
 /** The Worker built in `dir`, configured by the text `config` (the file's own text). */
 export function workerModules(dir, config) {
   return [
@@ -18,4 +26,20 @@ export function workerModules(dir, config) {
     { type: 'CompiledWasm', path: join(dir, 'index_bg.wasm') },
     { type: 'Text', path: join(dir, 'mcp-edge-config'), contents: config },
   ];
+}
+
+/**
+ * workerd running the Worker built in `dir` behind `entry`, a module of its own (the source text,
+ * served as `name`) that imports the Worker's exports from './index.js': how `mcp-edge check` and
+ * the tests call the module's exports directly. The deployment's configuration is an empty one.
+ */
+export function behind(dir, name, entry) {
+  return new Miniflare({
+    modulesRoot: dir,
+    modules: [{ type: 'ESModule', path: join(dir, name), contents: entry }, ...workerModules(dir, '{}')],
+    compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
+    host: '127.0.0.1',
+    handleRuntimeStdio: drain,
+  });
 }

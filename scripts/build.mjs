@@ -170,7 +170,7 @@ function entryModule(glue, dir, { rescue, named }) {
 function checkBundle(js, { rescue, named, classes }) {
   const exported = /export\{([^}]*)\}/.exec(js)?.[1].split(',').map((e) => e.trim().split(' as ').pop()) ?? [];
   const missing = ['default', ...classes, ...named].filter((name) => !exported.includes(name));
-  const wanted = ['Reinitializing Wasm application', '__wbg_reset_state', ...(rescue ? ['__mcpEdgeRescued='] : [])].filter((s) => !js.includes(s));
+  const wanted = ['Reinitializing Wasm application', '__wbg_reset_state', ...(rescue ? ['the module trapped while serving this event'] : [])].filter((s) => !js.includes(s));
   if (missing.length || wanted.length || /\.queueMicrotask\b/.test(js)) {
     throw new Error(`[build] the bundle has an unexpected shape: missing exports [${missing}], missing code [${wanted}]${/\.queueMicrotask\b/.test(js) ? ', a look-up of queueMicrotask' : ''}`);
   }

@@ -2,15 +2,10 @@
 //! `wrangler dev`, without its DevTools instrumentation. Tests and the conformance run use it.
 import { readFileSync } from 'node:fs';
 import { Miniflare } from 'miniflare';
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, workerModules as modules } from '../cli/worker.mjs';
+import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, drain, workerModules as modules } from '../cli/worker.mjs';
 import { inlineApps } from '../cli/apps.mjs';
 
-/** Reads and drops workerd's output: an unread pipe fills up (one log line per request) and then
- *  blocks workerd itself. */
-export function drain(stdout, stderr) {
-  stdout.resume();
-  stderr.resume();
-}
+export { drain };
 
 /** The built worker in `dir` as Miniflare's modules, with the configuration file `config` as
  *  the `mcp-edge-config` module: its text, as the Worker reads it (src/edge/config.js), with its

@@ -97,5 +97,3 @@ export function rescued(kind, start) {
   }
   return Promise.race([running, rescue]).finally(stop);
 }
-
-globalThis.__mcpEdgeRescued = rescued;

@@ -6,8 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Miniflare } from 'miniflare';
-import { COMPATIBILITY_DATE, COMPATIBILITY_FLAGS, workerModules } from '../../cli/worker.mjs';
+import { behind } from '../../cli/worker.mjs';
 import { root } from './harness.mjs';
 
 const dir = join(root, 'build');
@@ -35,17 +34,7 @@ export default {
 };`;
 
 test('in workerd: a plain handler object, the session class with its handlers, check_config', async () => {
-  const mf = new Miniflare({
-    modulesRoot: dir,
-    modules: [{ type: 'ESModule', path: join(dir, 'shape-entry.mjs'), contents: ENTRY }, ...workerModules(dir, '{}')],
-    compatibilityDate: COMPATIBILITY_DATE,
-    compatibilityFlags: COMPATIBILITY_FLAGS,
-    host: '127.0.0.1',
-    handleRuntimeStdio: (stdout, stderr) => {
-      stdout.resume();
-      stderr.resume();
-    },
-  });
+  const mf = behind(dir, 'shape-entry.mjs', ENTRY);
   try {
     const shape = await (await mf.dispatchFetch('http://shape/')).json();
     assert.equal(shape.plain, true);

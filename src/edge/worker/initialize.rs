@@ -12,26 +12,23 @@ use crate::auth::Principal;
 use crate::catalog::Server;
 use crate::edge::http::respond;
 use crate::edge::now_ms;
+use crate::edge::worker::oauth::signing_key;
 use crate::envelope::{Envelope, Op};
 use crate::error::Error;
 use crate::jsonrpc::Request;
 use crate::negotiate::Framing;
 
-/// The key that signs session ids: the deployment's signing key (`OAUTH_SIGNING_KEY`, or the one
-/// it generated), read once per isolate. The signature's purpose keeps it for session ids alone.
-pub async fn key(env: &Env) -> Result<Vec<u8>, Error> {
-    crate::edge::worker::oauth::signing_key(env).await
-}
-
 /// Whether the session id a client sent can name its session for `principal`: one this
 /// deployment issued to that principal (`session::proves`), or a UUID (an earlier build's, or a
 /// legacy session's), which only its object can judge. A forged id, or another principal's,
 /// is not found here, without a hop. An id this isolate holds a lease on was checked already.
+/// The key is the deployment's signing key (`OAUTH_SIGNING_KEY`, or the one it generated), read
+/// once per isolate; the signature's purpose keeps it for session ids alone.
 pub async fn check(env: &Env, id: &str, principal: &Principal) -> Result<(), Error> {
     if !crate::session_ids::is_issued(id) {
         return Err(Error::SessionNotFound);
     }
-    if crate::session_ids::issued_at(id).is_some() && !crate::edge::worker::leases::vouches(id, &principal.id) && !crate::session::proves(&key(env).await?, id, &principal.id) {
+    if crate::session_ids::issued_at(id).is_some() && !crate::edge::worker::leases::vouches(id, &principal.id) && !crate::session::proves(&signing_key(env).await?, id, &principal.id) {
         return Err(Error::SessionNotFound);
     }
     Ok(())
@@ -39,11 +36,11 @@ pub async fn check(env: &Env, id: &str, principal: &Principal) -> Result<(), Err
 
 /// Answers `request` (an `initialize`) with a new session of `envelope`'s principal on `server`:
 /// counted against the principal's session limit first, then answered at once, while the
-/// session's object is written behind the reply.
-pub async fn answer(env: &Env, ctx: &Context, server: &Arc<Server>, request: &Request, mut envelope: Envelope) -> Result<Response, Error> {
+/// session's object is written behind the reply. Returns the reply and the new session's id.
+pub async fn answer(env: &Env, ctx: &Context, server: &Arc<Server>, request: &Request, mut envelope: Envelope) -> Result<(Response, String), Error> {
     let principal = envelope.principal.clone().unwrap_or_else(Principal::anonymous);
     let now = now_ms();
-    let id = crate::session::mint_id(&key(env).await?, &crate::edge::ids::random_hex(16)?, now, &principal.id);
+    let id = crate::session::mint_id(&signing_key(env).await?, &crate::edge::ids::random_hex(16)?, now, &principal.id);
     crate::edge::object::registry::open_session(env, server, envelope.server, &principal.id, &id).await?;
     let (reply, mut session) = crate::dispatch::initialize(server, request, &id, now);
     session.belongs_to(&principal);
@@ -68,5 +65,5 @@ pub async fn answer(env: &Env, ctx: &Context, server: &Arc<Server>, request: &Re
             worker::console_error!("{}", crate::edge::redaction::line(format!("a new session could not be written to its object: {why}")));
         }
     });
-    respond(framing, &id, vec![reply], false)
+    Ok((respond(framing, &id, vec![reply], false)?, id))
 }

@@ -191,6 +191,9 @@ async fn lease_for((env, ctx): (&Env, &Context), server: &Server, envelope: &Env
         return Ok(Some(lease));
     }
     *asked = true;
+    // A renewal behind an earlier reply that was cut off (its context's time ran out) never
+    // cleared its mark; without this, the session would never be renewed early again here.
+    RENEWING.with(|r| r.borrow_mut().remove(&envelope.session_id));
     let Some(lease) = ask_lease(env, Envelope { op: Op::Lease, ..envelope.clone() }).await? else {
         return Ok(None);
     };

@@ -113,8 +113,8 @@ pub async fn post(mut req: Incoming, (env, ctx): (&Env, &Context), (server_index
         ..Envelope::default()
     };
     if let Some(request) = initialize {
-        let response = crate::edge::worker::initialize::answer(env, ctx, server, request, envelope).await?;
-        log.session_id = response.headers().get(SESSION_ID).ok().flatten();
+        let (response, id) = crate::edge::worker::initialize::answer(env, ctx, server, request, envelope).await?;
+        log.session_id = Some(id);
         return Ok(response);
     }
     log.session_id = Some(envelope.session_id.clone());
