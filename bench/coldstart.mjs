@@ -11,7 +11,8 @@
 //!   node bench/coldstart.mjs            (`npm run bench` runs it too, and adds its table)
 //!   node bench/coldstart.mjs --builds build-a build-b   (two or more builds of mcp-edge, taking
 //!                                        turns with the default configuration: a change's cost;
-//!                                        `build-b+key`: with OAUTH_SIGNING_KEY set)
+//!                                        `build-b+key`: with OAUTH_SIGNING_KEY set; `+NAME=value`:
+//!                                        with that variable set; COLD_CONFIG: another configuration)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,9 +106,14 @@ export function coldStartTable({ runs, rows }) {
  *  turns, with the default configuration and its `initialize`. */
 export async function buildColdStarts({ dirs, upstreamUrl, runs = Number(process.env.COLD_RUNS ?? 10) }) {
   // `<dir>+key`: that build with OAUTH_SIGNING_KEY set, so that its first `initialize` signs the
-  // session id without reading the generated key from its object.
+  // session id without reading the generated key from its object; `<dir>+NAME=value`: with that
+  // variable set (a test build's hooks, say). Suffixes combine.
   const signing = { OAUTH_SIGNING_KEY: 'cold-start-signing-key-0123456789abcdef' };
-  const create = (dir) => () => serveWorker({ dir: dir.replace(/\+key$/, ''), config: join(root, 'mcp-edge.json'), bindings: { UPSTREAM_URL: upstreamUrl, DEMO_UPSTREAM_URL: upstreamUrl, ...(dir.endsWith('+key') ? signing : {}) }, ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } } });
+  const create = (spec) => () => {
+    const [dir, ...extras] = spec.split('+');
+    const vars = Object.fromEntries(extras.map((e) => (e === 'key' ? Object.entries(signing)[0] : e.split('='))));
+    return serveWorker({ dir, config: process.env.COLD_CONFIG ?? join(root, 'mcp-edge.json'), bindings: { UPSTREAM_URL: upstreamUrl, DEMO_UPSTREAM_URL: upstreamUrl, ...vars }, ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } } });
+  };
   const samples = dirs.map(() => []);
   for (let i = 0; i < runs; i++) {
     for (const [j, dir] of dirs.entries()) samples[j].push(await once(create(dir), '/mcp', INIT));
