@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(s.route.as_str(), "/mcp");
         assert_eq!(s.stream_route.as_str(), "/stream");
         assert_eq!(s.idle_timeout_ms, 1_800_000);
-        assert_eq!(s.lease_ms, 2_000);
+        assert_eq!(s.lease_ms, 10_000);
         assert_eq!(s.origins.len(), 3);
         assert_eq!(c.route("/stream").map(|r| r.1), Some(Endpoint::Stream));
         assert_eq!(c.route("/mcp").map(|r| r.1), Some(Endpoint::Mcp));

@@ -605,8 +605,11 @@ fn default_keepalive_ms() -> u64 {
 fn default_retry_ms() -> u64 {
     1_000
 }
+// Long enough that a session called every few seconds never waits for its object (a held
+// lease is renewed behind the reply past half its life); the bound on how long another isolate
+// may serve a session ended or changed elsewhere (docs/performance.md, Session leases).
 fn default_lease_ms() -> u64 {
-    2_000
+    10_000
 }
 
 /// `POST {route}` with `Authorization: Bearer <secret>` and `{"uri": …}` sends

@@ -116,7 +116,7 @@ test('a call served from a lease is cancelled by notifications/cancelled, which 
 test('a lease past half its life is renewed behind the reply: calls that keep coming never wait for the object', async () => {
   const url = new URL('/mcp', server.url);
   const sid = await openSession(url);
-  // leaseMs is 2 s: each call comes 1.2 s after the last, past the half of the lease it found.
+  // This server's leaseMs is 2 s: each call comes 1.2 s after the last, past the half of the lease it found.
   for (let i = 0; i < 5; i++) {
     if (i > 0) await sleep(1200);
     const res = await post(url, echo(10 + i, `call ${i}`), { 'mcp-session-id': sid });
