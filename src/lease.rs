@@ -10,6 +10,8 @@
 //! server's, and a call bound to end before the session could expire. The Worker drops its
 //! lease before it sends on anything that may change the session.
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::Server;
@@ -68,10 +70,59 @@ impl Lease {
     }
 }
 
+/// Makes room in a cache of `held` leases (by session id) for one more, when it holds `max`:
+/// the lapsed ones go first; then, if the live ones fill it, the quarter (or a little more, where
+/// several lapse at the same moment) that lapse soonest.
+/// Dropping every lease instead would make every session hop to its object again at once, and
+/// with more live sessions than `max` the cache would never hold a lease long enough to use it.
+pub fn make_room(held: &mut HashMap<String, Lease>, max: usize, now_ms: u64) {
+    if held.len() < max {
+        return;
+    }
+    held.retain(|_, lease| lease.until_ms > now_ms);
+    if held.len() < max {
+        return;
+    }
+    let mut ends: Vec<u64> = held.values().map(|lease| lease.until_ms).collect();
+    if ends.len() <= max / 4 {
+        held.clear();
+        return;
+    }
+    let (_, cut, _) = ends.select_nth_unstable(max / 4);
+    let cut = *cut;
+    held.retain(|_, lease| lease.until_ms > cut);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn held(ends: &[u64]) -> HashMap<String, Lease> {
+        let session = Session::new("id", "/mcp", "2025-06-18", json!({}), json!({}), 0);
+        ends.iter().enumerate().map(|(i, &until_ms)| (format!("s{i}"), Lease { session: session.clone(), until_ms })).collect()
+    }
+
+    #[test]
+    fn room_is_made_from_lapsed_leases_first_then_from_those_that_lapse_soonest() {
+        // Not full: nothing goes.
+        let mut leases = held(&[5, 50, 500]);
+        make_room(&mut leases, 4, 100);
+        assert_eq!(leases.len(), 3);
+        // Full, with lapsed ones: only they go.
+        let mut leases = held(&[5, 50, 500, 600]);
+        make_room(&mut leases, 4, 100);
+        let mut left: Vec<u64> = leases.values().map(|l| l.until_ms).collect();
+        left.sort_unstable();
+        assert_eq!(left, [500, 600]);
+        // Full of live ones: the quarter that lapse soonest go, the rest stay.
+        let ends: Vec<u64> = (0..16).map(|i| 1_000 + (i * 7919) % 16 * 10).collect();
+        let mut leases = held(&ends);
+        make_room(&mut leases, 16, 100);
+        let mut left: Vec<u64> = leases.values().map(|l| l.until_ms).collect();
+        left.sort_unstable();
+        assert_eq!(left, (5..16).map(|i| 1_000 + i * 10).collect::<Vec<u64>>());
+    }
 
     fn server(config: serde_json::Value) -> Server {
         crate::config::load(&config.to_string()).unwrap().servers.into_iter().next().unwrap().as_ref().clone()

@@ -23,8 +23,10 @@ use crate::lease::Lease;
 use crate::negotiate::Framing;
 use crate::edge::worker::log::RequestLog;
 
-/// Beyond this many leases, the lapsed ones make room.
-const MAX_HELD: usize = 4096;
+/// Beyond this many leases, the lapsed ones make room, then those that lapse soonest
+/// (`lease::make_room`). Each is a copy of its session: 16,384 of them fit an isolate's memory
+/// many times over, and hold 5,000 sessions called every few seconds.
+const MAX_HELD: usize = 16_384;
 
 thread_local! {
     /// Leases by session id.
@@ -231,13 +233,7 @@ fn keep(session_id: &str, mut lease: Lease, now: u64) -> Lease {
     }
     LEASES.with(|l| {
         let mut leases = l.borrow_mut();
-        if leases.len() >= MAX_HELD {
-            leases.retain(|_, held| held.until_ms > now);
-        }
-        // Leases are only a cache: when live ones fill it, starting over is correct too.
-        if leases.len() >= MAX_HELD {
-            leases.clear();
-        }
+        crate::lease::make_room(&mut leases, MAX_HELD, now);
         leases.insert(session_id.to_string(), lease.clone());
     });
     lease
