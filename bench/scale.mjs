@@ -141,13 +141,21 @@ export function scaleTables(r) {
     row('16', r.few),
     row(r.many.sessions.toLocaleString('en'), r.many),
     ...(r.many.bad && r.many.runtime_error ? ['', `workerd's commonest error meanwhile (${r.many.runtime_error.count} times): \`${r.many.runtime_error.line}\``] : []),
+    // SCALE_TOOLS=0 measured no 1,000 tools.
+    ...(r.tools ? toolsTable(r.tools, row) : []),
+  ].join('\n');
+}
+
+/** The 1,000 tools' rows beside the bench configuration's. */
+function toolsTable(tools, row) {
+  return [
     '',
     'A configuration of 1,000 tools (each with a schema and a templated URL) beside the bench configuration: `tools/list` (every tool, one page) and `tools/call` of one tool.',
     '',
     '| configuration | request | req/s | p50 ms | p99 ms | CPU ms/request | RSS MiB | bad replies |',
     '|---|---|---|---|---|---|---|---|',
-    ...r.tools.flatMap((t) => [`| ${t.config} | tools/list |${row('', t.list).slice(4)}`, `| ${t.config} | tools/call |${row('', t.call).slice(4)}`]),
-  ].join('\n');
+    ...tools.flatMap((t) => [`| ${t.config} | tools/list |${row('', t.list).slice(4)}`, `| ${t.config} | tools/call |${row('', t.call).slice(4)}`]),
+  ];
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
