@@ -3,6 +3,8 @@
 //! prints self time by function; the profiles are written to .mcp-edge/profile/ for DevTools.
 //!
 //!   node bench/profile.mjs                  BENCH_PATH=/stateless/mcp for stateless mode; SECS (5)
+//!   COLD=1 node bench/profile.mjs           a fresh isolate's first `initialize` instead (the
+//!                                           default configuration; KEY=1 sets OAUTH_SIGNING_KEY)
 //!
 //! Wasm functions have names only in a build that keeps them:
 //!   MCP_EDGE_KEEP_NAMES=1 node scripts/build.mjs --out-dir build-prof
@@ -19,18 +21,21 @@ const outDir = join(root, '.mcp-edge', 'profile');
 mkdirSync(outDir, { recursive: true });
 const dir = join(root, process.env.DIR ?? 'build-bench');
 const path = process.env.BENCH_PATH ?? '/mcp';
+const cold = process.env.COLD === '1';
 const upstream = await demoUpstream();
 const upstreamUrl = upstream.url;
 const mf = new Miniflare({
-  modulesRoot: dir, modules: workerModules(dir, join(root, 'bench', 'mcp-edge.bench.json')),
+  modulesRoot: dir, modules: workerModules(dir, join(root, cold ? 'mcp-edge.json' : join('bench', 'mcp-edge.bench.json'))),
   compatibilityDate: '2026-04-01', durableObjects: { MCP_SESSIONS: 'McpSession' },
-  bindings: { UPSTREAM_URL: upstreamUrl }, host: '127.0.0.1', port: 0, inspectorPort: 9339, handleRuntimeStdio: drain,
+  ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } },
+  bindings: { UPSTREAM_URL: upstreamUrl, DEMO_UPSTREAM_URL: upstreamUrl, ...(process.env.KEY === '1' ? { OAUTH_SIGNING_KEY: 'profile-signing-key-0123456789abcdef' } : {}) },
+  host: '127.0.0.1', port: 0, inspectorPort: 9339, handleRuntimeStdio: drain,
 });
 const url = new URL(path, await mf.ready);
 const targets = await (await fetch('http://127.0.0.1:9339/json')).json();
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
 const sessions = [];
-if (path === '/mcp') for (let i = 0; i < 16; i++) {
+if (path === '/mcp' && !cold) for (let i = 0; i < 16; i++) {
   const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'b', version: '1' } } }) });
   await res.text(); sessions.push(res.headers.get('mcp-session-id'));
 }
@@ -39,7 +44,7 @@ function wrk(secs) {
   let out = ''; child.stdout.on('data', (d) => (out += d));
   return new Promise((r) => child.on('close', () => r(out.split('\n').find((l) => l.startsWith('{"requests"')))));
 }
-await wrk(3);
+if (!cold) await wrk(3);
 const profiles = [];
 const sockets = targets.map((t) => new WebSocket(t.webSocketDebuggerUrl));
 await Promise.all(sockets.map((s) => new Promise((r) => s.on('open', r))));
@@ -50,7 +55,15 @@ const send = (s, method, params = {}) => new Promise((resolve) => {
   s.on('message', on); s.send(JSON.stringify({ id: myId, method, params }));
 });
 for (const s of sockets) { await send(s, 'Profiler.enable'); await send(s, 'Profiler.setSamplingInterval', { interval: 100 }); await send(s, 'Profiler.start'); }
-console.error(await wrk(Number(process.env.SECS ?? 5)));
+if (cold) {
+  const started = performance.now();
+  const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'b', version: '1' } } }) });
+  await res.text();
+  console.error(`first initialize: HTTP ${res.status} in ${(performance.now() - started).toFixed(1)} ms`);
+  await new Promise((r) => setTimeout(r, 200));
+} else {
+  console.error(await wrk(Number(process.env.SECS ?? 5)));
+}
 for (const [i, s] of sockets.entries()) { const r = await send(s, 'Profiler.stop'); profiles.push(r.profile); writeFileSync(join(outDir, `isolate-${i}.cpuprofile`), JSON.stringify(r.profile)); }
 // Aggregate self time by function name. A sample lasts until the next one, as DevTools counts
 // it: `timeDeltas[i]` is the time since the sample before, so charging it to sample i would give

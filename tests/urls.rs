@@ -13,18 +13,17 @@ use mcp_edge::upstream::retry::RedirectPolicy;
 use mcp_edge::weburl::{Host, WebUrl};
 use serde_json::Value;
 
-/// `urltestdata.json` in the `url` crate's source, found through `cargo metadata` (the file is
-/// not copied into this repository).
+/// `urltestdata.json` in the `url` crate's source, found in cargo's registry by the version
+/// Cargo.lock pins (the file is not copied into this repository). Not through `cargo metadata`:
+/// offline, that needs every platform's packages in the cache, which a fresh machine that only
+/// built for this one does not have.
 fn whatwg_test_data() -> Value {
-    let cargo = option_env!("CARGO").unwrap_or("cargo");
-    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
-    let output = std::process::Command::new(cargo).args(["metadata", "--format-version", "1", "--offline", "--manifest-path", manifest]).output().expect("cargo metadata runs");
-    assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
-    let metadata: Value = serde_json::from_slice(&output.stdout).unwrap();
-    let url_crate = metadata["packages"].as_array().unwrap().iter().find(|p| p["name"] == "url").expect("the url crate is a dependency");
-    let dir = PathBuf::from(url_crate["manifest_path"].as_str().unwrap()).parent().unwrap().to_path_buf();
-    let text = std::fs::read_to_string(dir.join("tests").join("urltestdata.json")).expect("the url crate ships tests/urltestdata.json");
-    serde_json::from_str(&text).unwrap()
+    let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.lock")).expect("Cargo.lock");
+    let version = lock.split("[[package]]").find(|p| p.contains("\nname = \"url\"\n")).and_then(|p| p.lines().find_map(|l| l.strip_prefix("version = \""))).map(|v| v.trim_end_matches('"')).expect("the url crate is a dependency");
+    let home = std::env::var_os("CARGO_HOME").map_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cargo"), PathBuf::from);
+    let registries = std::fs::read_dir(home.join("registry").join("src")).expect("cargo's registry sources");
+    let file = registries.filter_map(Result::ok).map(|r| r.path().join(format!("url-{version}")).join("tests").join("urltestdata.json")).find(|f| f.exists()).expect("the url crate ships tests/urltestdata.json");
+    serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
 }
 
 /// What our refusal rules say when they refuse a URL WHATWG accepts: each is a reason of ours,
