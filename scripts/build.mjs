@@ -35,30 +35,38 @@ function cargoOptLevel() {
   return level[1];
 }
 
-export function build({ outDir = 'build', testHooks = false, optimize = true } = {}) {
-  const stamp = join(root, outDir, '.inputs');
+/** The settings of a build of the current sources, and the stamp that names them. */
+function settings(testHooks) {
   // MCP_EDGE_KEEP_NAMES=1 keeps function names, for CPU profiles (bench/profile.mjs).
   const keepNames = process.env.MCP_EDGE_KEEP_NAMES === '1';
   // MCP_EDGE_OPT_LEVEL=3|2|s|z builds at another optimization level (rustc's and wasm-opt's), to
   // compare with bench/ab.mjs; Cargo.toml's profile.release sets the shipped one.
   const optLevel = process.env.MCP_EDGE_OPT_LEVEL ?? cargoOptLevel();
-  const hash = inputsHash() + (testHooks ? '+hooks' : '') + (keepNames ? '+names' : '') + `+O${optLevel}`;
+  return { keepNames, optLevel, hash: inputsHash() + (testHooks ? '+hooks' : '') + (keepNames ? '+names' : '') + `+O${optLevel}` };
+}
+
+/** The stamp of the build in `outDir`, or '' when there is none. */
+function stampIn(outDir) {
+  const stamp = join(root, outDir, '.inputs');
+  return existsSync(stamp) && existsSync(join(root, outDir, 'index.js')) ? readFileSync(stamp, 'utf8') : '';
+}
+
+export function build({ outDir = 'build', testHooks = false, optimize = true } = {}) {
+  const { keepNames, optLevel, hash } = settings(testHooks);
   // The optimized build serves where an unoptimized one is asked for; not the other way round.
-  const current = existsSync(stamp) && existsSync(join(root, outDir, 'index.js')) ? readFileSync(stamp, 'utf8') : '';
+  const current = stampIn(outDir);
   if (current === hash || (!optimize && current === `${hash}+unoptimized`)) {
     return join(root, outDir);
   }
   // A test build gets hooks: forced panics (tests/e2e/panic.test.mjs) and alarms on demand.
   compile(root, join(root, outDir), optLevel, { env: { MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0' }, named: ['check_config'], keepNames, optimize });
-  writeFileSync(stamp, optimize ? hash : `${hash}+unoptimized`);
+  writeFileSync(join(root, outDir, '.inputs'), optimize ? hash : `${hash}+unoptimized`);
   return join(root, outDir);
 }
 
 /** Whether `outDir` holds the release build of the current sources, wasm-opt's pass included. */
 export function optimized(outDir = 'build') {
-  const stamp = join(root, outDir, '.inputs');
-  const optLevel = process.env.MCP_EDGE_OPT_LEVEL ?? cargoOptLevel();
-  return existsSync(stamp) && readFileSync(stamp, 'utf8') === `${inputsHash()}+O${optLevel}`;
+  return stampIn(outDir) === settings(false).hash;
 }
 
 const bin = (name) => join(root, 'node_modules', '.bin', name);

@@ -11,10 +11,8 @@ import { dirname, join } from 'node:path';
 export const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
 /** What each step of a first start takes on an otherwise idle 2-core machine of this project's
- *  type, in seconds, for the estimates printed along the way: rough figures, after issue 45's
- *  account of a first start (145 s for the CLI with its default features, 98 s for the build).
- *  A busy machine takes longer (docs/performance.md, "The first start"). */
-// Seconds, as measured on a quiet 2-core machine (docs/performance.md, "The first start").
+ *  type, in seconds, as measured there (docs/performance.md, "The first start"), for the
+ *  estimates printed along the way. A busy machine takes longer. */
 export const ESTIMATES = { npm: 30, wasmBindgen: 230, cargo: 180, glue: 5, wasmOpt: 110 };
 
 const started = Date.now();
