@@ -108,10 +108,10 @@ export async function buildColdStarts({ dirs, upstreamUrl, runs = Number(process
   // `<dir>+key`: that build with OAUTH_SIGNING_KEY set, so that its first `initialize` signs the
   // session id without reading the generated key from its object; `<dir>+NAME=value`: with that
   // variable set (a test build's hooks, say). Suffixes combine.
-  const signing = { OAUTH_SIGNING_KEY: 'cold-start-signing-key-0123456789abcdef' };
+  const signing = ['OAUTH_SIGNING_KEY', 'cold-start-signing-key-0123456789abcdef'];
   const create = (spec) => () => {
     const [dir, ...extras] = spec.split('+');
-    const vars = Object.fromEntries(extras.map((e) => (e === 'key' ? Object.entries(signing)[0] : e.split('='))));
+    const vars = Object.fromEntries(extras.map((e) => (e === 'key' ? signing : e.split('='))));
     return serveWorker({ dir, config: process.env.COLD_CONFIG ?? join(root, 'mcp-edge.json'), bindings: { UPSTREAM_URL: upstreamUrl, DEMO_UPSTREAM_URL: upstreamUrl, ...vars }, ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } } });
   };
   const samples = dirs.map(() => []);

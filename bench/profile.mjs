@@ -9,12 +9,11 @@
 //! Wasm functions have names only in a build that keeps them:
 //!   MCP_EDGE_KEEP_NAMES=1 node scripts/build.mjs --out-dir build-prof
 //!   DIR=build-prof node bench/profile.mjs
-import { Miniflare } from 'miniflare';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { drain, workerModules } from '../scripts/miniflare.mjs';
+import { serveWorker } from '../scripts/miniflare.mjs';
 import { root } from '../scripts/setup.mjs';
 import { demoUpstream } from './load.mjs';
 const outDir = join(root, '.mcp-edge', 'profile');
@@ -24,19 +23,19 @@ const path = process.env.BENCH_PATH ?? '/mcp';
 const cold = process.env.COLD === '1';
 const upstream = await demoUpstream();
 const upstreamUrl = upstream.url;
-const mf = new Miniflare({
-  modulesRoot: dir, modules: workerModules(dir, join(root, cold ? 'mcp-edge.json' : join('bench', 'mcp-edge.bench.json'))),
-  compatibilityDate: '2026-04-01', durableObjects: { MCP_SESSIONS: 'McpSession' },
-  ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } },
+const mf = serveWorker({
+  dir, config: join(root, cold ? 'mcp-edge.json' : join('bench', 'mcp-edge.bench.json')),
   bindings: { UPSTREAM_URL: upstreamUrl, DEMO_UPSTREAM_URL: upstreamUrl, ...(process.env.KEY === '1' ? { OAUTH_SIGNING_KEY: 'profile-signing-key-0123456789abcdef' } : {}) },
-  host: '127.0.0.1', port: 0, inspectorPort: 9339, handleRuntimeStdio: drain,
+  ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } },
+  inspectorPort: 9339,
 });
 const url = new URL(path, await mf.ready);
 const targets = await (await fetch('http://127.0.0.1:9339/json')).json();
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+const INIT = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'b', version: '1' } } });
 const sessions = [];
 if (path === '/mcp' && !cold) for (let i = 0; i < 16; i++) {
-  const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'b', version: '1' } } }) });
+  const res = await fetch(url, { method: 'POST', headers: HEADERS, body: INIT });
   await res.text(); sessions.push(res.headers.get('mcp-session-id'));
 }
 function wrk(secs) {
@@ -57,7 +56,7 @@ const send = (s, method, params = {}) => new Promise((resolve) => {
 for (const s of sockets) { await send(s, 'Profiler.enable'); await send(s, 'Profiler.setSamplingInterval', { interval: 100 }); await send(s, 'Profiler.start'); }
 if (cold) {
   const started = performance.now();
-  const res = await fetch(url, { method: 'POST', headers: HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'b', version: '1' } } }) });
+  const res = await fetch(url, { method: 'POST', headers: HEADERS, body: INIT });
   await res.text();
   console.error(`first initialize: HTTP ${res.status} in ${(performance.now() - started).toFixed(1)} ms`);
   await new Promise((r) => setTimeout(r, 200));

@@ -65,7 +65,7 @@ export async function freshWorkerd(dir, config) {
 export async function oneIsolate(dir, config, route = '/mcp') {
   const { mf, base, pid } = await freshWorkerd(dir, config);
   try {
-    const start = cpuNs(pid) / 1e6;
+    const started = cpuNs(pid) / 1e6;
     const url = new URL(route, base);
     const request = async () => {
       const start = cpuNs(pid);
@@ -76,7 +76,7 @@ export async function oneIsolate(dir, config, route = '/mcp') {
       await new Promise((r) => setTimeout(r, 20));
       return (cpuNs(pid) - start) / 1e6;
     };
-    return { start, first: await request(), second: await request() };
+    return { start: started, first: await request(), second: await request() };
   } finally {
     await mf.dispose();
   }

@@ -19,7 +19,7 @@ export function workerModules(dir, config) {
  *  bindings, `{BINDING: {dataset}}`; `wrapModules`: the bench's meter (bench/meter.mjs) puts its
  *  own entry in front of the Worker's modules; `workerLoaders`: the Worker Loader bindings (a test
  *  of a deployment without one passes `{}`). */
-export function serveWorker({ dir, config, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {}, analyticsEngineDatasets, wrapModules = (m) => m, workerLoaders = { LOADER: {} } }) {
+export function serveWorker({ dir, config, bindings, port = 0, persist = false, handleRuntimeStdio = drain, ratelimits = {}, analyticsEngineDatasets, wrapModules = (m) => m, workerLoaders = { LOADER: {} }, inspectorPort }) {
   return new Miniflare({
     modulesRoot: dir,
     modules: wrapModules(workerModules(dir, config)),
@@ -37,6 +37,8 @@ export function serveWorker({ dir, config, bindings, port = 0, persist = false, 
     // Code mode's programs run in Dynamic Workers from this binding (wrangler.toml's worker_loaders).
     workerLoaders,
     ...(analyticsEngineDatasets ? { analyticsEngineDatasets } : {}),
+    // V8's inspector, for CPU profiles (bench/profile.mjs).
+    ...(inspectorPort ? { inspectorPort } : {}),
     // Local, whatever a request claims: the Host check always applies (src/policy.rs at_edge). A
     // test of the edge's trust sets it to '' in `bindings`.
     bindings: { MCP_EDGE_LOCAL: '1', ...bindings },
