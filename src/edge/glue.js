@@ -29,6 +29,22 @@ export function reply_head(response) {
 }
 
 /**
+ * The headers of an answer: its content type (none when empty), for a stream the two that keep
+ * proxies from buffering it, and its session's id (none when empty). One crossing rather than a
+ * `Headers` and a `set` for each, on every call (issue 45).
+ */
+export function answer_headers(contentType, stream, sessionId) {
+  const headers = new Headers();
+  if (contentType) headers.set('Content-Type', contentType);
+  if (stream) {
+    headers.set('Cache-Control', 'no-cache');
+    headers.set('X-Accel-Buffering', 'no');
+  }
+  if (sessionId) headers.set('Mcp-Session-Id', sessionId);
+  return headers;
+}
+
+/**
  * A session's state, a queued call or a call's record as stored or sent: JSON text. Earlier
  * builds stored and sent the first two as structured objects (serde-wasm-bindgen's, with a `Map`
  * for each JSON object); those read as the same JSON.

@@ -15,13 +15,7 @@ pub const SESSION_ID: &str = "mcp-session-id";
 /// The headers of a reply in `framing`: its content type and, for a stream, no caching and no
 /// proxy buffering.
 pub fn framing_headers(framing: crate::negotiate::Framing) -> Result<Headers> {
-    let headers = Headers::new();
-    headers.set("Content-Type", framing.content_type())?;
-    if framing.is_stream() {
-        headers.set("Cache-Control", "no-cache")?;
-        headers.set("X-Accel-Buffering", "no")?;
-    }
-    Ok(headers)
+    Ok(Headers(answer_headers(framing.content_type(), framing.is_stream(), "")))
 }
 
 thread_local! {
@@ -42,12 +36,8 @@ pub fn json_headers() -> Result<Headers> {
 
 /// Headers of every answer in a session: its id, and for streams the anti-buffering set.
 pub fn session_headers(session_id: &str, framing: Option<Framing>) -> std::result::Result<Headers, Error> {
-    let headers = match framing {
-        Some(framing) => framing_headers(framing)?,
-        None => Headers::new(),
-    };
-    headers.set("Mcp-Session-Id", session_id)?;
-    Ok(headers)
+    let (content_type, stream) = framing.map_or(("", false), |f| (f.content_type(), f.is_stream()));
+    Ok(Headers(answer_headers(content_type, stream, session_id)))
 }
 
 /// The answer to a session's POST that gets no reply (notifications, answers, cancelled calls).
@@ -152,6 +142,8 @@ pub struct Incoming {
 extern "C" {
     /// `METHOD\nURL\nname\nvalue…`: header values never hold a line break.
     fn request_head(request: &web_sys::Request) -> String;
+    /// An answer's headers, made in one crossing (`framing_headers`, `session_headers`).
+    fn answer_headers(content_type: &str, stream: bool, session_id: &str) -> web_sys::Headers;
 }
 
 impl From<web_sys::Request> for Incoming {

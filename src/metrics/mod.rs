@@ -238,35 +238,64 @@ const SEP: char = '\u{1f}';
 pub struct Totals(pub BTreeMap<String, u64>);
 
 fn key(parts: &[&str]) -> String {
-    let mut key = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
+    let mut key = String::new();
+    key_into(&mut key, parts);
+    key
+}
+
+fn key_into(key: &mut String, parts: &[&str]) {
+    key.reserve(parts.iter().map(|p| p.len() + 1).sum());
     for (i, part) in parts.iter().enumerate() {
         if i > 0 {
             key.push(SEP);
         }
         key.push_str(part);
     }
-    key
+}
+
+/// The histogram buckets' labels in keys: their index.
+const BUCKET_LABELS: [&str; BOUNDS_MS.len() + 1] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"];
+
+thread_local! {
+    /// Where a call's keys are spelled: a key already counted, as nearly every call's are, is
+    /// then looked up without a `String` of its own (five a call, about 1 % of a plain call).
+    static SCRATCH: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 impl Totals {
-    fn add(&mut self, key: String, n: u64) {
-        let value = self.0.entry(key).or_default();
-        *value = value.wrapping_add(n);
+    fn add(&mut self, parts: &[&str], n: u64) {
+        self.merge_at(parts, n, u64::wrapping_add);
     }
 
-    fn max(&mut self, key: String, n: u64) {
-        let value = self.0.entry(key).or_default();
-        *value = (*value).max(n);
+    fn max(&mut self, parts: &[&str], n: u64) {
+        self.merge_at(parts, n, u64::max);
+    }
+
+    /// The value under the key of `parts`, replaced by `f` of it (0 when new) and `n`. A function
+    /// pointer, not a closure: one copy of this in the module.
+    fn merge_at(&mut self, parts: &[&str], n: u64, f: fn(u64, u64) -> u64) {
+        SCRATCH.with(|scratch| {
+            let mut key = scratch.borrow_mut();
+            key.clear();
+            key_into(&mut key, parts);
+            match self.0.get_mut(key.as_str()) {
+                Some(value) => *value = f(*value, n),
+                None => {
+                    self.0.insert(key.clone(), f(0, n));
+                }
+            }
+        });
     }
 
     fn observe(&mut self, histogram: Histogram, server: &str, tool: &str, ms: u64) {
         let bucket = BOUNDS_MS.iter().position(|b| ms <= *b).unwrap_or(BOUNDS_MS.len());
-        self.add(key(&[histogram.kind(), server, tool, &bucket.to_string()]), 1);
-        self.add(key(&[histogram.kind(), server, tool, "s"]), ms);
+        let label = BUCKET_LABELS.get(bucket).copied().unwrap_or_default();
+        self.add(&[histogram.kind(), server, tool, label], 1);
+        self.add(&[histogram.kind(), server, tool, "s"], ms);
     }
 
     pub fn record(&mut self, call: &Call<'_>) {
-        self.add(key(&["c", call.server, call.tool, call.principal, call.outcome.name()]), 1);
+        self.add(&["c", call.server, call.tool, call.principal, call.outcome.name()], 1);
         if let Some(ms) = call.duration_ms {
             self.observe(Histogram::Duration, call.server, call.tool, ms);
         }
@@ -276,27 +305,27 @@ impl Totals {
     }
 
     pub fn count(&mut self, counter: Counter, n: u64) {
-        self.add(key(&["n", counter.family().0]), n);
+        self.add(&["n", counter.family().0], n);
     }
 
     pub fn change(&mut self, gauge: Gauge, delta: i64) {
-        self.add(key(&["g", gauge.name()]), delta as u64);
+        self.add(&["g", gauge.name()], delta as u64);
     }
 
     /// An upstream MCP server's lists read (`up`) or not, at `now_ms`.
     pub fn upstream(&mut self, server: &str, upstream: &str, up: bool, now_ms: u64) {
-        self.max(key(&["up", server, upstream]), now_ms.saturating_mul(2) + u64::from(up));
+        self.max(&["up", server, upstream], now_ms.saturating_mul(2) + u64::from(up));
         if up {
-            self.max(key(&["r", server, upstream]), now_ms);
+            self.max(&["r", server, upstream], now_ms);
         }
     }
 
     pub fn merge(&mut self, other: &Totals) {
         for (key, n) in &other.0 {
             if key.starts_with(&format!("up{SEP}")) || key.starts_with(&format!("r{SEP}")) {
-                self.max(key.clone(), *n);
+                self.max(&[key], *n);
             } else {
-                self.add(key.clone(), *n);
+                self.add(&[key], *n);
             }
         }
     }

@@ -9,6 +9,13 @@ import { root } from './harness.mjs';
 
 const glue = await import(pathToFileURL(join(root, 'src', 'edge', 'glue.js')).href);
 
+test('answer_headers: a session JSON answer, a stream without a session, and nothing empty', () => {
+  const entries = (h) => [...h.entries()];
+  assert.deepEqual(entries(glue.answer_headers('application/json', false, 'sid-1')), [['content-type', 'application/json'], ['mcp-session-id', 'sid-1']]);
+  assert.deepEqual(entries(glue.answer_headers('text/event-stream', true, '')), [['cache-control', 'no-cache'], ['content-type', 'text/event-stream'], ['x-accel-buffering', 'no']]);
+  assert.deepEqual(entries(glue.answer_headers('', false, 'sid-2')), [['mcp-session-id', 'sid-2']]);
+});
+
 test('json_text: text stays text, nothing stays nothing', () => {
   assert.equal(glue.json_text('{"a":1}'), '{"a":1}');
   assert.equal(glue.json_text(undefined), undefined);
