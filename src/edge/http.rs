@@ -14,35 +14,32 @@ pub const SESSION_ID: &str = "mcp-session-id";
 
 /// The headers of a reply in `framing`: its content type and, for a stream, no caching and no
 /// proxy buffering.
-pub fn framing_headers(framing: crate::negotiate::Framing) -> Result<Headers> {
-    Ok(Headers(answer_headers(framing.content_type(), framing.is_stream(), "")))
+pub fn framing_headers(framing: crate::negotiate::Framing) -> Headers {
+    Headers(answer_headers(framing.content_type(), framing.is_stream(), ""))
 }
 
 thread_local! {
     /// `Content-Type: application/json`, made once per isolate (`json_headers`).
-    static JSON_HEADERS: Option<web_sys::Headers> = framing_headers(Framing::Json).ok().map(|h| h.0);
+    static JSON_HEADERS: web_sys::Headers = framing_headers(Framing::Json).0;
 }
 
 /// The headers of a JSON reply without a session, shared by every such reply of the isolate:
 /// `new Response` copies its init's headers, so the shared set is never the reply's own, and
 /// nothing sets a header on it. Made per reply, they cost a `Headers` and a `set` across the
 /// wasm boundary on every stateless call (issue 45).
-pub fn json_headers() -> Result<Headers> {
-    match JSON_HEADERS.with(Option::clone) {
-        Some(shared) => Ok(Headers(shared)),
-        None => framing_headers(Framing::Json),
-    }
+pub fn json_headers() -> Headers {
+    Headers(JSON_HEADERS.with(Clone::clone))
 }
 
 /// Headers of every answer in a session: its id, and for streams the anti-buffering set.
-pub fn session_headers(session_id: &str, framing: Option<Framing>) -> std::result::Result<Headers, Error> {
+pub fn session_headers(session_id: &str, framing: Option<Framing>) -> Headers {
     let (content_type, stream) = framing.map_or(("", false), |f| (f.content_type(), f.is_stream()));
-    Ok(Headers(answer_headers(content_type, stream, session_id)))
+    Headers(answer_headers(content_type, stream, session_id))
 }
 
 /// The answer to a session's POST that gets no reply (notifications, answers, cancelled calls).
 pub fn accepted(session_id: &str) -> std::result::Result<Response, Error> {
-    Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)?).empty())
+    Ok(ResponseBuilder::new().with_status(202).with_headers(session_headers(session_id, None)).empty())
 }
 
 /// Answers with all replies at once: a JSON body, or a stream that is already complete; each
@@ -53,7 +50,7 @@ pub fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: 
         Framing::Json => framing::json_body(&replies, batch),
         streaming => replies.iter().flat_map(|r| framing::stream_chunk(streaming, r.as_str())).collect(),
     };
-    let headers = session_headers(session_id, Some(framing))?;
+    let headers = session_headers(session_id, Some(framing));
     // A limit's refusal that is the whole answer is a 429, with its headers.
     let refused = match (framing, batch, replies.as_slice()) {
         (Framing::Json, false, [only]) => crate::limits::refusal_of(only.as_str()),
@@ -72,8 +69,7 @@ pub fn respond(framing: Framing, session_id: &str, replies: Vec<String>, batch: 
 /// another protocol made (an OAuth error, an admin API refusal) as it is.
 pub fn error_response(error: &Error) -> Result<Response> {
     if let Error::Wire(e) = error {
-        let headers = Headers::new();
-        headers.set("Content-Type", "application/json")?;
+        let headers = framing_headers(crate::negotiate::Framing::Json);
         for (name, value) in &e.headers {
             headers.set(name, value)?;
         }
@@ -84,7 +80,7 @@ pub fn error_response(error: &Error) -> Result<Response> {
 
 /// A JSON-RPC error as the whole answer, with the headers the error calls for.
 pub fn failure_response(id: &serde_json::Value, error: &Error, status: u16) -> Result<Response> {
-    let headers = framing_headers(crate::negotiate::Framing::Json)?;
+    let headers = framing_headers(crate::negotiate::Framing::Json);
     match error {
         Error::MethodNotAllowed(allow) => headers.set("Allow", allow)?,
         Error::Unauthorized { challenge, .. } => headers.set("WWW-Authenticate", challenge)?,

@@ -129,7 +129,7 @@ async fn respond(server: &Arc<Server>, deadline_ms: Option<u64>, session: &Sessi
             (true, [reply]) => crate::jsonrpc::error_code(reply).map_or(200, crate::protocol::meta::error_status),
             _ => 200,
         };
-        let headers = crate::edge::http::json_headers()?;
+        let headers = crate::edge::http::json_headers();
         let replies: Vec<_> = replies.into_iter().map(crate::edge::redaction::seal).collect();
         return Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, batch)));
     }
@@ -142,5 +142,5 @@ async fn respond(server: &Arc<Server>, deadline_ms: Option<u64>, session: &Sessi
         let ctx = CallContext { server: &server, session: &session, out: Some(&out), inputs: None, cancels: None, home: None, progress_update, deadline_ms };
         calls::deliver(&ctx, &out, actions).await;
     });
-    Ok(ResponseBuilder::new().with_status(200).with_headers(framing_headers(framing)?).stream(readable))
+    Ok(ResponseBuilder::new().with_status(200).with_headers(framing_headers(framing)).stream(readable))
 }

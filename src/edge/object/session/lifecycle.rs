@@ -56,7 +56,7 @@ impl McpSession {
         registry::forget(&self.env, server, index, &request.home.object, &session).await?;
         registry::close_session(&self.env, server, index, &session.principal, &session.id).await?;
         self.end(&session).await?;
-        Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(request.session_id(), None)?).empty())
+        Ok(ResponseBuilder::new().with_status(200).with_headers(session_headers(request.session_id(), None)).empty())
     }
 
     /// The alarm: ends the session once idle, or sets the alarm again for when something it

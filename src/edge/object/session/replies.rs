@@ -65,7 +65,7 @@ impl McpSession {
             Outlet::Lines(writer)
         };
         self.spawn_actions(server, session, home.clone(), (out, priming), actions, progress_update);
-        let headers = session_headers(session_id, Some(framing))?;
+        let headers = session_headers(session_id, Some(framing));
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
 
@@ -134,7 +134,7 @@ impl McpSession {
             }
             out.finish().await;
         });
-        let headers = session_headers(session_id, Some(Framing::Sse))?;
+        let headers = session_headers(session_id, Some(Framing::Sse));
         Ok(Some(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable)))
     }
 

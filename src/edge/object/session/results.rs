@@ -3,7 +3,7 @@
 //! evicted since), delivered on the session's GET stream. Expired calls are swept by the alarm.
 
 use serde_json::Value;
-use worker::{Headers, Response, ResponseBuilder};
+use worker::{Response, ResponseBuilder};
 
 use super::{server_at, McpSession};
 use crate::catalog::Server;
@@ -67,7 +67,7 @@ impl McpSession {
                     crate::edge::telemetry::called_back(&record.tool, record.trace.as_ref(), envelope.trace.as_ref(), &self.env);
                 }
                 self.settle((index, &server), &session, &record, result, &plan).await?;
-                Ok(ResponseBuilder::new().with_status(200).with_headers(json_headers()?).fixed(br#"{"applied":true}"#.to_vec()))
+                Ok(ResponseBuilder::new().with_status(200).with_headers(crate::edge::http::json_headers()).fixed(br#"{"applied":true}"#.to_vec()))
             }
             other => Err(Error::Internal(format!("not a call operation: {other:?}"))),
         }
@@ -183,8 +183,3 @@ impl McpSession {
     }
 }
 
-fn json_headers() -> Result<Headers, Error> {
-    let headers = Headers::new();
-    headers.set("Content-Type", "application/json")?;
-    Ok(headers)
-}

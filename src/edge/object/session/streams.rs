@@ -148,7 +148,7 @@ impl McpSession {
             *standalone.borrow_mut() = None;
             arm_alarm(&storage, LEGACY_GRACE_MS).await;
         });
-        let headers = session_headers(session_id, Some(Framing::Sse))?;
+        let headers = session_headers(session_id, Some(Framing::Sse));
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
 
@@ -177,7 +177,7 @@ impl McpSession {
             arm_alarm(&storage, 1).await;
         });
         // No session id: 2026-07-28 has none to mint.
-        let headers = crate::edge::http::framing_headers(Framing::Sse)?;
+        let headers = crate::edge::http::framing_headers(Framing::Sse);
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
 
@@ -267,7 +267,7 @@ impl McpSession {
                 *standalone.borrow_mut() = None;
             });
         }
-        let headers = session_headers(session_id, Some(Framing::Sse))?;
+        let headers = session_headers(session_id, Some(Framing::Sse));
         Ok(ResponseBuilder::new().with_status(200).with_headers(headers).stream(readable))
     }
 }

@@ -194,7 +194,7 @@ impl McpSession {
             [reply] => crate::jsonrpc::error_code(reply).map_or(200, crate::protocol::meta::error_status),
             _ => 200,
         };
-        let headers = crate::edge::http::framing_headers(Framing::Json)?;
+        let headers = crate::edge::http::framing_headers(Framing::Json);
         let replies: Vec<_> = replies.into_iter().map(crate::edge::redaction::seal).collect();
         Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(framing::json_body(&replies, false)))
     }
