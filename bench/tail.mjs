@@ -5,7 +5,12 @@
 //! sessions; each call's latency counts from when it was due, not from when it went out. Where
 //! mcp-edge's tail is still longer than the floor's at the same rate, the cause is its own.
 //!
-//!   node bench/tail.mjs          TAIL_RATES (200,600 calls/s), TAIL_SECONDS (10)
+//! A row lasts a minute. workerd stops its thread for a garbage collection every few seconds, and
+//! for a full one (150–320 ms at 200 calls/s; the floor has them too) every 20–30 s:
+//! bench/pauses.mjs shows them. One full collection sets a p99 by itself, and a 10 s row held
+//! one or none, so its p99 said mostly where they fell.
+//!
+//!   node bench/tail.mjs          TAIL_RATES (200,600 calls/s), TAIL_SECONDS (60)
 //!   TAIL_WARMUP=20 TAIL_ROTATE=1 node bench/tail.mjs   (longer warm-up; the servers' order
 //!                                                       rotated at each rate, so no row always
 //!                                                       follows the same one)
@@ -61,7 +66,7 @@ export async function openLoop(url, sessions, rate, seconds) {
   return { calls: total, bad, p50_ms: at(0.5), p99_ms: at(0.99), p999_ms: at(0.999), max_ms: Number(latencies.at(-1).toFixed(2)) };
 }
 
-export async function tails({ dir, bundles, upstreamUrl, rates = (process.env.TAIL_RATES ?? '200,600').split(',').map(Number), seconds = Number(process.env.TAIL_SECONDS ?? 10) }) {
+export async function tails({ dir, bundles, upstreamUrl, rates = (process.env.TAIL_RATES ?? '200,600').split(',').map(Number), seconds = Number(process.env.TAIL_SECONDS ?? 60) }) {
   const edge = serveWorker({ dir, config: join(root, 'bench', 'mcp-edge.bench.json'), bindings: { UPSTREAM_URL: upstreamUrl } });
   const floor = new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', handleRuntimeStdio: drain, ...workerPeer('fetch-only', bundles, upstreamUrl) });
   const servers = [

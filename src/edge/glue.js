@@ -29,6 +29,25 @@ export function reply_head(response) {
 }
 
 /**
+ * An upstream request's `RequestInit`, made in one crossing of the wasm boundary rather than a
+ * `Headers`, an `append` per header, a `RequestInit` and a setter per field (6 crossings and one
+ * per header, on every call): the method, `lines` as `name\nvalue\n…` (no name or value holds a
+ * line break: src/edge/upstream.rs refuses those first), redirects left to the caller, the
+ * call's abort signal, and the body when there is one. The headers go as a plain list, which the
+ * runtime copies into a set of its own.
+ */
+export function request_init(method, lines, body, signal) {
+  const headers = [];
+  if (lines) {
+    const parts = lines.split('\n');
+    for (let i = 0; i + 1 < parts.length; i += 2) headers.push([parts[i], parts[i + 1]]);
+  }
+  const init = { method, headers, redirect: 'manual', signal };
+  if (body !== undefined) init.body = body;
+  return init;
+}
+
+/**
  * The headers of an answer: its content type (none when empty), for a stream the two that keep
  * proxies from buffering it, and its session's id (none when empty). One crossing rather than a
  * `Headers` and a `set` for each, on every call (issue 45).

@@ -98,6 +98,20 @@ pub fn failure_response(id: &serde_json::Value, error: &Error, status: u16) -> R
     Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.into_string().into_bytes()))
 }
 
+/// `Content-Type: application/json` and `Cache-Control: no-store`: the answers of the OAuth server,
+/// the admin API, sign-in and refusals, which no cache may keep.
+pub const NO_STORE_JSON: [(&str, &str); 2] = [("Content-Type", "application/json"), ("Cache-Control", "no-store")];
+
+/// A reply's start with `fields` as its headers, for the answers off the MCP path (the OAuth
+/// server, the admin API, `/metrics`, sign-in, refusals); the caller adds the body.
+pub fn builder(status: u16, fields: &[(&str, &str)]) -> Result<ResponseBuilder> {
+    let headers = Headers::new();
+    for (name, value) in fields {
+        headers.set(name, value)?;
+    }
+    Ok(ResponseBuilder::new().with_status(status).with_headers(headers))
+}
+
 /// Returns the response with extra headers. A fetched response's headers are immutable, so
 /// they are copied into a new set first.
 pub fn with_headers(response: Response, extra: &[(&str, String)]) -> Result<Response> {

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use futures::future::{select, Either};
 use futures::StreamExt;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{AbortController, AbortSignal, Headers, RequestInit, RequestRedirect, Response};
+use web_sys::{AbortController, AbortSignal, RequestInit, Response};
 use worker::Delay;
 
 use crate::edge::js_text;
@@ -261,19 +261,20 @@ async fn exchange_within<T>(call: &HttpCall, mut span: Option<&mut crate::trace:
 /// One attempt: the request as it stands, with redirects left to `exchange`. Straight on
 /// `web_sys`: the `worker` wrappers copy the URL and `cf` properties on every request.
 pub(crate) async fn fetch(call: &HttpCall, signal: &AbortSignal) -> Result<Response, String> {
-    let build = |e: JsValue| format!("cannot build the request: {}", js_text(&e));
-    let headers = Headers::new().map_err(build)?;
+    let mut lines = String::with_capacity(call.headers.iter().map(|(n, v)| n.len() + v.len() + 2).sum());
     for (name, value) in &call.headers {
-        headers.append(name, value).map_err(build)?;
+        // What `Headers` would refuse, and what would shift the list's pairs.
+        if [name, value].iter().any(|s| s.contains(['\n', '\r', '\0'])) {
+            return Err(format!("cannot build the request: the header {:?} holds a line break or a NUL", name));
+        }
+        if !lines.is_empty() {
+            lines.push('\n');
+        }
+        lines.push_str(name);
+        lines.push('\n');
+        lines.push_str(value);
     }
-    let init = RequestInit::new();
-    init.set_method(&call.method);
-    init.set_headers(&headers);
-    init.set_redirect(RequestRedirect::Manual);
-    init.set_signal(Some(signal));
-    if let Some(body) = &call.body {
-        init.set_body(&JsValue::from_str(body));
-    }
+    let init = request_init(&call.method, &lines, call.body.as_deref(), signal);
     let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
     match JsFuture::from(global.fetch_with_str_and_init(&call.url, &init)).await {
         Ok(response) => Ok(response.unchecked_into()),
@@ -308,6 +309,9 @@ extern "C" {
     /// `content-type\ncontent-length\nheader-bytes`, the first two empty when absent: one
     /// crossing for all three.
     fn reply_head(response: &Response) -> String;
+    /// An upstream request's `RequestInit` in one crossing, its headers a plain list of
+    /// `name\nvalue\n…` (`fetch`).
+    fn request_init(method: &str, lines: &str, body: Option<&str>, signal: &AbortSignal) -> RequestInit;
 }
 
 impl ReplyHead {

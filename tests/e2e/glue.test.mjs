@@ -16,6 +16,24 @@ test('answer_headers: a session JSON answer, a stream without a session, and not
   assert.deepEqual(entries(glue.answer_headers('', false, 'sid-2')), [['mcp-session-id', 'sid-2']]);
 });
 
+test('request_init: the headers as a plain list of pairs, redirects manual, the signal, a body only when given', () => {
+  const signal = new AbortController().signal;
+  assert.deepEqual(glue.request_init('POST', 'content-type\napplication/json\nx-empty\n\nauthorization\nBearer t', '{"a":1}', signal), {
+    method: 'POST',
+    headers: [['content-type', 'application/json'], ['x-empty', ''], ['authorization', 'Bearer t']],
+    redirect: 'manual',
+    signal,
+    body: '{"a":1}',
+  });
+  const bare = glue.request_init('GET', '', undefined, signal);
+  assert.deepEqual(bare, { method: 'GET', headers: [], redirect: 'manual', signal });
+  assert.equal('body' in bare, false);
+  // What fetch makes of it: the list, in order, as the request's headers.
+  const request = new Request('http://127.0.0.1/', glue.request_init('POST', 'x-a\n1\nx-b\n2', 'b', signal));
+  assert.deepEqual([...request.headers.entries()], [['content-type', 'text/plain;charset=UTF-8'], ['x-a', '1'], ['x-b', '2']]);
+  assert.equal(request.redirect, 'manual');
+});
+
 test('json_text: text stays text, nothing stays nothing', () => {
   assert.equal(glue.json_text('{"a":1}'), '{"a":1}');
   assert.equal(glue.json_text(undefined), undefined);

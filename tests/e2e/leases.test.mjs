@@ -48,6 +48,27 @@ test('a lease answers with the bytes and headers the session object sends', asyn
   assert.deepEqual(await servedFromLease(b), [false, false, false, false]);
 });
 
+test("interleaved sessions' answers, in each framing, carry their own session's id and their framing's headers", async () => {
+  const url = new URL('/mcp', server.url);
+  const sessions = [await openSession(url), await openSession(url), await openSession(url)];
+  const framings = [
+    ['application/json', 'application/json', null],
+    ['text/event-stream', 'text/event-stream', 'no-cache'],
+    ['application/x-ndjson', 'application/x-ndjson', 'no-cache'],
+  ];
+  for (let round = 0; round < 3; round++) {
+    for (const [i, sid] of sessions.entries()) {
+      const [accept, type, cache] = framings[(i + round) % framings.length];
+      const res = await post(url, echo(round, `r${round} s${i}`), { 'mcp-session-id': sid, accept });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('mcp-session-id'), sid);
+      assert.equal(res.headers.get('content-type'), type);
+      assert.equal(res.headers.get('cache-control'), cache);
+      assert.match(await res.text(), new RegExp(`r${round} s${i}`));
+    }
+  }
+});
+
 test('DELETE through this Worker ends the lease with the session', async () => {
   const url = new URL('/mcp', server.url);
   const sid = await openSession(url);

@@ -136,6 +136,11 @@ test("429's headers, byte for byte: Retry-After, RateLimit-Policy, RateLimit", a
   const body = await res.json();
   assert.deepEqual(Object.keys(body.error.data).sort(), ['limit', 'policy', 'retryAfterMs']);
   assert.equal(Math.ceil(body.error.data.retryAfterMs / 1000), retry);
+  // The refusal's headers were its answer's alone: the session's next answer has none of them.
+  const next = await post(call(4, 'free'), s);
+  assert.equal(next.status, 200);
+  for (const name of ['retry-after', 'ratelimit-policy', 'ratelimit']) assert.equal(next.headers.get(name), null, name);
+  assert.equal(next.headers.get('mcp-session-id'), s['mcp-session-id']);
 });
 
 test('two session objects (streams): the refusal is a JSON-RPC error with data.retryAfterMs, counted as rate_limited', async () => {

@@ -13,13 +13,13 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use worker::{Context, Env, Headers, Method, Response, ResponseBuilder};
+use worker::{Context, Env, Method, Response};
 
 use crate::audit::{Action, Event};
 use crate::auth::Principal;
 use crate::catalog::Catalog;
 use crate::console::session::ADMIN_ROLE;
-use crate::edge::http::Incoming;
+use crate::edge::http::{self, Incoming};
 use crate::edge::live::{self, parse, sync};
 use crate::error::Error;
 use crate::head::RequestUrl;
@@ -260,10 +260,7 @@ fn respond(status: u16, body: &Value, version: u64) -> Result<Response, Error> {
 }
 
 fn respond_text(status: u16, body: String, version: u64) -> Result<Response, Error> {
-    let headers = Headers::new();
-    headers.set("Content-Type", "application/json")?;
-    headers.set("Cache-Control", "no-store")?;
-    headers.set("ETag", &etag(version))?;
-    headers.set("X-Content-Type-Options", "nosniff")?;
-    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(body.into_bytes()))
+    let [content_type, no_store] = http::NO_STORE_JSON;
+    let etag = etag(version);
+    Ok(http::builder(status, &[content_type, no_store, ("ETag", &etag), ("X-Content-Type-Options", "nosniff")])?.fixed(body.into_bytes()))
 }

@@ -83,14 +83,11 @@ pub async fn per_address_with(req: &Incoming, env: &Env, catalog: &Catalog, extr
 /// The 429 an endpoint answers when the address's limit is spent, in the endpoint's own shape
 /// (an OAuth error, the admin API's error), with `Retry-After`.
 pub fn too_many(seconds: u64, body: &serde_json::Value, cors: bool) -> Result<worker::Response, Error> {
-    let headers = worker::Headers::new();
-    headers.set("Content-Type", "application/json")?;
-    headers.set("Cache-Control", "no-store")?;
-    headers.set("Retry-After", &seconds.to_string())?;
-    if cors {
-        headers.set("Access-Control-Allow-Origin", "*")?;
-    }
-    Ok(worker::ResponseBuilder::new().with_status(429).with_headers(headers).fixed(body.to_string().into_bytes()))
+    let [content_type, no_store] = crate::edge::http::NO_STORE_JSON;
+    let seconds = seconds.to_string();
+    let fields = [content_type, no_store, ("Retry-After", &seconds), ("Access-Control-Allow-Origin", "*")];
+    let fields = if cors { &fields[..] } else { &fields[..3] };
+    Ok(crate::edge::http::builder(429, fields)?.fixed(body.to_string().into_bytes()))
 }
 
 /// Takes one from each budget in the counting object `name`, all or none.

@@ -11,7 +11,7 @@ use js_sys::{Array, Function, Object, Reflect, Uint8Array};
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use worker::{Env, Response, ResponseBuilder};
+use worker::{Env, Response};
 use crate::head::RequestUrl;
 
 use crate::edge::now_ms;
@@ -169,10 +169,7 @@ pub fn metadata(catalog: &Catalog, url: &RequestUrl) -> Option<Result<Response, 
     let auth = server.auth.as_ref()?;
     let body = auth.metadata(&format!("{origin}{path}"), origin).to_string();
     Some((|| {
-        let headers = worker::Headers::new();
-        headers.set("Content-Type", "application/json")?;
-        headers.set("Access-Control-Allow-Origin", "*")?;
-        headers.set("Cache-Control", "max-age=3600")?;
-        Ok(ResponseBuilder::new().with_status(200).with_headers(headers).fixed(body.into_bytes()))
+        let fields = [("Content-Type", "application/json"), ("Access-Control-Allow-Origin", "*"), ("Cache-Control", "max-age=3600")];
+        Ok(crate::edge::http::builder(200, &fields)?.fixed(body.into_bytes()))
     })())
 }

@@ -4,11 +4,11 @@
 //! else), or an admin bearer credential as the admin API takes them. Compared in constant time;
 //! a refused request counts against its address's limit, which bounds guessing.
 
-use worker::{Env, Headers, Response, ResponseBuilder};
+use worker::{Env, Response};
 
 use crate::catalog::telemetry::Metrics;
 use crate::catalog::Catalog;
-use crate::edge::http::Incoming;
+use crate::edge::http::{self, Incoming};
 use crate::error::Error;
 use crate::head::RequestUrl;
 use crate::metrics::prometheus::{render, Format};
@@ -26,19 +26,13 @@ pub async fn serve(req: Incoming, env: &Env, catalog: &Catalog, url: &RequestUrl
     if !allowed(&req, env, catalog, url, settings).await? {
         // Counted only when refused: a scraper every few seconds spends nothing.
         crate::edge::worker::admission::per_address(&req, env, catalog).await?;
-        let headers = Headers::new();
-        headers.set("WWW-Authenticate", "Bearer realm=\"metrics\"")?;
-        headers.set("Content-Type", "text/plain; charset=utf-8")?;
-        headers.set("Cache-Control", "no-store")?;
-        return Ok(ResponseBuilder::new().with_status(401).with_headers(headers).fixed(b"send Authorization: Bearer with the scrape token or an admin credential\n".to_vec()));
+        let fields = [("WWW-Authenticate", "Bearer realm=\"metrics\""), ("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store")];
+        return Ok(http::builder(401, &fields)?.fixed(b"send Authorization: Bearer with the scrape token or an admin credential\n".to_vec()));
     }
     let format = Format::of(req.header("accept").as_deref());
     let totals = crate::edge::health::totals(env).await?;
     let text = render(&totals, format);
-    let headers = Headers::new();
-    headers.set("Content-Type", format.content_type())?;
-    headers.set("Cache-Control", "no-store")?;
-    Ok(ResponseBuilder::new().with_status(200).with_headers(headers).fixed(text.into_bytes()))
+    Ok(http::builder(200, &[("Content-Type", format.content_type()), ("Cache-Control", "no-store")])?.fixed(text.into_bytes()))
 }
 
 /// Whether the bearer may read the metrics.

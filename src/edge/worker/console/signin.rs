@@ -256,10 +256,7 @@ async fn access_token(mut req: Incoming, env: &Env, catalog: &Catalog, url: &Req
 }
 
 fn json_reply(status: u16, value: &Value) -> Result<Response, Error> {
-    let headers = worker::Headers::new();
-    headers.set("Content-Type", "application/json")?;
-    headers.set("Cache-Control", "no-store")?;
-    Ok(worker::ResponseBuilder::new().with_status(status).with_headers(headers).fixed(value.to_string().into_bytes()))
+    Ok(crate::edge::http::builder(status, &crate::edge::http::NO_STORE_JSON)?.fixed(value.to_string().into_bytes()))
 }
 
 /// Back to the page with the cookies set. Not a redirect: after a chain of redirects that an

@@ -23,7 +23,7 @@ use serde_json::Value;
 use worker::{Env, Headers, Response, ResponseBuilder};
 
 use crate::catalog::Catalog;
-use crate::edge::http::Incoming;
+use crate::edge::http::{self, Incoming};
 use crate::edge::worker::admission;
 use crate::envelope::Op;
 use crate::error::Error;
@@ -246,20 +246,18 @@ fn outbound(cx: &Cx<'_>, method: &str, url: &str, headers: Vec<(String, String)>
 /// A JSON answer: never cached, readable from any origin (browser-based clients register and
 /// exchange codes cross-origin, with no cookies involved).
 fn json(status: u16, value: &Value) -> Result<Response, Error> {
-    let headers = Headers::new();
-    headers.set("Content-Type", "application/json")?;
-    headers.set("Cache-Control", "no-store")?;
-    headers.set("Access-Control-Allow-Origin", "*")?;
-    Ok(ResponseBuilder::new().with_status(status).with_headers(headers).fixed(value.to_string().into_bytes()))
+    let [content_type, no_store] = http::NO_STORE_JSON;
+    Ok(http::builder(status, &[content_type, no_store, ("Access-Control-Allow-Origin", "*")])?.fixed(value.to_string().into_bytes()))
 }
 
 fn preflight() -> Result<Response, Error> {
-    let headers = Headers::new();
-    headers.set("Access-Control-Allow-Origin", "*")?;
-    headers.set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")?;
-    headers.set("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version")?;
-    headers.set("Access-Control-Max-Age", "86400")?;
-    Ok(ResponseBuilder::new().with_status(204).with_headers(headers).empty())
+    let fields = [
+        ("Access-Control-Allow-Origin", "*"),
+        ("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS"),
+        ("Access-Control-Allow-Headers", "Authorization, Content-Type, MCP-Protocol-Version"),
+        ("Access-Control-Max-Age", "86400"),
+    ];
+    Ok(http::builder(204, &fields)?.empty())
 }
 
 /// An HTML page with its headers, and cookies to set.
