@@ -10,14 +10,13 @@
 //!
 //! Needs `perf` (Debian's linux-perf), allowed to sample every process (the start is sampled
 //! system-wide, since workerd starts before its pid is known): root, or perf_event_paranoid <= 0.
-import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { root } from '../scripts/setup.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
-import { childPids } from './proc.mjs';
+import { childPids, perfRecord, perfSamples } from './proc.mjs';
 import { workerPeer } from './peers.mjs';
 import { demoUpstream } from './load.mjs';
 
@@ -46,20 +45,6 @@ function kindOf(frames) {
   return 'kernel and libc';
 }
 
-/** perf's samples in `file` of process `pid`, each as its stack's frames. */
-function stacks(file, pid) {
-  const out = spawnSync('perf', ['script', '-i', file, '--pid', String(pid), '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
-  return out.split('\n\n').map((block) => block.trim().split('\n').map((l) => l.trim().replace(/^[0-9a-f]+\s+/, '').replace(/\s*\(.*$/, '')).filter(Boolean)).filter((f) => f.length);
-}
-
-function record(args, file) {
-  const perf = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', String(HZ), '-g', '-o', file, ...args], { stdio: 'ignore' });
-  return async () => {
-    perf.kill('SIGINT');
-    await new Promise((r) => perf.on('close', r));
-  };
-}
-
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const upstream = await demoUpstream();
 const scratch = mkdtempSync(join(tmpdir(), 'mcp-edge-coldperf-'));
@@ -73,7 +58,7 @@ try {
     for (const [i, peer] of peers.entries()) {
       // The start: system-wide, from before the spawn until it serves.
       const startFile = join(scratch, `start-${i}-${run}.data`);
-      let stop = record(['-a'], startFile);
+      let stop = perfRecord(['-a'], startFile, HZ);
       await sleep(800);
       const before = new Set(childPids(process.pid, 'workerd'));
       const mf = peer.create();
@@ -83,7 +68,7 @@ try {
         await stop();
         // The first request: that process alone; perf stops it briefly as it attaches.
         const firstFile = join(scratch, `first-${i}-${run}.data`);
-        stop = record(['-p', String(pid)], firstFile);
+        stop = perfRecord(['-p', String(pid)], firstFile, HZ);
         await sleep(700);
         const res = await fetch(new URL(peer.path, base), { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: peer.body });
         await res.text();
@@ -91,7 +76,7 @@ try {
         await sleep(30);
         await stop();
         for (const [phase, file] of [['start', startFile], ['first', firstFile]]) {
-          for (const frames of stacks(file, pid)) {
+          for (const { frames } of perfSamples(file, pid)) {
             const kinds = tally[i][phase];
             const kind = kindOf(frames);
             kinds[kind] = (kinds[kind] ?? 0) + 1;

@@ -12,17 +12,16 @@
 //!
 //! Needs `perf` (Debian's linux-perf) and a kernel that lets it sample (perf_event_paranoid <= 1,
 //! or root); cpu-clock is a software event, so hosts without hardware counters serve.
-import { spawn, spawnSync } from 'node:child_process';
-import { Agent, request } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { root } from '../scripts/setup.mjs';
 import { drain, serveWorker } from '../scripts/miniflare.mjs';
-import { childPids } from './proc.mjs';
+import { childPids, perfRecord, perfSamples } from './proc.mjs';
 import { workerPeer } from './peers.mjs';
-import { demoUpstream, HEADERS, openSessions } from './load.mjs';
+import { demoUpstream, openSessions } from './load.mjs';
+import { schedule } from './tail.mjs';
 
 const mode = process.env.MODE ?? 'sessionful';
 const rate = Number(process.env.RATE ?? 200);
@@ -37,49 +36,6 @@ const KINDS = {
   'API objects freed after a collection': /RefToDelete|maybeDeferDestruction|Wrappable::detachWrapper|CppgcShim::~CppgcShim/,
 };
 
-const BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { message: 'bench-echo' } } });
-const nowUs = () => Number(process.hrtime.bigint() / 1000n);
-
-function post(url, agent, sessionId) {
-  return new Promise((done) => {
-    const headers = { ...HEADERS, ...(sessionId ? { 'mcp-session-id': sessionId } : {}), 'content-length': Buffer.byteLength(BODY) };
-    const req = request(url, { method: 'POST', agent, headers }, (res) => {
-      res.resume();
-      res.on('end', () => done(res.statusCode === 200));
-    });
-    req.on('error', () => done(false));
-    req.end(BODY);
-  });
-}
-
-/** `rate` calls a second for `secs` seconds, open loop; each call's due and done times (µs). */
-async function openLoop(url, sessions, secs) {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const start = nowUs() + 50_000;
-  const calls = [];
-  for (let i = 0; i < rate * secs; i++) {
-    const due = start + (i * 1e6) / rate;
-    const wait = (due - nowUs()) / 1000;
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    calls.push(post(url, agent, sessions[i % sessions.length]).then((ok) => ({ due, done: nowUs(), ok })));
-  }
-  const done = await Promise.all(calls);
-  agent.destroy();
-  return done;
-}
-
-/** `perf script`'s samples of one process: thread, time (µs, CLOCK_MONOTONIC) and frames. */
-function samples(file) {
-  const out = spawnSync('perf', ['script', '-i', file, '-F', 'tid,time,ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
-  return out.split('\n\n').flatMap((block) => {
-    const lines = block.trim().split('\n');
-    const head = /^\s*(\d+)\s+([\d.]+):/.exec(lines[0] ?? '');
-    if (!head) return [];
-    const frames = lines.slice(1).map((l) => l.trim().replace(/^[0-9a-f]+\s+/, '').replace(/\s*\(.*$/, '')).filter((f) => f && f !== '[unknown]');
-    return [{ tid: head[1], us: Number(head[2]) * 1e6, frames }];
-  });
-}
-
 const upstream = await demoUpstream();
 const scratch = mkdtempSync(join(tmpdir(), 'mcp-edge-pauses-'));
 const mf = mode === 'floor'
@@ -88,22 +44,21 @@ const mf = mode === 'floor'
 try {
   const url = new URL(mode === 'floor' ? '/' : mode === 'stateless' ? '/stateless/mcp' : '/mcp', await mf.ready);
   const sessions = mode === 'sessionful' ? await openSessions(url, 16) : [undefined];
-  await openLoop(url, sessions, warmup);
+  await schedule(url, sessions, rate, warmup);
   const [workerd] = childPids(process.pid, 'workerd');
   const data = join(scratch, 'perf.data');
-  const perf = spawn('perf', ['record', '-q', '-k', 'CLOCK_MONOTONIC', '-e', 'cpu-clock', '-F', '1000', '-g', '-o', data, '-p', String(workerd)], { stdio: 'ignore' });
+  const stop = perfRecord(['-p', String(workerd)], data);
   // perf stops the process briefly as it attaches: let that pass before the first call is due.
   await new Promise((r) => setTimeout(r, 500));
-  const calls = await openLoop(url, sessions, seconds);
-  perf.kill('SIGINT');
-  await new Promise((r) => perf.on('close', r));
+  const calls = await schedule(url, sessions, rate, seconds);
+  await stop();
 
   const late = (c) => c.done - c.due;
   const sorted = calls.map(late).sort((a, b) => a - b);
   const at = (q) => (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] / 1000).toFixed(1);
   console.log(`${mode}, ${rate} calls/s for ${seconds} s: ${calls.length} calls, ${calls.filter((c) => !c.ok).length} failed; p50 ${at(0.5)} ms, p99 ${at(0.99)}, p99.9 ${at(0.999)}, max ${at(1)}`);
 
-  const all = samples(data);
+  const all = perfSamples(data);
   const byThread = new Map();
   for (const s of all) byThread.set(s.tid, (byThread.get(s.tid) ?? 0) + 1);
   const main = [...byThread].sort((a, b) => b[1] - a[1])[0][0];
@@ -131,7 +86,7 @@ try {
     const during = mainSamples.filter((s) => s.us >= p.from - 20_000 && s.us <= p.to);
     const counts = new Map();
     for (const s of during) {
-      const key = s.frames.slice(0, 3).join(' < ').slice(0, 180) || '(no named frame)';
+      const key = s.frames.filter((f) => f !== '[unknown]').slice(0, 3).join(' < ').slice(0, 180) || '(no named frame)';
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
     const kinds = Object.entries(KINDS).map(([kind, re]) => `${kind} ${during.filter((s) => s.frames.some((f) => re.test(f))).length}`).join(', ');

@@ -1,6 +1,7 @@
 //! What the bench reads of the processes it starts: which workerd belongs to a Miniflare
 //! instance, and its CPU time and resident memory, from /proc; and, where `perf` can count
-//! them, the instructions it retires.
+//! them, the instructions it retires; and, where `perf` can sample, its stacks over time
+//! (bench/pauses.mjs, bench/coldperf.mjs).
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
@@ -69,4 +70,29 @@ export function cpuSeconds(pid) {
 export function rssMiB(pid) {
   const kb = Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)[1]);
   return kb / 1024;
+}
+
+/** `perf record` of cpu-clock samples with call graphs into `file` (`args`: `-p <pid>`, `-a`…);
+ *  resolves to a function that stops it and waits until the file is written. Times are
+ *  CLOCK_MONOTONIC, as `process.hrtime` reads it. */
+export function perfRecord(args, file, hz = 1000) {
+  const perf = spawn('perf', ['record', '-q', '-k', 'CLOCK_MONOTONIC', '-e', 'cpu-clock', '-F', String(hz), '-g', '-o', file, ...args], { stdio: 'ignore' });
+  return () => {
+    perf.kill('SIGINT');
+    return new Promise((r) => perf.on('close', r));
+  };
+}
+
+/** The samples `perfRecord` wrote, of process `pid` only when given: each one's thread, time
+ *  (µs) and stack, innermost frame first, as symbol names (`[unknown]` for JIT code). */
+export function perfSamples(file, pid) {
+  const args = ['script', '-i', file, ...(pid ? ['--pid', String(pid)] : []), '-F', 'tid,time,ip,sym'];
+  const out = spawnSync('perf', args, { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
+  return out.split('\n\n').flatMap((block) => {
+    const lines = block.trim().split('\n');
+    const head = /^\s*(\d+)\s+([\d.]+):/.exec(lines[0] ?? '');
+    if (!head) return [];
+    const frames = lines.slice(1).map((l) => l.trim().replace(/^[0-9a-f]+\s+/, '').replace(/\s*\(.*$/, '')).filter(Boolean);
+    return [{ tid: head[1], us: Number(head[2]) * 1e6, frames }];
+  });
 }

@@ -42,28 +42,34 @@ function post(agent, url, sessionId) {
   });
 }
 
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/**
+ * `rate` calls a second for `seconds` on `url`, spread over `sessions`, each sent when due
+ * whatever the replies before it do; each call's due and done times, in µs of CLOCK_MONOTONIC
+ * (perf's clock with `-k CLOCK_MONOTONIC`: bench/pauses.mjs), and whether it was answered.
+ */
+export async function schedule(url, sessions, rate, seconds) {
+  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+  const start = nowUs() + 50_000;
+  const pending = [];
+  for (let i = 0; i < rate * seconds; i++) {
+    const due = start + (i * 1e6) / rate;
+    const wait = (due - nowUs()) / 1000;
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(post(agent, url, sessions[i % sessions.length]).then((ok) => ({ due, done: nowUs(), ok })));
+  }
+  const calls = await Promise.all(pending);
+  agent.destroy();
+  return calls;
+}
+
 /** `rate` calls a second for `seconds` on `url`, spread over `sessions`; latencies in ms. */
 export async function openLoop(url, sessions, rate, seconds) {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const latencies = [];
-  let bad = 0;
-  const total = rate * seconds;
-  const start = performance.now() + 50;
-  const pending = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    pending.push(post(agent, url, sessions[i % sessions.length]).then((ok) => {
-      if (ok) latencies.push(performance.now() - due);
-      else bad++;
-    }));
-  }
-  await Promise.all(pending);
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
+  const calls = await schedule(url, sessions, rate, seconds);
+  const latencies = calls.filter((c) => c.ok).map((c) => (c.done - c.due) / 1000).sort((a, b) => a - b);
   const at = (q) => Number(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))].toFixed(2));
-  return { calls: total, bad, p50_ms: at(0.5), p99_ms: at(0.99), p999_ms: at(0.999), max_ms: Number(latencies.at(-1).toFixed(2)) };
+  return { calls: calls.length, bad: calls.length - latencies.length, p50_ms: at(0.5), p99_ms: at(0.99), p999_ms: at(0.999), max_ms: Number(latencies.at(-1).toFixed(2)) };
 }
 
 export async function tails({ dir, bundles, upstreamUrl, rates = (process.env.TAIL_RATES ?? '200,600').split(',').map(Number), seconds = Number(process.env.TAIL_SECONDS ?? 60) }) {
