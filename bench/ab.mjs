@@ -11,6 +11,8 @@
 //!   AB_EVENTS=stalled-cycles-frontend:u,branch-misses:u node bench/ab.mjs ...  (more perf events)
 //!   node bench/ab.mjs build-bench build-bench=/tmp/other-config.json  (one build, two configurations)
 //!   AB_TOGETHER=1 node bench/ab.mjs ...                             (every build loaded at once)
+//!   node bench/ab.mjs rust-floor:.mcp-edge/rust-floor rust-floor:/tmp/floor-2  (Rust floors, built
+//!                                                                   by scripts/build.mjs's buildRustFloor)
 //!
 //! Each build after the first also gets the median of its rounds' CPU per call over the first's
 //! in the same round. Where perf cannot count instructions, AB_TOGETHER=1 is the steadier check:
@@ -40,6 +42,7 @@ import { drain, serveWorker } from '../scripts/miniflare.mjs';
 import { root } from '../scripts/setup.mjs';
 import { childPids, cpuSeconds, countUserEvents } from './proc.mjs';
 import { demoUpstream, openSessions, wrk } from './load.mjs';
+import { workerPeer } from './peers.mjs';
 
 const path = process.env.AB_PATH ?? '/mcp';
 const rounds = Number(process.env.AB_ROUNDS ?? 6);
@@ -62,16 +65,21 @@ const bindings = { UPSTREAM_URL: upstream.url, ...JSON.parse(process.env.AB_BIND
 
 async function start(target) {
   const before = new Set(childPids(process.pid, 'workerd'));
-  // `<dir>=<config>` serves that build with a configuration of its own.
-  const [path_, own] = target.split('=');
+  // `<dir>=<config>` serves that build with a configuration of its own; `rust-floor:<dir>`, a
+  // build of the Rust floor, which has no sessions.
+  const floor = target.startsWith('rust-floor:');
+  const [path_, own] = target.replace(/^rust-floor:/, '').split('=');
   const file = isAbsolute(path_) ? path_ : join(root, path_);
-  const mf = target.endsWith('.js')
-    ? new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', modules: true, script: readFileSync(file, 'utf8'), bindings, handleRuntimeStdio: drain })
-    : serveWorker({ dir: file, config: own ?? process.env.AB_CONFIG ?? join(root, 'bench', 'mcp-edge.bench.json'), bindings });
+  const plain = floor || target.endsWith('.js');
+  const mf = floor
+    ? new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', handleRuntimeStdio: drain, ...workerPeer('rust-floor', { 'rust-floor': file }, upstream.url) })
+    : target.endsWith('.js')
+      ? new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', modules: true, script: readFileSync(file, 'utf8'), bindings, handleRuntimeStdio: drain })
+      : serveWorker({ dir: file, config: own ?? process.env.AB_CONFIG ?? join(root, 'bench', 'mcp-edge.bench.json'), bindings });
   const url = new URL(path, await mf.ready);
   const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
   const headers = prepare ? await prepare({ target, url, mf }) : {};
-  const sessions = path === '/mcp' && !target.endsWith('.js') ? await openSessions(url, 16, headers) : [];
+  const sessions = path === '/mcp' && !plain ? await openSessions(url, 16, headers) : [];
   return { target, mf, url, pid, sessions, headers, calls: 0, rounds: [] };
 }
 

@@ -96,7 +96,9 @@ function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = 
   progress(`cargo build done in ${seconds(started)}`);
   wasmBindgenReady();
   progress(`build 2/3: the glue (wasm-bindgen, scripts/entry.js, esbuild): about ${ESTIMATES.glue + (optimize ? ESTIMATES.wasmOpt : 0)} s left`);
-  const glue = join(targetDir, 'glue', createHash('sha256').update(resolve(outDir)).digest('hex').slice(0, 12));
+  // Within the repository, wherever cargo's target is: esbuild resolves the glue's imports
+  // (code mode's acorn) from node_modules above it.
+  const glue = join(root, '.mcp-edge', 'glue', createHash('sha256').update(resolve(outDir)).digest('hex').slice(0, 12));
   rmSync(glue, { recursive: true, force: true });
   // --experimental-reset-state-function: `__wbg_reset_state`, the fresh instance after a trap;
   // --force-enable-abort-handler: every trap, not only a panic, reaches src/edge/rescue.js.
@@ -201,9 +203,11 @@ function wasmOpt(wasm, out, optLevel, keepNames = false) {
   run(bin('wasm-opt'), [`-O${level}`, '--converge', keepNames ? '-g' : '--strip-debug', ...features.map((f) => `--enable-${f}`), wasm, '-o', out]);
 }
 
-/** The bench's Rust floor (bench/peers/rust-floor), built as the Worker is, at its opt-level:
- *  the same glue, entry, wasm-opt pass and microtask scheduling, without the rescue. Skipped when
- *  its sources did not change. */
+/** The bench's Rust floor (bench/peers/rust-floor), built as the Worker is: at the Worker's
+ *  opt-level (Cargo.toml's release profile), with the same glue, entry, wasm-opt pass and
+ *  microtask scheduling, without the rescue. MCP_EDGE_FLOOR_OPT_LEVEL builds it at another level
+ *  (the floor at 2, as it was built until issue 45, is in docs/performance.md). Skipped when its
+ *  sources and level did not change. */
 export function buildRustFloor(outDir = join(root, '.mcp-edge', 'rust-floor')) {
   const crateDir = join(root, 'bench', 'peers', 'rust-floor');
   const hash = createHash('sha256');
@@ -212,10 +216,12 @@ export function buildRustFloor(outDir = join(root, '.mcp-edge', 'rust-floor')) {
   hash.update(readFileSync(join(root, '.cargo', 'config.toml')));
   // This script and the entry make its JS.
   hash.update(readFileSync(fileURLToPath(import.meta.url))).update(readFileSync(join(root, 'scripts', 'entry.js')));
+  const level = process.env.MCP_EDGE_FLOOR_OPT_LEVEL ?? cargoOptLevel();
+  hash.update(level);
   const stamp = join(outDir, '.inputs');
   const digest = hash.digest('hex');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === digest) return outDir;
-  compile(crateDir, outDir, '2', { env: { CARGO_TARGET_DIR: join(root, 'target', 'rust-floor') }, rescue: false });
+  compile(crateDir, outDir, level, { env: { CARGO_TARGET_DIR: join(root, 'target', 'rust-floor') }, rescue: false });
   writeFileSync(stamp, digest);
   return outDir;
 }
