@@ -2,6 +2,7 @@
 //! as the `mcp-edge-config` module the build leaves unresolved (src/edge/config.js), and its
 //! compatibility date. `mcp-edge check` and the repository's tests, bench and conformance runs
 //! (scripts/miniflare.mjs) load it the same way.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 
@@ -19,11 +20,14 @@ export function drain(stdout, stderr) {
   stderr.resume();
 }
 
-/** The Worker built in `dir`, configured by the text `config` (the file's own text). */
+/** The Worker built in `dir`, configured by the text `config` (the file's own text), with code
+ *  mode's sandbox as the module it imports at its first program (builds before issue 45's last
+ *  stop bundled it into index.js). */
 export function workerModules(dir, config) {
   return [
     { type: 'ESModule', path: join(dir, 'index.js') },
     { type: 'CompiledWasm', path: join(dir, 'index_bg.wasm') },
+    ...(existsSync(join(dir, 'codemode.js')) ? [{ type: 'ESModule', path: join(dir, 'codemode.js') }] : []),
     { type: 'Text', path: join(dir, 'mcp-edge-config'), contents: config },
   ];
 }

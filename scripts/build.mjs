@@ -59,7 +59,7 @@ export function build({ outDir = 'build', testHooks = false, optimize = true } =
     return join(root, outDir);
   }
   // A test build gets hooks: forced panics (tests/e2e/panic.test.mjs) and alarms on demand.
-  compile(root, join(root, outDir), optLevel, { env: { MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0' }, named: ['check_config'], keepNames, optimize });
+  compile(root, join(root, outDir), optLevel, { env: { MCP_EDGE_TEST_HOOKS: testHooks ? '1' : '0' }, named: ['check_config'], keepNames, optimize, sandbox: true });
   writeFileSync(join(root, outDir, '.inputs'), optimize ? hash : `${hash}+unoptimized`);
   return join(root, outDir);
 }
@@ -82,9 +82,10 @@ function libName(crateDir) {
  * The crate in `crateDir` built into `outDir`: the wasm (cargo), its bindings (the wasm-bindgen
  * CLI), the entry (scripts/entry.js) bundled with them by esbuild into `index.js`, and the wasm
  * through wasm-opt into `index_bg.wasm`. `env` adds to cargo's environment; `rescue`: the handlers
- * run through src/edge/rescue.js; `named`: exports of the glue the bundle exports by name too.
+ * run through src/edge/rescue.js; `named`: exports of the glue the bundle exports by name too;
+ * `sandbox`: code mode's sandbox bundled apart, into `codemode.js` (src/edge/code/lazy.js).
  */
-function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = [], keepNames = false, optimize = true } = {}) {
+function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = [], keepNames = false, optimize = true, sandbox = false } = {}) {
   const started = Date.now();
   const targetDir = env.CARGO_TARGET_DIR ?? process.env.CARGO_TARGET_DIR ?? join(crateDir, 'target');
   progress(`build 1/3: cargo build of ${libName(crateDir)}: about ${ESTIMATES.cargo} s from nothing on 2 cores, less after an edit; then about ${ESTIMATES.glue + (optimize ? ESTIMATES.wasmOpt : 0)} s left`);
@@ -108,8 +109,15 @@ function compile(crateDir, outDir, optLevel, { env = {}, rescue = true, named = 
   writeFileSync(join(glue, 'entry.mjs'), entryModule(readFileSync(index, 'utf8'), glue, { rescue, named }));
   mkdirSync(outDir, { recursive: true });
   const js = join(outDir, 'index.js');
-  run(bin('esbuild'), [join(glue, 'entry.mjs'), '--bundle', '--format=esm', '--minify', '--external:./index_bg.wasm', '--external:cloudflare:*', '--external:mcp-edge-config', `--outfile=${js}.tmp`, '--log-level=warning']);
-  checkBundle(readFileSync(`${js}.tmp`, 'utf8'), { rescue, named, classes: classesOf(readFileSync(index, 'utf8')) });
+  run(bin('esbuild'), [join(glue, 'entry.mjs'), '--bundle', '--format=esm', '--minify', '--external:./index_bg.wasm', '--external:./codemode.js', '--external:cloudflare:*', '--external:mcp-edge-config', `--outfile=${js}.tmp`, '--log-level=warning']);
+  checkBundle(readFileSync(`${js}.tmp`, 'utf8'), { rescue, named, sandbox, classes: classesOf(readFileSync(index, 'utf8')) });
+  if (sandbox) {
+    // Its own module, which the Worker imports when it prepares its first program.
+    const codemode = join(outDir, 'codemode.js');
+    run(bin('esbuild'), [join(crateDir, 'src', 'edge', 'code', 'sandbox.js'), '--bundle', '--format=esm', '--minify', `--outfile=${codemode}.tmp`, '--log-level=warning']);
+    if (!/export\{[^}]*\bprepare\b/.test(readFileSync(`${codemode}.tmp`, 'utf8'))) throw new Error('[build] codemode.js does not export prepare');
+    renameSync(`${codemode}.tmp`, codemode);
+  }
   if (optimize) {
     progress(`build 3/3: wasm-opt: about ${ESTIMATES.wasmOpt} s left on 2 cores`);
     wasmOpt(join(glue, 'index_bg.wasm'), join(outDir, 'index_bg.wasm.tmp'), optLevel, keepNames);
@@ -177,10 +185,10 @@ function entryModule(glue, dir, { rescue, named }) {
  * `mcp-edge check` calls); with the rescue and the fresh instance after a trap in it. A glue that
  * lost one of them fails the build, rather than shipping a Worker that strands requests.
  */
-function checkBundle(js, { rescue, named, classes }) {
+function checkBundle(js, { rescue, named, sandbox, classes }) {
   const exported = /export\{([^}]*)\}/.exec(js)?.[1].split(',').map((e) => e.trim().split(' as ').pop()) ?? [];
   const missing = ['default', ...classes, ...named].filter((name) => !exported.includes(name));
-  const wanted = ['Reinitializing Wasm application', '__wbg_reset_state', ...(rescue ? ['the module trapped while serving this event'] : [])].filter((s) => !js.includes(s));
+  const wanted = ['Reinitializing Wasm application', '__wbg_reset_state', ...(rescue ? ['the module trapped while serving this event'] : []), ...(sandbox ? ['import("./codemode.js")'] : [])].filter((s) => !js.includes(s));
   if (missing.length || wanted.length || /\.queueMicrotask\b/.test(js)) {
     throw new Error(`[build] the bundle has an unexpected shape: missing exports [${missing}], missing code [${wanted}]${/\.queueMicrotask\b/.test(js) ? ', a look-up of queueMicrotask' : ''}`);
   }

@@ -19,7 +19,7 @@ export function pack() {
   const stage = join(root, 'target', 'package');
   rmSync(stage, { recursive: true, force: true });
   mkdirSync(join(stage, 'build'), { recursive: true });
-  for (const f of ['index.js', 'index_bg.wasm']) cpSync(join(root, 'build', f), join(stage, 'build', f));
+  for (const f of ['index.js', 'index_bg.wasm', 'codemode.js']) cpSync(join(root, 'build', f), join(stage, 'build', f));
   cpSync(join(root, 'cli'), join(stage, 'cli'), { recursive: true });
   cpSync(join(root, 'README.md'), join(stage, 'README.md'));
   cpSync(join(root, 'docs'), join(stage, 'docs'), { recursive: true });

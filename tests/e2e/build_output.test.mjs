@@ -19,6 +19,20 @@ test('the bundle imports no WorkerEntrypoint and schedules no microtask with que
   assert.ok(!/\.queueMicrotask\b/.test(js), 'index.js looks queueMicrotask up: wasm-bindgen futures would use it');
 });
 
+// Code mode's sandbox (acorn and src/edge/code/sandbox.js) is four fifths of the Worker's
+// JavaScript: a module of its own, imported when the isolate prepares its first program
+// (src/edge/code/lazy.js), so that an isolate that runs none never parses it. Code mode's own
+// tests (codemode.test.mjs) run programs through it.
+test('code mode\'s sandbox is a module of its own, which index.js imports only when it runs', () => {
+  const js = readFileSync(join(dir, 'index.js'), 'utf8');
+  const sandbox = readFileSync(join(dir, 'codemode.js'), 'utf8');
+  assert.ok(js.includes('import("./codemode.js")'), 'index.js does not import codemode.js');
+  assert.ok(!/import[^("]*"\.\/codemode\.js"/.test(js), 'index.js imports codemode.js statically');
+  assert.ok(!js.includes('Unterminated string constant'), 'acorn is bundled into index.js');
+  assert.ok(sandbox.includes('Unterminated string constant'), 'codemode.js lacks acorn');
+  assert.match(sandbox, /export\{[^}]*\bprepare\b/, 'codemode.js does not export prepare');
+});
+
 // A worker in front of the module that reports the shapes of its exports.
 const ENTRY = `import handlers, { McpSession, check_config } from './index.js';
 export default {

@@ -8,7 +8,10 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { API_KEY, post, send2026, startMiniflare, startServer } from './harness.mjs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { API_KEY, buildDir, post, send2026, startMiniflare, startServer } from './harness.mjs';
 
 let server;
 let codeUrl;
@@ -258,5 +261,29 @@ test('a deployment without the LOADER binding refuses execute with a clear error
     await client.close();
   } finally {
     await bare.mf.dispose();
+  }
+});
+
+// The sandbox is a module of its own (build/codemode.js), imported at the first program. A
+// deployment that lost it answers execute with what went wrong, and serves everything else.
+test('a deployment without codemode.js answers execute with a clear error and keeps serving', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-no-sandbox-'));
+  cpSync(buildDir, dir, { recursive: true, filter: (path) => !path.endsWith('codemode.js') });
+  const bare = await startMiniflare({ upstreamUrl: server.upstream.url, dir });
+  try {
+    const client = new Client({ name: 'e2e-code', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL('/code/mcp', bare.url));
+    await client.connect(transport);
+    for (let i = 0; i < 2; i++) {
+      const result = await client.callTool({ name: 'execute', arguments: { code: 'return 1' } });
+      assert.equal(result.isError, true, JSON.stringify(result));
+      assert.match(result.content[0].text, /^Code mode's sandbox could not be loaded: .*codemode\.js/);
+    }
+    const found = await client.callTool({ name: 'search', arguments: { query: 'echo' } });
+    assert.equal(found.isError, undefined);
+    await client.close();
+  } finally {
+    await bare.mf.dispose();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

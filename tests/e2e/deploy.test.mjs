@@ -29,4 +29,28 @@ test('wrangler deploy --dry-run after a configuration edit bundles the new file 
   assert.ok(!printed.includes('cargo build') && !printed.includes('Compiling'), `the deploy built Rust:\n${printed}`);
   assert.ok(readFileSync(join(out, 'index.js'), 'utf8').includes('deployed_tool'), 'the edited configuration is bundled');
   assert.ok(readdirSync(out).some((f) => f.endsWith('.wasm')), 'the wasm is uploaded beside it');
+  // Code mode's sandbox stays a module of its own, loaded at the first program.
+  const bundle = readFileSync(join(out, 'index.js'), 'utf8');
+  assert.ok(bundle.includes('import("./codemode.js")') && !bundle.includes('Unterminated string constant'), 'code mode\'s sandbox is bundled into index.js');
+  assert.ok(readFileSync(join(out, 'codemode.js'), 'utf8').includes('Unterminated string constant'), 'codemode.js, with acorn, is uploaded beside it');
+});
+
+// A folder whose wrangler.toml predates the rule that uploads code mode's sandbox apart (a
+// package upgraded, its toml kept) still deploys: wrangler bundles the sandbox into index.js.
+test('without the sandbox\'s rule, wrangler deploy --dry-run bundles the sandbox into index.js', { timeout: 120_000 }, () => {
+  const toml = wranglerConfigFor(join(root, 'mcp-edge.json'));
+  const lines = readFileSync(toml, 'utf8').split('\n');
+  const kept = lines.filter((line) => !/^(find_additional_modules|rules) = /.test(line));
+  assert.equal(lines.length - kept.length, 2, 'wrangler.toml has the two lines for codemode.js');
+  const old = toml.replace(/\.toml$/, '-without-sandbox-rule.toml');
+  writeFileSync(old, kept.join('\n'));
+  const out = join(mkdtempSync(join(tmpdir(), 'mcp-edge-deploy-')), 'out');
+  const r = spawnSync(join(root, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--outdir', out, '--config', old], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(readFileSync(join(out, 'index.js'), 'utf8').includes('Unterminated string constant'), 'the sandbox is not bundled into index.js');
+  assert.ok(!readdirSync(out).includes('codemode.js'), 'codemode.js is uploaded apart');
 });

@@ -176,4 +176,5 @@ The tools read these secrets (npx wrangler secret put NAME; for dev, NAME=value 
   const bundle = readFileSync(join(dir, 'out', 'index.js'), 'utf8');
   assert.ok(bundle.includes('add_lead') && bundle.includes('listTodos'), 'the configuration is bundled with the Worker');
   assert.ok(spawnSync('sh', ['-c', 'ls out/*.wasm'], { cwd: dir }).status === 0, 'the wasm module is uploaded beside it');
+  assert.ok(bundle.includes('import("./codemode.js")') && existsSync(join(dir, 'out', 'codemode.js')), 'code mode\'s sandbox is uploaded as a module of its own');
 });

@@ -28,10 +28,12 @@ use crate::upstream::reply::error_result;
 /// The Worker Loader binding code mode needs.
 pub const LOADER: &str = "LOADER";
 
-#[wasm_bindgen(module = "/src/edge/code/sandbox.js")]
+#[wasm_bindgen(module = "/src/edge/code/lazy.js")]
 extern "C" {
-    /// The isolate's code for the program, or its syntax error.
-    fn prepare(code: &str, limits: &JsValue) -> JsValue;
+    /// The isolate's code for the program, or its syntax error: `sandbox.js`'s, whose module is
+    /// loaded at the first program (`lazy.js`). Rejects only if that module cannot be loaded.
+    #[wasm_bindgen(catch)]
+    async fn prepare(code: &str, limits: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 #[wasm_bindgen(module = "/src/edge/code/run.js")]
@@ -91,7 +93,14 @@ pub async fn execute(ctx: &CallContext<'_>, call: &PendingCall, program: &Progra
         return error_result(format!("Code mode needs the Worker Loader binding {LOADER}, which this deployment lacks: add [[worker_loaders]] binding = \"{LOADER}\" to its wrangler configuration."));
     };
     let n = |v: u64| v as f64;
-    let prepared = prepare(&program.code, &sandbox_limits(n(limits.max_steps), n(limits.max_memory_bytes), n(limits.max_log_lines), n(limits.max_result_bytes), n(limits.max_calls)));
+    let limits_js = sandbox_limits(n(limits.max_steps), n(limits.max_memory_bytes), n(limits.max_log_lines), n(limits.max_result_bytes), n(limits.max_calls));
+    let prepared = match prepare(&program.code, &limits_js).await {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            let why = error.dyn_ref::<js_sys::Error>().map_or_else(|| error.as_string().unwrap_or_default(), |e| String::from(e.message()));
+            return error_result(format!("Code mode's sandbox could not be loaded: {why}"));
+        }
+    };
     let run = Closing(start(&loader, &prepared, n(limits.cpu_ms), n(limits.max_log_lines), n(limits.max_result_bytes)), "the program's call was cancelled");
     // Progress of any of its calls goes out under the program's own token, rising across them.
     let outlet = match (ctx.out, &call.progress_token) {
