@@ -70,12 +70,11 @@ async function start(target) {
   const floor = target.startsWith('rust-floor:');
   const [path_, own] = target.replace(/^rust-floor:/, '').split('=');
   const file = isAbsolute(path_) ? path_ : join(root, path_);
-  const plain = floor || target.endsWith('.js');
-  const mf = floor
-    ? new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', handleRuntimeStdio: drain, ...workerPeer('rust-floor', { 'rust-floor': file }, upstream.url) })
-    : target.endsWith('.js')
-      ? new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', modules: true, script: readFileSync(file, 'utf8'), bindings, handleRuntimeStdio: drain })
-      : serveWorker({ dir: file, config: own ?? process.env.AB_CONFIG ?? join(root, 'bench', 'mcp-edge.bench.json'), bindings });
+  // A plain worker (a Rust floor or a .js file) has no sessions and no configuration.
+  const plain = floor ? workerPeer('rust-floor', { 'rust-floor': file }, upstream.url) : target.endsWith('.js') ? { modules: true, script: readFileSync(file, 'utf8'), bindings } : null;
+  const mf = plain
+    ? new Miniflare({ host: '127.0.0.1', port: 0, compatibilityDate: '2026-04-01', handleRuntimeStdio: drain, ...plain })
+    : serveWorker({ dir: file, config: own ?? process.env.AB_CONFIG ?? join(root, 'bench', 'mcp-edge.bench.json'), bindings });
   const url = new URL(path, await mf.ready);
   const pid = childPids(process.pid, 'workerd').find((p) => !before.has(p));
   const headers = prepare ? await prepare({ target, url, mf }) : {};

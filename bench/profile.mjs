@@ -26,16 +26,17 @@ mkdirSync(outDir, { recursive: true });
 const dir = join(root, process.env.DIR ?? 'build-bench');
 const paths = (process.env.BENCH_PATH ?? '/mcp').split(',');
 const cold = process.env.COLD === '1';
+const inspectorPort = Number(process.env.INSPECTOR_PORT ?? 9339);
 const upstream = await demoUpstream();
 const upstreamUrl = upstream.url;
 const mf = serveWorker({
   dir, config: join(root, cold ? 'mcp-edge.json' : join('bench', 'mcp-edge.bench.json')),
   bindings: { UPSTREAM_URL: upstreamUrl, DEMO_UPSTREAM_URL: upstreamUrl, ...(process.env.KEY === '1' ? { OAUTH_SIGNING_KEY: 'profile-signing-key-0123456789abcdef' } : {}) },
   ratelimits: { RATE_LIMITER: { simple: { limit: 600, period: 60 } } },
-  inspectorPort: Number(process.env.INSPECTOR_PORT ?? 9339),
+  inspectorPort,
 });
 const url = new URL(paths[0], await mf.ready);
-const targets = await (await fetch(`http://127.0.0.1:${process.env.INSPECTOR_PORT ?? 9339}/json`)).json();
+const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'b', version: '1' } } });
 const sessions = [];

@@ -10,6 +10,20 @@ import { join } from 'node:path';
 import { root } from './harness.mjs';
 import { wranglerConfigFor } from '../../scripts/wrangler-config.mjs';
 
+/** acorn's, in code mode's sandbox: where this text is, the sandbox is. */
+const ACORN = 'Unterminated string constant';
+
+/** `wrangler deploy --dry-run` of the wrangler configuration `toml` into `out`; what it printed. */
+function dryRun(toml, out) {
+  const r = spawnSync(join(root, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--outdir', out, '--config', toml], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout + r.stderr;
+}
+
 test('wrangler deploy --dry-run after a configuration edit bundles the new file and builds no Rust', { timeout: 120_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-deploy-'));
   const config = join(dir, 'mcp-edge.json');
@@ -18,21 +32,15 @@ test('wrangler deploy --dry-run after a configuration edit bundles the new file 
   edited.servers[0].tools.push({ name: 'deployed_tool', http: { url: 'https://api.example.com/x' } });
   writeFileSync(config, JSON.stringify(edited));
   const out = join(dir, 'out');
-  const r = spawnSync(join(root, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--outdir', out, '--config', wranglerConfigFor(config)], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-  });
-  assert.equal(r.status, 0, r.stderr);
-  const printed = r.stdout + r.stderr;
+  const printed = dryRun(wranglerConfigFor(config), out);
   assert.match(printed, /\[custom build\] Running: node scripts\/build\.mjs/);
   assert.ok(!printed.includes('cargo build') && !printed.includes('Compiling'), `the deploy built Rust:\n${printed}`);
   assert.ok(readFileSync(join(out, 'index.js'), 'utf8').includes('deployed_tool'), 'the edited configuration is bundled');
   assert.ok(readdirSync(out).some((f) => f.endsWith('.wasm')), 'the wasm is uploaded beside it');
   // Code mode's sandbox stays a module of its own, loaded at the first program.
   const bundle = readFileSync(join(out, 'index.js'), 'utf8');
-  assert.ok(bundle.includes('import("./codemode.js")') && !bundle.includes('Unterminated string constant'), 'code mode\'s sandbox is bundled into index.js');
-  assert.ok(readFileSync(join(out, 'codemode.js'), 'utf8').includes('Unterminated string constant'), 'codemode.js, with acorn, is uploaded beside it');
+  assert.ok(bundle.includes('import("./codemode.js")') && !bundle.includes(ACORN), 'code mode\'s sandbox is bundled into index.js');
+  assert.ok(readFileSync(join(out, 'codemode.js'), 'utf8').includes(ACORN), 'codemode.js, with acorn, is uploaded beside it');
 });
 
 // A folder whose wrangler.toml predates the rule that uploads code mode's sandbox apart (a
@@ -45,12 +53,7 @@ test('without the sandbox\'s rule, wrangler deploy --dry-run bundles the sandbox
   const old = toml.replace(/\.toml$/, '-without-sandbox-rule.toml');
   writeFileSync(old, kept.join('\n'));
   const out = join(mkdtempSync(join(tmpdir(), 'mcp-edge-deploy-')), 'out');
-  const r = spawnSync(join(root, 'node_modules', '.bin', 'wrangler'), ['deploy', '--dry-run', '--outdir', out, '--config', old], {
-    cwd: root,
-    encoding: 'utf8',
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false' },
-  });
-  assert.equal(r.status, 0, r.stderr);
-  assert.ok(readFileSync(join(out, 'index.js'), 'utf8').includes('Unterminated string constant'), 'the sandbox is not bundled into index.js');
+  dryRun(old, out);
+  assert.ok(readFileSync(join(out, 'index.js'), 'utf8').includes(ACORN), 'the sandbox is not bundled into index.js');
   assert.ok(!readdirSync(out).includes('codemode.js'), 'codemode.js is uploaded apart');
 });
