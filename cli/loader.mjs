@@ -1,7 +1,8 @@
 //! Code mode's one binding: a server with `"toolDiscovery": "code"` runs each program in a Dynamic
 //! Worker that the Worker Loader binding `LOADER` creates. wrangler declares it as
 //! `[[worker_loaders]]`; this module reads a deployment's wrangler config for it (`mcp-edge check`
-//! and `deploy` refuse code mode without it) and adds it (`mcp-edge init --code`).
+//! and `deploy` refuse code mode without it) and adds it (`mcp-edge init --code`). It also reads
+//! whether the config uploads code mode's sandbox as a module of its own (`check` notes it when not).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -78,6 +79,42 @@ function stripJsonComments(text) {
     } else out += c;
   }
   return out.replace(/,(\s*[}\]])/g, '$1');
+}
+
+/** The two lines that upload code mode's sandbox (`build/codemode.js`) as a module of its own. */
+export const SANDBOX_LINES = `find_additional_modules = true
+rules = [{ type = "ESModule", globs = ["**/codemode.js"], fallthrough = false }]`;
+
+/** Whether the wrangler config `{ file, text }` uploads the sandbox as a module of its own: finds
+ *  additional modules, with an ESModule rule whose glob names `codemode.js`. Without them wrangler
+ *  bundles the sandbox into `index.js`, which works the same but every isolate's start parses it. */
+export function uploadsSandbox({ file, text }) {
+  const names = (globs) => Array.isArray(globs) && globs.some((g) => typeof g === 'string' && g.endsWith('codemode.js'));
+  if (file.endsWith('.toml')) {
+    const live = text.split('\n').filter((l) => !/^\s*#/.test(l)).map((l) => l.replace(/\s+#.*$/, ''));
+    // Both are top-level keys: what comes before the first table header.
+    const header = live.findIndex((l) => /^\s*\[/.test(l));
+    const top = (header < 0 ? live : live.slice(0, header)).join('\n');
+    const rules = top.match(/^\s*rules\s*=\s*\[([\s\S]*?)\]\s*$/m)?.[1] ?? '';
+    return /^\s*find_additional_modules\s*=\s*true\s*$/m.test(top) && /type\s*=\s*["']ESModule["']/.test(rules) && /["'][^"']*codemode\.js["']/.test(rules);
+  }
+  let parsed;
+  try {
+    parsed = JSON.parse(stripJsonComments(text));
+  } catch {
+    return false;
+  }
+  return parsed?.find_additional_modules === true && Array.isArray(parsed.rules) && parsed.rules.some((r) => r?.type === 'ESModule' && names(r.globs));
+}
+
+/** What to tell a deployment in `dir` whose wrangler config bundles the sandbox into `index.js`
+ *  (a folder made before the sandbox was a module of its own); undefined when it uploads it apart,
+ *  or has no wrangler config to read. */
+export function sandboxNote(dir = '.') {
+  const wrangler = wranglerConfig(dir);
+  if (!wrangler || uploadsSandbox(wrangler)) return undefined;
+  const fix = wrangler.file.endsWith('.toml') ? `add these top-level lines to ${wrangler.file}:\n\n${SANDBOX_LINES}\n` : `add "find_additional_modules": true and "rules": [{ "type": "ESModule", "globs": ["**/codemode.js"], "fallthrough": false }] to ${wrangler.file}`;
+  return `${wrangler.file} does not upload code mode's sandbox as a module of its own, so wrangler bundles it into index.js and every isolate's start parses it (docs/deploying.md); ${fix}`;
 }
 
 /**

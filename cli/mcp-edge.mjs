@@ -16,7 +16,7 @@ import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inlineApps, keepInlined } from './apps.mjs';
 import { check } from './check.mjs';
-import { addLoader, loaderFault } from './loader.mjs';
+import { addLoader, loaderFault, sandboxNote } from './loader.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** The package (or, for contributors, the repository): `build/` holds the Worker. */
@@ -187,6 +187,8 @@ async function checkFile(file = configFile()) {
   const { ok, report } = await check(file, text, buildDir);
   (ok ? console.log : console.error)(report);
   if (note) console.error(`note: ${note}`);
+  const sandbox = sandboxNote();
+  if (sandbox) console.error(`note: ${sandbox}`);
   return ok;
 }
 

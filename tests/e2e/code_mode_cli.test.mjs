@@ -3,6 +3,7 @@
 // Loader binding named LOADER, naming the fix; `mcp-edge init --code` adds it (and `init` does
 // when the configuration there needs it); `import-openapi --code` serves an import in code mode.
 // The repository's own wrangler.toml, the one `npm start` and the tests derive theirs from, has it.
+// `check` also notes a wrangler config that bundles code mode's sandbox into index.js.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -10,7 +11,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './harness.mjs';
-import { hasLoader } from '../../cli/loader.mjs';
+import { hasLoader, SANDBOX_LINES, uploadsSandbox } from '../../cli/loader.mjs';
 import { wranglerConfigFor } from '../../scripts/wrangler-config.mjs';
 
 const cli = join(root, 'cli', 'mcp-edge.mjs');
@@ -100,6 +101,39 @@ test('a configuration without code mode needs no binding; with no wrangler confi
   const noted = sh(dir, ['check', 'code.json']);
   assert.equal(noted.status, 0, noted.stderr);
   assert.equal(noted.stderr, 'note: server "coded" uses code mode, which needs the Worker Loader binding "LOADER" in the deployment\'s wrangler config; none is here to check\n');
+});
+
+test("check notes a wrangler config that bundles the sandbox into index.js (a folder made before it was a module of its own), naming the lines; the starter's needs no note", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-edge-code-'));
+  const init = sh(dir, ['init']);
+  assert.equal(init.status, 0, init.stderr);
+  const fresh = sh(dir, ['check']);
+  assert.equal(fresh.status, 0, fresh.stderr);
+  assert.equal(fresh.stderr, '', "the starter's wrangler.toml uploads the sandbox apart");
+  const toml = join(dir, 'wrangler.toml');
+  const current = readFileSync(toml, 'utf8');
+  assert.ok(current.includes(SANDBOX_LINES), 'the note names the lines the starter has');
+  const NOTE = `note: wrangler.toml does not upload code mode's sandbox as a module of its own, so wrangler bundles it into index.js and every isolate's start parses it (docs/deploying.md); add these top-level lines to wrangler.toml:\n\n${SANDBOX_LINES}\n\n`;
+  // An older folder: neither line, or the rule only, or both commented out, or the rule under a table.
+  const [finds, rule] = SANDBOX_LINES.split('\n');
+  for (const older of [
+    current.replace(`${finds}\n`, '').replace(`${rule}\n`, ''),
+    current.replace(`${finds}\n`, ''),
+    current.replace(finds, `# ${finds}`).replace(rule, `# ${rule}`),
+    `${current.replace(`${rule}\n`, '')}\n[vars]\n${rule}\n`,
+  ]) {
+    writeFileSync(toml, older);
+    const noted = sh(dir, ['check']);
+    assert.equal(noted.status, 0, 'a note, not a fault: the bundle works the same');
+    assert.equal(noted.stderr, NOTE);
+  }
+  // wrangler.jsonc is read as wrangler reads it, comments and trailing commas included.
+  for (const [text, uploads] of [
+    ['{ "find_additional_modules": true, "rules": [{ "type": "ESModule", "globs": ["**/codemode.js"], "fallthrough": false }] } // as the starter has them', true],
+    ['{ "find_additional_modules": true, /* no rule */ }', false],
+    ['{ "rules": [{ "type": "ESModule", "globs": ["**/codemode.js"] }] }', false],
+    ['{ "find_additional_modules": true, "rules": [{ "type": "Text", "globs": ["**/codemode.js"] }] }', false],
+  ]) assert.equal(uploadsSandbox({ file: 'wrangler.jsonc', text }), uploads, text);
 });
 
 test('import-openapi --code serves the import in code mode and notes the missing binding; --code with --catalog is refused', () => {
