@@ -44,20 +44,30 @@ export function codeServers(text) {
  *  outside comments. */
 export function hasLoader({ file, text }) {
   if (file.endsWith('.toml')) {
-    const live = text.split('\n').filter((l) => !/^\s*#/.test(l)).map((l) => l.replace(/\s+#.*$/, '')).join('\n');
+    const live = tomlLines(text).join('\n');
     // Each [[worker_loaders]] table runs to the next table header.
     for (const m of live.matchAll(/^\s*\[\[\s*worker_loaders\s*\]\]\s*$([\s\S]*?)(?=^\s*\[|(?![\s\S]))/gm)) {
       if (new RegExp(`^\\s*binding\\s*=\\s*["']${BINDING}["']\\s*$`, 'm').test(m[1])) return true;
     }
     return false;
   }
-  let parsed;
-  try {
-    parsed = JSON.parse(stripJsonComments(text));
-  } catch {
-    return false;
-  }
+  const parsed = jsonc(text);
   return Array.isArray(parsed?.worker_loaders) && parsed.worker_loaders.some((w) => w?.binding === BINDING);
+}
+
+/** A wrangler.toml's lines, its comments removed. */
+function tomlLines(text) {
+  return text.split('\n').filter((l) => !/^\s*#/.test(l)).map((l) => l.replace(/\s+#.*$/, ''));
+}
+
+/** A wrangler.json or wrangler.jsonc's value, read as wrangler reads it; undefined when it is not
+ *  JSON. */
+function jsonc(text) {
+  try {
+    return JSON.parse(stripJsonComments(text));
+  } catch {
+    return undefined;
+  }
 }
 
 /** JSONC's comments and trailing commas removed, strings left alone. */
@@ -89,21 +99,16 @@ rules = [{ type = "ESModule", globs = ["**/codemode.js"], fallthrough = false }]
  *  additional modules, with an ESModule rule whose glob names `codemode.js`. Without them wrangler
  *  bundles the sandbox into `index.js`, which works the same but every isolate's start parses it. */
 export function uploadsSandbox({ file, text }) {
-  const names = (globs) => Array.isArray(globs) && globs.some((g) => typeof g === 'string' && g.endsWith('codemode.js'));
   if (file.endsWith('.toml')) {
-    const live = text.split('\n').filter((l) => !/^\s*#/.test(l)).map((l) => l.replace(/\s+#.*$/, ''));
+    const live = tomlLines(text);
     // Both are top-level keys: what comes before the first table header.
     const header = live.findIndex((l) => /^\s*\[/.test(l));
     const top = (header < 0 ? live : live.slice(0, header)).join('\n');
     const rules = top.match(/^\s*rules\s*=\s*\[([\s\S]*?)\]\s*$/m)?.[1] ?? '';
     return /^\s*find_additional_modules\s*=\s*true\s*$/m.test(top) && /type\s*=\s*["']ESModule["']/.test(rules) && /["'][^"']*codemode\.js["']/.test(rules);
   }
-  let parsed;
-  try {
-    parsed = JSON.parse(stripJsonComments(text));
-  } catch {
-    return false;
-  }
+  const parsed = jsonc(text);
+  const names = (globs) => Array.isArray(globs) && globs.some((g) => typeof g === 'string' && g.endsWith('codemode.js'));
   return parsed?.find_additional_modules === true && Array.isArray(parsed.rules) && parsed.rules.some((r) => r?.type === 'ESModule' && names(r.globs));
 }
 
